@@ -1,0 +1,17 @@
+"""sphinxext-attn: vLLM attention-backend feature tables for Sphinx, by static analysis."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Sphinx entry point; the glue lives in :mod:`sphinxext_attn.sphinx`."""
+    from sphinxext_attn.sphinx.setup import setup as _setup
+
+    return _setup(app)

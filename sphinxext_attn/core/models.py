@@ -1,0 +1,264 @@
+"""Typed records produced by the analysis and consumed by every renderer.
+
+Records carry facts (booleans, tuples of strings); the cell texts the seed
+writes are derived here once so markdown, docutils and JSON agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Columns of the feature tables, in the order vLLM's pages use them.
+FEATURE_COLUMNS: tuple[str, ...] = (
+    "Backend",
+    "Version",
+    "Dtypes",
+    "KV Dtypes",
+    "Block Sizes",
+    "Head Sizes",
+    "Sink",
+    "Non-Causal",
+    "Sparse",
+    "MM Prefix",
+    "DCP",
+    "Attention Types",
+    "Compute Cap.",
+)
+
+#: The seed's standard-table columns (``Version`` only when a variant exists).
+STANDARD_COLUMNS: tuple[str, ...] = (
+    "Backend",
+    "Version",
+    "Dtypes",
+    "KV Dtypes",
+    "Block Sizes",
+    "Head Sizes",
+    "Sink",
+    "MM Prefix",
+    "Attention Types",
+    "Compute Cap.",
+)
+
+#: The seed's MLA decode columns.
+MLA_COLUMNS: tuple[str, ...] = (
+    "Backend",
+    "Dtypes",
+    "KV Dtypes",
+    "Block Sizes",
+    "Head Sizes",
+    "Sink",
+    "Sparse",
+    "MM Prefix",
+    "Attention Types",
+    "Compute Cap.",
+)
+
+#: Columns of the MLA prefill table (``Dtypes`` is an extra of newer vLLM).
+PREFILL_COLUMNS: tuple[str, ...] = (
+    "Backend",
+    "Description",
+    "Dtypes",
+    "Compute Cap.",
+    "Enable",
+    "Disable",
+    "Notes",
+)
+SEED_PREFILL_COLUMNS: tuple[str, ...] = (
+    "Backend",
+    "Description",
+    "Compute Cap.",
+    "Enable",
+    "Disable",
+    "Notes",
+)
+
+#: Feature tables a backend can belong to.
+TABLES: tuple[str, ...] = ("standard", "mla")
+CATEGORIES: tuple[str, ...] = ("standard", "mla")
+ARCHES: tuple[str, ...] = ("sm100", "default")
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a fact was read: a path relative to the tree root and a 1-based line."""
+
+    path: str
+    line: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A problem found in the analysed tree; becomes a Sphinx warning or a stderr line."""
+
+    message: str
+    location: Location | None = None
+    subtype: str = "source"
+
+    def __str__(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        return f"{where}{self.message}"
+
+
+@dataclass(frozen=True)
+class BackendFeatures:
+    """One row of a feature table: a registered backend or one of its variants."""
+
+    name: str
+    class_path: str
+    version: str = ""
+    #: order of a variant among rows of the same backend (FA2 before FA3)
+    variant_order: int = 0
+    dtypes: tuple[str, ...] = ("fp16", "bf16")
+    kv_cache_dtypes: tuple[str, ...] = ("auto",)
+    block_sizes: tuple[str, ...] = ()
+    head_sizes: tuple[str, ...] = ()
+    attn_types: str = "Decoder"
+    compute_capability: str = "Any"
+    is_mla: bool = False
+    supports_sink: bool = False
+    is_sparse: bool = False
+    supports_mm_prefix: bool = False
+    supports_non_causal: bool = False
+    supports_dcp: bool = False
+    #: column name -> where the value of that cell comes from
+    sources: dict[str, Location] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def table(self) -> str:
+        return "mla" if self.is_mla else "standard"
+
+    @property
+    def sort_key(self) -> tuple[str, int]:
+        """The seed sorts rows by name (code-point order); variants keep their own order."""
+        return (self.name, self.variant_order)
+
+    def cell(self, column: str) -> str:
+        """The plain text of one cell, as the seed writes it (without markdown quoting)."""
+        return cell_text(self, column)
+
+
+def _yes_no(value: bool) -> str:
+    return "✅" if value else "❌"
+
+
+def cell_text(row: BackendFeatures, column: str) -> str:
+    """Plain cell text for ``column`` of ``row``; raises KeyError for unknown columns."""
+    match column:
+        case "Backend":
+            return row.name
+        case "Version":
+            return row.version
+        case "Dtypes":
+            return ", ".join(row.dtypes)
+        case "KV Dtypes":
+            return ", ".join(row.kv_cache_dtypes)
+        case "Block Sizes":
+            return ", ".join(row.block_sizes) or "Any"
+        case "Head Sizes":
+            return ", ".join(row.head_sizes) or "Any"
+        case "Sink":
+            return _yes_no(row.supports_sink)
+        case "Non-Causal":
+            return _yes_no(row.supports_non_causal)
+        case "Sparse":
+            return _yes_no(row.is_sparse)
+        case "MM Prefix":
+            return _yes_no(row.supports_mm_prefix)
+        case "DCP":
+            return _yes_no(row.supports_dcp)
+        case "Attention Types":
+            return row.attn_types
+        case "Compute Cap.":
+            return row.compute_capability
+    raise KeyError(column)
+
+
+#: Columns whose cells are lists of code names, shown as inline literals.
+LITERAL_LIST_COLUMNS: frozenset[str] = frozenset({"KV Dtypes"})
+
+
+@dataclass(frozen=True)
+class PriorityList:
+    """An ordered CUDA priority list for one category and architecture."""
+
+    category: str  # "standard" | "mla"
+    arch: str  # "sm100" | "default"
+    backends: tuple[str, ...]
+    source: Location | None = None
+
+    @property
+    def title(self) -> str:
+        return "Blackwell (SM 10.x)" if self.arch == "sm100" else "Ampere/Hopper (SM 8.x-9.x)"
+
+
+@dataclass(frozen=True)
+class PrefillBackend:
+    """One MLA prefill backend row."""
+
+    name: str
+    description: str
+    compute_capability: str
+    enable: str = ""
+    disable: str = ""
+    notes: str = ""
+    dtypes: tuple[str, ...] = ()
+    source: Location | None = None
+
+    def cell(self, column: str) -> str:
+        match column:
+            case "Backend":
+                return self.name
+            case "Description":
+                return self.description
+            case "Dtypes":
+                return ", ".join(self.dtypes)
+            case "Compute Cap.":
+                return self.compute_capability
+            case "Enable":
+                return self.enable
+            case "Disable":
+                return self.disable
+            case "Notes":
+                return self.notes
+        raise KeyError(column)
+
+
+@dataclass(frozen=True)
+class Footnote:
+    """A footnote under the standard table, keyed by its marker (``†``, ``*``)."""
+
+    marker: str
+    text: str
+
+
+@dataclass
+class Analysis:
+    """Everything the tables need, for one tree."""
+
+    root: str
+    version: str | None = None
+    backends: list[BackendFeatures] = field(default_factory=list)
+    priorities: list[PriorityList] = field(default_factory=list)
+    mla_prefill: list[PrefillBackend] = field(default_factory=list)
+    footnotes: list[Footnote] = field(default_factory=list)
+    #: tree-relative paths of every file the analysis read (for note_dependency)
+    files: list[str] = field(default_factory=list)
+    #: tree-relative directories listed while analysing (for added-file detection)
+    directories: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def rows(self, table: str) -> list[BackendFeatures]:
+        """Rows of one feature table in the seed's order."""
+        return sorted((b for b in self.backends if b.table == table), key=lambda b: b.sort_key)
+
+    def has_versions(self, table: str = "standard") -> bool:
+        return any(b.version for b in self.backends if b.table == table)
+
+    def priority(self, category: str, arch: str) -> PriorityList | None:
+        for p in self.priorities:
+            if p.category == category and p.arch == arch:
+                return p
+        return None
