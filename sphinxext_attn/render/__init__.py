@@ -1,0 +1,1 @@
+"""Renderers: records to markdown, JSON and docutils nodes."""

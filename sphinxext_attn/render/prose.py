@@ -1,0 +1,74 @@
+"""Fixed texts shared by every renderer, worded as vLLM's generator words them."""
+
+from __future__ import annotations
+
+from sphinxext_attn.core.models import Analysis
+
+#: (column, description) rows of the legend; extra columns are described too.
+LEGEND: tuple[tuple[str, str], ...] = (
+    ("Dtypes", "Supported model data types (fp16, bf16, fp32)"),
+    ("KV Dtypes", "Supported KV cache data types (`auto`, `fp8`, `fp8_e4m3`, etc.)"),
+    ("Block Sizes", "Supported KV cache block sizes (%N means multiples of N)"),
+    ("Head Sizes", "Supported attention head sizes"),
+    ("Sink", "Attention sink support (for StreamingLLM)"),
+    ("Non-Causal", "Non-causal (bidirectional) attention support for decoder models"),
+    ("Sparse", "Sparse attention support (MLA only)"),
+    ("MM Prefix", "Multimodal prefix full attention support"),
+    ("DCP", "Decode Context Parallelism support (`--decode-context-parallel-size`)"),
+    ("Attention Types", "Supported attention patterns (Decoder, Encoder, Enc-Dec)"),
+    ("Compute Cap.", "Required CUDA compute capability (N/A for non-CUDA backends)"),
+)
+#: Legend rows the seed's page shows.
+SEED_LEGEND_COLUMNS: tuple[str, ...] = (
+    "Dtypes",
+    "KV Dtypes",
+    "Block Sizes",
+    "Head Sizes",
+    "Sink",
+    "Sparse",
+    "MM Prefix",
+    "Attention Types",
+    "Compute Cap.",
+)
+SYMBOLS = "✅ = Supported, ❌ = Not supported"
+
+PRIORITY_INTRO = (
+    "When no backend is explicitly selected, vLLM chooses the first\n"
+    "compatible backend from these priority-ordered lists."
+)
+PRIORITY_ONE = "Priority is **1 = highest** (tried first)."
+PRIORITY_NOTE = (
+    "ROCm and CPU platforms have their own selection logic. "
+    "See the platform-specific documentation for details."
+)
+CATEGORY_TITLES = {
+    "standard": "Standard Attention (MHA, MQA, GQA)",
+    "mla": "MLA Attention (DeepSeek-style)",
+}
+
+FOOTNOTE_FLASHINFER = (
+    "FlashInfer uses TRTLLM attention on Blackwell (SM100), which supports sinks. "
+    "Disable via `--attention-config.use_trtllm_attention=0`."
+)
+FOOTNOTE_FLASH_ATTN = (
+    "Specify the FlashAttention version via `--attention-config.flash_attn_version=2` "
+    "or `3`. Default is FA3 on SM90, FA2 otherwise."
+)
+
+PREFILL_INTRO = (
+    "The prefill backend is selected at runtime based on hardware and\nconfiguration."
+)
+PREFILL_FOOTNOTE = (
+    "TRT-LLM Ragged is the default on Blackwell (SM100).\n"
+    "On other GPUs, FlashAttention is used as the default."
+)
+
+
+def legend_rows(columns: tuple[str, ...] = SEED_LEGEND_COLUMNS) -> list[tuple[str, str]]:
+    """Legend rows for the given columns, in legend order."""
+    return [(c, d) for c, d in LEGEND if c in columns]
+
+
+def has_prefill_marker(analysis: Analysis) -> bool:
+    """The prefill footnote belongs to a table whose rows carry the ``‡`` marker."""
+    return any("‡" in p.name for p in analysis.mla_prefill)
