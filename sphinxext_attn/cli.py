@@ -1,0 +1,99 @@
+"""Command line: write the tables as the seed's markdown page or as JSON.
+
+``--check`` and the trailing ``FILES`` behave as in vLLM's pre-commit hook:
+with files given and none relevant, do nothing; with ``--check``, rewrite an
+out-of-date output and exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import sys
+from pathlib import Path, PurePosixPath
+
+from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.render.jsonout import render_json
+from sphinxext_attn.render.markdown import header_from_template, render_markdown
+
+DEFAULT_OUTPUT = "docs/design/attention_backends.md"
+#: Files whose change can change the page (pre-commit filter).
+RELEVANT_PATTERNS = (
+    "vllm/v1/attention/backends/*.py",
+    "vllm/v1/attention/backends/**/*.py",
+    "vllm/v1/attention/backend.py",
+    "vllm/model_executor/layers/attention/*.py",
+    "vllm/platforms/cuda.py",
+    "vllm/utils/flashinfer.py",
+    "docs/design/attention_backends.md",
+)
+
+
+def is_relevant(path: str, root: Path) -> bool:
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            p = p.resolve().relative_to(root.resolve())
+        except ValueError:
+            return False
+    text = PurePosixPath(p.as_posix()).as_posix()
+    return any(fnmatch.fnmatch(text, pat) for pat in RELEVANT_PATTERNS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sphinxext-attn",
+        description="Write vLLM's attention-backend feature tables from a source tree.",
+    )
+    parser.add_argument("--root", default=".", help="vLLM source tree (the folder holding vllm/)")
+    parser.add_argument("-o", "--output", help=f"output file (default: ROOT/{DEFAULT_OUTPUT}; - for stdout)")
+    parser.add_argument("--check", action="store_true", help="exit 1 (and rewrite) if the output is stale")
+    parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    parser.add_argument("--template", help="markdown file whose text above the tables is kept")
+    parser.add_argument("files", nargs="*", help="changed files (pre-commit); skip if none is relevant")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    root = Path(args.root)
+    if args.files and not any(is_relevant(f, root) for f in args.files):
+        return 0
+    if not (root / "vllm").is_dir():
+        print(f"sphinxext-attn: {root} holds no vllm/ package (use --root)", file=sys.stderr)
+        return 2
+    analysis = analyze(root)
+    for diag in analysis.diagnostics:
+        print(f"warning: {diag}", file=sys.stderr)
+    if args.format == "json":
+        content = render_json(analysis)
+    else:
+        header = None
+        if args.template:
+            try:
+                header = header_from_template(Path(args.template).read_text(encoding="utf-8"))
+            except OSError as exc:
+                print(f"sphinxext-attn: cannot read template: {exc}", file=sys.stderr)
+                return 2
+        content = render_markdown(analysis, header)
+    if args.output == "-":
+        sys.stdout.write(content)
+        return 0
+    out = Path(args.output) if args.output else root / DEFAULT_OUTPUT
+    if args.check:
+        current = out.read_text(encoding="utf-8") if out.exists() else None
+        if current == content:
+            print(f"Up to date: {out}")
+            return 0
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(content, encoding="utf-8")
+        print(f"Regenerated: {out}")
+        return 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(content, encoding="utf-8")
+    print(f"Generated: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

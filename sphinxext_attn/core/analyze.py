@@ -1,0 +1,163 @@
+"""Run every rule over a tree and assemble the :class:`Analysis`."""
+
+from __future__ import annotations
+
+import os
+
+from sphinxext_attn.core import features
+from sphinxext_attn.core.classes import ClassFinder, ClassInfo
+from sphinxext_attn.core.models import Analysis, BackendFeatures, Location
+from sphinxext_attn.core.prefill import read_prefill
+from sphinxext_attn.core.priorities import read_priorities
+from sphinxext_attn.core.registry import RegistryEntry, read_registry
+from sphinxext_attn.core.source import SourceTree
+from sphinxext_attn.core.variants import expand_variants, flash_attn_facts, flashinfer_facts
+
+#: Parents that make a backend an MLA backend (besides ``is_mla()`` returning True).
+MLA_PARENTS = frozenset({"MLACommonBackend", "FlashMLABackend", "FlashMLASparseBackend"})
+#: Registry members that are not real backends.
+SKIPPED = frozenset({"CUSTOM", "TORCH_SDPA"})
+NON_CUDA_PREFIXES = ("CPU_", "ROCM_")
+
+
+def _class_location(tree: SourceTree, entry: RegistryEntry) -> tuple[str, str] | None:
+    """Registry class path -> (tree-relative file, class name), strictly inside the tree."""
+    module, _, class_name = entry.class_path.rpartition(".")
+    candidates = SourceTree.module_file_candidates(module)
+    if not class_name.isidentifier() or not candidates:
+        tree.warn(
+            f"{entry.name}: malformed class path {entry.class_path!r}",
+            entry.location.path,
+            entry.location.line,
+            "registry",
+        )
+        return None
+    rel = candidates[0]
+    if tree.is_outside(rel):
+        tree.warn(
+            f"{entry.name}: class path {entry.class_path!r} resolves outside the source tree",
+            entry.location.path,
+            entry.location.line,
+            "outside",
+        )
+        return None
+    if not tree.exists(rel):
+        tree.warn(
+            f"{entry.name}: module file {rel} not found",
+            entry.location.path,
+            entry.location.line,
+            "missing",
+        )
+        return None
+    return rel, class_name
+
+
+def analyze_backend(
+    tree: SourceTree, finder: ClassFinder, entry: RegistryEntry
+) -> BackendFeatures | None:
+    where = _class_location(tree, entry)
+    if where is None:
+        return None
+    path, class_name = where
+    ref = finder.find(path, class_name)
+    if ref is None:
+        if tree.parse(path) is not None:
+            tree.warn(f"{entry.name}: class {class_name} not found", path, subtype="missing")
+        return None
+    info: ClassInfo = finder.info(ref)
+    scope = [ref]
+    sources: dict[str, Location] = {"Backend": Location(path, ref.node.lineno)}
+
+    def note(column: str, loc: Location | None) -> None:
+        if loc is not None:
+            sources[column] = loc
+
+    dtypes, loc = features.dtypes(scope)
+    note("Dtypes", loc)
+    kv, loc = features.kv_cache_dtypes(scope)
+    note("KV Dtypes", loc)
+    blocks, loc = features.block_sizes(scope)
+    note("Block Sizes", loc)
+    heads, loc = features.head_sizes(scope)
+    note("Head Sizes", loc)
+    attn_types, loc = features.attention_types(scope)
+    note("Attention Types", loc)
+    if entry.name.startswith(NON_CUDA_PREFIXES):
+        capability = "N/A"
+    else:
+        capability, loc = features.compute_capability(scope)
+        note("Compute Cap.", loc)
+    flags: dict[str, bool] = {}
+    for column, method in (
+        ("Sink", "supports_sink"),
+        ("Sparse", "is_sparse"),
+        ("MM Prefix", "supports_mm_prefix"),
+        ("Non-Causal", "supports_non_causal"),
+        ("DCP", "supports_dcp"),
+        ("MLA", "is_mla"),
+    ):
+        flags[column], loc = features.flag(scope, method)
+        note(column, loc)
+    first_base = info.base_names[0] if info.base_names else None
+    is_mla = (
+        first_base in MLA_PARENTS
+        or ".mla." in entry.class_path.lower()
+        or "_mla" in entry.name.lower()
+        or flags["MLA"]
+    )
+    return BackendFeatures(
+        name=entry.name,
+        class_path=entry.class_path,
+        dtypes=dtypes,
+        kv_cache_dtypes=kv,
+        block_sizes=blocks,
+        head_sizes=heads,
+        attn_types=attn_types,
+        compute_capability=capability,
+        is_mla=is_mla,
+        supports_sink=flags["Sink"],
+        is_sparse=flags["Sparse"],
+        supports_mm_prefix=flags["MM Prefix"],
+        supports_non_causal=flags["Non-Causal"],
+        supports_dcp=flags["DCP"],
+        sources=sources,
+    )
+
+
+def analyze(root: str | os.PathLike[str]) -> Analysis:
+    """Analyse the vLLM tree at ``root`` (the folder holding ``vllm/``). Never raises
+    for problems in the tree: they are returned as diagnostics."""
+    tree = SourceTree(root)
+    result = Analysis(root=str(tree.root))
+    if not tree.safe_path("vllm") or not (tree.root / "vllm").is_dir():
+        tree.warn(f"no vllm/ package under {tree.root}", None, subtype="root")
+    finder = ClassFinder(tree)
+    rows: list[BackendFeatures] = []
+    for entry in read_registry(tree):
+        if entry.name in SKIPPED:
+            continue
+        try:
+            row = analyze_backend(tree, finder, entry)
+        except RecursionError:
+            tree.warn(f"{entry.name}: expression nesting too deep", entry.location.path, subtype="syntax")
+            row = None
+        if row is not None:
+            rows.append(row)
+    result.priorities = read_priorities(tree)
+    result.backends, result.footnotes = expand_variants(
+        rows, flash_attn_facts(tree), flashinfer_facts(tree)
+    )
+    result.mla_prefill = read_prefill(tree)
+    result.version = read_version(tree)
+    result.files = list(tree.files)
+    result.directories = list(tree.directories)
+    result.diagnostics = list(tree.diagnostics)
+    return result
+
+
+def read_version(tree: SourceTree) -> str | None:
+    """The release a tree is, from the folder name ``vllm-X.Y.Z`` (no code is run)."""
+    name = tree.root.name
+    if name.startswith("vllm-") and name[5:6].isdigit():
+        return name[5:]
+    return None

@@ -1,0 +1,156 @@
+"""Find classes in the tree and follow their bases across files, statically.
+
+A backend's features may live on a parent class defined in another module
+(``from .common import MLACommonBackend``); this module resolves such names
+through ``import`` statements to files inside the tree and builds a simple
+left-to-right, depth-first method resolution order.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from sphinxext_attn.core.source import SourceTree
+
+#: How many re-export hops and base-class levels are followed before giving up.
+MAX_DEPTH = 12
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    """A class definition and the tree-relative file holding it."""
+
+    path: str
+    node: ast.ClassDef
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+
+@dataclass
+class ClassInfo:
+    """A resolved class: itself first, then its in-tree ancestors."""
+
+    ref: ClassRef
+    mro: list[ClassRef] = field(default_factory=list)
+    #: simple names of every base (resolved or not), nearest first
+    base_names: list[str] = field(default_factory=list)
+
+
+def module_package(path: str) -> str:
+    """The dotted package a file belongs to (for relative imports)."""
+    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    else:
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def absolute_module(path: str, module: str | None, level: int) -> str | None:
+    """Turn ``from <level dots><module> import`` in ``path`` into a dotted name."""
+    if level == 0:
+        return module
+    package = module_package(path).split(".")
+    if level - 1 > len(package):
+        return None
+    base = package[: len(package) - (level - 1)]
+    if module:
+        base.append(module)
+    return ".".join(p for p in base if p) or None
+
+
+def base_name(expr: ast.expr) -> str | None:
+    """``Foo`` or ``mod.Foo`` -> the simple name ``Foo`` (subscripts unwrapped)."""
+    if isinstance(expr, ast.Subscript):
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return None
+
+
+class ClassFinder:
+    """Resolves class names to definitions in the tree, caching by (file, name)."""
+
+    def __init__(self, tree: SourceTree) -> None:
+        self.tree = tree
+        self._cache: dict[tuple[str, str], ClassRef | None] = {}
+        self._info: dict[tuple[str, str], ClassInfo] = {}
+
+    def find(self, path: str, name: str, depth: int = 0) -> ClassRef | None:
+        """The class ``name`` as seen from module ``path`` (defined or imported there)."""
+        key = (path, name)
+        if key in self._cache:
+            return self._cache[key]
+        self._cache[key] = None
+        found = self._find(path, name, depth)
+        self._cache[key] = found
+        return found
+
+    def _find(self, path: str, name: str, depth: int) -> ClassRef | None:
+        module = self.tree.parse(path)
+        if module is None or depth > MAX_DEPTH:
+            return None
+        for node in module.body:
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                return ClassRef(path, node)
+        imported = self._imported(module, path, name)
+        if imported is not None:
+            target_module, target_name = imported
+            target = self.tree.module_file(target_module)
+            if target is None:
+                # ``from pkg import module`` then ``module.Class`` is handled by callers;
+                # here the name may be a submodule, which is not a class.
+                return None
+            return self.find(target, target_name, depth + 1)
+        # Classes nested in ``if TYPE_CHECKING`` or try blocks still count.
+        for node in ast.walk(module):
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                return ClassRef(path, node)
+        return None
+
+    @staticmethod
+    def _imported(module: ast.Module, path: str, name: str) -> tuple[str, str] | None:
+        for node in ast.walk(module):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name:
+                        dotted = absolute_module(path, node.module, node.level)
+                        if dotted:
+                            return dotted, alias.name
+        return None
+
+    def info(self, ref: ClassRef) -> ClassInfo:
+        """The class with its in-tree ancestors (cycles and depth bounded)."""
+        key = (ref.path, ref.name)
+        if key in self._info:
+            return self._info[key]
+        info = ClassInfo(ref, [ref])
+        self._info[key] = info
+        seen = {key}
+        stack: list[tuple[ClassRef, int]] = [(ref, 0)]
+        order: list[ClassRef] = []
+        while stack:
+            current, depth = stack.pop(0)
+            if current is not ref:
+                order.append(current)
+            if depth >= MAX_DEPTH:
+                continue
+            parents: list[tuple[ClassRef, int]] = []
+            for base in current.node.bases:
+                simple = base_name(base)
+                if simple is None:
+                    continue
+                info.base_names.append(simple)
+                parent = self.find(current.path, simple)
+                if parent is None or (parent.path, parent.name) in seen:
+                    continue
+                seen.add((parent.path, parent.name))
+                parents.append((parent, depth + 1))
+            stack[0:0] = parents
+        info.mro.extend(order)
+        return info

@@ -1,0 +1,250 @@
+"""One rule per feature column, read from a backend class and its in-tree parents.
+
+Each rule looks a member up along the class's resolution order (the first
+class that defines it wins, as Python would) and turns the AST it finds into
+the cell's facts, returning where it read them for provenance.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sphinxext_attn.core.classes import ClassRef
+from sphinxext_attn.core.models import Location
+
+DTYPE_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
+ATTN_TYPE_NAMES = {
+    "DECODER": "Decoder",
+    "ENCODER": "Encoder",
+    "ENCODER_ONLY": "Encoder Only",
+    "ENCODER_DECODER": "Enc-Dec",
+}
+
+
+@dataclass(frozen=True)
+class Found:
+    """A member found on some class of the resolution order."""
+
+    node: ast.AST
+    owner: ClassRef
+
+    @property
+    def location(self) -> Location:
+        return Location(self.owner.path, getattr(self.node, "lineno", 0))
+
+
+def _body_members(ref: ClassRef) -> Iterator[ast.stmt]:
+    yield from ref.node.body
+
+
+def find_method(scope: list[ClassRef], name: str) -> Found | None:
+    """The first definition of method ``name`` along ``scope``."""
+    for ref in scope:
+        for item in _body_members(ref):
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name == name:
+                return Found(item, ref)
+    return None
+
+
+def find_class_var(scope: list[ClassRef], name: str) -> Found | None:
+    """The first assignment ``name = ...`` or ``name: T = ...`` along ``scope`` (its value)."""
+    for ref in scope:
+        for item in _body_members(ref):
+            if isinstance(item, ast.AnnAssign) and item.value is not None:
+                if isinstance(item.target, ast.Name) and item.target.id == name:
+                    return Found(item.value, ref)
+            elif isinstance(item, ast.Assign):
+                for target in item.targets:
+                    if isinstance(target, ast.Name) and target.id == name:
+                        return Found(item.value, ref)
+    return None
+
+
+def _literal_items(node: ast.AST) -> list[str] | None:
+    """Names or constants of a list/tuple literal: ``[torch.float16, "auto"]``."""
+    if not isinstance(node, ast.List | ast.Tuple):
+        return None
+    items: list[str] = []
+    for elt in node.elts:
+        if isinstance(elt, ast.Attribute):
+            items.append(elt.attr)
+        elif isinstance(elt, ast.Constant):
+            items.append(str(elt.value))
+    return items
+
+
+def returns_true(method: Found | None) -> bool:
+    """True when the method has a ``return True`` anywhere (the seed's flag rule)."""
+    if method is None:
+        return False
+    return any(
+        isinstance(n, ast.Return) and isinstance(n.value, ast.Constant) and n.value.value is True
+        for n in ast.walk(method.node)
+    )
+
+
+def dtypes(scope: list[ClassRef]) -> tuple[tuple[str, ...], Location | None]:
+    found = find_class_var(scope, "supported_dtypes")
+    items = _literal_items(found.node) if found else None
+    if found is None or items is None:
+        return ("fp16", "bf16"), None
+    return tuple(DTYPE_NAMES.get(d, d) for d in items), found.location
+
+
+def kv_cache_dtypes(scope: list[ClassRef]) -> tuple[tuple[str, ...], Location | None]:
+    found = find_class_var(scope, "supported_kv_cache_dtypes")
+    items = _literal_items(found.node) if found else None
+    if found and items:
+        return tuple(items), found.location
+    method = find_method(scope, "supports_kv_cache_dtype")
+    if method is not None:
+        for n in ast.walk(method.node):
+            if (
+                isinstance(n, ast.Compare)
+                and len(n.ops) == 1
+                and isinstance(n.ops[0], ast.In)
+                and isinstance(n.comparators[0], ast.List)
+            ):
+                names = [
+                    e.value
+                    for e in n.comparators[0].elts
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                ]
+                if names:
+                    return tuple(names), Location(method.owner.path, n.lineno)
+    return ("auto",), None
+
+
+def _multiple_of(elt: ast.expr) -> str | None:
+    if (
+        isinstance(elt, ast.Call)
+        and isinstance(elt.func, ast.Name)
+        and elt.func.id == "MultipleOf"
+        and elt.args
+        and isinstance(elt.args[0], ast.Constant)
+    ):
+        return f"%{elt.args[0].value}"
+    return None
+
+
+def returned_list(
+    scope: list[ClassRef], method_name: str, multiple_of: bool = False
+) -> tuple[tuple[str, ...], Location | None]:
+    """Items of the first non-empty ``return [...]`` of a method (breadth-first)."""
+    method = find_method(scope, method_name)
+    if method is None:
+        return (), None
+    for node in ast.walk(method.node):
+        if not (isinstance(node, ast.Return) and isinstance(node.value, ast.List)):
+            continue
+        sizes: list[str] = []
+        for elt in node.value.elts:
+            if isinstance(elt, ast.Constant):
+                sizes.append(str(elt.value))
+            elif multiple_of and (text := _multiple_of(elt)):
+                sizes.append(text)
+        if sizes:
+            return tuple(sizes), Location(method.owner.path, node.lineno)
+    return (), None
+
+
+def block_sizes(scope: list[ClassRef]) -> tuple[tuple[str, ...], Location | None]:
+    return returned_list(scope, "get_supported_kernel_block_sizes", multiple_of=True)
+
+
+def head_sizes(scope: list[ClassRef]) -> tuple[tuple[str, ...], Location | None]:
+    return returned_list(scope, "get_supported_head_sizes")
+
+
+def _device_capability(node: ast.expr) -> tuple[int, int] | None:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "DeviceCapability"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, int)
+    ):
+        minor = 0
+        if len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+            if isinstance(node.args[1].value, int):
+                minor = node.args[1].value
+        return node.args[0].value, minor
+    return None
+
+
+def compute_capability(scope: list[ClassRef]) -> tuple[str, Location | None]:
+    """``supports_compute_capability`` as ``≥8.0``, ``9.x``, ``9.x-10.x`` or ``Any``."""
+    method = find_method(scope, "supports_compute_capability")
+    if method is None:
+        return "Any", None
+    low: tuple[int, int] | None = None
+    high: tuple[int, int] | None = None
+    majors: list[int] = []
+    for n in ast.walk(method.node):
+        if not isinstance(n, ast.Compare):
+            continue
+        for op, comp in zip(n.ops, n.comparators, strict=False):
+            cap = _device_capability(comp)
+            if cap is None:
+                continue
+            if isinstance(op, ast.GtE):
+                low = cap
+            elif isinstance(op, ast.LtE):
+                high = cap
+        if (
+            isinstance(n.left, ast.Attribute)
+            and n.left.attr == "major"
+            and len(n.ops) == 1
+            and len(n.comparators) == 1
+        ):
+            comp = n.comparators[0]
+            if isinstance(n.ops[0], ast.Eq) and isinstance(comp, ast.Constant):
+                if isinstance(comp.value, int):
+                    majors.append(comp.value)
+            elif isinstance(n.ops[0], ast.In) and isinstance(comp, ast.List):
+                majors.extend(
+                    e.value
+                    for e in comp.elts
+                    if isinstance(e, ast.Constant) and isinstance(e.value, int)
+                )
+    where = method.location
+    if majors:
+        majors.sort()
+        if len(majors) == 1:
+            return f"{majors[0]}.x", where
+        return f"{majors[0]}.x-{majors[-1]}.x", where
+    if low:
+        if high:
+            return f"{low[0]}.x-{high[0]}.x", where
+        return f"≥{low[0]}.{low[1]}", where
+    return "Any", where
+
+
+def attention_types(scope: list[ClassRef]) -> tuple[str, Location | None]:
+    """``supports_attn_type``: ``attn_type in (AttentionType.X, ...)``; three or more is All."""
+    method = find_method(scope, "supports_attn_type")
+    if method is None:
+        return "Decoder", None
+    types: set[str] = set()
+    for n in ast.walk(method.node):
+        if (
+            isinstance(n, ast.Compare)
+            and len(n.ops) == 1
+            and isinstance(n.ops[0], ast.In)
+            and isinstance(n.comparators[0], ast.Tuple | ast.Set)
+        ):
+            for elt in n.comparators[0].elts:
+                if isinstance(elt, ast.Attribute) and elt.attr in ATTN_TYPE_NAMES:
+                    types.add(ATTN_TYPE_NAMES[elt.attr])
+    if not types:
+        return "Decoder", method.location
+    return ("All" if len(types) >= 3 else ", ".join(sorted(types))), method.location
+
+
+def flag(scope: list[ClassRef], method_name: str) -> tuple[bool, Location | None]:
+    """A capability method that returns True somewhere."""
+    method = find_method(scope, method_name)
+    return returns_true(method), (method.location if method else None)

@@ -1,0 +1,51 @@
+"""Small AST predicates shared by the rules that read vLLM's selection code."""
+
+from __future__ import annotations
+
+import ast
+
+
+def calls(node: ast.AST, name: str) -> bool:
+    """``name(...)`` or ``x.name(...)``."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == name) or (
+        isinstance(func, ast.Attribute) and func.attr == name
+    )
+
+
+def capability_family(node: ast.AST) -> int | None:
+    """``is_device_capability_family(100)`` -> 100."""
+    if (
+        isinstance(node, ast.Call)
+        and calls(node, "is_device_capability_family")
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, int)
+    ):
+        return node.args[0].value
+    return None
+
+
+def family_text(family: int) -> str:
+    """100 -> ``10.x`` (vLLM writes families as major*10)."""
+    return f"{family // 10}.x"
+
+
+def find_function(module: ast.Module, name: str) -> ast.FunctionDef | None:
+    for node in ast.walk(module):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    return None
+
+
+def first_family_in(func: ast.AST | None) -> int | None:
+    """The first capability family a function checks (breadth-first)."""
+    if func is None:
+        return None
+    for n in ast.walk(func):
+        fam = capability_family(n)
+        if fam is not None:
+            return fam
+    return None

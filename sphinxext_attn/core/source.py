@@ -1,0 +1,156 @@
+"""Read and parse files of a vLLM tree safely: inside the root only, each file once.
+
+Every read goes through :class:`SourceTree`, which is the single place that
+enforces the fault model: paths are resolved strictly inside the root
+(symlinks included), bytes are decoded as Python would (encoding cookies),
+oversized or pathological files are refused, and each problem becomes a
+:class:`~sphinxext_attn.core.models.Diagnostic` instead of an exception.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import tokenize
+from pathlib import Path, PurePosixPath
+
+from sphinxext_attn.core.models import Diagnostic, Location
+
+#: Files larger than this are not parsed (a backend file is a few hundred kB at most).
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+class SourceTree:
+    """A vLLM source tree (the folder holding ``vllm/``) read through one cache."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(os.path.realpath(root))
+        self._modules: dict[str, ast.Module | None] = {}
+        self._texts: dict[str, str | None] = {}
+        self.files: list[str] = []
+        self.directories: list[str] = []
+        self.diagnostics: list[Diagnostic] = []
+        self._warned: set[tuple[str, str]] = set()
+
+    # -- diagnostics -----------------------------------------------------
+    def warn(self, message: str, path: str | None = None, line: int = 0, subtype: str = "source") -> None:
+        """Record a problem once (the same message for the same place is kept once)."""
+        key = (f"{path}:{line}", message)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        loc = Location(path, line) if path else None
+        self.diagnostics.append(Diagnostic(message, loc, subtype))
+
+    # -- paths -----------------------------------------------------------
+    def safe_path(self, rel: str) -> Path | None:
+        """The absolute path of ``rel`` if it stays inside the root, else None.
+
+        ``rel`` must be relative, POSIX-style, without empty, ``.`` or ``..``
+        segments; its real path (symlinks resolved) must lie inside the root.
+        """
+        if not rel or "\x00" in rel or "\\" in rel:
+            return None
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or any(p in ("", ".", "..") for p in rel.split("/")):
+            return None
+        candidate = self.root.joinpath(*pure.parts)
+        real = Path(os.path.realpath(candidate))
+        if real != self.root and self.root not in real.parents:
+            return None
+        return real
+
+    def exists(self, rel: str) -> bool:
+        path = self.safe_path(rel)
+        return path is not None and path.is_file()
+
+    def is_outside(self, rel: str) -> bool:
+        """True when ``rel`` names something that resolves outside the root."""
+        return self.safe_path(rel) is None
+
+    def listdir(self, rel: str) -> list[str]:
+        """Sorted names in a directory of the tree (recorded for added-file detection)."""
+        path = self.safe_path(rel)
+        if path is None or not path.is_dir():
+            return []
+        if rel not in self.directories:
+            self.directories.append(rel)
+        try:
+            return sorted(os.listdir(path))
+        except OSError:
+            return []
+
+    @staticmethod
+    def module_file_candidates(dotted: str) -> list[str]:
+        """``a.b.c`` -> ``a/b/c.py`` and ``a/b/c/__init__.py`` (empty list if malformed)."""
+        parts = dotted.split(".")
+        if not dotted or any(not p.isidentifier() for p in parts):
+            return []
+        base = "/".join(parts)
+        return [f"{base}.py", f"{base}/__init__.py"]
+
+    def module_file(self, dotted: str) -> str | None:
+        for rel in self.module_file_candidates(dotted):
+            if self.exists(rel):
+                return rel
+        return None
+
+    # -- reading ---------------------------------------------------------
+    def text(self, rel: str) -> str | None:
+        """Decoded text of a tree file, read at most once; None (with a warning) on failure."""
+        if rel in self._texts:
+            return self._texts[rel]
+        self._texts[rel] = None
+        path = self.safe_path(rel)
+        if path is None:
+            self.warn("path resolves outside the source tree; not read", rel, subtype="outside")
+            return None
+        try:
+            size = path.stat().st_size
+        except OSError:
+            self.warn("file not found", rel, subtype="missing")
+            return None
+        if not path.is_file():
+            self.warn("not a regular file", rel, subtype="missing")
+            return None
+        if size > MAX_FILE_BYTES:
+            self.warn(f"file too large to analyse ({size} bytes)", rel, subtype="syntax")
+            return None
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            self.warn(f"cannot read file: {exc.strerror or exc}", rel, subtype="missing")
+            return None
+        self.files.append(rel)
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            text = data.decode(encoding)
+        except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+            line = data[: getattr(exc, "start", 0)].count(b"\n") + 1 if isinstance(exc, UnicodeDecodeError) else 0
+            self.warn(f"cannot decode file: {exc}", rel, line, subtype="decode")
+            return None
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        self._texts[rel] = text
+        return text
+
+    def parse(self, rel: str) -> ast.Module | None:
+        """The module AST of a tree file, parsed at most once; None (with a warning) on failure."""
+        if rel in self._modules:
+            return self._modules[rel]
+        self._modules[rel] = None
+        text = self.text(rel)
+        if text is None:
+            return None
+        try:
+            module = ast.parse(text, filename=rel)
+        except SyntaxError as exc:
+            self.warn(f"syntax error: {exc.msg}", rel, exc.lineno or 0, subtype="syntax")
+            return None
+        except (RecursionError, MemoryError, ValueError) as exc:
+            self.warn(f"cannot parse file: {type(exc).__name__}", rel, subtype="syntax")
+            return None
+        self._modules[rel] = module
+        return module

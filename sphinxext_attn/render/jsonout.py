@@ -1,0 +1,92 @@
+"""Records to JSON: the analysis as data, with a documented, versioned shape.
+
+Shape (``schema`` 1)::
+
+    {"schema": 1, "root": str, "version": str|null,
+     "priorities": [{"category", "arch", "backends": [str], "source"}],
+     "backends": [{"name", "version", "table", "class_path", "dtypes": [str],
+                   "kv_cache_dtypes": [str], "block_sizes": [str], "head_sizes": [str],
+                   "attn_types", "compute_capability", "is_mla", "supports_sink",
+                   "is_sparse", "supports_mm_prefix", "supports_non_causal",
+                   "supports_dcp", "sources": {column: "path:line"}}],
+     "mla_prefill": [{"name", "description", "dtypes", "compute_capability",
+                      "enable", "disable", "notes"}],
+     "footnotes": [{"marker", "text"}],
+     "diagnostics": [{"message", "location", "subtype"}]}
+
+Empty ``block_sizes``/``head_sizes`` mean any size.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sphinxext_attn.core.models import Analysis, BackendFeatures
+
+SCHEMA = 1
+
+
+def _backend(row: BackendFeatures) -> dict[str, Any]:
+    return {
+        "name": row.name,
+        "version": row.version,
+        "table": row.table,
+        "class_path": row.class_path,
+        "dtypes": list(row.dtypes),
+        "kv_cache_dtypes": list(row.kv_cache_dtypes),
+        "block_sizes": list(row.block_sizes),
+        "head_sizes": list(row.head_sizes),
+        "attn_types": row.attn_types,
+        "compute_capability": row.compute_capability,
+        "is_mla": row.is_mla,
+        "supports_sink": row.supports_sink,
+        "is_sparse": row.is_sparse,
+        "supports_mm_prefix": row.supports_mm_prefix,
+        "supports_non_causal": row.supports_non_causal,
+        "supports_dcp": row.supports_dcp,
+        "sources": {k: str(v) for k, v in sorted(row.sources.items())},
+    }
+
+
+def to_data(analysis: Analysis) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "root": analysis.root,
+        "version": analysis.version,
+        "priorities": [
+            {
+                "category": p.category,
+                "arch": p.arch,
+                "backends": list(p.backends),
+                "source": str(p.source) if p.source else None,
+            }
+            for p in analysis.priorities
+        ],
+        "backends": [_backend(r) for t in ("standard", "mla") for r in analysis.rows(t)],
+        "mla_prefill": [
+            {
+                "name": p.name,
+                "description": p.description,
+                "dtypes": list(p.dtypes),
+                "compute_capability": p.compute_capability,
+                "enable": p.enable,
+                "disable": p.disable,
+                "notes": p.notes,
+            }
+            for p in analysis.mla_prefill
+        ],
+        "footnotes": [{"marker": f.marker, "text": f.text} for f in analysis.footnotes],
+        "diagnostics": [
+            {
+                "message": d.message,
+                "location": str(d.location) if d.location else None,
+                "subtype": d.subtype,
+            }
+            for d in analysis.diagnostics
+        ],
+    }
+
+
+def render_json(analysis: Analysis) -> str:
+    return json.dumps(to_data(analysis), indent=2, ensure_ascii=False) + "\n"
