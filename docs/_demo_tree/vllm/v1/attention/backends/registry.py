@@ -13,8 +13,11 @@ class AttentionBackendEnum(Enum):
     ROCM_ATTN = "vllm.v1.attention.backends.rocm_attn.RocmAttentionBackend"
     FLASHMLA = "vllm.v1.attention.backends.mla.flashmla.FlashMLABackend"
     TRITON_MLA = "vllm.v1.attention.backends.mla.triton_mla.TritonMLABackend"
+    # kept wrapped, as vLLM's 88-column style writes long class paths
+    # fmt: off
     FLASHMLA_SPARSE = (
         "vllm.v1.attention.backends.mla.flashmla_sparse.FlashMLASparseBackend"
     )
+    # fmt: on
     TORCH_SDPA = ""  # not a decoder backend: left out of the tables
     CUSTOM = None  # a placeholder, filled in at run time

@@ -1,0 +1,101 @@
+"""Sphinx configuration of the sphinxext-attn documentation.
+
+The docs are built with the extension itself. Which vLLM tree the live tables
+come from:
+
+* ``ATTN_VLLM_TREE=/path/to/tree`` (the folder holding ``vllm/``): a real vLLM
+  release or checkout, for example ``$(../shared/vllm/fetch 0.33.0)``;
+* ``ATTN_VLLM_TREE=installed``: the installed ``vllm`` distribution, found by
+  the extension without importing it;
+* unset or empty: the small invented tree in ``docs/_demo_tree``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# Let a plain ``sphinx-build docs ...`` from a checkout find the package
+# even when it is not installed (tox installs it, so this is a fallback).
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE / "_ext"))
+
+from sphinxext_attn import __version__  # noqa: E402
+
+project = "sphinxext-attn"
+author = "sphinxext-attn contributors"
+copyright = "2025, sphinxext-attn contributors"
+release = __version__
+version = ".".join(__version__.split(".")[:2])
+
+extensions = [
+    "sphinxext_attn",
+    "myst_parser",
+    "live_example",  # docs/_ext: show rST source next to what it renders
+]
+
+# --- where the tables come from ---------------------------------------------
+
+_tree = os.environ.get("ATTN_VLLM_TREE", "").strip()
+if _tree == "installed":
+    # Leave attention_backends_root unset: the extension looks for an
+    # installed vllm distribution (without importing it).
+    attn_tree_label = "the installed ``vllm`` distribution"
+elif _tree:
+    attention_backends_root = str(Path(_tree).expanduser().resolve())
+    attn_tree_label = f"the vLLM tree ``{Path(attention_backends_root).name}``"
+else:
+    attention_backends_root = "_demo_tree"
+    attn_tree_label = "the bundled demo tree (``docs/_demo_tree``), not a real vLLM release"
+
+rst_epilog = f"""
+.. |attn_tree| replace:: {attn_tree_label}
+"""
+
+# --- sources -----------------------------------------------------------------
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "_demo_tree", "Thumbs.db", ".DS_Store"]
+myst_enable_extensions = ["colon_fence", "deflist"]
+myst_heading_anchors = 3
+nitpicky = True
+
+# --- HTML --------------------------------------------------------------------
+
+html_theme = "furo"
+html_title = f"sphinxext-attn {release}"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+html_theme_options = {
+    "source_repository": "",
+    "navigation_with_keys": True,
+}
+
+# --- LaTeX / PDF ---------------------------------------------------------------
+# Wide tables: every table may break across pages (longtable), cells wrap, and
+# the body uses small type so ten columns fit on a landscape-free A4 page.
+
+latex_engine = "xelatex"  # the tables carry ✅/❌ and other non-Latin-1 symbols
+latex_table_style = ["booktabs", "colorrows"]
+latex_elements = {
+    "papersize": "a4paper",
+    "pointsize": "10pt",
+    "preamble": r"""
+\usepackage{longtable}
+\setlength{\LTleft}{0pt}
+\setlength{\LTright}{0pt}
+\AtBeginEnvironment{longtable}{\footnotesize}
+\AtBeginEnvironment{tabulary}{\footnotesize}
+""",
+}
+latex_documents = [
+    (root_doc, "sphinxext-attn.tex", "sphinxext-attn", author, "manual"),
+]
+latex_show_urls = "footnote"
+
+# --- man / text -----------------------------------------------------------------
+
+man_pages = [("cli", "sphinxext-attn", "render vLLM attention-backend tables", [author], 1)]
