@@ -1,0 +1,338 @@
+"""Records to docutils nodes, built directly so every builder gets real tables.
+
+Nothing here parses markup: the few code spans and bold runs in the shared
+prose are split by a small tokenizer into ``literal``/``strong`` nodes.
+Functions raise :class:`RenderError` for option values that only make sense
+once the data is known (a ``:widths:`` list of the wrong length); the
+directive turns it into a directive error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from docutils import nodes
+
+from sphinxext_attn.core.models import (
+    ARCHES,
+    CATEGORIES,
+    LITERAL_LIST_COLUMNS,
+    MLA_COLUMNS,
+    SEED_PREFILL_COLUMNS,
+    STANDARD_COLUMNS,
+    Analysis,
+    BackendFeatures,
+    Footnote,
+)
+from sphinxext_attn.render import prose
+
+#: Tables with more body rows than this become ``longtable`` in LaTeX.
+LONGTABLE_ROWS = 10
+#: Bounds of the automatic relative column widths.
+MIN_WIDTH, MAX_WIDTH = 4, 30
+#: Class put on every table we build (the CSS makes wide ones scroll).
+TABLE_CLASS = "attn-table"
+_MARKERS = "‡†*"
+
+
+class RenderError(ValueError):
+    """An option that does not fit the data (the directive reports it)."""
+
+
+@dataclass
+class TableSpec:
+    """Presentation options shared by every table of one directive."""
+
+    widths: str | list[int] | None = None  # "auto", "grid" or explicit
+    classes: list[str] = field(default_factory=list)
+    caption: str | None = None
+
+
+Cell = str | list[nodes.Node]
+
+_INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*)")
+
+
+def inline(text: str) -> list[nodes.Node]:
+    """Text with markdown code spans and bold runs as literal/strong nodes."""
+    out: list[nodes.Node] = []
+    for part in _INLINE.split(text):
+        if not part:
+            continue
+        if part.startswith("`"):
+            out.append(nodes.literal(part[1:-1], part[1:-1]))
+        elif part.startswith("**"):
+            out.append(nodes.strong(part[2:-2], part[2:-2]))
+        else:
+            out.append(nodes.Text(part))
+    return out
+
+
+def literal_list(items: Iterable[str]) -> list[nodes.Node]:
+    """``a``, ``b``: each item its own inline literal, as the seed quotes them."""
+    out: list[nodes.Node] = []
+    for i, item in enumerate(items):
+        if i:
+            out.append(nodes.Text(", "))
+        out.append(nodes.literal(item, item))
+    return out
+
+
+def _cell_text(cell: Cell) -> str:
+    return cell if isinstance(cell, str) else "".join(n.astext() for n in cell)
+
+
+def auto_widths(header: Sequence[str], rows: Sequence[Sequence[Cell]]) -> list[int]:
+    """Relative widths from the longest text of each column, clamped."""
+    widths = []
+    for i, head in enumerate(header):
+        longest = max([len(head), *(len(_cell_text(r[i])) for r in rows)])
+        widths.append(max(MIN_WIDTH, min(MAX_WIDTH, longest)))
+    return widths
+
+
+def _entry(cell: Cell) -> nodes.entry:
+    para = nodes.paragraph()
+    if isinstance(cell, str):
+        if cell:
+            para += nodes.Text(cell)
+    else:
+        para.extend(cell)
+    return nodes.entry("", para)
+
+
+def build_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[Cell]],
+    spec: TableSpec,
+    *,
+    title: str | None = None,
+    classes: Sequence[str] = (),
+) -> nodes.table:
+    """A complete docutils table: title, tgroup, colspecs, thead, tbody."""
+    table = nodes.table(classes=[TABLE_CLASS, *classes, *spec.classes])
+    caption = spec.caption if spec.caption is not None else title
+    if caption:
+        table += nodes.title(caption, "", *inline(caption))
+    if isinstance(spec.widths, list):
+        if len(spec.widths) != len(header):
+            raise RenderError(
+                f"{len(spec.widths)} widths given for {len(header)} columns ({', '.join(header)})"
+            )
+        widths = spec.widths
+        table["classes"].append("colwidths-given")
+    else:
+        widths = auto_widths(header, rows)
+        if spec.widths == "auto":
+            table["classes"].append("colwidths-auto")
+        elif spec.widths == "grid":
+            table["classes"].append("colwidths-grid")
+    if len(rows) > LONGTABLE_ROWS:
+        table["classes"].append("longtable")
+    tgroup = nodes.tgroup(cols=len(header))
+    table += tgroup
+    for width in widths:
+        tgroup += nodes.colspec(colwidth=width)
+    thead = nodes.thead()
+    tgroup += thead
+    thead += nodes.row("", *(_entry(h) for h in header))
+    tbody = nodes.tbody()
+    tgroup += tbody
+    for r in rows:
+        tbody += nodes.row("", *(_entry(c) for c in r))
+    return table
+
+
+def rubric(text: str) -> nodes.rubric:
+    return nodes.rubric(text, "", *inline(text))
+
+
+def paragraph(text: str) -> nodes.paragraph:
+    """A paragraph; the seed's hard line breaks inside it become spaces."""
+    return nodes.paragraph("", "", *inline(text.replace("\n", " ")))
+
+
+def strip_markers(name: str) -> str:
+    return name.rstrip(_MARKERS)
+
+
+# -- priority lists -----------------------------------------------------------
+
+PRIORITY_COLUMNS: tuple[str, ...] = ("Priority", "Backend")
+
+
+def priority_nodes(
+    analysis: Analysis,
+    spec: TableSpec,
+    *,
+    categories: Sequence[str],
+    arches: Sequence[str],
+    backends: frozenset[str] | None = None,
+    columns: Sequence[str] = PRIORITY_COLUMNS,
+    headings: bool = True,
+) -> list[nodes.Node]:
+    """One table per (category, arch) present, under a rubric per category."""
+    out: list[nodes.Node] = []
+    for category in CATEGORIES:
+        if category not in categories:
+            continue
+        lists = [p for a in arches if (p := analysis.priority(category, a)) is not None]
+        if not lists:
+            continue
+        if headings:
+            out.append(rubric(prose.CATEGORY_TITLES[category]))
+        for plist in lists:
+            rows: list[list[Cell]] = []
+            for rank, name in enumerate(plist.backends, 1):
+                if backends is not None and name not in backends:
+                    continue
+                cells = {"Priority": str(rank), "Backend": [nodes.literal(name, name)]}
+                rows.append([cells[c] for c in columns])
+            out.append(
+                build_table(
+                    list(columns),
+                    rows,
+                    spec,
+                    title=plist.title,
+                    classes=("attn-priority", f"attn-{category}", f"attn-{plist.arch}"),
+                )
+            )
+    return out
+
+
+# -- legend -------------------------------------------------------------------
+
+
+def legend_nodes(spec: TableSpec, columns: Sequence[str] = prose.SEED_LEGEND_COLUMNS) -> list:
+    """The legend table (column, description) and the symbols line."""
+    rows: list[list[Cell]] = [
+        [[nodes.strong(c, c)], inline(d)] for c, d in prose.legend_rows(tuple(columns))
+    ]
+    table = build_table(["Column", "Description"], rows, spec, classes=("attn-legend",))
+    symbols = nodes.paragraph("", "", nodes.strong("Symbols:", "Symbols:"))
+    symbols += nodes.Text(" " + prose.SYMBOLS)
+    return [table, symbols]
+
+
+# -- feature tables -----------------------------------------------------------
+
+
+def default_feature_columns(analysis: Analysis, table: str) -> tuple[str, ...]:
+    """The seed's columns: standard drops ``Version`` when no row has one."""
+    if table == "mla":
+        return MLA_COLUMNS
+    if analysis.has_versions("standard"):
+        return STANDARD_COLUMNS
+    return tuple(c for c in STANDARD_COLUMNS if c != "Version")
+
+
+def feature_cell(row: BackendFeatures, column: str) -> Cell:
+    """One cell: backend names and KV dtype items as inline literals."""
+    if column == "Backend":
+        return [nodes.literal(row.name, row.name)]
+    if column in LITERAL_LIST_COLUMNS:
+        return literal_list(row.kv_cache_dtypes)
+    return row.cell(column)
+
+
+def feature_nodes(
+    analysis: Analysis,
+    table: str,
+    spec: TableSpec,
+    *,
+    columns: Sequence[str] | None = None,
+    backends: frozenset[str] | None = None,
+) -> list[nodes.Node]:
+    """A feature table and, for the standard table, the footnotes its rows cite."""
+    cols = list(columns or default_feature_columns(analysis, table))
+    rows = [r for r in analysis.rows(table) if backends is None or r.name in backends]
+    body = [[feature_cell(r, c) for c in cols] for r in rows]
+    out: list[nodes.Node] = [
+        build_table(cols, body, spec, classes=("attn-features", f"attn-{table}"))
+    ]
+    if "Version" in cols:
+        cited = "".join(r.version for r in rows)
+        notes = [f for f in analysis.footnotes if f.marker in cited]
+        if notes:
+            out.append(footnote_note(notes))
+    return out
+
+
+def footnote_note(notes: Iterable[Footnote]) -> nodes.note:
+    """Footnotes as a note next to the table, each led by its bold marker."""
+    note = nodes.note(classes=["attn-footnotes"])
+    for fn in notes:
+        para = nodes.paragraph("", "", nodes.strong(fn.marker, fn.marker), nodes.Text(" "))
+        para.extend(inline(fn.text.replace("\n", " ")))
+        note += para
+    return note
+
+
+# -- MLA prefill --------------------------------------------------------------
+
+
+def prefill_nodes(
+    analysis: Analysis,
+    spec: TableSpec,
+    *,
+    columns: Sequence[str] | None = None,
+    backends: frozenset[str] | None = None,
+) -> list[nodes.Node]:
+    """The MLA prefill table and, when a row carries ``‡``, its note."""
+    cols = list(columns or SEED_PREFILL_COLUMNS)
+    rows = [
+        p
+        for p in analysis.mla_prefill
+        if backends is None or strip_markers(p.name) in backends or p.name in backends
+    ]
+    body: list[list[Cell]] = [[inline(p.cell(c)) for c in cols] for p in rows]
+    out: list[nodes.Node] = [build_table(cols, body, spec, classes=("attn-prefill", "attn-mla"))]
+    if any("‡" in p.name for p in rows):
+        out.append(footnote_note([Footnote("‡", prose.PREFILL_FOOTNOTE)]))
+    return out
+
+
+# -- the whole page -----------------------------------------------------------
+
+PRIORITY_HEADING = "Backend Priority (CUDA)"
+LEGEND_HEADING = "Legend"
+STANDARD_HEADING = "Standard Attention (MHA, MQA, GQA) Backends"
+MLA_HEADING = "MLA (Multi-head Latent Attention) Backends"
+MLA_INTRO = "MLA uses separate backends for prefill and decode phases."
+PREFILL_HEADING = "Prefill Backends"
+DECODE_HEADING = "Decode Backends"
+
+
+def page_nodes(
+    analysis: Analysis,
+    spec: TableSpec,
+    *,
+    columns: Sequence[str] | None = None,
+    backends: frozenset[str] | None = None,
+) -> list[nodes.Node]:
+    """Every table in the seed's order, under rubrics (a directive cannot open sections).
+
+    ``columns`` and explicit ``widths`` concern the two feature tables; the
+    other tables keep their own columns and automatic widths.
+    """
+    plain = TableSpec(
+        widths=spec.widths if isinstance(spec.widths, str) else None, classes=spec.classes
+    )
+    out: list[nodes.Node] = [
+        rubric(PRIORITY_HEADING),
+        paragraph(prose.PRIORITY_INTRO),
+        paragraph(prose.PRIORITY_ONE),
+    ]
+    out += priority_nodes(analysis, plain, categories=CATEGORIES, arches=ARCHES, backends=backends)
+    out.append(nodes.note("", paragraph(prose.PRIORITY_NOTE)))
+    out += [rubric(LEGEND_HEADING), *legend_nodes(plain)]
+    out.append(rubric(STANDARD_HEADING))
+    out += feature_nodes(analysis, "standard", spec, columns=columns, backends=backends)
+    out += [rubric(MLA_HEADING), paragraph(MLA_INTRO), rubric(PREFILL_HEADING)]
+    out.append(paragraph(prose.PREFILL_INTRO))
+    out += prefill_nodes(analysis, plain, backends=backends)
+    out.append(rubric(DECODE_HEADING))
+    out += feature_nodes(analysis, "mla", spec, columns=columns, backends=backends)
+    return out

@@ -1,0 +1,1 @@
+"""Sphinx glue: config, directives, environment caching and events."""

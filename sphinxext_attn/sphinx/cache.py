@@ -1,0 +1,130 @@
+"""One analysis per tree per build, kept on the environment between builds.
+
+Freshness is decided by ``os.stat`` of every analysed file plus the listing
+of every scanned directory, so a rebuild with no source change opens none of
+the analysed files, and a file added next to the backends is noticed.
+
+Two levels: an in-process memo (shared by every directive of a build, and
+inherited by forked parallel readers) and ``env.attention_backends_cache``
+(pickled with the environment, so the next build starts warm).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sphinx.util import logging
+
+from sphinxext_attn.core.models import Analysis, Diagnostic
+
+if TYPE_CHECKING:
+    from sphinx.environment import BuildEnvironment
+
+logger = logging.getLogger(__name__)
+
+WARNING_TYPE = "attention_backends"
+
+#: ((path, mtime_ns, size) per file, (dir, python names) per directory)
+Fingerprint = tuple[tuple[tuple[str, int, int], ...], tuple[tuple[str, tuple[str, ...]], ...]]
+
+_MEMO: dict[str, tuple[Fingerprint, Analysis]] = {}
+#: diagnostics already reported in this build (reset by :func:`new_build`)
+_EMITTED: set[tuple[str, Diagnostic]] = set()
+
+
+def new_build() -> None:
+    """Forget which diagnostics were reported; the memo stays (it is checked)."""
+    _EMITTED.clear()
+
+
+def clear_memo() -> None:
+    """Drop the in-process memo (tests use it to prove the env cache works)."""
+    _MEMO.clear()
+
+
+def _listing(path: Path) -> tuple[str, ...]:
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return ("<missing>",)
+    return tuple(sorted(n for n in names if n.endswith(".py") or "." not in n))
+
+
+def fingerprint(root: str, analysis: Analysis) -> Fingerprint:
+    """Stat (never open) every analysed file and list every scanned directory."""
+    base = Path(root)
+    files = []
+    for rel in sorted(set(analysis.files)):
+        try:
+            st = os.stat(base / rel)
+            files.append((rel, st.st_mtime_ns, st.st_size))
+        except OSError:
+            files.append((rel, -1, -1))
+    scanned = set(analysis.directories) | {os.path.dirname(f) for f in analysis.files}
+    dirs = tuple((d, _listing(base / d)) for d in sorted(scanned))
+    return tuple(files), dirs
+
+
+def analyze_tree(root: str) -> Analysis:
+    """Run the static analysis (a seam the tests can replace)."""
+    from sphinxext_attn.core import analyze
+
+    return analyze(root)
+
+
+def env_cache(env: BuildEnvironment) -> dict[str, tuple[Fingerprint, Analysis]]:
+    cache = getattr(env, "attention_backends_cache", None)
+    if cache is None:
+        cache = {}
+        env.attention_backends_cache = cache  # type: ignore[attr-defined]
+    return cache
+
+
+def env_docs(env: BuildEnvironment) -> dict[str, set[str]]:
+    """docname -> roots its tables come from."""
+    docs = getattr(env, "attention_backends_docs", None)
+    if docs is None:
+        docs = {}
+        env.attention_backends_docs = docs  # type: ignore[attr-defined]
+    return docs
+
+
+def get_analysis(env: BuildEnvironment, root: str) -> Analysis:
+    """The analysis of ``root``: memo, then environment, then a fresh run."""
+    hit = _MEMO.get(root)
+    if hit is not None and fingerprint(root, hit[1]) == hit[0]:
+        env_cache(env)[root] = hit
+        return hit[1]
+    stored = env_cache(env).get(root)
+    if stored is not None and fingerprint(root, stored[1]) == stored[0]:
+        _MEMO[root] = stored
+        return stored[1]
+    analysis = analyze_tree(root)
+    entry = (fingerprint(root, analysis), analysis)
+    _MEMO[root] = entry
+    env_cache(env)[root] = entry
+    return analysis
+
+
+def is_stale(env: BuildEnvironment, root: str) -> bool:
+    """Whether the stored analysis of ``root`` no longer matches the tree."""
+    stored = env_cache(env).get(root)
+    return stored is None or fingerprint(root, stored[1]) != stored[0]
+
+
+def report(root: str, analysis: Analysis) -> None:
+    """Each diagnostic of the tree becomes one warning per build, at its file and line."""
+    for diag in analysis.diagnostics:
+        key = (root, diag)
+        if key in _EMITTED:
+            continue
+        _EMITTED.add(key)
+        location: Any = None
+        if diag.location is not None:
+            path = os.path.join(root, diag.location.path)
+            location = f"{path}:{diag.location.line}" if diag.location.line else path
+            if ":" not in location:  # keep Sphinx from reading it as a docname
+                location = f"{location}:"
+        logger.warning(diag.message, location=location, type=WARNING_TYPE, subtype=diag.subtype)

@@ -1,0 +1,287 @@
+"""The directive family: one base that parses the shared options and finds the analysis.
+
+Subclasses only say which columns they allow and which nodes they render.
+Option values that can be checked without the tree are checked by docutils
+option converters (their messages list the allowed values); the rest
+(``:backends:``, ``:widths:`` length) become ``self.error`` with the same
+courtesy.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util.docutils import SphinxDirective
+
+from sphinxext_attn.core.models import (
+    ARCHES,
+    CATEGORIES,
+    FEATURE_COLUMNS,
+    PREFILL_COLUMNS,
+    Analysis,
+)
+from sphinxext_attn.render import nodes as render
+from sphinxext_attn.render import prose
+from sphinxext_attn.sphinx import cache, config
+
+
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def columns_option(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
+    """A converter for ``:columns:`` that names the allowed columns on error."""
+    by_lower = {a.lower(): a for a in allowed}
+
+    def convert(value: str) -> tuple[str, ...]:
+        names = _split(value or "")
+        if not names:
+            raise ValueError(f"no columns given; choose from {', '.join(allowed)}")
+        out = []
+        for name in names:
+            canon = by_lower.get(name.lower())
+            if canon is None:
+                raise ValueError(f"unknown column {name!r}; choose from {', '.join(allowed)}")
+            if canon in out:
+                raise ValueError(f"column {canon!r} given twice")
+            out.append(canon)
+        return tuple(out)
+
+    return convert
+
+
+def choices_option(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
+    """Comma-separated values, each one of ``allowed``."""
+
+    def convert(value: str) -> tuple[str, ...]:
+        names = _split(value or "")
+        bad = [n for n in names if n not in allowed]
+        if bad or not names:
+            raise ValueError(
+                f"{', '.join(bad) or 'nothing'} unknown; choose from {', '.join(allowed)}"
+            )
+        return tuple(names)
+
+    return convert
+
+
+def widths_option(value: str) -> str | list[int]:
+    try:
+        return directives.value_or(("auto", "grid"), directives.positive_int_list)(value)
+    except ValueError as err:
+        raise ValueError(f"{err}; give auto, grid or a list of positive integers") from None
+
+
+def backends_option(value: str) -> tuple[str, ...]:
+    names = _split(value or "")
+    if not names:
+        raise ValueError("give comma-separated backend names")
+    return tuple(names)
+
+
+COMMON_OPTIONS = {
+    "root": directives.unchanged_required,
+    "backends": backends_option,
+    "class": directives.class_option,
+    "name": directives.unchanged,
+    "caption": directives.unchanged_required,
+    "widths": widths_option,
+}
+
+
+class AttentionBackendsDirective(SphinxDirective):
+    """Shared base of the family (in the manner of sphinx-design's directives)."""
+
+    has_content = False
+    required_arguments = 0
+    optional_arguments = 0
+    final_argument_whitespace = False
+    allowed_columns: ClassVar[Sequence[str]] = FEATURE_COLUMNS
+    option_spec = {**COMMON_OPTIONS, "columns": columns_option(FEATURE_COLUMNS)}
+
+    #: the legend is fixed text and renders without a tree
+    needs_tree: ClassVar[bool] = True
+
+    def run(self) -> list[nodes.Node]:
+        if not self.needs_tree:
+            return self.rendered(Analysis(root=""), None)
+        root = self.tree_root()
+        if root is None:
+            config.warn_no_root()
+            return []
+        analysis = cache.get_analysis(self.env, root)
+        cache.report(root, analysis)
+        cache.env_docs(self.env).setdefault(self.env.docname, set()).add(root)
+        for rel in analysis.files:
+            self.env.note_dependency(os.path.join(root, rel))
+        return self.rendered(analysis, self.backends(analysis))
+
+    def rendered(self, analysis: Analysis, backends: frozenset[str] | None) -> list[nodes.Node]:
+        try:
+            out = self.render(analysis, self.spec(), backends)
+        except render.RenderError as err:
+            raise self.error(f"{self.name}: {err}") from None
+        return self.labelled(out)
+
+    def spec(self) -> render.TableSpec:
+        return render.TableSpec(
+            widths=self.options.get("widths"),
+            classes=list(self.options.get("class", [])),
+            caption=self.options.get("caption"),
+        )
+
+    # -- hooks ------------------------------------------------------------------
+
+    def render(
+        self, analysis: Analysis, spec: render.TableSpec, backends: frozenset[str] | None
+    ) -> list[nodes.Node]:
+        raise NotImplementedError
+
+    def known_backends(self, analysis: Analysis) -> list[str]:
+        return sorted({b.name for b in analysis.backends})
+
+    # -- helpers ----------------------------------------------------------------
+
+    def tree_root(self) -> str | None:
+        value = self.options.get("root")
+        if value:
+            docdir = os.path.dirname(self.env.doc2path(self.env.docname))
+            return config.directive_root(value, docdir)
+        return config.build_root(self.env)
+
+    def backends(self, analysis: Analysis) -> frozenset[str] | None:
+        wanted = self.options.get("backends")
+        if wanted is None:
+            return None
+        known = self.known_backends(analysis)
+        unknown = [w for w in wanted if w not in known]
+        if unknown:
+            raise self.error(
+                f"{self.name}: unknown backend(s) {', '.join(unknown)}; "
+                f"choose from {', '.join(known)}"
+            )
+        return frozenset(wanted)
+
+    def columns(self) -> tuple[str, ...] | None:
+        return self.options.get("columns")
+
+    def labelled(self, out: list[nodes.Node]) -> list[nodes.Node]:
+        """``:name:`` on the table when there is one, else on a wrapping container."""
+        if "name" not in self.options:
+            return out
+        tables = [n for n in out if isinstance(n, nodes.table)]
+        if len(tables) == 1:
+            self.add_name(tables[0])
+            return out
+        box = nodes.container("", *out, classes=["attn-backends"])
+        self.add_name(box)
+        return [box]
+
+
+class AllTablesDirective(AttentionBackendsDirective):
+    """``attention-backends``: every table in the seed's order."""
+
+    def known_backends(self, analysis: Analysis) -> list[str]:
+        names = {b.name for b in analysis.backends}
+        names |= {render.strip_markers(p.name) for p in analysis.mla_prefill}
+        return sorted(names)
+
+    def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
+        head = [render.rubric(spec.caption)] if spec.caption else []
+        spec.caption = None
+        return head + render.page_nodes(analysis, spec, columns=self.columns(), backends=backends)
+
+
+class PriorityDirective(AttentionBackendsDirective):
+    """``attention-backends-priority``: the CUDA priority lists."""
+
+    option_spec = {
+        **COMMON_OPTIONS,
+        "columns": columns_option(render.PRIORITY_COLUMNS),
+        "category": choices_option(CATEGORIES),
+        "arch": choices_option(ARCHES),
+    }
+
+    def known_backends(self, analysis: Analysis) -> list[str]:
+        return sorted({b for p in analysis.priorities for b in p.backends})
+
+    def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
+        categories = self.options.get("category", CATEGORIES)
+        arches = self.options.get("arch", ARCHES)
+        lists = [p for p in analysis.priorities if p.category in categories and p.arch in arches]
+        head: list[nodes.Node] = []
+        if spec.caption and len(lists) != 1:
+            head, spec.caption = [render.rubric(spec.caption)], None
+        return head + render.priority_nodes(
+            analysis,
+            spec,
+            categories=categories,
+            arches=arches,
+            backends=backends,
+            columns=self.columns() or render.PRIORITY_COLUMNS,
+            headings=len({p.category for p in lists}) > 1,
+        )
+
+
+class LegendDirective(AttentionBackendsDirective):
+    """``attention-backends-legend``; ``:columns:`` picks the described columns."""
+
+    needs_tree = False
+
+    option_spec = {
+        **COMMON_OPTIONS,
+        "columns": columns_option([c for c, _ in prose.LEGEND]),
+    }
+
+    def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
+        return render.legend_nodes(spec, self.columns() or prose.SEED_LEGEND_COLUMNS)
+
+
+class StandardDirective(AttentionBackendsDirective):
+    """``attention-backends-standard``: MHA/MQA/GQA backends and their footnotes."""
+
+    def known_backends(self, analysis: Analysis) -> list[str]:
+        return sorted({b.name for b in analysis.rows("standard")})
+
+    def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
+        return render.feature_nodes(
+            analysis, "standard", spec, columns=self.columns(), backends=backends
+        )
+
+
+class MLADecodeDirective(StandardDirective):
+    """``attention-backends-mla-decode``: the MLA decode backends."""
+
+    def known_backends(self, analysis: Analysis) -> list[str]:
+        return sorted({b.name for b in analysis.rows("mla")})
+
+    def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
+        return render.feature_nodes(
+            analysis, "mla", spec, columns=self.columns(), backends=backends
+        )
+
+
+class MLAPrefillDirective(AttentionBackendsDirective):
+    """``attention-backends-mla-prefill``: the MLA prefill backends (+ the ``‡`` note)."""
+
+    option_spec = {**COMMON_OPTIONS, "columns": columns_option(PREFILL_COLUMNS)}
+
+    def known_backends(self, analysis: Analysis) -> list[str]:
+        return [render.strip_markers(p.name) for p in analysis.mla_prefill]
+
+    def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
+        return render.prefill_nodes(analysis, spec, columns=self.columns(), backends=backends)
+
+
+DIRECTIVES: dict[str, type[AttentionBackendsDirective]] = {
+    "attention-backends": AllTablesDirective,
+    "attention-backends-priority": PriorityDirective,
+    "attention-backends-legend": LegendDirective,
+    "attention-backends-standard": StandardDirective,
+    "attention-backends-mla-prefill": MLAPrefillDirective,
+    "attention-backends-mla-decode": MLADecodeDirective,
+}

@@ -1,0 +1,33 @@
+"""``setup(app)``: registers the config value, the directives and the event handlers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn import __version__
+from sphinxext_attn.sphinx import config, events
+from sphinxext_attn.sphinx.directives import DIRECTIVES
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+
+#: bump when what is kept on the environment changes shape
+ENV_VERSION = 1
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    config.register(app)
+    for name, directive in DIRECTIVES.items():
+        app.add_directive(name, directive)
+    app.connect("builder-inited", events.builder_inited)
+    app.connect("env-get-outdated", events.get_outdated)
+    app.connect("env-before-read-docs", events.before_read_docs)
+    app.connect("env-purge-doc", events.purge_doc)
+    app.connect("env-merge-info", events.merge_info)
+    app.connect("build-finished", events.build_finished)
+    return {
+        "version": __version__,
+        "env_version": ENV_VERSION,
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

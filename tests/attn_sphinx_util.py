@@ -1,0 +1,134 @@
+"""Helpers of the Sphinx tests: copy a test root, build it, read tables back out of HTML."""
+
+from __future__ import annotations
+
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+TESTS = Path(__file__).parent
+ROOTS = TESTS / "roots"
+MINI_TREE = TESTS / "trees" / "mini"
+
+
+def copy_root(name: str, dest: Path) -> Path:
+    """A private copy of ``tests/roots/test-<name>`` (builds write into it)."""
+    src = dest / "src"
+    shutil.copytree(ROOTS / f"test-{name}", src)
+    return src
+
+
+def copy_tree(dest: Path, tree: Path = MINI_TREE) -> Path:
+    out = dest / "tree"
+    shutil.copytree(tree, out)
+    return out
+
+
+def build(
+    make_app: Any,
+    srcdir: Path,
+    buildername: str = "html",
+    *,
+    tree: Path | None = MINI_TREE,
+    **kwargs: Any,
+) -> Any:
+    overrides = dict(kwargs.pop("confoverrides", {}))
+    if tree is not None:
+        overrides.setdefault("attention_backends_root", str(tree))
+    app = make_app(buildername, srcdir=srcdir, confoverrides=overrides, **kwargs)
+    app.build()
+    return app
+
+
+def warnings(app: Any) -> str:
+    return app._warning.getvalue()
+
+
+class Table:
+    """A table read back from HTML: classes, caption, header and body cells."""
+
+    def __init__(self, classes: list[str]) -> None:
+        self.classes = classes
+        self.caption = ""
+        self.header: list[str] = []
+        self.rows: list[list[str]] = []
+
+    def markdown(self) -> list[str]:
+        lines = ["| " + " | ".join(self.header) + " |"]
+        lines.append("|" + "|".join("---" for _ in self.header) + "|")
+        lines += ["| " + " | ".join(r) + " |" for r in self.rows]
+        return lines
+
+
+class _TableParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[Table] = []
+        self.current: Table | None = None
+        self.cell: list[str] | None = None
+        self.in_caption = False
+        self.in_head = False
+        self.row: list[str] | None = None
+        self.skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table":
+            self.current = Table((a.get("class") or "").split())
+        elif self.current is None:
+            return
+        elif tag == "caption":
+            self.in_caption = True
+        elif tag == "a" and "headerlink" in (a.get("class") or ""):
+            self.skip += 1
+        elif tag == "thead":
+            self.in_head = True
+        elif tag == "tr":
+            self.row = []
+        elif tag in ("td", "th"):
+            self.cell = []
+        elif tag == "code" and self.cell is not None:
+            self.cell.append("`")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.current is None:
+            return
+        if tag == "table":
+            self.tables.append(self.current)
+            self.current = None
+        elif tag == "caption":
+            self.in_caption = False
+        elif tag == "a" and self.skip:
+            self.skip -= 1
+        elif tag == "thead":
+            self.in_head = False
+        elif tag == "code" and self.cell is not None:
+            self.cell.append("`")
+        elif tag in ("td", "th") and self.cell is not None and self.row is not None:
+            self.row.append("".join(self.cell).strip())
+            self.cell = None
+        elif tag == "tr" and self.row is not None:
+            if self.in_head:
+                self.current.header = self.row
+            else:
+                self.current.rows.append(self.row)
+            self.row = None
+
+    def handle_data(self, data: str) -> None:
+        if self.current is None or self.skip:
+            return
+        if self.in_caption:
+            self.current.caption += data
+        elif self.cell is not None:
+            self.cell.append(data)
+
+
+def html_tables(html: str) -> list[Table]:
+    parser = _TableParser()
+    parser.feed(html)
+    return parser.tables
+
+
+def page_tables(app: Any, docname: str) -> list[Table]:
+    return html_tables((Path(app.outdir) / f"{docname}.html").read_text(encoding="utf-8"))

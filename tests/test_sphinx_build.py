@@ -1,0 +1,150 @@
+"""Whole builds of a small project: every builder clean, rST and MyST alike, labels reachable."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from attn_sphinx_util import MINI_TREE, build, copy_root, copy_tree, page_tables, warnings
+
+
+@pytest.fixture
+def srcdir(tmp_path: Path) -> Path:
+    return copy_root("basic", tmp_path)
+
+
+def _table_html(html: str) -> list[str]:
+    """The <table> elements with their generated ids taken out."""
+    found = re.findall(r"<table.*?</table>", html, flags=re.S)
+    return [re.sub(r' id="[^"]*"', "", t) for t in found]
+
+
+def test_html_clean_and_tables(make_app, srcdir):
+    app = build(make_app, srcdir)
+    assert warnings(app) == ""
+    (std,) = page_tables(app, "standard")
+    assert "attn-standard" in std.classes
+    assert std.header[:3] == ["Backend", "Version", "Dtypes"]
+    assert [r[:2] for r in std.rows] == [
+        ["`FLASHINFER`", "Native†"],
+        ["`FLASHINFER`", "TRTLLM†"],
+        ["`FLASH_ATTN`", "FA2*"],
+        ["`FLASH_ATTN`", "FA3*"],
+        ["`TRITON_ATTN`", ""],
+    ]
+    kv = std.header.index("KV Dtypes")
+    assert std.rows[0][kv] == "`auto`, `fp8`"
+    html = (Path(app.outdir) / "standard.html").read_text(encoding="utf-8")
+    assert "attn-footnotes" in html and "flash_attn_version=2" in html
+    assert (Path(app.outdir) / "_static" / "attention_backends.css").is_file()
+    assert "attention_backends.css" in html
+
+
+def test_rst_and_myst_give_identical_tables(make_app, srcdir):
+    app = build(make_app, srcdir)
+    rst = (Path(app.outdir) / "standard.html").read_text(encoding="utf-8")
+    myst = (Path(app.outdir) / "myst.html").read_text(encoding="utf-8")
+    assert _table_html(rst) == _table_html(myst)
+    assert _table_html(rst)
+
+
+def test_name_is_a_reachable_label(make_app, srcdir):
+    app = build(make_app, srcdir)
+    index = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+    assert 'href="standard.html#std-table"' in index
+    options = (Path(app.outdir) / "options.html").read_text(encoding="utf-8")
+    assert 'id="two-backends"' in options and 'href="#two-backends"' in options
+    assert ">Two backends<" in options
+
+
+def test_all_tables_in_seed_order(make_app, srcdir):
+    app = build(make_app, srcdir)
+    kinds = [next(c for c in t.classes if c in KINDS) for t in page_tables(app, "all")]
+    assert kinds == [
+        "attn-priority",
+        "attn-priority",
+        "attn-priority",
+        "attn-priority",
+        "attn-legend",
+        "attn-features",
+        "attn-prefill",
+        "attn-features",
+    ]
+
+
+KINDS = {"attn-priority", "attn-legend", "attn-features", "attn-prefill"}
+
+
+def test_options_page(make_app, srcdir):
+    app = build(make_app, srcdir)
+    tables = page_tables(app, "options")
+    blackwell = tables[0]
+    assert blackwell.caption == "Blackwell order"
+    assert [r[1] for r in blackwell.rows] == ["`FLASHINFER`", "`FLASH_ATTN`", "`TRITON_ATTN`"]
+    prefill = next(t for t in tables if "attn-prefill" in t.classes)
+    assert prefill.header == ["Backend", "Dtypes", "Compute Cap."]
+    decode = next(t for t in tables if "wide" in t.classes)
+    assert [r[0] for r in decode.rows] == ["`TRITON_MLA`"]
+    two = tables[-1]
+    assert two.header == ["Backend", "Version", "Non-Causal", "DCP"]
+    assert [r[0] for r in two.rows] == ["`FLASH_ATTN`", "`FLASH_ATTN`", "`TRITON_ATTN`"]
+    html = (Path(app.outdir) / "options.html").read_text(encoding="utf-8")
+    assert '<col style="width: 15.0%" />' in html  # explicit :widths: reach the colgroup
+
+
+@pytest.mark.parametrize("buildername", ["latex", "text", "man", "singlehtml"])
+def test_other_builders_clean(make_app, srcdir, buildername):
+    app = build(make_app, srcdir, buildername, warningiserror=True)
+    assert warnings(app) == ""
+    out = Path(app.outdir)
+    if buildername == "text":
+        text = (out / "standard.txt").read_text(encoding="utf-8")
+        assert "FLASH_ATTN" in text and "FA3*" in text and "≥8.0" in text
+    if buildername == "latex":
+        (tex,) = out.glob("*.tex")
+        body = tex.read_text(encoding="utf-8")
+        assert "FA2*" in body and r"\sphinxcode" in body
+
+
+def test_root_option_is_relative_to_the_page(make_app, tmp_path, srcdir):
+    sub = srcdir / "sub"
+    sub.mkdir()
+    copy_tree(sub)
+    (sub / "local.rst").write_text(
+        "Local\n=====\n\n.. attention-backends-mla-decode::\n   :root: tree\n", encoding="utf-8"
+    )
+    (srcdir / "index.rst").write_text(
+        (srcdir / "index.rst").read_text(encoding="utf-8") + "\n.. toctree::\n\n   sub/local\n",
+        encoding="utf-8",
+    )
+    app = build(make_app, srcdir, tree=None)
+    (decode,) = page_tables(app, "sub/local")
+    assert [r[0] for r in decode.rows] == ["`TRITON_MLA`"]
+    # the pages without :root: have no tree: one warning for the whole build
+    assert warnings(app).count("attention_backends_root") == 1
+
+
+def test_no_tree_anywhere_warns_once(make_app, srcdir, monkeypatch):
+    from sphinxext_attn.sphinx import config
+
+    monkeypatch.setattr(config, "installed_vllm_root", lambda: None)
+    app = build(make_app, srcdir, tree=None)
+    text = warnings(app)
+    assert text.count("attention_backends.config") == 1, text
+    assert "set attention_backends_root" in text
+    assert "Traceback" not in text
+    assert page_tables(app, "standard") == []
+
+
+def test_installed_vllm_is_found_without_import(make_app, srcdir, monkeypatch):
+    monkeypatch.syspath_prepend(str(MINI_TREE))
+    import sys
+
+    from sphinxext_attn.sphinx import config
+
+    assert config.installed_vllm_root() == str(MINI_TREE)
+    assert "vllm" not in sys.modules
+    app = build(make_app, srcdir, tree=None)
+    assert warnings(app) == ""
+    assert page_tables(app, "standard")

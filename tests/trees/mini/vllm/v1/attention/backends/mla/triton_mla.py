@@ -1,0 +1,3 @@
+# ruff: noqa
+class TritonMLABackend(MLACommonBackend):
+    supported_kv_cache_dtypes: list = ["auto", "bfloat16"]
