@@ -75,8 +75,9 @@ html_theme_options = {
 }
 
 # --- LaTeX / PDF ---------------------------------------------------------------
-# Wide tables: every table may break across pages (longtable), cells wrap, and
-# the body uses small type so ten columns fit on a landscape-free A4 page.
+# Wide tables: tabulary fits them to the line width with wrapping cells (the
+# extension makes long ones longtable, which breaks across pages), and small
+# type lets ten columns fit on a portrait A4 page.
 
 latex_engine = "xelatex"  # the tables carry ✅/❌ and other non-Latin-1 symbols
 latex_table_style = ["booktabs", "colorrows"]
@@ -84,11 +85,13 @@ latex_elements = {
     "papersize": "a4paper",
     "pointsize": "10pt",
     "preamble": r"""
-\usepackage{longtable}
-\setlength{\LTleft}{0pt}
-\setlength{\LTright}{0pt}
 \AtBeginEnvironment{longtable}{\footnotesize}
 \AtBeginEnvironment{tabulary}{\footnotesize}
+% The cells use emoji the text fonts lack: print them as math symbols.
+\usepackage{amssymb}
+\usepackage{newunicodechar}
+\newunicodechar{✅}{\ensuremath{\checkmark}}
+\newunicodechar{❌}{\ensuremath{\times}}
 """,
 }
 latex_documents = [
