@@ -38,6 +38,7 @@ def build(
         overrides.setdefault("attention_backends_root", str(tree))
     app = make_app(buildername, srcdir=srcdir, confoverrides=overrides, **kwargs)
     app.build()
+    app.cleanup()  # so a second app in the same test registers its nodes cleanly
     return app
 
 
