@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 from sphinxext_attn.core import features
@@ -74,7 +75,7 @@ def analyze_backend(
 
     dtypes, loc = features.dtypes(scope)
     note("Dtypes", loc)
-    kv, loc = features.kv_cache_dtypes(scope)
+    kv, loc = features.kv_cache_dtypes(scope, tree.lines)
     note("KV Dtypes", loc)
     blocks, loc = features.block_sizes(scope)
     note("Block Sizes", loc)
@@ -126,7 +127,21 @@ def analyze_backend(
 
 def analyze(root: str | os.PathLike[str]) -> Analysis:
     """Analyse the vLLM tree at ``root`` (the folder holding ``vllm/``). Never raises
-    for problems in the tree: they are returned as diagnostics."""
+    for problems in the tree: they are returned as diagnostics.
+
+    The cyclic garbage collector is paused meanwhile: the cached ASTs are
+    millions of acyclic objects it would otherwise rescan on every parse.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyze(root)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _analyze(root: str | os.PathLike[str]) -> Analysis:
     tree = SourceTree(root)
     result = Analysis(root=str(tree.root))
     if not tree.safe_path("vllm") or not (tree.root / "vllm").is_dir():
@@ -144,8 +159,10 @@ def analyze(root: str | os.PathLike[str]) -> Analysis:
         if row is not None:
             rows.append(row)
     result.priorities = read_priorities(tree)
+    flash_attn = next((r for r in rows if r.name == "FLASH_ATTN"), None)
+    fa_file = flash_attn.sources["Backend"].path if flash_attn else None
     result.backends, result.footnotes = expand_variants(
-        rows, flash_attn_facts(tree), flashinfer_facts(tree)
+        rows, flash_attn_facts(tree, fa_file), flashinfer_facts(tree)
     )
     result.mla_prefill = read_prefill(tree)
     result.version = read_version(tree)

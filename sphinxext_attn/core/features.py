@@ -8,7 +8,7 @@ the cell's facts, returning where it read them for provenance.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from sphinxext_attn.core.classes import ClassRef
@@ -93,11 +93,31 @@ def dtypes(scope: list[ClassRef]) -> tuple[tuple[str, ...], Location | None]:
     return tuple(DTYPE_NAMES.get(d, d) for d in items), found.location
 
 
-def kv_cache_dtypes(scope: list[ClassRef]) -> tuple[tuple[str, ...], Location | None]:
+def _aliases(node: ast.AST, lines: list[str]) -> set[str]:
+    """Items of a literal list whose line says ``# alias for <another item>``."""
+    found: set[str] = set()
+    if not isinstance(node, ast.List | ast.Tuple):
+        return found
+    names = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+    for elt in node.elts:
+        if not (isinstance(elt, ast.Constant) and 0 < elt.lineno <= len(lines)):
+            continue
+        _, hash_, comment = lines[elt.lineno - 1].partition("#")
+        words = comment.split()
+        if hash_ and words[:2] == ["alias", "for"] and len(words) > 2 and words[2] in names:
+            found.add(str(elt.value))
+    return found
+
+
+def kv_cache_dtypes(
+    scope: list[ClassRef], lines: Callable[[str], list[str]] | None = None
+) -> tuple[tuple[str, ...], Location | None]:
+    """The listed KV cache dtypes; an entry marked as an alias of another is shown once."""
     found = find_class_var(scope, "supported_kv_cache_dtypes")
     items = _literal_items(found.node) if found else None
     if found and items:
-        return tuple(items), found.location
+        aliases = _aliases(found.node, lines(found.owner.path)) if lines else set()
+        return tuple(i for i in items if i not in aliases), found.location
     method = find_method(scope, "supports_kv_cache_dtype")
     if method is not None:
         for n in ast.walk(method.node):
@@ -212,10 +232,12 @@ def compute_capability(scope: list[ClassRef]) -> tuple[str, Location | None]:
                 )
     where = method.location
     if majors:
-        majors.sort()
+        majors = sorted(set(majors))
         if len(majors) == 1:
             return f"{majors[0]}.x", where
-        return f"{majors[0]}.x-{majors[-1]}.x", where
+        if majors == list(range(majors[0], majors[-1] + 1)):
+            return f"{majors[0]}.x-{majors[-1]}.x", where
+        return ", ".join(f"{m}.x" for m in majors), where
     if low:
         if high:
             return f"{low[0]}.x-{high[0]}.x", where
@@ -241,7 +263,8 @@ def attention_types(scope: list[ClassRef]) -> tuple[str, Location | None]:
                     types.add(ATTN_TYPE_NAMES[elt.attr])
     if not types:
         return "Decoder", method.location
-    return ("All" if len(types) >= 3 else ", ".join(sorted(types))), method.location
+    every = set(ATTN_TYPE_NAMES.values())
+    return ("All" if types >= every else ", ".join(sorted(types))), method.location
 
 
 def flag(scope: list[ClassRef], method_name: str) -> tuple[bool, Location | None]:

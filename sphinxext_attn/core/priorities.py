@@ -3,8 +3,12 @@
 ``_get_backend_priorities`` in ``vllm/platforms/cuda.py`` returns a list of
 ``AttentionBackendEnum.X`` members under nested ``if`` statements. Instead of
 trusting the position of a branch, each ``return [...]`` is classified by the
-conditions on its path: ``use_mla`` decides the category, a Blackwell check
-(``major == 10`` or ``is_device_capability_family(100)``) decides the arch.
+conditions on its path: ``use_mla`` decides the category, a compute-capability
+check (``major == 10``, alone or in an ``and``) decides the architecture.
+``*name`` entries are resolved from list assignments in the same block (and
+one ``if`` level below it, the later one winning); entries that only appear
+under an inline condition (``*([X] if flag else [])``) are not defaults and
+are left out.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from sphinxext_attn.core.source import SourceTree
 
 CUDA_PLATFORM_FILE = "vllm/platforms/cuda.py"
 PRIORITY_FUNCTION = "_get_backend_priorities"
-#: A guard is (test expression, taken branch is the true one).
+#: A guard is (test expression, whether the taken branch is the true one).
 Guard = tuple[ast.expr, bool]
 
 
@@ -30,8 +34,14 @@ def _mentions_mla(test: ast.expr) -> bool:
     )
 
 
-def _is_blackwell(test: ast.expr) -> bool:
-    """``x.major == 10`` or ``is_device_capability_family(100)``."""
+def _major_checked(test: ast.expr) -> int | None:
+    """``x.major == N`` (or ``is_device_capability_family(N0)``), also as one term of an ``and``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for value in test.values:
+            major = _major_checked(value)
+            if major is not None:
+                return major
+        return None
     if (
         isinstance(test, ast.Compare)
         and isinstance(test.left, ast.Attribute)
@@ -39,22 +49,46 @@ def _is_blackwell(test: ast.expr) -> bool:
         and len(test.ops) == 1
         and isinstance(test.ops[0], ast.Eq)
         and isinstance(test.comparators[0], ast.Constant)
+        and isinstance(test.comparators[0].value, int)
     ):
-        return test.comparators[0].value == 10
-    return capability_family(test) == 100
+        return test.comparators[0].value
+    family = capability_family(test)
+    return family // 10 if family is not None else None
 
 
-def _enum_members(node: ast.expr | None) -> list[str] | None:
-    if not isinstance(node, ast.List):
-        return None
-    return [e.attr for e in node.elts if isinstance(e, ast.Attribute)]
+def _list_assignments(body: list[ast.stmt], depth: int = 0) -> dict[str, ast.List]:
+    """``name = [...]`` in a block and one ``if`` level below it; the later one wins."""
+    found: dict[str, ast.List] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.List):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = stmt.value
+        elif isinstance(stmt, ast.If) and depth == 0:
+            found.update(_list_assignments(stmt.body, 1))
+            found.update(_list_assignments(stmt.orelse, 1))
+    return found
 
 
-def _returns(body: list[ast.stmt], guards: list[Guard]) -> Iterator[tuple[ast.Return, list[Guard]]]:
-    """Every ``return`` in a statement list with the conditions that lead to it."""
+def _members(node: ast.List, names: dict[str, ast.List], depth: int = 0) -> list[str]:
+    out: list[str] = []
+    for elt in node.elts:
+        if isinstance(elt, ast.Attribute):
+            out.append(elt.attr)
+        elif isinstance(elt, ast.Starred) and isinstance(elt.value, ast.Name) and depth < 4:
+            target = names.get(elt.value.id)
+            if target is not None:
+                out.extend(_members(target, names, depth + 1))
+    return out
+
+
+def _returns(
+    body: list[ast.stmt], guards: list[Guard]
+) -> Iterator[tuple[ast.Return, list[Guard], list[ast.stmt]]]:
+    """Every ``return`` with the conditions that lead to it and its enclosing block."""
     for stmt in body:
         if isinstance(stmt, ast.Return):
-            yield stmt, guards
+            yield stmt, guards, body
         elif isinstance(stmt, ast.If):
             yield from _returns(stmt.body, [*guards, (stmt.test, True)])
             yield from _returns(stmt.orelse, [*guards, (stmt.test, False)])
@@ -65,13 +99,14 @@ def _classify(guards: list[Guard]) -> tuple[str, str]:
     for test, taken in guards:
         if _mentions_mla(test) and taken:
             category = "mla"
-        if _is_blackwell(test):
-            arch = "sm100" if taken else "default"
+        major = _major_checked(test)
+        if major is not None and taken:
+            arch = "sm100" if major == 10 else f"sm{major}0"
     return category, arch
 
 
 def read_priorities(tree: SourceTree) -> list[PriorityList]:
-    """Priority lists in the seed's order: standard then MLA, Blackwell then default."""
+    """Priority lists: standard then MLA; Blackwell, the default, then other arches."""
     module = tree.parse(CUDA_PLATFORM_FILE)
     if module is None:
         return []
@@ -83,13 +118,20 @@ def read_priorities(tree: SourceTree) -> list[PriorityList]:
         tree.warn(f"function {PRIORITY_FUNCTION} not found", CUDA_PLATFORM_FILE, subtype="priority")
         return []
     found: dict[tuple[str, str], PriorityList] = {}
-    for ret, guards in _returns(func.body, []):
-        members = _enum_members(ret.value)
+    for ret, guards, block in _returns(func.body, []):
+        if not isinstance(ret.value, ast.List):
+            continue
+        members = _members(ret.value, _list_assignments(block))
         if not members:
             continue
         category, arch = _classify(guards)
-        found[(category, arch)] = PriorityList(
-            category, arch, tuple(members), Location(CUDA_PLATFORM_FILE, ret.lineno)
+        found.setdefault(
+            (category, arch),
+            PriorityList(category, arch, tuple(members), Location(CUDA_PLATFORM_FILE, ret.lineno)),
         )
-    order = [(c, a) for c in ("standard", "mla") for a in ("sm100", "default")]
-    return [found[k] for k in order if k in found]
+
+    def order(key: tuple[str, str]) -> tuple[int, int, str]:
+        category, arch = key
+        return (category != "standard", {"sm100": 0, "default": 1}.get(arch, 2), arch)
+
+    return [found[k] for k in sorted(found, key=order)]

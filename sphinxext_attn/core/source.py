@@ -28,6 +28,7 @@ class SourceTree:
         self.root = Path(os.path.realpath(root))
         self._modules: dict[str, ast.Module | None] = {}
         self._texts: dict[str, str | None] = {}
+        self._lines: dict[str, list[str]] = {}
         self.files: list[str] = []
         self.directories: list[str] = []
         self.diagnostics: list[Diagnostic] = []
@@ -135,6 +136,13 @@ class SourceTree:
             text = text[1:]
         self._texts[rel] = text
         return text
+
+    def lines(self, rel: str) -> list[str]:
+        """Source lines of a file already read (comments carry a few facts)."""
+        if rel not in self._lines:
+            text = self._texts.get(rel)
+            self._lines[rel] = text.splitlines() if text else []
+        return self._lines[rel]
 
     def parse(self, rel: str) -> ast.Module | None:
         """The module AST of a tree file, parsed at most once; None (with a warning) on failure."""

@@ -1,17 +1,21 @@
-"""Variant rows: one registered backend shown as several rows (FA2/FA3, Native/TRTLLM).
+"""Variant rows: one registered backend shown as several rows.
 
-FlashAttention picks its version in ``fa_utils.py``; FlashInfer switches to
-TRTLLM kernels on Blackwell in ``vllm/utils/flashinfer.py``. The facts that
-differ per variant are read from those functions.
+FlashAttention picks a version at run time (``get_flash_attn_version`` in
+``fa_utils.py``): each version it can assign becomes a row (FA2*, FA3*, FA4*)
+with the capability that guards the assignment, and with sinks and fp8 KV
+caches where the gating functions compare the version. FlashInfer switches
+to TRTLLM kernels (``supports_trtllm_attention`` in ``vllm/utils/flashinfer.py``):
+an exact-capability check is the XQA decode path, a capability family is the
+TRTLLM(-gen) path, everything else is native FlashInfer.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from sphinxext_attn.core.flags import family_text, find_function, first_family_in
+from sphinxext_attn.core.flags import calls, family_text, find_function
 from sphinxext_attn.core.models import BackendFeatures, Footnote, Location
 from sphinxext_attn.core.source import SourceTree
 from sphinxext_attn.render import prose
@@ -19,88 +23,255 @@ from sphinxext_attn.render import prose
 FA_UTILS_FILE = "vllm/v1/attention/backends/fa_utils.py"
 FLASHINFER_UTILS_FILE = "vllm/utils/flashinfer.py"
 FP8_KV_DTYPES = ("fp8", "fp8_e4m3", "fp8_e5m2")
+#: KV formats only the TRTLLM-gen kernels read (exact names).
+TRTLLM_ONLY_KV = frozenset({"nvfp4"})
+FA_VERSIONS = (2, 3, 4)
 
 
-@dataclass(frozen=True)
+@dataclass
 class FlashAttnFacts:
-    fa3_capability: str | None
-    fa3_fp8: bool
-    fa3_sinks: bool
-    location: Location
+    versions: list[int]
+    capability: dict[int, str] = field(default_factory=dict)
+    sinks: set[int] = field(default_factory=set)
+    fp8: set[int] = field(default_factory=set)
+    #: True when fp8 support lists the KV dtypes itself (only advertised ones are kept)
+    fp8_advertised: bool = False
+    location: Location = Location(FA_UTILS_FILE)
 
 
 @dataclass(frozen=True)
 class FlashInferFacts:
-    trtllm_capability: str
+    trtllm_capability: str | None
+    xqa_capability: str | None
     location: Location
 
 
-def _compares_fa_version(func: ast.FunctionDef | None) -> bool:
-    """The function tests ``get_flash_attn_version() <op> N``."""
-    if func is None:
-        return False
-    return any(
-        isinstance(n, ast.Compare)
-        and isinstance(n.left, ast.Call)
-        and isinstance(n.left.func, ast.Name)
-        and n.left.func.id == "get_flash_attn_version"
-        for n in ast.walk(func)
+def _is_version_expr(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "fa_version") or (
+        isinstance(node, ast.Call) and calls(node, "get_flash_attn_version")
     )
 
 
-def _fa3_major(func: ast.FunctionDef | None) -> str | None:
-    """``3 if (cap.major == 9 and ...) else 2`` -> ``9.x``."""
+def compared_versions(func: ast.AST | None) -> set[int]:
+    """Versions a function tests for: ``v == 3``, ``v in (3, 4)``, ``v >= 3``."""
+    found: set[int] = set()
     if func is None:
-        return None
+        return found
     for n in ast.walk(func):
-        if isinstance(n, ast.IfExp) and isinstance(n.test, ast.BoolOp):
-            for val in n.test.values:
-                if (
-                    isinstance(val, ast.Compare)
-                    and isinstance(val.left, ast.Attribute)
-                    and val.left.attr == "major"
-                    and val.comparators
-                    and isinstance(val.comparators[0], ast.Constant)
-                ):
-                    return f"{val.comparators[0].value}.x"
+        if not (isinstance(n, ast.Compare) and len(n.ops) == 1 and _is_version_expr(n.left)):
+            continue
+        op, comp = n.ops[0], n.comparators[0]
+        if isinstance(comp, ast.Constant) and isinstance(comp.value, int):
+            if isinstance(op, ast.Eq):
+                found.add(comp.value)
+            elif isinstance(op, ast.GtE):
+                found.update(v for v in FA_VERSIONS if v >= comp.value)
+        elif isinstance(op, ast.In) and isinstance(comp, ast.Tuple | ast.List | ast.Set):
+            found.update(e.value for e in comp.elts if isinstance(e, ast.Constant) and isinstance(e.value, int))
+    return found
+
+
+def _major_tests(test: ast.expr) -> list[tuple[ast.cmpop, int]]:
+    """``x.major <op> N`` terms of a condition (through ``and``)."""
+    terms = test.values if isinstance(test, ast.BoolOp) else [test]
+    out: list[tuple[ast.cmpop, int]] = []
+    for t in terms:
+        if (
+            isinstance(t, ast.Compare)
+            and isinstance(t.left, ast.Attribute)
+            and t.left.attr == "major"
+            and isinstance(t.comparators[0], ast.Constant)
+            and isinstance(t.comparators[0].value, int)
+        ):
+            out.append((t.ops[0], t.comparators[0].value))
+    return out
+
+
+def _assigned_versions(node: ast.AST) -> set[int]:
+    """Version constants a statement or expression can produce: ``3``, ``4 if ok else 2``."""
+    if isinstance(node, ast.Constant) and node.value in FA_VERSIONS:
+        return {int(node.value)}
+    if isinstance(node, ast.IfExp):
+        return _assigned_versions(node.body) | _assigned_versions(node.orelse)
+    return set()
+
+
+def _version_guards(func: ast.FunctionDef) -> tuple[list[int], dict[int, list[tuple[ast.cmpop, int]]]]:
+    """Every version the function can choose, and the capability tests guarding each."""
+    versions: set[int] = set()
+    guards: dict[int, list[tuple[ast.cmpop, int]]] = {}
+
+    def note(value: ast.AST, tests: list[tuple[ast.cmpop, int]]) -> None:
+        if isinstance(value, ast.IfExp):
+            for v in _assigned_versions(value.body):
+                guards.setdefault(v, []).extend(_major_tests(value.test))
+            versions.update(_assigned_versions(value.orelse))
+        for v in _assigned_versions(value):
+            versions.add(v)
+            guards.setdefault(v, []).extend(tests)
+
+    def visit(body: list[ast.stmt], tests: list[tuple[ast.cmpop, int]]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                visit(stmt.body, tests + _major_tests(stmt.test))
+                visit(stmt.orelse, tests)
+            elif isinstance(stmt, ast.Try):
+                visit(stmt.body, tests)
+            elif isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "fa_version" for t in stmt.targets
+            ):
+                note(stmt.value, tests)
+            elif isinstance(stmt, ast.Return) and stmt.value is not None:
+                note(stmt.value, tests)
+
+    visit(func.body, [])
+    return sorted(versions), guards
+
+
+def _capability_text(tests: list[tuple[ast.cmpop, int]]) -> str | None:
+    """``>= 10`` anywhere reads as ``≥10.0``; else the first ``== 9`` as ``9.x``."""
+    for op, major in tests:
+        if isinstance(op, ast.GtE):
+            return f"≥{major}.0"
+    for op, major in tests:
+        if isinstance(op, ast.Eq):
+            return f"{major}.x"
     return None
 
 
-def flash_attn_facts(tree: SourceTree) -> FlashAttnFacts | None:
+def _backend_fp8_method(tree: SourceTree, backend_path: str | None) -> ast.AST | None:
+    """The backend's own ``supports_kv_cache_dtype`` when it gates fp8 on the version."""
+    if backend_path is None:
+        return None
+    module = tree.parse(backend_path)
+    func = find_function(module, "supports_kv_cache_dtype") if module else None
+    return func if compared_versions(func) else None
+
+
+def flash_attn_facts(tree: SourceTree, backend_path: str | None = None) -> FlashAttnFacts | None:
     if not tree.exists(FA_UTILS_FILE):
         return None
     module = tree.parse(FA_UTILS_FILE)
     if module is None:
         return None
     version_fn = find_function(module, "get_flash_attn_version")
-    return FlashAttnFacts(
-        fa3_capability=_fa3_major(version_fn),
-        fa3_fp8=_compares_fa_version(find_function(module, "flash_attn_supports_fp8")),
-        fa3_sinks=_compares_fa_version(find_function(module, "flash_attn_supports_sinks")),
-        location=Location(FA_UTILS_FILE, version_fn.lineno if version_fn else 0),
+    if version_fn is None:
+        return None
+    versions, guards = _version_guards(version_fn)
+    if 2 not in versions:
+        versions = sorted({2, *versions})
+    facts = FlashAttnFacts(
+        versions=[v for v in versions if v in FA_VERSIONS],
+        location=Location(FA_UTILS_FILE, version_fn.lineno),
     )
+    for v in facts.versions:
+        cap = _capability_text(guards.get(v, [])) if v != 2 else None
+        if cap:
+            facts.capability[v] = cap
+    facts.sinks = compared_versions(find_function(module, "flash_attn_supports_sinks"))
+    kv_fn = find_function(module, "flash_attn_supports_kv_cache_dtype")
+    if kv_fn is not None:
+        facts.fp8, facts.fp8_advertised = compared_versions(kv_fn), True
+    else:
+        fp8_fn = find_function(module, "flash_attn_supports_fp8") or _backend_fp8_method(tree, backend_path)
+        facts.fp8 = compared_versions(fp8_fn)
+    return facts
 
 
 def flashinfer_facts(tree: SourceTree) -> FlashInferFacts | None:
     if not tree.exists(FLASHINFER_UTILS_FILE):
         return None
     module = tree.parse(FLASHINFER_UTILS_FILE)
-    if module is None:
+    func = find_function(module, "supports_trtllm_attention") if module else None
+    if func is None:
         return None
-    func = find_function(module, "supports_trtllm_attention")
-    family = first_family_in(func)
-    if func is None or family is None:
+    family = exact = None
+    for n in ast.walk(func):  # breadth-first: the shallowest check is the main one
+        if not (isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Constant)):
+            continue
+        value = n.args[0].value
+        if not isinstance(value, int):
+            continue
+        if family is None and calls(n, "is_device_capability_family"):
+            family = family_text(value)
+        elif exact is None and calls(n, "is_device_capability"):
+            exact = f"{value // 10}.{value % 10}"
+    if family is None and exact is None:
         return None
-    return FlashInferFacts(family_text(family), Location(FLASHINFER_UTILS_FILE, func.lineno))
+    return FlashInferFacts(family, exact, Location(FLASHINFER_UTILS_FILE, func.lineno))
 
 
-def _with_fp8(kv: tuple[str, ...]) -> tuple[str, ...]:
-    return kv + tuple(d for d in FP8_KV_DTYPES if d not in kv)
+def _fp8_kv(kv: tuple[str, ...], supported: bool, advertised: bool) -> tuple[str, ...]:
+    if advertised:
+        plain = tuple(d for d in kv if d not in FP8_KV_DTYPES)
+        return plain + tuple(d for d in kv if d in FP8_KV_DTYPES) if supported else plain
+    if supported:
+        return kv + tuple(d for d in FP8_KV_DTYPES if d not in kv)
+    return kv
 
 
 def _min_major(capability: str) -> str:
     match = re.search(r"\d+", capability)
     return match.group(0) if match else "7"
+
+
+def _flash_attn_rows(row: BackendFeatures, fa: FlashAttnFacts) -> list[BackendFeatures]:
+    rows = []
+    for order, v in enumerate(fa.versions):
+        src = dict(row.sources)
+        if v != 2:
+            src.update({"Compute Cap.": fa.location, "Sink": fa.location})
+        rows.append(
+            replace(
+                row,
+                version=f"FA{v}*",
+                variant_order=order,
+                supports_sink=v in fa.sinks,
+                compute_capability=fa.capability.get(v, row.compute_capability),
+                kv_cache_dtypes=_fp8_kv(row.kv_cache_dtypes, v in fa.fp8, fa.fp8_advertised),
+                sources=src,
+            )
+        )
+    return rows
+
+
+def _flashinfer_rows(row: BackendFeatures, fi: FlashInferFacts) -> list[BackendFeatures]:
+    src = dict(row.sources, **{"Compute Cap.": fi.location, "Sink": fi.location})
+    no_trtllm_kv = tuple(d for d in row.kv_cache_dtypes if d not in TRTLLM_ONLY_KV)
+    rows = [
+        replace(
+            row,
+            version="Native†",
+            supports_sink=False,
+            compute_capability=f"{_min_major(row.compute_capability)}.x-9.x",
+            kv_cache_dtypes=no_trtllm_kv,
+        )
+    ]
+    if fi.xqa_capability:
+        rows.append(
+            replace(
+                row,
+                version="XQA†",
+                variant_order=1,
+                supports_sink=False,
+                supports_non_causal=False,
+                compute_capability=fi.xqa_capability,
+                kv_cache_dtypes=no_trtllm_kv,
+                sources=src,
+            )
+        )
+    if fi.trtllm_capability:
+        rows.append(
+            replace(
+                row,
+                version="trtllm-gen†" if fi.xqa_capability else "TRTLLM†",
+                variant_order=2,
+                supports_sink=True,
+                compute_capability=fi.trtllm_capability,
+                sources=src,
+            )
+        )
+    return rows
 
 
 def expand_variants(
@@ -110,39 +281,14 @@ def expand_variants(
     out: list[BackendFeatures] = []
     for row in rows:
         if fa is not None and row.name == "FLASH_ATTN":
-            out.append(replace(row, version="FA2*", variant_order=0, supports_sink=False))
-            src = dict(row.sources, **{"Compute Cap.": fa.location, "Sink": fa.location})
-            fa3 = replace(
-                row,
-                version="FA3*",
-                variant_order=1,
-                supports_sink=fa.fa3_sinks,
-                compute_capability=fa.fa3_capability or row.compute_capability,
-                kv_cache_dtypes=_with_fp8(row.kv_cache_dtypes) if fa.fa3_fp8 else row.kv_cache_dtypes,
-                sources=src,
-            )
-            out.append(fa3)
+            out.extend(_flash_attn_rows(row, fa))
         elif fi is not None and row.name == "FLASHINFER":
-            native_cap = f"{_min_major(row.compute_capability)}.x-9.x"
-            out.append(
-                replace(row, version="Native†", supports_sink=False, compute_capability=native_cap)
-            )
-            src = dict(row.sources, **{"Compute Cap.": fi.location, "Sink": fi.location})
-            out.append(
-                replace(
-                    row,
-                    version="TRTLLM†",
-                    variant_order=1,
-                    supports_sink=True,
-                    compute_capability=fi.trtllm_capability,
-                    sources=src,
-                )
-            )
+            out.extend(_flashinfer_rows(row, fi))
         else:
             out.append(row)
     notes: list[Footnote] = []
     if fi is not None:
-        notes.append(Footnote("†", prose.FOOTNOTE_FLASHINFER))
+        notes.append(Footnote("†", prose.flashinfer_footnote(fi.xqa_capability is not None)))
     if fa is not None:
-        notes.append(Footnote("*", prose.FOOTNOTE_FLASH_ATTN))
+        notes.append(Footnote("*", prose.flash_attn_footnote(fa.versions, fa.capability)))
     return out, notes
