@@ -62,6 +62,10 @@ class Table:
         return lines
 
 
+#: markdown marks for inline markup inside cells
+MARKS = {"code": "`", "strong": "**"}
+
+
 class _TableParser(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
@@ -89,8 +93,8 @@ class _TableParser(HTMLParser):
             self.row = []
         elif tag in ("td", "th"):
             self.cell = []
-        elif tag == "code" and self.cell is not None:
-            self.cell.append("`")
+        elif tag in ("code", "strong") and self.cell is not None:
+            self.cell.append(MARKS[tag])
 
     def handle_endtag(self, tag: str) -> None:
         if self.current is None:
@@ -104,8 +108,8 @@ class _TableParser(HTMLParser):
             self.skip -= 1
         elif tag == "thead":
             self.in_head = False
-        elif tag == "code" and self.cell is not None:
-            self.cell.append("`")
+        elif tag in ("code", "strong") and self.cell is not None:
+            self.cell.append(MARKS[tag])
         elif tag in ("td", "th") and self.cell is not None and self.row is not None:
             self.row.append("".join(self.cell).strip())
             self.cell = None
