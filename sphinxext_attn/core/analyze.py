@@ -53,6 +53,19 @@ def _class_location(tree: SourceTree, entry: RegistryEntry) -> tuple[str, str] |
     return rel, class_name
 
 
+def model_family(entry: RegistryEntry, is_mla: bool) -> str:
+    """Backends written for one model family get a table of their own.
+
+    DeepSeek V4 backends live in ``vllm.models.deepseek_v4`` or carry a ``_DSV4``
+    suffix; MiniMax backends are the non-MLA ones named ``MINIMAX*``.
+    """
+    if entry.name.endswith("_DSV4") or "deepseek_v4" in entry.class_path.split("."):
+        return "dsv4"
+    if entry.name.startswith("MINIMAX") and not is_mla:
+        return "minimax"
+    return ""
+
+
 def analyze_backend(
     tree: SourceTree, finder: ClassFinder, entry: RegistryEntry
 ) -> BackendFeatures | None:
@@ -107,6 +120,7 @@ def analyze_backend(
         or flags["MLA"]
     )
     return BackendFeatures(
+        family=model_family(entry, is_mla),
         name=entry.name,
         class_path=entry.class_path,
         dtypes=dtypes,
@@ -161,10 +175,9 @@ def _analyze(root: str | os.PathLike[str]) -> Analysis:
     result.priorities = read_priorities(tree)
     flash_attn = next((r for r in rows if r.name == "FLASH_ATTN"), None)
     fa_file = flash_attn.sources["Backend"].path if flash_attn else None
-    result.backends, result.footnotes = expand_variants(
-        rows, flash_attn_facts(tree, fa_file), flashinfer_facts(tree)
-    )
-    result.mla_prefill = read_prefill(tree)
+    fa = flash_attn_facts(tree, fa_file)
+    result.backends, result.footnotes = expand_variants(rows, fa, flashinfer_facts(tree))
+    result.mla_prefill = read_prefill(tree, fa)
     result.version = read_version(tree)
     result.files = list(tree.files)
     result.directories = list(tree.directories)

@@ -72,8 +72,10 @@ SEED_PREFILL_COLUMNS: tuple[str, ...] = (
     "Notes",
 )
 
-#: Feature tables a backend can belong to.
-TABLES: tuple[str, ...] = ("standard", "mla")
+#: Feature tables a backend can belong to, in page order.
+TABLES: tuple[str, ...] = ("standard", "minimax", "mla", "dsv4")
+#: Tables rendered with the MLA columns.
+MLA_TABLES: frozenset[str] = frozenset({"mla", "dsv4"})
 CATEGORIES: tuple[str, ...] = ("standard", "mla")
 ARCHES: tuple[str, ...] = ("sm100", "default")
 
@@ -123,12 +125,15 @@ class BackendFeatures:
     supports_mm_prefix: bool = False
     supports_non_causal: bool = False
     supports_dcp: bool = False
+    #: a model-specific table the row belongs to instead ("dsv4", "minimax"), or ""
+    family: str = ""
     #: column name -> where the value of that cell comes from
     sources: dict[str, Location] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def table(self) -> str:
-        return "mla" if self.is_mla else "standard"
+        """``standard``, ``mla`` or a model family's own table (``dsv4``, ``minimax``)."""
+        return self.family or ("mla" if self.is_mla else "standard")
 
     @property
     def sort_key(self) -> tuple[str, int]:
@@ -205,12 +210,16 @@ class PrefillBackend:
     disable: str = ""
     notes: str = ""
     dtypes: tuple[str, ...] = ()
+    #: footnote mark written after the name (``‡`` on the first choice)
+    marker: str = ""
+    #: the name is a code name (registry member), shown as a literal
+    literal: bool = False
     source: Location | None = None
 
     def cell(self, column: str) -> str:
         match column:
             case "Backend":
-                return self.name
+                return self.name + self.marker
             case "Description":
                 return self.description
             case "Dtypes":

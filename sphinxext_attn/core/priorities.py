@@ -70,39 +70,59 @@ def _list_assignments(body: list[ast.stmt], depth: int = 0) -> dict[str, ast.Lis
     return found
 
 
-def _members(node: ast.List, names: dict[str, ast.List], depth: int = 0) -> list[str]:
+def _members(node: ast.List, names: dict[str, ast.List], enum: str | None, depth: int = 0) -> list[str]:
     out: list[str] = []
     for elt in node.elts:
         if isinstance(elt, ast.Attribute):
-            out.append(elt.attr)
+            if enum is None or (isinstance(elt.value, ast.Name) and elt.value.id == enum):
+                out.append(elt.attr)
         elif isinstance(elt, ast.Starred) and isinstance(elt.value, ast.Name) and depth < 4:
             target = names.get(elt.value.id)
             if target is not None:
-                out.extend(_members(target, names, depth + 1))
+                out.extend(_members(target, names, enum, depth + 1))
     return out
 
 
-def _returns(
-    body: list[ast.stmt], guards: list[Guard]
-) -> Iterator[tuple[ast.Return, list[Guard], list[ast.stmt]]]:
-    """Every ``return`` with the conditions that lead to it and its enclosing block."""
+def _lists(
+    body: list[ast.stmt], guards: list[Guard], assigned: bool
+) -> Iterator[tuple[ast.stmt, ast.List, list[Guard], list[ast.stmt]]]:
+    """Every ``return [...]`` (and ``x = [...]`` if ``assigned``) with the conditions
+    that lead to it and its enclosing block."""
     for stmt in body:
-        if isinstance(stmt, ast.Return):
-            yield stmt, guards, body
+        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.List):
+            yield stmt, stmt.value, guards, body
+        elif assigned and isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.List):
+            yield stmt, stmt.value, guards, body
         elif isinstance(stmt, ast.If):
-            yield from _returns(stmt.body, [*guards, (stmt.test, True)])
-            yield from _returns(stmt.orelse, [*guards, (stmt.test, False)])
+            yield from _lists(stmt.body, [*guards, (stmt.test, True)], assigned)
+            yield from _lists(stmt.orelse, [*guards, (stmt.test, False)], assigned)
 
 
-def _classify(guards: list[Guard]) -> tuple[str, str]:
-    category, arch = "standard", "default"
+def _classify(guards: list[Guard]) -> tuple[str, str, int]:
+    """(category, arch, number of other conditions that must hold) of a guarded list."""
+    category, arch, extra = "standard", "default", 0
     for test, taken in guards:
-        if _mentions_mla(test) and taken:
-            category = "mla"
         major = _major_checked(test)
-        if major is not None and taken:
-            arch = "sm100" if major == 10 else f"sm{major}0"
-    return category, arch
+        if _mentions_mla(test):
+            category = "mla" if taken else category
+        elif major is not None:
+            arch = ("sm100" if major == 10 else f"sm{major}0") if taken else arch
+        elif taken:
+            extra += 1
+    return category, arch, extra
+
+
+def guarded_lists(module: ast.Module, enum: str) -> Iterator[tuple[list[str], str, int, int]]:
+    """Lists of ``enum`` members built in any function of a module, returned or assigned:
+    (members, arch, other conditions that must hold, line)."""
+    for func in ast.walk(module):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for stmt, node, guards, block in _lists(func.body, [], assigned=True):
+            members = _members(node, _list_assignments(block), enum)
+            if members:
+                _, arch, extra = _classify(guards)
+                yield members, arch, extra, stmt.lineno
 
 
 def read_priorities(tree: SourceTree) -> list[PriorityList]:
@@ -118,13 +138,11 @@ def read_priorities(tree: SourceTree) -> list[PriorityList]:
         tree.warn(f"function {PRIORITY_FUNCTION} not found", CUDA_PLATFORM_FILE, subtype="priority")
         return []
     found: dict[tuple[str, str], PriorityList] = {}
-    for ret, guards, block in _returns(func.body, []):
-        if not isinstance(ret.value, ast.List):
-            continue
-        members = _members(ret.value, _list_assignments(block))
+    for ret, node, guards, block in _lists(func.body, [], assigned=False):
+        members = _members(node, _list_assignments(block), None)
         if not members:
             continue
-        category, arch = _classify(guards)
+        category, arch, _ = _classify(guards)
         found.setdefault(
             (category, arch),
             PriorityList(category, arch, tuple(members), Location(CUDA_PLATFORM_FILE, ret.lineno)),

@@ -26,17 +26,17 @@ def _string_value(node: ast.expr) -> str | None:
     return None
 
 
-def read_registry(tree: SourceTree) -> list[RegistryEntry]:
-    """Members of ``AttentionBackendEnum`` whose value is a non-empty class path string."""
-    module = tree.parse(REGISTRY_FILE)
+def read_enum(tree: SourceTree, path: str, enum_name: str) -> list[RegistryEntry]:
+    """Members of an enum class whose value is a non-empty class path string."""
+    module = tree.parse(path)
     if module is None:
         return []
     enum = next(
-        (n for n in ast.walk(module) if isinstance(n, ast.ClassDef) and n.name == REGISTRY_ENUM),
+        (n for n in ast.walk(module) if isinstance(n, ast.ClassDef) and n.name == enum_name),
         None,
     )
     if enum is None:
-        tree.warn(f"class {REGISTRY_ENUM} not found", REGISTRY_FILE, subtype="registry")
+        tree.warn(f"class {enum_name} not found", path, subtype="registry")
         return []
     entries: list[RegistryEntry] = []
     for item in enum.body:
@@ -46,10 +46,15 @@ def read_registry(tree: SourceTree) -> list[RegistryEntry]:
             targets, value = [item.target], item.value
         else:
             continue
-        path = _string_value(value)
+        class_path = _string_value(value)
         for target in targets:
-            if isinstance(target, ast.Name) and path:
-                entries.append(RegistryEntry(target.id, path, Location(REGISTRY_FILE, item.lineno)))
+            if isinstance(target, ast.Name) and class_path:
+                entries.append(RegistryEntry(target.id, class_path, Location(path, item.lineno)))
     if not entries:
-        tree.warn(f"{REGISTRY_ENUM} has no backends", REGISTRY_FILE, enum.lineno, "registry")
+        tree.warn(f"{enum_name} has no backends", path, enum.lineno, "registry")
     return entries
+
+
+def read_registry(tree: SourceTree) -> list[RegistryEntry]:
+    """The attention backends of ``AttentionBackendEnum``."""
+    return read_enum(tree, REGISTRY_FILE, REGISTRY_ENUM)

@@ -11,10 +11,12 @@ from collections.abc import Iterable
 
 from sphinxext_attn.core.models import (
     MLA_COLUMNS,
+    MLA_TABLES,
     SEED_PREFILL_COLUMNS,
     STANDARD_COLUMNS,
     Analysis,
     BackendFeatures,
+    PrefillBackend,
 )
 from sphinxext_attn.render import prose
 
@@ -83,9 +85,9 @@ def legend_section() -> str:
     )
 
 
-def standard_columns(analysis: Analysis) -> list[str]:
+def standard_columns(analysis: Analysis, table: str = "standard") -> list[str]:
     columns = list(STANDARD_COLUMNS)
-    if not analysis.has_versions("standard"):
+    if not analysis.has_versions(table):
         columns.remove("Version")
     return columns
 
@@ -95,9 +97,7 @@ def standard_section(analysis: Analysis) -> str:
     rows = analysis.rows("standard")
     if not rows:
         return f"{title}\n\nNo backends found.\n"
-    columns = standard_columns(analysis)
-    body = [[feature_cell(r, c) for c in columns] for r in rows]
-    return "\n".join([title, "", *_table(columns, body), ""])
+    return "\n".join([title, "", *_feature_table(analysis, "standard"), ""])
 
 
 def footnotes_section(analysis: Analysis) -> str | None:
@@ -106,6 +106,43 @@ def footnotes_section(analysis: Analysis) -> str | None:
     marker = {"*": "\\*"}
     notes = [f"> **{marker.get(n.marker, n.marker)}** {n.text}" for n in analysis.footnotes]
     return "\n>\n".join(notes) + "\n"
+
+
+def prefill_columns(analysis: Analysis) -> list[str]:
+    """The seed's six columns for selector-era rows; registry rows show dtypes instead
+    of enable/disable switches."""
+    if any(p.literal for p in analysis.mla_prefill):
+        return ["Backend", "Description", "Dtypes", "Compute Cap.", "Notes"]
+    return list(SEED_PREFILL_COLUMNS)
+
+
+def prefill_cell(row: PrefillBackend, column: str) -> str:
+    if column == "Backend" and row.literal:
+        return f"`{row.name}`{row.marker}"
+    return row.cell(column)
+
+
+def prefill_table(analysis: Analysis) -> list[str]:
+    columns = prefill_columns(analysis)
+    body = [[prefill_cell(p, c) for c in columns] for p in analysis.mla_prefill]
+    lines = _table(columns, body)
+    note = prose.prefill_footnote(analysis)
+    if note:
+        lines += ["", *(f"> {ln}" for ln in f"**‡** {note}".split("\n"))]
+    return lines
+
+
+def _feature_table(analysis: Analysis, table: str) -> list[str]:
+    columns = list(MLA_COLUMNS if table in MLA_TABLES else standard_columns(analysis, table))
+    return _table(columns, [[feature_cell(r, c) for c in columns] for r in analysis.rows(table)])
+
+
+def family_section(analysis: Analysis, table: str, level: str) -> list[str]:
+    """A model family's own table (DeepSeek V4, MiniMax), only when it has rows."""
+    if not analysis.rows(table):
+        return []
+    title, intro = prose.FAMILY_TABLES[table]
+    return [f"{level} {title}", "", intro, "", *_feature_table(analysis, table), ""]
 
 
 def mla_section(analysis: Analysis) -> str:
@@ -118,16 +155,16 @@ def mla_section(analysis: Analysis) -> str:
         "",
         prose.PREFILL_INTRO,
         "",
+        *prefill_table(analysis),
+        "",
+        "### Decode Backends",
+        "",
+        *_feature_table(analysis, "mla"),
+        "",
     ]
-    prefill = [[p.cell(c) for c in SEED_PREFILL_COLUMNS] for p in analysis.mla_prefill]
-    header = list(SEED_PREFILL_COLUMNS)
-    lines += [_row(header), "|" + "|".join("-" * (len(h) + 2) for h in header) + "|"]
-    lines += [_row(r) for r in prefill]
-    lines += ["", *(f"> {ln}" for ln in ("**‡** " + prose.PREFILL_FOOTNOTE).split("\n"))]
-    lines += ["", "### Decode Backends", ""]
-    columns = list(MLA_COLUMNS)
-    body = [[feature_cell(r, c) for c in columns] for r in analysis.rows("mla")]
-    lines += [*_table(columns, body), ""]
+    extra = family_section(analysis, "dsv4", "###")
+    if extra:
+        lines += extra
     return "\n".join(lines)
 
 
@@ -138,6 +175,9 @@ def render_markdown(analysis: Analysis, header: str | None = None) -> str:
     notes = footnotes_section(analysis)
     if notes is not None:
         parts.append(notes)
+    minimax = family_section(analysis, "minimax", "##")
+    if minimax:
+        parts.append("\n".join(minimax))
     parts.append(mla_section(analysis))
     return "\n".join(parts)
 

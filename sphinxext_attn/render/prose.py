@@ -91,6 +91,33 @@ PREFILL_FOOTNOTE = (
 )
 
 
+FAMILY_TABLES = {
+    "dsv4": (
+        "DeepSeek V4 Decode Backends",
+        "DeepSeek V4 sparse MLA has decode backends of its own, selected with\n"
+        "`--attention-backend=<BACKEND>`; they are not in the priority lists above.",
+    ),
+    "minimax": (
+        "MiniMax M3 Sparse Attention Backends",
+        "MiniMax M3 sparse layers use these backends directly; they are not in\n"
+        "the automatic priority lists above.",
+    ),
+}
+
+
+def prefill_footnote(analysis: Analysis) -> str | None:
+    """The ``‡`` note under the prefill table: the seed's words for selector-era rows."""
+    first = next((p for p in analysis.mla_prefill if p.marker), None)
+    if first is None:
+        return None
+    if not first.literal:
+        return PREFILL_FOOTNOTE
+    return (
+        f"On Blackwell (SM 10.x) automatic selection tries `{first.name}` first, then the\n"
+        "others in the order shown; on other GPUs it uses the platform's default list."
+    )
+
+
 def legend_rows(columns: tuple[str, ...] = SEED_LEGEND_COLUMNS) -> list[tuple[str, str]]:
     """Legend rows for the given columns, in legend order."""
     return [(c, d) for c, d in LEGEND if c in columns]
@@ -98,4 +125,4 @@ def legend_rows(columns: tuple[str, ...] = SEED_LEGEND_COLUMNS) -> list[tuple[st
 
 def has_prefill_marker(analysis: Analysis) -> bool:
     """The prefill footnote belongs to a table whose rows carry the ``‡`` marker."""
-    return any("‡" in p.name for p in analysis.mla_prefill)
+    return any(p.marker for p in analysis.mla_prefill)
