@@ -330,13 +330,13 @@ NEGATION_BUG = pytest.mark.xfail(
 )
 
 
-@NEGATION_BUG
+
 @pytest.mark.parametrize("source", [SWAPPED, ELSE_FIRST], ids=["not-equal", "not-eq"])
 def test_priority_negated_guards(tmp_path, source):
     assert priorities(tmp_path, source) == EXPECTED_SWAPPED
 
 
-@NEGATION_BUG
+
 def test_priority_not_use_mla_first(tmp_path):
     source = """
         def _get_backend_priorities(use_mla, device_capability):

@@ -83,11 +83,22 @@ def _members(node: ast.List, names: dict[str, ast.List], enum: str | None, depth
     return out
 
 
+def _terminates(body: list[ast.stmt]) -> bool:
+    """The block always leaves the function (so code after it runs only otherwise)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.Return | ast.Raise):
+        return True
+    return isinstance(last, ast.If) and _terminates(last.body) and _terminates(last.orelse)
+
+
 def _lists(
     body: list[ast.stmt], guards: list[Guard], assigned: bool
 ) -> Iterator[tuple[ast.stmt, ast.List, list[Guard], list[ast.stmt]]]:
     """Every ``return [...]`` (and ``x = [...]`` if ``assigned``) with the conditions
-    that lead to it and its enclosing block."""
+    that lead to it and its enclosing block. Code after an ``if`` whose body always
+    returns is guarded by that condition being false."""
     for stmt in body:
         if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.List):
             yield stmt, stmt.value, guards, body
@@ -96,12 +107,27 @@ def _lists(
         elif isinstance(stmt, ast.If):
             yield from _lists(stmt.body, [*guards, (stmt.test, True)], assigned)
             yield from _lists(stmt.orelse, [*guards, (stmt.test, False)], assigned)
+            if _terminates(stmt.body) and not _terminates(stmt.orelse):
+                guards = [*guards, (stmt.test, False)]
+
+
+def _unwrap(test: ast.expr) -> tuple[ast.expr, bool]:
+    """Strip ``not`` (and read ``!=`` as a negated ``==``): (positive test, negated)."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotEq):
+        test = ast.Compare(left=test.left, ops=[ast.Eq()], comparators=test.comparators)
+        negated = not negated
+    return test, negated
 
 
 def _classify(guards: list[Guard]) -> tuple[str, str, int]:
     """(category, arch, number of other conditions that must hold) of a guarded list."""
     category, arch, extra = "standard", "default", 0
-    for test, taken in guards:
+    for raw, branch in guards:
+        test, negated = _unwrap(raw)
+        taken = branch != negated
         major = _major_checked(test)
         if _mentions_mla(test):
             category = "mla" if taken else category

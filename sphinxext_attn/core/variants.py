@@ -118,12 +118,15 @@ def _version_guards(func: ast.FunctionDef) -> tuple[list[int], dict[int, list[tu
             elif isinstance(stmt, ast.Try):
                 visit(stmt.body, tests)
             elif isinstance(stmt, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "fa_version" for t in stmt.targets
+                isinstance(t, ast.Name) and t.id in returned for t in stmt.targets
             ):
                 note(stmt.value, tests)
             elif isinstance(stmt, ast.Return) and stmt.value is not None:
                 note(stmt.value, tests)
 
+    returned = {"fa_version"} | {
+        n.value.id for n in ast.walk(func) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)
+    }
     visit(func.body, [])
     return sorted(versions), guards
 
