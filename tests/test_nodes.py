@@ -36,7 +36,7 @@ def _analysis(versions: bool = True, many: int = 0) -> Analysis:
             PriorityList("mla", "default", ("MLA_ONE",)),
         ],
         mla_prefill=[
-            PrefillBackend("Ragged‡", "ragged", "10.x", disable="`-ac.x=0`"),
+            PrefillBackend("Ragged", "ragged", "10.x", disable="`-ac.x=0`", marker="‡"),
             PrefillBackend("Plain", "plain", "Any"),
         ],
         footnotes=[Footnote("†", "not cited"), Footnote("*", "Pick with `--fa=2`.")],

@@ -18,6 +18,8 @@ SUB_PAGES = {
     "standard": "attention-backends-standard",
     "prefill": "attention-backends-mla-prefill",
     "decode": "attention-backends-mla-decode",
+    "minimax": "attention-backends-family:: minimax",
+    "dsv4": "attention-backends-family:: dsv4",
     "all": "attention-backends",
 }
 
@@ -27,7 +29,8 @@ def _project(tmp_path: Path) -> Path:
     src.mkdir()
     (src / "conf.py").write_text('extensions = ["sphinxext_attn"]\n')
     for page, directive in SUB_PAGES.items():
-        (src / f"{page}.rst").write_text(f"{page}\n{'=' * len(page)}\n\n.. {directive}::\n")
+        directive += "" if "::" in directive else "::"
+        (src / f"{page}.rst").write_text(f"{page}\n{'=' * len(page)}\n\n.. {directive}\n")
     (src / "index.rst").write_text(
         "Index\n=====\n\n.. toctree::\n\n" + "".join(f"   {p}\n" for p in SUB_PAGES)
     )
@@ -45,7 +48,7 @@ def as_markdown(tables: list[Table]) -> str:
             lines += ["## Legend", ""]
         elif "attn-prefill" in t.classes:
             lines += ["## MLA (Multi-head Latent Attention) Backends", "### Prefill Backends", ""]
-        elif "attn-mla" in t.classes:
+        elif "attn-mla" in t.classes or "attn-dsv4" in t.classes:
             lines += ["## MLA (Multi-head Latent Attention) Backends", "### Decode Backends", ""]
         else:
             lines += ["## Standard Attention (MHA, MQA, GQA) Backends", ""]

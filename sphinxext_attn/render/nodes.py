@@ -20,13 +20,15 @@ from sphinxext_attn.core.models import (
     CATEGORIES,
     LITERAL_LIST_COLUMNS,
     MLA_COLUMNS,
-    SEED_PREFILL_COLUMNS,
+    MLA_TABLES,
     STANDARD_COLUMNS,
     Analysis,
     BackendFeatures,
     Footnote,
+    PrefillBackend,
 )
 from sphinxext_attn.render import prose
+from sphinxext_attn.render.markdown import prefill_columns
 
 #: Tables with more body rows than this become ``longtable`` in LaTeX.
 LONGTABLE_ROWS = 10
@@ -188,7 +190,10 @@ def priority_nodes(
             for rank, name in enumerate(plist.backends, 1):
                 if backends is not None and name not in backends:
                     continue
-                cells = {"Priority": str(rank), "Backend": [nodes.literal(name, name)]}
+                cells: dict[str, Cell] = {
+                    "Priority": str(rank),
+                    "Backend": [nodes.literal(name, name)],
+                }
                 rows.append([cells[c] for c in columns])
             out.append(
                 build_table(
@@ -205,7 +210,9 @@ def priority_nodes(
 # -- legend -------------------------------------------------------------------
 
 
-def legend_nodes(spec: TableSpec, columns: Sequence[str] = prose.SEED_LEGEND_COLUMNS) -> list:
+def legend_nodes(
+    spec: TableSpec, columns: Sequence[str] = prose.SEED_LEGEND_COLUMNS
+) -> list[nodes.Node]:
     """The legend table (column, description) and the symbols line."""
     rows: list[list[Cell]] = [
         [[nodes.strong(c, c)], inline(d)] for c, d in prose.legend_rows(tuple(columns))
@@ -220,10 +227,10 @@ def legend_nodes(spec: TableSpec, columns: Sequence[str] = prose.SEED_LEGEND_COL
 
 
 def default_feature_columns(analysis: Analysis, table: str) -> tuple[str, ...]:
-    """The seed's columns: standard drops ``Version`` when no row has one."""
-    if table == "mla":
+    """The seed's columns: MLA-like tables their own, others drop an empty ``Version``."""
+    if table in MLA_TABLES:
         return MLA_COLUMNS
-    if analysis.has_versions("standard"):
+    if analysis.has_versions(table):
         return STANDARD_COLUMNS
     return tuple(c for c in STANDARD_COLUMNS if c != "Version")
 
@@ -252,7 +259,7 @@ def feature_nodes(
     out: list[nodes.Node] = [
         build_table(cols, body, spec, classes=("attn-features", f"attn-{table}"))
     ]
-    if "Version" in cols:
+    if table == "standard" and "Version" in cols:
         cited = "".join(r.version for r in rows)
         notes = [f for f in analysis.footnotes if f.marker in cited]
         if notes:
@@ -273,6 +280,13 @@ def footnote_note(notes: Iterable[Footnote]) -> nodes.note:
 # -- MLA prefill --------------------------------------------------------------
 
 
+def prefill_cell(row: PrefillBackend, column: str) -> Cell:
+    """Registry-era rows name a code name (a literal) before their marker."""
+    if column == "Backend" and row.literal:
+        return [nodes.literal(row.name, row.name), *inline(row.marker)]
+    return inline(row.cell(column))
+
+
 def prefill_nodes(
     analysis: Analysis,
     spec: TableSpec,
@@ -280,18 +294,32 @@ def prefill_nodes(
     columns: Sequence[str] | None = None,
     backends: frozenset[str] | None = None,
 ) -> list[nodes.Node]:
-    """The MLA prefill table and, when a row carries ``‡``, its note."""
-    cols = list(columns or SEED_PREFILL_COLUMNS)
-    rows = [
-        p
-        for p in analysis.mla_prefill
-        if backends is None or strip_markers(p.name) in backends or p.name in backends
-    ]
-    body: list[list[Cell]] = [[inline(p.cell(c)) for c in cols] for p in rows]
+    """The MLA prefill table and, when a shown row carries ``‡``, its note."""
+    cols = list(columns or prefill_columns(analysis))
+    rows = [p for p in analysis.mla_prefill if backends is None or p.name in backends]
+    body: list[list[Cell]] = [[prefill_cell(p, c) for c in cols] for p in rows]
     out: list[nodes.Node] = [build_table(cols, body, spec, classes=("attn-prefill", "attn-mla"))]
-    if any("‡" in p.name for p in rows):
-        out.append(footnote_note([Footnote("‡", prose.PREFILL_FOOTNOTE)]))
+    note = prose.prefill_footnote(analysis)
+    if note and any(p.marker for p in rows):
+        out.append(footnote_note([Footnote("‡", note)]))
     return out
+
+
+def family_nodes(
+    analysis: Analysis,
+    table: str,
+    spec: TableSpec,
+    *,
+    columns: Sequence[str] | None = None,
+    backends: frozenset[str] | None = None,
+    headings: bool = True,
+) -> list[nodes.Node]:
+    """A model family's own table (DeepSeek V4, MiniMax) under its title and intro."""
+    if not analysis.rows(table):
+        return []
+    title, intro = prose.FAMILY_TABLES[table]
+    head: list[nodes.Node] = [rubric(title), paragraph(intro)] if headings else []
+    return head + feature_nodes(analysis, table, spec, columns=columns, backends=backends)
 
 
 # -- the whole page -----------------------------------------------------------
@@ -330,9 +358,11 @@ def page_nodes(
     out += [rubric(LEGEND_HEADING), *legend_nodes(plain)]
     out.append(rubric(STANDARD_HEADING))
     out += feature_nodes(analysis, "standard", spec, columns=columns, backends=backends)
+    out += family_nodes(analysis, "minimax", spec, columns=columns, backends=backends)
     out += [rubric(MLA_HEADING), paragraph(MLA_INTRO), rubric(PREFILL_HEADING)]
     out.append(paragraph(prose.PREFILL_INTRO))
     out += prefill_nodes(analysis, plain, backends=backends)
     out.append(rubric(DECODE_HEADING))
     out += feature_nodes(analysis, "mla", spec, columns=columns, backends=backends)
+    out += family_nodes(analysis, "dsv4", spec, columns=columns, backends=backends)
     return out

@@ -71,9 +71,12 @@ def choices_option(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
 
 def widths_option(value: str) -> str | list[int]:
     try:
-        return directives.value_or(("auto", "grid"), directives.positive_int_list)(value)
+        widths: str | list[int] = directives.value_or(
+            ("auto", "grid"), directives.positive_int_list
+        )(value)
     except ValueError as err:
         raise ValueError(f"{err}; give auto, grid or a list of positive integers") from None
+    return widths
 
 
 def backends_option(value: str) -> tuple[str, ...]:
@@ -117,7 +120,9 @@ class AttentionBackendsDirective(SphinxDirective):
         cache.report(root, analysis)
         cache.env_docs(self.env).setdefault(self.env.docname, set()).add(root)
         for rel in analysis.files:
-            self.env.note_dependency(os.path.join(root, rel))
+            path = os.path.join(root, rel)
+            if os.path.isfile(path):  # a missing file would make the page always stale
+                self.env.note_dependency(path)
         return self.rendered(analysis, self.backends(analysis))
 
     def rendered(self, analysis: Analysis, backends: frozenset[str] | None) -> list[nodes.Node]:
@@ -167,7 +172,8 @@ class AttentionBackendsDirective(SphinxDirective):
         return frozenset(wanted)
 
     def columns(self) -> tuple[str, ...] | None:
-        return self.options.get("columns")
+        columns: tuple[str, ...] | None = self.options.get("columns")
+        return columns
 
     def labelled(self, out: list[nodes.Node]) -> list[nodes.Node]:
         """``:name:`` on the table when there is one, else on a wrapping container."""
@@ -187,7 +193,7 @@ class AllTablesDirective(AttentionBackendsDirective):
 
     def known_backends(self, analysis: Analysis) -> list[str]:
         names = {b.name for b in analysis.backends}
-        names |= {render.strip_markers(p.name) for p in analysis.mla_prefill}
+        names |= {p.name for p in analysis.mla_prefill}
         return sorted(names)
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
@@ -271,11 +277,43 @@ class MLAPrefillDirective(AttentionBackendsDirective):
     option_spec = {**COMMON_OPTIONS, "columns": columns_option(PREFILL_COLUMNS)}
 
     def known_backends(self, analysis: Analysis) -> list[str]:
-        return [render.strip_markers(p.name) for p in analysis.mla_prefill]
+        return [p.name for p in analysis.mla_prefill]
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
         return render.prefill_nodes(analysis, spec, columns=self.columns(), backends=backends)
 
+
+class FamilyDirective(AttentionBackendsDirective):
+    """``attention-backends-family dsv4|minimax``: a model family's own table (newer vLLM).
+
+    Renders nothing when the tree has no such rows (older releases).
+    """
+
+    required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        if self.arguments[0] not in FAMILIES:
+            raise self.error(
+                f"{self.name}: unknown family {self.arguments[0]!r}; "
+                f"choose from {', '.join(FAMILIES)}"
+            )
+        return super().run()
+
+    def known_backends(self, analysis: Analysis) -> list[str]:
+        return sorted({b.name for b in analysis.rows(self.arguments[0])})
+
+    def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
+        return render.family_nodes(
+            analysis,
+            self.arguments[0],
+            spec,
+            columns=self.columns(),
+            backends=backends,
+            headings=False,
+        )
+
+
+FAMILIES: tuple[str, ...] = tuple(prose.FAMILY_TABLES)
 
 DIRECTIVES: dict[str, type[AttentionBackendsDirective]] = {
     "attention-backends": AllTablesDirective,
@@ -284,4 +322,5 @@ DIRECTIVES: dict[str, type[AttentionBackendsDirective]] = {
     "attention-backends-standard": StandardDirective,
     "attention-backends-mla-prefill": MLAPrefillDirective,
     "attention-backends-mla-decode": MLADecodeDirective,
+    "attention-backends-family": FamilyDirective,
 }

@@ -88,3 +88,12 @@ def merge_info(
             mine[docname] = set(theirs[docname])
     for root, entry in cache.env_cache(other).items():
         cache.env_cache(env).setdefault(root, entry)
+
+
+def env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    """Forget analyses of trees no page uses any more."""
+    used = set(_roots_in_use(env))
+    cache_ = cache.env_cache(env)
+    for root in [r for r in cache_ if r not in used]:
+        del cache_[root]
+    return []

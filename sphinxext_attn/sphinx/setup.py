@@ -24,6 +24,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-before-read-docs", events.before_read_docs)
     app.connect("env-purge-doc", events.purge_doc)
     app.connect("env-merge-info", events.merge_info)
+    app.connect("env-updated", events.env_updated)
     app.connect("build-finished", events.build_finished)
     return {
         "version": __version__,
