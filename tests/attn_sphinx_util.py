@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
+import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -137,3 +140,45 @@ def html_tables(html: str) -> list[Table]:
 
 def page_tables(app: Any, docname: str) -> list[Table]:
     return html_tables((Path(app.outdir) / f"{docname}.html").read_text(encoding="utf-8"))
+
+
+# -- counting opens under a folder, in this process and in forked readers.
+# Audit hooks cannot be removed, so the hook is gated by _PREFIX; it writes to
+# an inherited file descriptor so that parallel readers' opens are seen too.
+
+_PREFIX: list[str] = []
+_FD: list[int] = []
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event != "open" or not _PREFIX or not isinstance(args[0], str | bytes | os.PathLike):
+        return
+    path = os.path.abspath(os.fsdecode(args[0]))
+    if path.startswith(_PREFIX[0]):
+        os.write(_FD[0], (path + "\n").encode())
+
+
+if not getattr(sys, "_attn_audit_installed", False):
+    sys.addaudithook(_audit)
+    sys._attn_audit_installed = True  # type: ignore[attr-defined]
+
+
+class counting_opens:
+    """``with counting_opens(tree) as opened:`` fills ``opened`` (path -> count) on exit."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = os.path.realpath(folder) + os.sep
+        self.counts: dict[str, int] = {}
+
+    def __enter__(self) -> dict[str, int]:
+        self.log = tempfile.TemporaryFile()
+        _FD[:] = [self.log.fileno()]
+        _PREFIX[:] = [self.folder]
+        return self.counts
+
+    def __exit__(self, *exc: object) -> None:
+        _PREFIX.clear()
+        self.log.seek(0)
+        for line in self.log.read().decode().splitlines():
+            self.counts[line] = self.counts.get(line, 0) + 1
+        self.log.close()

@@ -3,57 +3,21 @@
 from __future__ import annotations
 
 import os
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-from attn_sphinx_util import build, copy_root, copy_tree, page_tables, warnings
+from attn_sphinx_util import (
+    build,
+    copy_root,
+    copy_tree,
+    counting_opens,
+    page_tables,
+    warnings,
+)
 
 from sphinxext_attn.sphinx import cache
 
 BACKENDS = Path("vllm/v1/attention/backends")
-
-# -- counting opens under a folder, in this process and in forked readers.
-# Audit hooks cannot be removed, so the hook is gated by _PREFIX; it writes to
-# an inherited file descriptor so that parallel readers' opens are seen too.
-
-_PREFIX: list[str] = []
-_FD: list[int] = []
-
-
-def _audit(event: str, args: tuple) -> None:
-    if event != "open" or not _PREFIX or not isinstance(args[0], str | bytes | os.PathLike):
-        return
-    path = os.path.abspath(os.fsdecode(args[0]))
-    if path.startswith(_PREFIX[0]):
-        os.write(_FD[0], (path + "\n").encode())
-
-
-if not getattr(sys, "_attn_audit_installed", False):
-    sys.addaudithook(_audit)
-    sys._attn_audit_installed = True  # type: ignore[attr-defined]
-
-
-class counting_opens:
-    """``with counting_opens(tree) as opened:`` fills ``opened`` (path -> count) on exit."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = os.path.realpath(folder) + os.sep
-        self.counts: dict[str, int] = {}
-
-    def __enter__(self) -> dict[str, int]:
-        self.log = tempfile.TemporaryFile()
-        _FD[:] = [self.log.fileno()]
-        _PREFIX[:] = [self.folder]
-        return self.counts
-
-    def __exit__(self, *exc: object) -> None:
-        _PREFIX.clear()
-        self.log.seek(0)
-        for line in self.log.read().decode().splitlines():
-            self.counts[line] = self.counts.get(line, 0) + 1
-        self.log.close()
 
 
 def _record_reads(app) -> list[str]:

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 import vllm_trees
-from attn_sphinx_util import Table, build, page_tables, warnings
+from attn_sphinx_util import Table, build, counting_opens, page_tables, warnings
+
+from sphinxext_attn.sphinx import cache
 
 pytestmark = pytest.mark.realtree
 
@@ -118,3 +120,19 @@ def test_033_cells_equal_the_command_line(make_app, tmp_path):
     assert got == expected
     sub = [[t.header, *t.rows] for p in SUB_PAGES if p != "all" for t in page_tables(app, p)]
     assert sorted(map(str, sub)) == sorted(map(str, expected))
+
+
+def test_016_noop_rebuild_opens_nothing(make_app, tmp_path):
+    """Even with a registry entry whose file is missing, a clean rebuild reads nothing."""
+    tree = vllm_trees.tree("0.16.0")
+    src = _project(tmp_path)
+    build(make_app, src, tree=tree)
+    cache.clear_memo()
+    with counting_opens(tree) as opened:
+        app = make_app("html", srcdir=src, confoverrides={"attention_backends_root": str(tree)})
+        reads: list[str] = []
+        app.connect("env-before-read-docs", lambda _a, _e, docnames: reads.extend(docnames))
+        app.build()
+        app.cleanup()
+    assert reads == []
+    assert opened == {}
