@@ -82,10 +82,6 @@ html_theme = "furo"
 html_title = f"sphinxext-attn {release}"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
-html_theme_options = {
-    "source_repository": "",
-    "navigation_with_keys": True,
-}
 
 # --- LaTeX / PDF ---------------------------------------------------------------
 # Wide tables: tabulary fits them to the line width with wrapping cells (the
