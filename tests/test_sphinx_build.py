@@ -148,3 +148,18 @@ def test_installed_vllm_is_found_without_import(make_app, srcdir, monkeypatch):
     app = build(make_app, srcdir, tree=None)
     assert warnings(app) == ""
     assert page_tables(app, "standard")
+
+
+def test_missing_root_option_warns_at_the_page(make_app, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinxext_attn"]\n')
+    (src / "index.rst").write_text(
+        "Index\n=====\n\n.. attention-backends::\n   :root: nowhere\n\n"
+        ".. attention-backends-legend::\n"
+    )
+    app = build(make_app, src, tree=None)
+    text = warnings(app)
+    assert "index.rst:4" in text and "[attention_backends." in text, text
+    assert "Traceback" not in text
+    assert len(page_tables(app, "index")) >= 1  # the legend needs no tree

@@ -114,14 +114,18 @@ def is_stale(env: BuildEnvironment, root: str) -> bool:
     return stored is None or fingerprint(root, stored[1]) != stored[0]
 
 
-def report(root: str, analysis: Analysis) -> None:
-    """Each diagnostic of the tree becomes one warning per build, at its file and line."""
+def report(root: str, analysis: Analysis, where: str | None = None) -> None:
+    """Each diagnostic of the tree becomes one warning per build, at its file and line.
+
+    A diagnostic with no place in the tree (no ``vllm/`` under the root) is put
+    at ``where``, the first page and line that asked for the tree.
+    """
     for diag in analysis.diagnostics:
         key = (root, diag)
         if key in _EMITTED:
             continue
         _EMITTED.add(key)
-        location: Any = None
+        location: Any = where
         if diag.location is not None:
             path = os.path.join(root, diag.location.path)
             location = f"{path}:{diag.location.line}" if diag.location.line else path

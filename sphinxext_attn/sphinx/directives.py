@@ -117,7 +117,7 @@ class AttentionBackendsDirective(SphinxDirective):
             config.warn_no_root()
             return []
         analysis = cache.get_analysis(self.env, root)
-        cache.report(root, analysis)
+        cache.report(root, analysis, self.get_location())
         cache.env_docs(self.env).setdefault(self.env.docname, set()).add(root)
         for rel in analysis.files:
             path = os.path.join(root, rel)
