@@ -124,3 +124,13 @@ def test_release_analyses_cleanly(version):
     # every backend named in a priority list has a row
     listed = {b for p in analysis.priorities for b in p.backends}
     assert listed <= standard | mla, listed - (standard | mla)
+
+
+def test_unavailable_skips_or_fails(monkeypatch):
+    """The locator's policy: skip by default, fail when ATTN_REQUIRE_TREES=1."""
+    monkeypatch.delenv("ATTN_REQUIRE_TREES", raising=False)
+    with pytest.raises(pytest.skip.Exception):
+        vllm_trees.unavailable("no tree")
+    monkeypatch.setenv("ATTN_REQUIRE_TREES", "1")
+    with pytest.raises(pytest.fail.Exception, match="ATTN_REQUIRE_TREES"):
+        vllm_trees.unavailable("no tree")
