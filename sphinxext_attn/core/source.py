@@ -13,12 +13,22 @@ import ast
 import io
 import os
 import tokenize
+import warnings
 from pathlib import Path, PurePosixPath
 
 from sphinxext_attn.core.models import Diagnostic, Location
 
 #: Files larger than this are not parsed (a backend file is a few hundred kB at most).
 MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+def parse_quietly(text: str, filename: str) -> ast.Module:
+    """``ast.parse`` without the analysed code's own SyntaxWarnings (invalid escapes and
+    the like): they are not the user's concern, and under ``-W error`` they would turn
+    a valid file into a syntax error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=filename)
 
 
 class SourceTree:
@@ -153,7 +163,7 @@ class SourceTree:
         if text is None:
             return None
         try:
-            module = ast.parse(text, filename=rel)
+            module = parse_quietly(text, rel)
         except SyntaxError as exc:
             self.warn(f"syntax error: {exc.msg}", rel, exc.lineno or 0, subtype="syntax")
             return None
