@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -361,3 +362,20 @@ def test_fault_in_real_tree(pristine, tmp_path, capsys, kind):
         assert "| `TRITON_ATTN` |" in standard or "| `FLASH_ATTN` |" in standard
         decode = page.split("### Decode Backends")[1]
         assert "| `TRITON_MLA` |" in decode and "| `FLASHMLA` |" in decode
+
+
+def test_python_warnings_from_parsing_do_not_leak(tmp_path):
+    """Analysed code's own SyntaxWarnings (invalid escapes, ``1if``) are not ours:
+    they neither reach the user's warning filters nor cost the row under ``-W error``."""
+    body = 'PATTERN = "\\d+"\nWEIRD = [0x1for x in y]\nsupported_dtypes = [torch.float32]\n'
+    source = backend_source("TritonAttentionBackend", body)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        analysis = fault(tmp_path / "a", {TRITON: source})
+    assert [str(w.message) for w in seen] == []
+    assert [r.cell("Dtypes") for r in rows(analysis, "TRITON_ATTN")] == ["fp32"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        analysis = fault(tmp_path / "b", {TRITON: source})
+    assert diags(analysis, TRITON) == []
+    assert [r.cell("Dtypes") for r in rows(analysis, "TRITON_ATTN")] == ["fp32"]
