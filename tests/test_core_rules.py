@@ -323,18 +323,9 @@ def test_priority_fallthrough_returns(tmp_path):
     assert priorities(tmp_path, source) == EXPECTED_SWAPPED
 
 
-NEGATION_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="core/priorities.py _classify/_is_blackwell/_mentions_mla ignore negation "
-    "(`!= 10`, `not ... == 10`, `not use_mla`): lists land in the wrong slot",
-)
-
-
-
 @pytest.mark.parametrize("source", [SWAPPED, ELSE_FIRST], ids=["not-equal", "not-eq"])
 def test_priority_negated_guards(tmp_path, source):
     assert priorities(tmp_path, source) == EXPECTED_SWAPPED
-
 
 
 def test_priority_not_use_mla_first(tmp_path):
