@@ -67,7 +67,8 @@ def _locate(version: str) -> tuple[Path | None, str]:
     lines = proc.stdout.strip().splitlines()
     if proc.returncode == 0 and lines and _is_tree(Path(lines[-1])):
         return Path(lines[-1]), ""
-    return None, f"fetching vLLM {version} failed: {proc.stderr.strip()[-300:]}"
+    last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return None, f"no vLLM {version} tree: `{FETCH} {version}` failed: {last[:300]}"
 
 
 def tree(version: str) -> Path:
