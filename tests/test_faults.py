@@ -313,6 +313,7 @@ def in_class(text: str, name: str, line: str) -> str:
 
 REAL_FAULTS: dict[str, tuple[str, object]] = {
     "syntax": (f"{R}/flash_attn.py", lambda t: in_class(t, "FlashAttentionBackend", "def f(:")),
+    "syntax-elsewhere": (f"{R}/flash_attn.py", lambda t: "def f(:\n" + t),
     "undecodable": (f"{R}/triton_attn.py", lambda t: t.encode() + b"\n'\xff\xfe'\n"),
     "missing-file": (f"{R}/flashinfer.py", None),
     "missing-class": (f"{R}/triton_attn.py", lambda t: t.replace("TritonAttentionBackend", "X")),
