@@ -263,21 +263,27 @@ NESTING = {
 }
 
 
+@pytest.mark.parametrize("place", ["everywhere", "module-only"])
 @pytest.mark.parametrize("kind", sorted(NESTING))
-def test_pathological_expressions(tmp_path, kind):
-    """Module level, and inside the methods the rules walk."""
+def test_pathological_expressions(tmp_path, kind, place):
+    """At module level, and inside the methods the rules walk (or only at module
+    level, beside a clean backend class)."""
     expr = NESTING[kind].removeprefix("X = ").rstrip("\n")
     body = (
         f"supported_dtypes = {expr}\n"
         f"@classmethod\ndef supports_compute_capability(cls, capability):\n    return {expr}\n"
         f"@classmethod\ndef get_supported_head_sizes(cls):\n    return [{expr}]\n"
     )
+    if place == "module-only":
+        body = "supported_dtypes = [torch.float32]\n"
     source = NESTING[kind] + backend_source("TritonAttentionBackend", body)
     analysis = fault(tmp_path, {TRITON: source})
     assert isinstance(analysis, Analysis)
     assert names(analysis) >= ALL_ROWS - {"TRITON_ATTN"}
     if "TRITON_ATTN" not in names(analysis):
         assert_diag(analysis, TRITON)
+    elif place == "module-only":
+        assert [r.cell("Dtypes") for r in rows(analysis, "TRITON_ATTN")] == ["fp32"]
     assert_priorities(analysis)
 
 
