@@ -1,5 +1,5 @@
 """``python -m sphinxext_attn``."""
 
-from sphinxext_attn.cli import main
+from sphinxext_attn.cli import run
 
-raise SystemExit(main())
+run()

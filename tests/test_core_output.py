@@ -26,7 +26,7 @@ MARKER = "## Backend Priority (CUDA)"
 # -- MLA prefill --------------------------------------------------------------
 def prefill(tmp_path, source: str | None) -> list[tuple[str, str]]:
     analysis = analyze(build_tree(tmp_path, {MLA_ATTENTION: source}))
-    return [(p.name, p.compute_capability) for p in analysis.mla_prefill]
+    return [(p.cell("Backend"), p.compute_capability) for p in analysis.mla_prefill]
 
 
 def test_prefill_all_selectors_in_order(tmp_path):

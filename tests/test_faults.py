@@ -117,13 +117,6 @@ def test_missing_platform_file(tmp_path):
     assert names(analysis) == ALL_ROWS
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/variants.py flash_attn_facts/flashinfer_facts and core/prefill.py "
-    "read_prefill check tree.exists() first and return silently: a moved fa_utils.py, "
-    "utils/flashinfer.py or mla_attention.py (all present in every release 0.16-0.33) "
-    "gives no warning, contrary to issue 6 and docs/faults.rst",
-)
 @pytest.mark.parametrize("path", [FA_UTILS, FLASHINFER_UTILS, MLA_ATTENTION])
 def test_missing_helper_file_warns(tmp_path, path):
     analysis = fault(tmp_path, {path: None})

@@ -6,7 +6,7 @@ import gc
 import os
 
 from sphinxext_attn.core import features
-from sphinxext_attn.core.classes import ClassFinder, ClassInfo
+from sphinxext_attn.core.classes import ClassFinder, base_name
 from sphinxext_attn.core.models import Analysis, BackendFeatures, Location
 from sphinxext_attn.core.prefill import read_prefill
 from sphinxext_attn.core.priorities import read_priorities
@@ -76,9 +76,12 @@ def analyze_backend(
     ref = finder.find(path, class_name)
     if ref is None:
         if tree.parse(path) is not None:
-            tree.warn(f"{entry.name}: class {class_name} not found", path, subtype="missing")
+            tree.warn(
+                f"class {class_name} not found (registered as {entry.name} at {entry.location})",
+                path,
+                subtype="missing",
+            )
         return None
-    info: ClassInfo = finder.info(ref)
     scope = [ref]
     sources: dict[str, Location] = {"Backend": Location(path, ref.node.lineno)}
 
@@ -112,7 +115,7 @@ def analyze_backend(
     ):
         flags[column], loc = features.flag(scope, method)
         note(column, loc)
-    first_base = info.base_names[0] if info.base_names else None
+    first_base = base_name(ref.node.bases[0]) if ref.node.bases else None
     is_mla = (
         first_base in MLA_PARENTS
         or ".mla." in entry.class_path.lower()
@@ -139,30 +142,32 @@ def analyze_backend(
     )
 
 
-def analyze(root: str | os.PathLike[str]) -> Analysis:
+def analyze(root: str | os.PathLike[str], source: SourceTree | None = None) -> Analysis:
     """Analyse the vLLM tree at ``root`` (the folder holding ``vllm/``). Never raises
     for problems in the tree: they are returned as diagnostics.
 
     The cyclic garbage collector is paused meanwhile: the cached ASTs are
     millions of acyclic objects it would otherwise rescan on every parse.
+    Pass ``source`` to keep the parsed files alive after the call (the command
+    line exits without freeing them).
     """
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(root)
+        return _analyze(source if source is not None else SourceTree(root))
     finally:
         if paused:
             gc.enable()
 
 
-def _analyze(root: str | os.PathLike[str]) -> Analysis:
-    tree = SourceTree(root)
+def _analyze(tree: SourceTree) -> Analysis:
     result = Analysis(root=str(tree.root))
     if not tree.safe_path("vllm") or not (tree.root / "vllm").is_dir():
         tree.warn(f"no vllm/ package under {tree.root}", None, subtype="root")
     finder = ClassFinder(tree)
     rows: list[BackendFeatures] = []
-    for entry in read_registry(tree):
+    entries = read_registry(tree)
+    for entry in entries:
         if entry.name in SKIPPED:
             continue
         try:
@@ -173,12 +178,16 @@ def _analyze(root: str | os.PathLike[str]) -> Analysis:
         if row is not None:
             rows.append(row)
     result.priorities = read_priorities(tree)
-    flash_attn = next((r for r in rows if r.name == "FLASH_ATTN"), None)
-    fa_file = flash_attn.sources["Backend"].path if flash_attn else None
-    fa = flash_attn_facts(tree, fa_file)
-    result.backends, result.footnotes = expand_variants(rows, fa, flashinfer_facts(tree))
+    flash_attn = next((e for e in entries if e.name == "FLASH_ATTN"), None)
+    where = _class_location(tree, flash_attn) if flash_attn else None
+    fa_class = finder.find(*where) if where else None
+    registered = {r.name for r in rows}
+    fa = flash_attn_facts(tree, fa_class.node if fa_class else None, "FLASH_ATTN" in registered)
+    fi = flashinfer_facts(tree, "FLASHINFER" in registered)
+    result.backends, result.footnotes = expand_variants(rows, fa, fi)
     result.mla_prefill = read_prefill(tree, fa)
     result.version = read_version(tree)
+    tree.check_partly_parsed()
     result.files = list(tree.files)
     result.directories = list(tree.directories)
     result.diagnostics = list(tree.diagnostics)

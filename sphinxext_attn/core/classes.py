@@ -92,6 +92,9 @@ class ClassFinder:
         return found
 
     def _find(self, path: str, name: str, depth: int) -> ClassRef | None:
+        segment = self.tree.class_segment(path, name)
+        if segment is not None:
+            return ClassRef(path, segment)
         module = self.tree.parse(path)
         if module is None or depth > MAX_DEPTH:
             return None

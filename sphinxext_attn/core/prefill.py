@@ -102,7 +102,8 @@ def read_legacy(tree: SourceTree, fa: FlashAttnFacts | None) -> list[PrefillBack
         family = first_family_in(func)
         if func is None or family is None:
             continue
-        marker = "‡" if not rows else ""
+        # The seed's footnote names TRT-LLM Ragged as the Blackwell default.
+        marker = "‡" if k.registry_name == "TRTLLM_RAGGED" else ""
         rows.append(
             PrefillBackend(
                 k.label, k.description, family_text(family), k.enable, k.disable, k.notes,
@@ -264,6 +265,4 @@ def read_registry_rows(tree: SourceTree, fa: FlashAttnFacts | None) -> list[Pref
 def read_prefill(tree: SourceTree, fa: FlashAttnFacts | None = None) -> list[PrefillBackend]:
     if tree.exists(PREFILL_REGISTRY_FILE):
         return read_registry_rows(tree, fa)
-    if tree.exists(MLA_ATTENTION_FILE):
-        return read_legacy(tree, fa)
-    return []
+    return read_legacy(tree, fa)  # warns when mla_attention.py is missing too

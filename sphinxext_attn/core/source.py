@@ -12,12 +12,16 @@ from __future__ import annotations
 import ast
 import io
 import os
+import re
+import symtable
 import tokenize
 import warnings
 from pathlib import Path, PurePosixPath
 
 from sphinxext_attn.core.models import Diagnostic, Location
 
+#: The start of the next top-level statement after a class body.
+_TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
 #: Files larger than this are not parsed (a backend file is a few hundred kB at most).
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
@@ -38,6 +42,8 @@ class SourceTree:
         self.root = Path(os.path.realpath(root))
         self._modules: dict[str, ast.Module | None] = {}
         self._texts: dict[str, str | None] = {}
+        #: files of which only a class was parsed -> the rest of their text
+        self._partly: dict[str, str] = {}
         self._lines: dict[str, list[str]] = {}
         self.files: list[str] = []
         self.directories: list[str] = []
@@ -153,6 +159,52 @@ class SourceTree:
             text = self._texts.get(rel)
             self._lines[rel] = text.splitlines() if text else []
         return self._lines[rel]
+
+    def class_segment(self, rel: str, name: str) -> ast.ClassDef | None:
+        """Parse only the source of top-level ``class name`` (a backend file is mostly
+        other code). None when the class is not found exactly once by its header or
+        its text does not parse alone; callers then parse the whole module."""
+        if rel in self._modules:
+            return None
+        text = self.text(rel)
+        if text is None:
+            return None
+        headers = list(re.finditer(rf"^class {re.escape(name)}\b", text, re.M))
+        if len(headers) != 1:
+            return None
+        start = headers[0].start()
+        end = _TOP_LEVEL.search(text, headers[0].end())
+        segment = text[start : end.start() if end else len(text)]
+        try:
+            module = parse_quietly(segment, rel)
+        except (SyntaxError, RecursionError, MemoryError, ValueError):
+            return None
+        if len(module.body) != 1 or not isinstance(module.body[0], ast.ClassDef):
+            return None
+        ast.increment_lineno(module, text.count("\n", 0, start))
+        # The rest of the file still needs a syntax check; the class is blanked out
+        # (newlines kept, so reported lines stay true).
+        self._partly[rel] = text[:start] + "\n" * segment.count("\n") + text[start + len(segment) :]
+        return module.body[0]
+
+    def check_partly_parsed(self) -> None:
+        """Syntax-check files of which only a class was parsed.
+
+        ``symtable`` runs CPython's parser without building Python AST objects,
+        so a broken file still gets its warning (file and line) at a fraction of
+        the cost of parsing it all; its class's row is kept, as read.
+        """
+        for rel, text in sorted(self._partly.items()):
+            if rel in self._modules:
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    symtable.symtable(text, rel, "exec")
+            except SyntaxError as exc:
+                self.warn(f"syntax error: {exc.msg}", rel, exc.lineno or 0, subtype="syntax")
+            except (RecursionError, MemoryError, ValueError) as exc:
+                self.warn(f"cannot parse file: {type(exc).__name__}", rel, subtype="syntax")
 
     def parse(self, rel: str) -> ast.Module | None:
         """The module AST of a tree file, parsed at most once; None (with a warning) on failure."""

@@ -142,17 +142,23 @@ def _capability_text(tests: list[tuple[ast.cmpop, int]]) -> str | None:
     return None
 
 
-def _backend_fp8_method(tree: SourceTree, backend_path: str | None) -> ast.AST | None:
+def _backend_fp8_method(backend: ast.ClassDef | None) -> ast.AST | None:
     """The backend's own ``supports_kv_cache_dtype`` when it gates fp8 on the version."""
-    if backend_path is None:
+    if backend is None:
         return None
-    module = tree.parse(backend_path)
-    func = find_function(module, "supports_kv_cache_dtype") if module else None
+    func = next(
+        (n for n in backend.body if isinstance(n, ast.FunctionDef) and n.name == "supports_kv_cache_dtype"),
+        None,
+    )
     return func if compared_versions(func) else None
 
 
-def flash_attn_facts(tree: SourceTree, backend_path: str | None = None) -> FlashAttnFacts | None:
-    if not tree.exists(FA_UTILS_FILE):
+def flash_attn_facts(
+    tree: SourceTree, backend: ast.ClassDef | None = None, required: bool = False
+) -> FlashAttnFacts | None:
+    """FlashAttention's versions; ``required`` (FLASH_ATTN is registered) makes a
+    missing ``fa_utils.py`` a warning."""
+    if not required and not tree.exists(FA_UTILS_FILE):
         return None
     module = tree.parse(FA_UTILS_FILE)
     if module is None:
@@ -176,13 +182,15 @@ def flash_attn_facts(tree: SourceTree, backend_path: str | None = None) -> Flash
     if kv_fn is not None:
         facts.fp8, facts.fp8_advertised = compared_versions(kv_fn), True
     else:
-        fp8_fn = find_function(module, "flash_attn_supports_fp8") or _backend_fp8_method(tree, backend_path)
+        fp8_fn = find_function(module, "flash_attn_supports_fp8") or _backend_fp8_method(backend)
         facts.fp8 = compared_versions(fp8_fn)
     return facts
 
 
-def flashinfer_facts(tree: SourceTree) -> FlashInferFacts | None:
-    if not tree.exists(FLASHINFER_UTILS_FILE):
+def flashinfer_facts(tree: SourceTree, required: bool = False) -> FlashInferFacts | None:
+    """FlashInfer's kernel paths; ``required`` (FLASHINFER is registered) makes a
+    missing ``vllm/utils/flashinfer.py`` a warning."""
+    if not required and not tree.exists(FLASHINFER_UTILS_FILE):
         return None
     module = tree.parse(FLASHINFER_UTILS_FILE)
     func = find_function(module, "supports_trtllm_attention") if module else None
