@@ -50,11 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write vLLM's attention-backend feature tables from a source tree.",
     )
     parser.add_argument("--root", default=".", help="vLLM source tree (the folder holding vllm/)")
-    parser.add_argument("-o", "--output", help=f"output file (default: ROOT/{DEFAULT_OUTPUT}; - for stdout)")
-    parser.add_argument("--check", action="store_true", help="exit 1 (and rewrite) if the output is stale")
+    parser.add_argument(
+        "-o", "--output", help=f"output file (default: ROOT/{DEFAULT_OUTPUT}; - for stdout)"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 (and rewrite) if the output is stale"
+    )
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
     parser.add_argument("--template", help="markdown file whose text above the tables is kept")
-    parser.add_argument("files", nargs="*", help="changed files (pre-commit); skip if none is relevant")
+    parser.add_argument(
+        "files", nargs="*", help="changed files (pre-commit); skip if none is relevant"
+    )
     return parser
 
 

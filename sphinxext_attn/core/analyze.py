@@ -173,7 +173,9 @@ def _analyze(tree: SourceTree) -> Analysis:
         try:
             row = analyze_backend(tree, finder, entry)
         except RecursionError:
-            tree.warn(f"{entry.name}: expression nesting too deep", entry.location.path, subtype="syntax")
+            tree.warn(
+                f"{entry.name}: expression nesting too deep", entry.location.path, subtype="syntax"
+            )
             row = None
         if row is not None:
             rows.append(row)

@@ -9,7 +9,7 @@ left-to-right, depth-first method resolution order.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sphinxext_attn.core.source import SourceTree
 
@@ -29,24 +29,10 @@ class ClassRef:
         return self.node.name
 
 
-@dataclass
-class ClassInfo:
-    """A resolved class: itself first, then its in-tree ancestors."""
-
-    ref: ClassRef
-    mro: list[ClassRef] = field(default_factory=list)
-    #: simple names of every base (resolved or not), nearest first
-    base_names: list[str] = field(default_factory=list)
-
-
 def module_package(path: str) -> str:
     """The dotted package a file belongs to (for relative imports)."""
-    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    else:
-        parts = parts[:-1]
-    return ".".join(parts)
+    parts = path.removesuffix(".py").split("/")
+    return ".".join(parts[:-1])  # drops the module name, or ``__init__``
 
 
 def absolute_module(path: str, module: str | None, level: int) -> str | None:
@@ -79,7 +65,6 @@ class ClassFinder:
     def __init__(self, tree: SourceTree) -> None:
         self.tree = tree
         self._cache: dict[tuple[str, str], ClassRef | None] = {}
-        self._info: dict[tuple[str, str], ClassInfo] = {}
 
     def find(self, path: str, name: str, depth: int = 0) -> ClassRef | None:
         """The class ``name`` as seen from module ``path`` (defined or imported there)."""
@@ -111,9 +96,9 @@ class ClassFinder:
                 return None
             return self.find(target, target_name, depth + 1)
         # Classes nested in ``if TYPE_CHECKING`` or try blocks still count.
-        for node in ast.walk(module):
-            if isinstance(node, ast.ClassDef) and node.name == name:
-                return ClassRef(path, node)
+        for found in ast.walk(module):
+            if isinstance(found, ast.ClassDef) and found.name == name:
+                return ClassRef(path, found)
         return None
 
     @staticmethod
@@ -126,34 +111,3 @@ class ClassFinder:
                         if dotted:
                             return dotted, alias.name
         return None
-
-    def info(self, ref: ClassRef) -> ClassInfo:
-        """The class with its in-tree ancestors (cycles and depth bounded)."""
-        key = (ref.path, ref.name)
-        if key in self._info:
-            return self._info[key]
-        info = ClassInfo(ref, [ref])
-        self._info[key] = info
-        seen = {key}
-        stack: list[tuple[ClassRef, int]] = [(ref, 0)]
-        order: list[ClassRef] = []
-        while stack:
-            current, depth = stack.pop(0)
-            if current is not ref:
-                order.append(current)
-            if depth >= MAX_DEPTH:
-                continue
-            parents: list[tuple[ClassRef, int]] = []
-            for base in current.node.bases:
-                simple = base_name(base)
-                if simple is None:
-                    continue
-                info.base_names.append(simple)
-                parent = self.find(current.path, simple)
-                if parent is None or (parent.path, parent.name) in seen:
-                    continue
-                seen.add((parent.path, parent.name))
-                parents.append((parent, depth + 1))
-            stack[0:0] = parents
-        info.mro.extend(order)
-        return info

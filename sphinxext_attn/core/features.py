@@ -145,7 +145,7 @@ def _multiple_of(elt: ast.expr) -> str | None:
         and elt.args
         and isinstance(elt.args[0], ast.Constant)
     ):
-        return f"%{elt.args[0].value}"
+        return f"%{elt.args[0].value!s}"
     return None
 
 
@@ -187,10 +187,9 @@ def _device_capability(node: ast.expr) -> tuple[int, int] | None:
         and isinstance(node.args[0], ast.Constant)
         and isinstance(node.args[0].value, int)
     ):
-        minor = 0
-        if len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
-            if isinstance(node.args[1].value, int):
-                minor = node.args[1].value
+        second = node.args[1] if len(node.args) > 1 else None
+        has_minor = isinstance(second, ast.Constant) and isinstance(second.value, int)
+        minor = second.value if has_minor else 0  # type: ignore[union-attr]
         return node.args[0].value, minor
     return None
 

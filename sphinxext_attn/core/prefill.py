@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from sphinxext_attn.core import features
-from sphinxext_attn.core.classes import ClassFinder
+from sphinxext_attn.core.classes import ClassFinder, ClassRef
 from sphinxext_attn.core.flags import family_text, find_function, first_family_in
 from sphinxext_attn.core.models import Location, PrefillBackend
 from sphinxext_attn.core.registry import RegistryEntry, read_enum
@@ -92,7 +92,7 @@ def _fa_default_note(fa: FlashAttnFacts | None) -> str:
 
 
 def read_legacy(tree: SourceTree, fa: FlashAttnFacts | None) -> list[PrefillBackend]:
-    """Rows of the selector era: a row per selector with a capability check, then FlashAttention."""
+    """Selector-era rows: one per selector with a capability check, then FlashAttention."""
     module = tree.parse(MLA_ATTENTION_FILE)
     if module is None:
         return []
@@ -106,8 +106,14 @@ def read_legacy(tree: SourceTree, fa: FlashAttnFacts | None) -> list[PrefillBack
         marker = "‡" if k.registry_name == "TRTLLM_RAGGED" else ""
         rows.append(
             PrefillBackend(
-                k.label, k.description, family_text(family), k.enable, k.disable, k.notes,
-                marker=marker, source=Location(MLA_ATTENTION_FILE, func.lineno),
+                k.label,
+                k.description,
+                family_text(family),
+                k.enable,
+                k.disable,
+                k.notes,
+                marker=marker,
+                source=Location(MLA_ATTENTION_FILE, func.lineno),
             )
         )
     rows.append(
@@ -125,7 +131,11 @@ def read_legacy(tree: SourceTree, fa: FlashAttnFacts | None) -> list[PrefillBack
 
 # -- registry era -----------------------------------------------------------
 def _dims(call: ast.AST) -> str | None:
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "MLADimensions"):
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "MLADimensions"
+    ):
         return None
     values = {
         kw.arg: kw.value.value
@@ -177,16 +187,16 @@ def _method_dims(method: ast.FunctionDef, fa: FlashAttnFacts | None) -> str | No
         return " or ".join(by_version[None]) + " only"
     every = [d for dims in by_version.values() for d in dims]
     order = list(dict.fromkeys(every))
-    versions = fa.versions if fa else [2, 3]
+    all_versions = fa.versions if fa else [2, 3]
     parts = []
     for dim in order:
-        ok = [v for v in versions if dim in by_version.get(v, by_version.get(None, []))]
-        label = "/".join(f"FA{v}" for v in ok) + ("" if ok == versions else " only")
+        ok = [v for v in all_versions if dim in by_version.get(v, by_version.get(None, []))]
+        label = "/".join(f"FA{v}" for v in ok) + ("" if ok == all_versions else " only")
         parts.append(f"{dim} ({label})")
     return " or ".join(parts)
 
 
-def _notes(scope: list, name: str, fa: FlashAttnFacts | None) -> str:
+def _notes(scope: list[ClassRef], name: str, fa: FlashAttnFacts | None) -> str:
     method = features.find_method(scope, "supports_mla_dimensions")
     if method is not None and isinstance(method.node, ast.FunctionDef):
         text = _method_dims(method.node, fa)
@@ -229,15 +239,23 @@ def _row(
     path = tree.module_file(module)
     ref = finder.find(path, class_name) if path else None
     if ref is None:
-        tree.warn(f"prefill backend {entry.name}: class {entry.class_path} not found",
-                  entry.location.path, entry.location.line, "missing")
+        tree.warn(
+            f"prefill backend {entry.name}: class {entry.class_path} not found",
+            entry.location.path,
+            entry.location.line,
+            "missing",
+        )
         return None
     scope = [ref]
     name = entry.name
     get_name = features.find_method(scope, "get_name")
     if get_name is not None:
         for n in ast.walk(get_name.node):
-            if isinstance(n, ast.Return) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str):
+            if (
+                isinstance(n, ast.Return)
+                and isinstance(n.value, ast.Constant)
+                and isinstance(n.value.value, str)
+            ):
                 name = n.value.value
     dtypes, _ = features.dtypes(scope)
     capability, _ = features.compute_capability(scope)
@@ -245,8 +263,13 @@ def _row(
     if entry.name == "FLASH_ATTN":
         description = f"FlashAttention varlen ({_fa_label(fa)})"
     return PrefillBackend(
-        name, description, capability, notes=_notes(scope, entry.name, fa), dtypes=dtypes,
-        literal=True, source=Location(path or entry.location.path, ref.node.lineno),
+        name,
+        description,
+        capability,
+        notes=_notes(scope, entry.name, fa),
+        dtypes=dtypes,
+        literal=True,
+        source=Location(path or entry.location.path, ref.node.lineno),
     )
 
 

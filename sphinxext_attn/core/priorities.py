@@ -35,7 +35,7 @@ def _mentions_mla(test: ast.expr) -> bool:
 
 
 def _major_checked(test: ast.expr) -> int | None:
-    """``x.major == N`` (or ``is_device_capability_family(N0)``), also as one term of an ``and``."""
+    """``x.major == N`` (or ``is_device_capability_family(N0)``), also inside an ``and``."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         for value in test.values:
             major = _major_checked(value)
@@ -70,7 +70,9 @@ def _list_assignments(body: list[ast.stmt], depth: int = 0) -> dict[str, ast.Lis
     return found
 
 
-def _members(node: ast.List, names: dict[str, ast.List], enum: str | None, depth: int = 0) -> list[str]:
+def _members(
+    node: ast.List, names: dict[str, ast.List], enum: str | None, depth: int = 0
+) -> list[str]:
     out: list[str] = []
     for elt in node.elts:
         if isinstance(elt, ast.Attribute):
@@ -100,10 +102,11 @@ def _lists(
     that lead to it and its enclosing block. Code after an ``if`` whose body always
     returns is guarded by that condition being false."""
     for stmt in body:
-        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.List):
-            yield stmt, stmt.value, guards, body
-        elif assigned and isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.List):
-            yield stmt, stmt.value, guards, body
+        value = getattr(stmt, "value", None)
+        if isinstance(value, ast.List) and (
+            isinstance(stmt, ast.Return) or (assigned and isinstance(stmt, ast.Assign))
+        ):
+            yield stmt, value, guards, body
         elif isinstance(stmt, ast.If):
             yield from _lists(stmt.body, [*guards, (stmt.test, True)], assigned)
             yield from _lists(stmt.orelse, [*guards, (stmt.test, False)], assigned)
@@ -157,11 +160,17 @@ def read_priorities(tree: SourceTree) -> list[PriorityList]:
     if module is None:
         return []
     func = next(
-        (n for n in ast.walk(module) if isinstance(n, ast.FunctionDef) and n.name == PRIORITY_FUNCTION),
+        (
+            n
+            for n in ast.walk(module)
+            if isinstance(n, ast.FunctionDef) and n.name == PRIORITY_FUNCTION
+        ),
         None,
     )
     if func is None:
-        tree.warn(f"function {PRIORITY_FUNCTION} not found", CUDA_PLATFORM_FILE, subtype="priority")
+        tree.warn(
+            f"function {PRIORITY_FUNCTION} not found", CUDA_PLATFORM_FILE, subtype="priority"
+        )
         return []
     found: dict[tuple[str, str], PriorityList] = {}
     for ret, node, guards, block in _lists(func.body, [], assigned=False):

@@ -51,7 +51,9 @@ class SourceTree:
         self._warned: set[tuple[str, str]] = set()
 
     # -- diagnostics -----------------------------------------------------
-    def warn(self, message: str, path: str | None = None, line: int = 0, subtype: str = "source") -> None:
+    def warn(
+        self, message: str, path: str | None = None, line: int = 0, subtype: str = "source"
+    ) -> None:
         """Record a problem once (the same message for the same place is kept once)."""
         key = (f"{path}:{line}", message)
         if key in self._warned:
@@ -145,7 +147,11 @@ class SourceTree:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
             text = data.decode(encoding)
         except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
-            line = data[: getattr(exc, "start", 0)].count(b"\n") + 1 if isinstance(exc, UnicodeDecodeError) else 0
+            line = (
+                data[: getattr(exc, "start", 0)].count(b"\n") + 1
+                if isinstance(exc, UnicodeDecodeError)
+                else 0
+            )
             self.warn(f"cannot decode file: {exc}", rel, line, subtype="decode")
             return None
         if text.startswith("\ufeff"):
@@ -184,7 +190,9 @@ class SourceTree:
         ast.increment_lineno(module, text.count("\n", 0, start))
         # The rest of the file still needs a syntax check; the class is blanked out
         # (newlines kept, so reported lines stay true).
-        self._partly[rel] = text[:start] + "\n" * segment.count("\n") + text[start + len(segment) :]
+        self._partly[rel] = (
+            text[:start] + "\n" * segment.count("\n") + text[start + len(segment) :]
+        )
         return module.body[0]
 
     def check_partly_parsed(self) -> None:

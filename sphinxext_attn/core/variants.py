@@ -67,7 +67,11 @@ def compared_versions(func: ast.AST | None) -> set[int]:
             elif isinstance(op, ast.GtE):
                 found.update(v for v in FA_VERSIONS if v >= comp.value)
         elif isinstance(op, ast.In) and isinstance(comp, ast.Tuple | ast.List | ast.Set):
-            found.update(e.value for e in comp.elts if isinstance(e, ast.Constant) and isinstance(e.value, int))
+            found.update(
+                e.value
+                for e in comp.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, int)
+            )
     return found
 
 
@@ -89,14 +93,20 @@ def _major_tests(test: ast.expr) -> list[tuple[ast.cmpop, int]]:
 
 def _assigned_versions(node: ast.AST) -> set[int]:
     """Version constants a statement or expression can produce: ``3``, ``4 if ok else 2``."""
-    if isinstance(node, ast.Constant) and node.value in FA_VERSIONS:
-        return {int(node.value)}
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int)
+        and node.value in FA_VERSIONS
+    ):
+        return {node.value}
     if isinstance(node, ast.IfExp):
         return _assigned_versions(node.body) | _assigned_versions(node.orelse)
     return set()
 
 
-def _version_guards(func: ast.FunctionDef) -> tuple[list[int], dict[int, list[tuple[ast.cmpop, int]]]]:
+def _version_guards(
+    func: ast.FunctionDef,
+) -> tuple[list[int], dict[int, list[tuple[ast.cmpop, int]]]]:
     """Every version the function can choose, and the capability tests guarding each."""
     versions: set[int] = set()
     guards: dict[int, list[tuple[ast.cmpop, int]]] = {}
@@ -117,15 +127,18 @@ def _version_guards(func: ast.FunctionDef) -> tuple[list[int], dict[int, list[tu
                 visit(stmt.orelse, tests)
             elif isinstance(stmt, ast.Try):
                 visit(stmt.body, tests)
-            elif isinstance(stmt, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id in returned for t in stmt.targets
+            elif (
+                isinstance(stmt, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id in returned for t in stmt.targets)
+                or isinstance(stmt, ast.Return)
+                and stmt.value is not None
             ):
-                note(stmt.value, tests)
-            elif isinstance(stmt, ast.Return) and stmt.value is not None:
-                note(stmt.value, tests)
+                note(stmt.value, tests)  # type: ignore[arg-type]
 
     returned = {"fa_version"} | {
-        n.value.id for n in ast.walk(func) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)
+        n.value.id
+        for n in ast.walk(func)
+        if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)
     }
     visit(func.body, [])
     return sorted(versions), guards
@@ -147,7 +160,11 @@ def _backend_fp8_method(backend: ast.ClassDef | None) -> ast.AST | None:
     if backend is None:
         return None
     func = next(
-        (n for n in backend.body if isinstance(n, ast.FunctionDef) and n.name == "supports_kv_cache_dtype"),
+        (
+            n
+            for n in backend.body
+            if isinstance(n, ast.FunctionDef) and n.name == "supports_kv_cache_dtype"
+        ),
         None,
     )
     return func if compared_versions(func) else None

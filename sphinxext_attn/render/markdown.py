@@ -40,7 +40,11 @@ def _row(cells: Iterable[str]) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return [_row(header), "|" + "|".join("-" * (len(h) + 2) for h in header) + "|", *map(_row, rows)]
+    return [
+        _row(header),
+        "|" + "|".join("-" * (len(h) + 2) for h in header) + "|",
+        *map(_row, rows),
+    ]
 
 
 def _literal_list(text: str) -> str:
@@ -81,7 +85,14 @@ def priority_section(analysis: Analysis) -> str:
 def legend_section() -> str:
     rows = [[f"**{c}**", d] for c, d in prose.legend_rows()]
     return "\n".join(
-        ["## Legend", "", *_table(["Column", "Description"], rows), "", f"**Symbols:** {prose.SYMBOLS}", ""]
+        [
+            "## Legend",
+            "",
+            *_table(["Column", "Description"], rows),
+            "",
+            f"**Symbols:** {prose.SYMBOLS}",
+            "",
+        ]
     )
 
 

@@ -56,7 +56,6 @@ FOOTNOTE_FLASH_ATTN = (
 )
 
 
-
 def flashinfer_footnote(has_xqa: bool) -> str:
     """The FlashInfer variants' footnote (the seed's words when there is no XQA path)."""
     if not has_xqa:
@@ -73,8 +72,14 @@ def flash_attn_footnote(versions: list[int], capability: dict[int, str]) -> str:
     if versions == [2, 3] and capability.get(3) == "9.x":
         return FOOTNOTE_FLASH_ATTN
     choices = [f"`{v}`" for v in versions]
-    listed = ", ".join(choices[:-1]) + f", or {choices[-1]}" if len(choices) > 2 else " or ".join(choices)
-    where = [f"FA{v} on SM {capability[v]}" for v in sorted(versions, reverse=True) if v in capability]
+    listed = (
+        ", ".join(choices[:-1]) + f", or {choices[-1]}"
+        if len(choices) > 2
+        else " or ".join(choices)
+    )
+    where = [
+        f"FA{v} on SM {capability[v]}" for v in sorted(versions, reverse=True) if v in capability
+    ]
     default = ", ".join(where + ["FA2 otherwise"])
     return (
         "Specify the FlashAttention version via "
@@ -82,9 +87,7 @@ def flash_attn_footnote(versions: list[int], capability: dict[int, str]) -> str:
     )
 
 
-PREFILL_INTRO = (
-    "The prefill backend is selected at runtime based on hardware and\nconfiguration."
-)
+PREFILL_INTRO = "The prefill backend is selected at runtime based on hardware and\nconfiguration."
 PREFILL_FOOTNOTE = (
     "TRT-LLM Ragged is the default on Blackwell (SM100).\n"
     "On other GPUs, FlashAttention is used as the default."

@@ -72,7 +72,8 @@ def choices_option(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
 def widths_option(value: str) -> str | list[int]:
     try:
         widths: str | list[int] = directives.value_or(
-            ("auto", "grid"), directives.positive_int_list
+            ("auto", "grid"),
+            directives.positive_int_list,  # type: ignore[arg-type]  # the stub types value_or too narrowly
         )(value)
     except ValueError as err:
         raise ValueError(f"{err}; give auto, grid or a list of positive integers") from None
