@@ -63,6 +63,13 @@ PREFILL_COLUMNS: tuple[str, ...] = (
     "Disable",
     "Notes",
 )
+REGISTRY_PREFILL_COLUMNS: tuple[str, ...] = (
+    "Backend",
+    "Description",
+    "Dtypes",
+    "Compute Cap.",
+    "Notes",
+)
 SEED_PREFILL_COLUMNS: tuple[str, ...] = (
     "Backend",
     "Description",
@@ -265,6 +272,21 @@ class Analysis:
 
     def has_versions(self, table: str = "standard") -> bool:
         return any(b.version for b in self.backends if b.table == table)
+
+    def feature_columns(self, table: str) -> tuple[str, ...]:
+        """The seed's columns of a feature table; ``Version`` only where a row has one."""
+        if table in MLA_TABLES:
+            return MLA_COLUMNS
+        if self.has_versions(table):
+            return STANDARD_COLUMNS
+        return tuple(c for c in STANDARD_COLUMNS if c != "Version")
+
+    def prefill_columns(self) -> tuple[str, ...]:
+        """The seed's six prefill columns for selector-era rows; registry rows show
+        dtypes instead of enable/disable switches."""
+        if any(p.literal for p in self.mla_prefill):
+            return REGISTRY_PREFILL_COLUMNS
+        return SEED_PREFILL_COLUMNS
 
     def priority(self, category: str, arch: str) -> PriorityList | None:
         for p in self.priorities:

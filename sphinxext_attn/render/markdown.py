@@ -10,10 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sphinxext_attn.core.models import (
-    MLA_COLUMNS,
-    MLA_TABLES,
-    SEED_PREFILL_COLUMNS,
-    STANDARD_COLUMNS,
     Analysis,
     BackendFeatures,
     PrefillBackend,
@@ -96,13 +92,6 @@ def legend_section() -> str:
     )
 
 
-def standard_columns(analysis: Analysis, table: str = "standard") -> list[str]:
-    columns = list(STANDARD_COLUMNS)
-    if not analysis.has_versions(table):
-        columns.remove("Version")
-    return columns
-
-
 def standard_section(analysis: Analysis) -> str:
     title = "## Standard Attention (MHA, MQA, GQA) Backends"
     rows = analysis.rows("standard")
@@ -119,14 +108,6 @@ def footnotes_section(analysis: Analysis) -> str | None:
     return "\n>\n".join(notes) + "\n"
 
 
-def prefill_columns(analysis: Analysis) -> list[str]:
-    """The seed's six columns for selector-era rows; registry rows show dtypes instead
-    of enable/disable switches."""
-    if any(p.literal for p in analysis.mla_prefill):
-        return ["Backend", "Description", "Dtypes", "Compute Cap.", "Notes"]
-    return list(SEED_PREFILL_COLUMNS)
-
-
 def prefill_cell(row: PrefillBackend, column: str) -> str:
     if column == "Backend" and row.literal:
         return f"`{row.name}`{row.marker}"
@@ -134,7 +115,7 @@ def prefill_cell(row: PrefillBackend, column: str) -> str:
 
 
 def prefill_table(analysis: Analysis) -> list[str]:
-    columns = prefill_columns(analysis)
+    columns = list(analysis.prefill_columns())
     body = [[prefill_cell(p, c) for c in columns] for p in analysis.mla_prefill]
     lines = _table(columns, body)
     note = prose.prefill_footnote(analysis)
@@ -144,7 +125,7 @@ def prefill_table(analysis: Analysis) -> list[str]:
 
 
 def _feature_table(analysis: Analysis, table: str) -> list[str]:
-    columns = list(MLA_COLUMNS if table in MLA_TABLES else standard_columns(analysis, table))
+    columns = list(analysis.feature_columns(table))
     return _table(columns, [[feature_cell(r, c) for c in columns] for r in analysis.rows(table)])
 
 

@@ -19,16 +19,12 @@ from sphinxext_attn.core.models import (
     ARCHES,
     CATEGORIES,
     LITERAL_LIST_COLUMNS,
-    MLA_COLUMNS,
-    MLA_TABLES,
-    STANDARD_COLUMNS,
     Analysis,
     BackendFeatures,
     Footnote,
     PrefillBackend,
 )
 from sphinxext_attn.render import prose
-from sphinxext_attn.render.markdown import prefill_columns
 
 #: Tables with more body rows than this become ``longtable`` in LaTeX.
 LONGTABLE_ROWS = 10
@@ -226,15 +222,6 @@ def legend_nodes(
 # -- feature tables -----------------------------------------------------------
 
 
-def default_feature_columns(analysis: Analysis, table: str) -> tuple[str, ...]:
-    """The seed's columns: MLA-like tables their own, others drop an empty ``Version``."""
-    if table in MLA_TABLES:
-        return MLA_COLUMNS
-    if analysis.has_versions(table):
-        return STANDARD_COLUMNS
-    return tuple(c for c in STANDARD_COLUMNS if c != "Version")
-
-
 def feature_cell(row: BackendFeatures, column: str) -> Cell:
     """One cell: backend names and KV dtype items as inline literals."""
     if column == "Backend":
@@ -253,7 +240,7 @@ def feature_nodes(
     backends: frozenset[str] | None = None,
 ) -> list[nodes.Node]:
     """A feature table and, for the standard table, the footnotes its rows cite."""
-    cols = list(columns or default_feature_columns(analysis, table))
+    cols = list(columns or analysis.feature_columns(table))
     rows = [r for r in analysis.rows(table) if backends is None or r.name in backends]
     body = [[feature_cell(r, c) for c in cols] for r in rows]
     out: list[nodes.Node] = [
@@ -295,7 +282,7 @@ def prefill_nodes(
     backends: frozenset[str] | None = None,
 ) -> list[nodes.Node]:
     """The MLA prefill table and, when a shown row carries ``‡``, its note."""
-    cols = list(columns or prefill_columns(analysis))
+    cols = list(columns or analysis.prefill_columns())
     rows = [p for p in analysis.mla_prefill if backends is None or p.name in backends]
     body: list[list[Cell]] = [[prefill_cell(p, c) for c in cols] for p in rows]
     out: list[nodes.Node] = [build_table(cols, body, spec, classes=("attn-prefill", "attn-mla"))]
