@@ -22,6 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench import fetch  # scripts/ is on sys.path when run as a script
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 ATTNCMP = SHARED / "tools" / "attncmp"
@@ -33,16 +35,6 @@ def open(path, mode="w"):
 def set_edit_path(*args, **kwargs):
     pass
 """
-
-
-def fetch(version: str) -> Path:
-    out = subprocess.run(
-        [sys.executable, str(SHARED / "vllm" / "fetch"), version],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return Path(out.strip().splitlines()[-1])
 
 
 def run_generator(tree: Path, out: Path, python: str) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sphinxext_attn.core.models import Analysis
+from sphinxext_attn.core.models import MLA_COLUMNS, Analysis
 
 #: (column, description) rows of the legend; extra columns are described too.
 LEGEND: tuple[tuple[str, str], ...] = (
@@ -18,18 +18,8 @@ LEGEND: tuple[tuple[str, str], ...] = (
     ("Attention Types", "Supported attention patterns (Decoder, Encoder, Enc-Dec)"),
     ("Compute Cap.", "Required CUDA compute capability (N/A for non-CUDA backends)"),
 )
-#: Legend rows the seed's page shows.
-SEED_LEGEND_COLUMNS: tuple[str, ...] = (
-    "Dtypes",
-    "KV Dtypes",
-    "Block Sizes",
-    "Head Sizes",
-    "Sink",
-    "Sparse",
-    "MM Prefix",
-    "Attention Types",
-    "Compute Cap.",
-)
+#: Legend rows the seed's page shows: the columns of its MLA table.
+SEED_LEGEND_COLUMNS: tuple[str, ...] = tuple(c for c in MLA_COLUMNS if c != "Backend")
 SYMBOLS = "✅ = Supported, ❌ = Not supported"
 
 PRIORITY_INTRO = (
