@@ -202,6 +202,8 @@ def compute_capability(scope: list[ClassRef]) -> tuple[str, Location | None]:
     low: tuple[int, int] | None = None
     high: tuple[int, int] | None = None
     majors: list[int] = []
+    #: the comparisons that decided the value, for provenance: (kind, line)
+    lines: dict[str, int] = {}
     for n in ast.walk(method.node):
         if not isinstance(n, ast.Compare):
             continue
@@ -211,6 +213,7 @@ def compute_capability(scope: list[ClassRef]) -> tuple[str, Location | None]:
                 continue
             if isinstance(op, ast.GtE):
                 low = cap
+                lines["low"] = n.lineno
             elif isinstance(op, ast.LtE):
                 high = cap
         if (
@@ -223,13 +226,18 @@ def compute_capability(scope: list[ClassRef]) -> tuple[str, Location | None]:
             if isinstance(n.ops[0], ast.Eq) and isinstance(comp, ast.Constant):
                 if isinstance(comp.value, int):
                     majors.append(comp.value)
+                    lines.setdefault("major", n.lineno)
             elif isinstance(n.ops[0], ast.In) and isinstance(comp, ast.List):
                 majors.extend(
                     e.value
                     for e in comp.elts
                     if isinstance(e, ast.Constant) and isinstance(e.value, int)
                 )
+                lines.setdefault("major", n.lineno)
     where = method.location
+    line = lines.get("major" if majors else "low")
+    if line and (majors or low):
+        where = Location(method.owner.path, line)
     if majors:
         majors = sorted(set(majors))
         if len(majors) == 1:
@@ -250,6 +258,7 @@ def attention_types(scope: list[ClassRef]) -> tuple[str, Location | None]:
     if method is None:
         return "Decoder", None
     types: set[str] = set()
+    compare_line = 0
     for n in ast.walk(method.node):
         if (
             isinstance(n, ast.Compare)
@@ -260,13 +269,25 @@ def attention_types(scope: list[ClassRef]) -> tuple[str, Location | None]:
             for elt in n.comparators[0].elts:
                 if isinstance(elt, ast.Attribute) and elt.attr in ATTN_TYPE_NAMES:
                     types.add(ATTN_TYPE_NAMES[elt.attr])
+                    compare_line = compare_line or n.lineno
     if not types:
         return "Decoder", method.location
+    where = Location(method.owner.path, compare_line) if compare_line else method.location
     every = set(ATTN_TYPE_NAMES.values())
-    return ("All" if types >= every else ", ".join(sorted(types))), method.location
+    return ("All" if types >= every else ", ".join(sorted(types))), where
 
 
 def flag(scope: list[ClassRef], method_name: str) -> tuple[bool, Location | None]:
-    """A capability method that returns True somewhere."""
+    """A capability method that returns True somewhere; located at that ``return``
+    (or the method's first ``return`` when it never says True)."""
     method = find_method(scope, method_name)
-    return returns_true(method), (method.location if method else None)
+    if method is None:
+        return False, None
+    value = returns_true(method)
+    returns = [n for n in ast.walk(method.node) if isinstance(n, ast.Return)]
+    if value:
+        returns = [
+            n for n in returns if isinstance(n.value, ast.Constant) and n.value.value is True
+        ]
+    line = returns[0].lineno if returns else method.location.line
+    return value, Location(method.owner.path, line)

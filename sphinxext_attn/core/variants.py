@@ -37,6 +37,8 @@ class FlashAttnFacts:
     #: True when fp8 support lists the KV dtypes itself (only advertised ones are kept)
     fp8_advertised: bool = False
     location: Location = Location(FA_UTILS_FILE)
+    #: provenance: version -> where it is chosen; "sinks"/"fp8" -> the gating function
+    where: dict[int | str, Location] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -106,12 +108,16 @@ def _assigned_versions(node: ast.AST) -> set[int]:
 
 def _version_guards(
     func: ast.FunctionDef,
-) -> tuple[list[int], dict[int, list[tuple[ast.cmpop, int]]]]:
-    """Every version the function can choose, and the capability tests guarding each."""
+) -> tuple[list[int], dict[int, list[tuple[ast.cmpop, int]]], dict[int, int]]:
+    """Every version the function can choose, the capability tests guarding each,
+    and the line that first chooses it (for provenance)."""
     versions: set[int] = set()
     guards: dict[int, list[tuple[ast.cmpop, int]]] = {}
+    lines: dict[int, int] = {}
 
     def note(value: ast.AST, tests: list[tuple[ast.cmpop, int]]) -> None:
+        for v in _assigned_versions(value.body if isinstance(value, ast.IfExp) else value):
+            lines.setdefault(v, getattr(value, "lineno", 0))
         if isinstance(value, ast.IfExp):
             for v in _assigned_versions(value.body):
                 guards.setdefault(v, []).extend(_major_tests(value.test))
@@ -141,7 +147,7 @@ def _version_guards(
         if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)
     }
     visit(func.body, [])
-    return sorted(versions), guards
+    return sorted(versions), guards, lines
 
 
 def _capability_text(tests: list[tuple[ast.cmpop, int]]) -> str | None:
@@ -183,7 +189,7 @@ def flash_attn_facts(
     version_fn = find_function(module, "get_flash_attn_version")
     if version_fn is None:
         return None
-    versions, guards = _version_guards(version_fn)
+    versions, guards, lines = _version_guards(version_fn)
     if 2 not in versions:
         versions = sorted({2, *versions})
     facts = FlashAttnFacts(
@@ -194,13 +200,21 @@ def flash_attn_facts(
         cap = _capability_text(guards.get(v, [])) if v != 2 else None
         if cap:
             facts.capability[v] = cap
-    facts.sinks = compared_versions(find_function(module, "flash_attn_supports_sinks"))
+        if lines.get(v):
+            facts.where[v] = Location(FA_UTILS_FILE, lines[v])
+    sinks_fn = find_function(module, "flash_attn_supports_sinks")
+    facts.sinks = compared_versions(sinks_fn)
+    if sinks_fn is not None:
+        facts.where["sinks"] = Location(FA_UTILS_FILE, sinks_fn.lineno)
     kv_fn = find_function(module, "flash_attn_supports_kv_cache_dtype")
     if kv_fn is not None:
         facts.fp8, facts.fp8_advertised = compared_versions(kv_fn), True
-    else:
-        fp8_fn = find_function(module, "flash_attn_supports_fp8") or _backend_fp8_method(backend)
+        facts.where["fp8"] = Location(FA_UTILS_FILE, kv_fn.lineno)
+    elif (fp8_fn := find_function(module, "flash_attn_supports_fp8")) is not None:
         facts.fp8 = compared_versions(fp8_fn)
+        facts.where["fp8"] = Location(FA_UTILS_FILE, fp8_fn.lineno)
+    else:
+        facts.fp8 = compared_versions(_backend_fp8_method(backend))
     return facts
 
 
@@ -248,7 +262,11 @@ def _flash_attn_rows(row: BackendFeatures, fa: FlashAttnFacts) -> list[BackendFe
     for order, v in enumerate(fa.versions):
         src = dict(row.sources)
         if v != 2:
-            src.update({"Compute Cap.": fa.location, "Sink": fa.location})
+            src["Compute Cap."] = fa.where.get(v, fa.location)
+        if "sinks" in fa.where:
+            src["Sink"] = fa.where["sinks"]
+        if v in fa.fp8 and "fp8" in fa.where:
+            src["KV Dtypes"] = fa.where["fp8"]
         rows.append(
             replace(
                 row,
