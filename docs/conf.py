@@ -7,7 +7,10 @@ come from:
   release or checkout, for example ``$(../shared/vllm/fetch 0.33.0)``;
 * ``ATTN_VLLM_TREE=installed``: the installed ``vllm`` distribution, found by
   the extension without importing it;
-* unset or empty: the small invented tree in ``docs/_demo_tree``.
+* ``ATTN_VLLM_TREE=demo``: the small invented tree in ``docs/_demo_tree``;
+* unset or empty: a real release when one is at hand (an installed ``vllm``,
+  else the newest tree fetched into ``$VLLM_TREES`` or ``~/.cache/vllm-trees``),
+  otherwise the demo tree.
 
 With an external tree, ``attention_backends.missing`` warnings are silenced
 (see below) unless ``ATTN_DOCS_STRICT=1``.
@@ -41,7 +44,25 @@ extensions = [
 
 # --- where the tables come from ---------------------------------------------
 
-_tree = os.environ.get("ATTN_VLLM_TREE", "").strip()
+def _release_at_hand() -> str:
+    """``installed`` if a vllm distribution is importable (it is not imported), else
+    the newest fetched release tree, else "" (the demo tree)."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is not None:
+        return "installed"
+    cache = Path(os.environ.get("VLLM_TREES") or Path.home() / ".cache" / "vllm-trees")
+    trees = []
+    for path in cache.glob("vllm-*"):
+        numbers = path.name.removeprefix("vllm-").split(".")
+        if all(n.isdigit() for n in numbers) and (path / "vllm" / "__init__.py").is_file():
+            trees.append((tuple(int(n) for n in numbers), path))
+    return str(max(trees)[1]) if trees else ""
+
+
+_tree = os.environ.get("ATTN_VLLM_TREE", "").strip() or _release_at_hand()
+if _tree == "demo":
+    _tree = ""
 if _tree == "installed":
     # Leave attention_backends_root unset: the extension looks for an
     # installed vllm distribution (without importing it).
