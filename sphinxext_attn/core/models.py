@@ -203,7 +203,13 @@ class PriorityList:
 
     @property
     def title(self) -> str:
-        return "Blackwell (SM 10.x)" if self.arch == "sm100" else "Ampere/Hopper (SM 8.x-9.x)"
+        """The seed's headings for its two lists; other architectures (``sm120``,
+        only in the JSON and on request) by their major version."""
+        if self.arch == "sm100":
+            return "Blackwell (SM 10.x)"
+        if self.arch == "default":
+            return "Ampere/Hopper (SM 8.x-9.x)"
+        return f"SM {self.arch.removeprefix('sm')[:-1]}.x"
 
 
 @dataclass(frozen=True)
