@@ -204,7 +204,7 @@ class PriorityList:
     @property
     def title(self) -> str:
         """The seed's headings for its two lists; other architectures (``sm120``,
-        only in the JSON and on request) by their major version."""
+        which only the JSON carries) by their major version."""
         if self.arch == "sm100":
             return "Blackwell (SM 10.x)"
         if self.arch == "default":
