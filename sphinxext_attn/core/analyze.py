@@ -42,7 +42,8 @@ def _class_location(tree: SourceTree, entry: RegistryEntry) -> tuple[str, str] |
             "outside",
         )
         return None
-    if not tree.exists(rel):
+    found = tree.module_file(module)  # a module file, or a package's __init__.py
+    if found is None:
         tree.warn(
             f"{entry.name}: module file {rel} not found",
             entry.location.path,
@@ -50,7 +51,7 @@ def _class_location(tree: SourceTree, entry: RegistryEntry) -> tuple[str, str] |
             "missing",
         )
         return None
-    return rel, class_name
+    return found, class_name
 
 
 def model_family(entry: RegistryEntry, is_mla: bool) -> str:

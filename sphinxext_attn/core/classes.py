@@ -1,9 +1,8 @@
-"""Find classes in the tree and follow their bases across files, statically.
+"""Find a class in the tree, statically, following imports across files.
 
-A backend's features may live on a parent class defined in another module
-(``from .common import MLACommonBackend``); this module resolves such names
-through ``import`` statements to files inside the tree and builds a simple
-left-to-right, depth-first method resolution order.
+A registry path may name a module that only imports the class
+(``from .impl import XBackend``); such names are resolved through ``import``
+statements to files inside the tree, with bounded depth and no cycles.
 """
 
 from __future__ import annotations

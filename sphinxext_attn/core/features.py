@@ -1,8 +1,9 @@
-"""One rule per feature column, read from a backend class and its in-tree parents.
+"""One rule per feature column, read from a backend class.
 
-Each rule looks a member up along the class's resolution order (the first
-class that defines it wins, as Python would) and turns the AST it finds into
-the cell's facts, returning where it read them for provenance.
+Each rule looks a member up in ``scope`` (the backend class itself: vLLM's
+own generator reads only the class body, and its pages are the reference),
+turns the AST it finds into the cell's facts, and returns where it read
+them for provenance.
 """
 
 from __future__ import annotations
