@@ -25,6 +25,7 @@ from sphinxext_attn.core.models import (
     PrefillBackend,
 )
 from sphinxext_attn.render import prose
+from sphinxext_attn.render.decorate import PLAIN, Decorations
 
 #: Tables with more body rows than this become ``longtable`` in LaTeX.
 LONGTABLE_ROWS = 10
@@ -170,6 +171,7 @@ def priority_nodes(
     backends: frozenset[str] | None = None,
     columns: Sequence[str] = PRIORITY_COLUMNS,
     headings: bool = True,
+    deco: Decorations = PLAIN,
 ) -> list[nodes.Node]:
     """One table per (category, arch) present, under a rubric per category."""
     out: list[nodes.Node] = []
@@ -186,9 +188,12 @@ def priority_nodes(
             for rank, name in enumerate(plist.backends, 1):
                 if backends is not None and name not in backends:
                     continue
+                # the rank carries the list's source: the name may be a link already
                 cells: dict[str, Cell] = {
-                    "Priority": str(rank),
-                    "Backend": [nodes.literal(name, name)],
+                    "Priority": deco.source(plist.source, [nodes.Text(str(rank))])
+                    if deco is not PLAIN
+                    else str(rank),
+                    "Backend": deco.backend_ref(name),
                 }
                 rows.append([cells[c] for c in columns])
             out.append(
@@ -222,13 +227,29 @@ def legend_nodes(
 # -- feature tables -----------------------------------------------------------
 
 
-def feature_cell(row: BackendFeatures, column: str) -> Cell:
-    """One cell: backend names and KV dtype items as inline literals."""
+def feature_cell(row: BackendFeatures, column: str, deco: Decorations = PLAIN) -> Cell:
+    """One cell: backend names and KV dtype items as inline literals; decorated
+    cells show where their value was read."""
     if column == "Backend":
-        return [nodes.literal(row.name, row.name)]
-    if column in LITERAL_LIST_COLUMNS:
-        return literal_list(row.kv_cache_dtypes)
-    return row.cell(column)
+        cell: list[nodes.Node] = [nodes.literal(row.name, row.name)]
+    elif column in LITERAL_LIST_COLUMNS:
+        cell = literal_list(row.kv_cache_dtypes)
+    else:
+        text = row.cell(column)
+        if deco is PLAIN or not text:
+            return text
+        cell = [nodes.Text(text)]
+    return deco.source(row.sources.get(column), cell)
+
+
+def _feature_row(row: BackendFeatures, cols: Sequence[str], deco: Decorations) -> list[Cell]:
+    """A row's cells; the first one carries the row's target when the decorations give one."""
+    cells = [feature_cell(row, c, deco) for c in cols]
+    target = deco.row_target(row)
+    if target and cells:
+        first = cells[0]
+        cells[0] = [*target, *([nodes.Text(first)] if isinstance(first, str) else first)]
+    return cells
 
 
 def feature_nodes(
@@ -238,11 +259,12 @@ def feature_nodes(
     *,
     columns: Sequence[str] | None = None,
     backends: frozenset[str] | None = None,
+    deco: Decorations = PLAIN,
 ) -> list[nodes.Node]:
     """A feature table and, for the standard table, the footnotes its rows cite."""
     cols = list(columns or analysis.feature_columns(table))
     rows = [r for r in analysis.rows(table) if backends is None or r.name in backends]
-    body = [[feature_cell(r, c) for c in cols] for r in rows]
+    body = [_feature_row(r, cols, deco) for r in rows]
     out: list[nodes.Node] = [
         build_table(cols, body, spec, classes=("attn-features", f"attn-{table}"))
     ]
@@ -267,11 +289,14 @@ def footnote_note(notes: Iterable[Footnote]) -> nodes.note:
 # -- MLA prefill --------------------------------------------------------------
 
 
-def prefill_cell(row: PrefillBackend, column: str) -> Cell:
-    """Registry-era rows name a code name (a literal) before their marker."""
+def prefill_cell(row: PrefillBackend, column: str, deco: Decorations = PLAIN) -> Cell:
+    """Registry-era rows name a code name (a literal) before their marker; the
+    name cell shows where the row was read."""
     if column == "Backend" and row.literal:
-        return [nodes.literal(row.name, row.name), *inline(row.marker)]
-    return inline(row.cell(column))
+        cell = [nodes.literal(row.name, row.name), *inline(row.marker)]
+    else:
+        cell = inline(row.cell(column))
+    return deco.source(row.source, cell) if column == "Backend" and cell else cell
 
 
 def prefill_nodes(
@@ -280,11 +305,12 @@ def prefill_nodes(
     *,
     columns: Sequence[str] | None = None,
     backends: frozenset[str] | None = None,
+    deco: Decorations = PLAIN,
 ) -> list[nodes.Node]:
     """The MLA prefill table and, when a shown row carries ``‡``, its note."""
     cols = list(columns or analysis.prefill_columns())
     rows = [p for p in analysis.mla_prefill if backends is None or p.name in backends]
-    body: list[list[Cell]] = [[prefill_cell(p, c) for c in cols] for p in rows]
+    body: list[list[Cell]] = [[prefill_cell(p, c, deco) for c in cols] for p in rows]
     out: list[nodes.Node] = [build_table(cols, body, spec, classes=("attn-prefill", "attn-mla"))]
     note = prose.prefill_footnote(analysis)
     if note and any(p.marker for p in rows):
@@ -300,13 +326,16 @@ def family_nodes(
     columns: Sequence[str] | None = None,
     backends: frozenset[str] | None = None,
     headings: bool = True,
+    deco: Decorations = PLAIN,
 ) -> list[nodes.Node]:
     """A model family's own table (DeepSeek V4, MiniMax) under its title and intro."""
     if not analysis.rows(table):
         return []
     title, intro = prose.FAMILY_TABLES[table]
     head: list[nodes.Node] = [rubric(title), paragraph(intro)] if headings else []
-    return head + feature_nodes(analysis, table, spec, columns=columns, backends=backends)
+    return head + feature_nodes(
+        analysis, table, spec, columns=columns, backends=backends, deco=deco
+    )
 
 
 # -- the whole page -----------------------------------------------------------
@@ -326,6 +355,7 @@ def page_nodes(
     *,
     columns: Sequence[str] | None = None,
     backends: frozenset[str] | None = None,
+    deco: Decorations = PLAIN,
 ) -> list[nodes.Node]:
     """Every table in the seed's order, under rubrics (a directive cannot open sections).
 
@@ -340,16 +370,18 @@ def page_nodes(
         paragraph(prose.PRIORITY_INTRO),
         paragraph(prose.PRIORITY_ONE),
     ]
-    out += priority_nodes(analysis, plain, categories=CATEGORIES, arches=ARCHES, backends=backends)
+    out += priority_nodes(
+        analysis, plain, categories=CATEGORIES, arches=ARCHES, backends=backends, deco=deco
+    )
     out.append(nodes.note("", paragraph(prose.PRIORITY_NOTE)))
     out += [rubric(LEGEND_HEADING), *legend_nodes(plain)]
     out.append(rubric(STANDARD_HEADING))
-    out += feature_nodes(analysis, "standard", spec, columns=columns, backends=backends)
-    out += family_nodes(analysis, "minimax", spec, columns=columns, backends=backends)
+    out += feature_nodes(analysis, "standard", spec, columns=columns, backends=backends, deco=deco)
+    out += family_nodes(analysis, "minimax", spec, columns=columns, backends=backends, deco=deco)
     out += [rubric(MLA_HEADING), paragraph(MLA_INTRO), rubric(PREFILL_HEADING)]
     out.append(paragraph(prose.PREFILL_INTRO))
-    out += prefill_nodes(analysis, plain, backends=backends)
+    out += prefill_nodes(analysis, plain, backends=backends, deco=deco)
     out.append(rubric(DECODE_HEADING))
-    out += feature_nodes(analysis, "mla", spec, columns=columns, backends=backends)
-    out += family_nodes(analysis, "dsv4", spec, columns=columns, backends=backends)
+    out += feature_nodes(analysis, "mla", spec, columns=columns, backends=backends, deco=deco)
+    out += family_nodes(analysis, "dsv4", spec, columns=columns, backends=backends, deco=deco)
     return out

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CONFIG_NAME = "attention_backends_root"
+SOURCE_URL_NAME = "attention_backends_source_url"
+TREES_NAME = "attention_backends_trees"
 HOW_TO_SET = (
     f"no vLLM source tree for the attention-backend tables: set {CONFIG_NAME} "
     "in conf.py to the folder that holds vllm/ (absolute, or relative to the conf "
@@ -39,6 +41,20 @@ def register(app: Sphinx) -> None:
         "env",
         types=frozenset({str, os.PathLike, type(None)}),
         description="The vLLM source tree (the folder holding vllm/).",
+    )
+    app.add_config_value(
+        SOURCE_URL_NAME,
+        None,
+        "env",
+        types=frozenset({str, type(None)}),
+        description="Link template for table cells: {path}, {line}, {version}.",
+    )
+    app.add_config_value(
+        TREES_NAME,
+        {},
+        "env",
+        types=frozenset({dict}),
+        description="Named vLLM trees for :from:/:to: of attention-backends-diff.",
     )
 
 
@@ -70,6 +86,12 @@ def config_root(app: Sphinx) -> str | None:
 def resolve_for_build(app: Sphinx) -> None:
     """Resolve the configured tree once per build; directives read it from the env."""
     app.env.attention_backends_root = config_root(app)  # type: ignore[attr-defined]
+    trees = getattr(app.config, TREES_NAME, None) or {}
+    app.env.attention_backends_trees = {  # type: ignore[attr-defined]
+        str(name): os.path.normpath(os.path.join(app.confdir, os.fspath(path)))
+        for name, path in trees.items()
+        if path
+    }
 
 
 def build_root(env: BuildEnvironment) -> str | None:
@@ -86,3 +108,9 @@ def warn_no_root() -> None:
     if not _warned[0]:
         _warned[0] = True
         logger.warning(HOW_TO_SET, type="attention_backends", subtype="config")
+
+
+def named_tree(env: BuildEnvironment, name: str) -> str | None:
+    """A tree of ``attention_backends_trees`` by name (resolved against the conf dir)."""
+    trees: dict[str, str] = getattr(env, "attention_backends_trees", None) or {}
+    return trees.get(name)

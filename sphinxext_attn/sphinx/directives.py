@@ -26,7 +26,9 @@ from sphinxext_attn.core.models import (
 )
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render import prose
+from sphinxext_attn.render.decorate import PLAIN, Decorations
 from sphinxext_attn.sphinx import cache, config
+from sphinxext_attn.sphinx.provenance import SphinxDecorations
 
 
 def _split(value: str) -> list[str]:
@@ -109,6 +111,8 @@ class AttentionBackendsDirective(SphinxDirective):
 
     #: the legend is fixed text and renders without a tree
     needs_tree: ClassVar[bool] = True
+    #: source links/tooltips, row targets and priority links (set in :meth:`rendered`)
+    deco: Decorations = PLAIN
 
     def run(self) -> list[nodes.Node]:
         if not self.needs_tree:
@@ -117,6 +121,11 @@ class AttentionBackendsDirective(SphinxDirective):
         if root is None:
             config.warn_no_root()
             return []
+        analysis = self.analysis_of(root)
+        return self.rendered(analysis, self.backends(analysis))
+
+    def analysis_of(self, root: str) -> Analysis:
+        """The shared analysis of ``root``; this page depends on its files from now on."""
         analysis = cache.get_analysis(self.env, root)
         cache.report(root, analysis, self.get_location())
         cache.env_docs(self.env).setdefault(self.env.docname, set()).add(root)
@@ -124,9 +133,11 @@ class AttentionBackendsDirective(SphinxDirective):
             path = os.path.join(root, rel)
             if os.path.isfile(path):  # a missing file would make the page always stale
                 self.env.note_dependency(path)
-        return self.rendered(analysis, self.backends(analysis))
+        return analysis
 
     def rendered(self, analysis: Analysis, backends: frozenset[str] | None) -> list[nodes.Node]:
+        if self.needs_tree:
+            self.deco = SphinxDecorations(self.env, analysis.version, root=analysis.root)
         try:
             out = self.render(analysis, self.spec(), backends)
         except render.RenderError as err:
@@ -200,7 +211,9 @@ class AllTablesDirective(AttentionBackendsDirective):
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
         head = [render.rubric(spec.caption)] if spec.caption else []
         spec.caption = None
-        return head + render.page_nodes(analysis, spec, columns=self.columns(), backends=backends)
+        return head + render.page_nodes(
+            analysis, spec, columns=self.columns(), backends=backends, deco=self.deco
+        )
 
 
 class PriorityDirective(AttentionBackendsDirective):
@@ -230,6 +243,7 @@ class PriorityDirective(AttentionBackendsDirective):
             arches=arches,
             backends=backends,
             columns=self.columns() or render.PRIORITY_COLUMNS,
+            deco=self.deco,
             headings=len({p.category for p in lists}) > 1,
         )
 
@@ -256,7 +270,7 @@ class StandardDirective(AttentionBackendsDirective):
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
         return render.feature_nodes(
-            analysis, "standard", spec, columns=self.columns(), backends=backends
+            analysis, "standard", spec, columns=self.columns(), backends=backends, deco=self.deco
         )
 
 
@@ -268,7 +282,7 @@ class MLADecodeDirective(StandardDirective):
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
         return render.feature_nodes(
-            analysis, "mla", spec, columns=self.columns(), backends=backends
+            analysis, "mla", spec, columns=self.columns(), backends=backends, deco=self.deco
         )
 
 
@@ -281,7 +295,9 @@ class MLAPrefillDirective(AttentionBackendsDirective):
         return [p.name for p in analysis.mla_prefill]
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
-        return render.prefill_nodes(analysis, spec, columns=self.columns(), backends=backends)
+        return render.prefill_nodes(
+            analysis, spec, columns=self.columns(), backends=backends, deco=self.deco
+        )
 
 
 class FamilyDirective(AttentionBackendsDirective):
@@ -311,6 +327,7 @@ class FamilyDirective(AttentionBackendsDirective):
             columns=self.columns(),
             backends=backends,
             headings=False,
+            deco=self.deco,
         )
 
 

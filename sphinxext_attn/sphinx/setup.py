@@ -6,19 +6,25 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn import __version__
 from sphinxext_attn.sphinx import config, events
+from sphinxext_attn.sphinx.diff import DiffDirective
 from sphinxext_attn.sphinx.directives import DIRECTIVES
+from sphinxext_attn.sphinx.provenance import setup_nodes
+from sphinxext_attn.sphinx.xref import setup_xref
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
 #: bump when what is kept on the environment changes shape
-ENV_VERSION = 1
+ENV_VERSION = 2
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     config.register(app)
     for name, directive in DIRECTIVES.items():
         app.add_directive(name, directive)
+    app.add_directive("attention-backends-diff", DiffDirective)
+    setup_nodes(app)
+    setup_xref(app)
     app.connect("builder-inited", events.builder_inited)
     app.connect("env-get-outdated", events.get_outdated)
     app.connect("env-before-read-docs", events.before_read_docs)

@@ -1,0 +1,31 @@
+"""Hooks the Sphinx layer uses to dress table cells: source links, row targets, xrefs.
+
+The renderers in :mod:`sphinxext_attn.render.nodes` stay Sphinx-free; they ask
+a :class:`Decorations` object for the extra nodes, and the default adds none,
+so the tables come out exactly as before when nothing is configured.
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+
+from sphinxext_attn.core.models import BackendFeatures, Location
+
+
+class Decorations:
+    """No provenance, no targets, plain literals: the tables as data only."""
+
+    def source(self, location: Location | None, cell: list[nodes.Node]) -> list[nodes.Node]:
+        """Wrap a cell's nodes to show where its value was read."""
+        return cell
+
+    def row_target(self, row: BackendFeatures) -> list[nodes.Node]:
+        """Nodes put first in a row's first cell (a target, index entries)."""
+        return []
+
+    def backend_ref(self, name: str) -> list[nodes.Node]:
+        """A backend name in a priority list (a link to its feature row, when known)."""
+        return [nodes.literal(name, name)]
+
+
+PLAIN = Decorations()
