@@ -15,7 +15,9 @@ import sys
 from pathlib import Path, PurePosixPath
 
 from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.models import Analysis
 from sphinxext_attn.core.source import SourceTree
+from sphinxext_attn.render.diffout import render_diff_json, render_diff_markdown
 from sphinxext_attn.render.jsonout import render_json
 from sphinxext_attn.render.markdown import header_from_template, render_markdown
 
@@ -59,6 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
     parser.add_argument("--template", help="markdown file whose text above the tables is kept")
     parser.add_argument(
+        "--source-links",
+        metavar="URL_TEMPLATE",
+        help="link each feature cell to its source line: a template with {path}, {line} "
+        "and {version} (markdown only; off by default)",
+    )
+    parser.add_argument(
+        "--diff",
+        metavar="OLD_ROOT",
+        help="write what changed from the tree OLD_ROOT to --root instead of the tables "
+        "(to stdout unless -o is given)",
+    )
+    parser.add_argument(
         "files", nargs="*", help="changed files (pre-commit); skip if none is relevant"
     )
     return parser
@@ -77,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     analysis = analyze(root, source=tree)
     for diag in analysis.diagnostics:
         print(f"warning: {diag}", file=sys.stderr)
+    if args.diff:
+        return write_diff(args, analysis)
     if args.format == "json":
         content = render_json(analysis)
     else:
@@ -87,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
             except OSError as exc:
                 print(f"sphinxext-attn: cannot read template: {exc}", file=sys.stderr)
                 return 2
-        content = render_markdown(analysis, header)
+        try:
+            content = render_markdown(analysis, header, args.source_links)
+        except (KeyError, IndexError, ValueError) as exc:
+            print(f"sphinxext-attn: bad --source-links template: {exc!r}", file=sys.stderr)
+            return 2
     if args.output == "-":
         sys.stdout.write(content)
         return 0
@@ -104,6 +124,26 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(content, encoding="utf-8")
     print(f"Generated: {out}")
+    return 0
+
+
+def write_diff(args: argparse.Namespace, new: Analysis) -> int:
+    """``--diff OLD_ROOT``: the changes from OLD_ROOT to ``--root``, markdown or JSON."""
+    old_root = Path(args.diff)
+    if not (old_root / "vllm").is_dir():
+        print(f"sphinxext-attn: {old_root} holds no vllm/ package (--diff)", file=sys.stderr)
+        return 2
+    old = analyze(old_root)
+    for diag in old.diagnostics:
+        print(f"warning: {diag}", file=sys.stderr)
+    content = (
+        render_diff_json(old, new) if args.format == "json" else render_diff_markdown(old, new)
+    )
+    if args.output and args.output != "-":
+        Path(args.output).write_text(content, encoding="utf-8")
+        print(f"Generated: {args.output}")
+    else:
+        sys.stdout.write(content)
     return 0
 
 

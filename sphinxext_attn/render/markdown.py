@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from sphinxext_attn.core.models import (
     Analysis,
     BackendFeatures,
+    Location,
     PrefillBackend,
 )
 from sphinxext_attn.render import prose
@@ -47,13 +48,27 @@ def _literal_list(text: str) -> str:
     return ", ".join(f"`{item.strip()}`" for item in text.split(","))
 
 
-def feature_cell(row: BackendFeatures, column: str) -> str:
-    """One cell with the seed's markdown quoting."""
+def fill_source_url(template: str, location: Location, version: str | None) -> str:
+    """A source-link template (``{path}``, ``{line}``, ``{version}``) filled for one cell.
+
+    Raises KeyError/IndexError/ValueError for a template with other fields.
+    """
+    return template.format(path=location.path, line=location.line, version=version or "")
+
+
+def feature_cell(
+    row: BackendFeatures, column: str, links: str | None = None, version: str | None = None
+) -> str:
+    """One cell with the seed's markdown quoting; with a ``links`` template, a link to
+    the line the value was read from (off by default: the seed has none)."""
     text = row.cell(column)
     if column == "Backend":
-        return f"`{text}`"
-    if column == "KV Dtypes":
-        return _literal_list(text)
+        text = f"`{text}`"
+    elif column == "KV Dtypes":
+        text = _literal_list(text)
+    location = row.sources.get(column) if links else None
+    if links and location is not None and text:
+        return f"[{text}]({fill_source_url(links, location, version)})"
     return text
 
 
@@ -92,12 +107,12 @@ def legend_section() -> str:
     )
 
 
-def standard_section(analysis: Analysis) -> str:
+def standard_section(analysis: Analysis, links: str | None = None) -> str:
     title = "## Standard Attention (MHA, MQA, GQA) Backends"
     rows = analysis.rows("standard")
     if not rows:
         return f"{title}\n\nNo backends found.\n"
-    return "\n".join([title, "", *_feature_table(analysis, "standard"), ""])
+    return "\n".join([title, "", *_feature_table(analysis, "standard", links), ""])
 
 
 def footnotes_section(analysis: Analysis) -> str | None:
@@ -124,20 +139,26 @@ def prefill_table(analysis: Analysis) -> list[str]:
     return lines
 
 
-def _feature_table(analysis: Analysis, table: str) -> list[str]:
+def _feature_table(analysis: Analysis, table: str, links: str | None = None) -> list[str]:
     columns = list(analysis.feature_columns(table))
-    return _table(columns, [[feature_cell(r, c) for c in columns] for r in analysis.rows(table)])
+    body = [
+        [feature_cell(r, c, links, analysis.version) for c in columns]
+        for r in analysis.rows(table)
+    ]
+    return _table(columns, body)
 
 
-def family_section(analysis: Analysis, table: str, level: str) -> list[str]:
+def family_section(
+    analysis: Analysis, table: str, level: str, links: str | None = None
+) -> list[str]:
     """A model family's own table (DeepSeek V4, MiniMax), only when it has rows."""
     if not analysis.rows(table):
         return []
     title, intro = prose.FAMILY_TABLES[table]
-    return [f"{level} {title}", "", intro, "", *_feature_table(analysis, table), ""]
+    return [f"{level} {title}", "", intro, "", *_feature_table(analysis, table, links), ""]
 
 
-def mla_section(analysis: Analysis) -> str:
+def mla_section(analysis: Analysis, links: str | None = None) -> str:
     lines = [
         "## MLA (Multi-head Latent Attention) Backends",
         "",
@@ -151,26 +172,29 @@ def mla_section(analysis: Analysis) -> str:
         "",
         "### Decode Backends",
         "",
-        *_feature_table(analysis, "mla"),
+        *_feature_table(analysis, "mla", links),
         "",
     ]
-    extra = family_section(analysis, "dsv4", "###")
+    extra = family_section(analysis, "dsv4", "###", links)
     if extra:
         lines += extra
     return "\n".join(lines)
 
 
-def render_markdown(analysis: Analysis, header: str | None = None) -> str:
-    """The whole page; ``header`` is the prose above ``## Backend Priority (CUDA)``."""
+def render_markdown(
+    analysis: Analysis, header: str | None = None, links: str | None = None
+) -> str:
+    """The whole page; ``header`` is the prose above ``## Backend Priority (CUDA)``;
+    ``links`` a source-link template for the feature cells (none by default)."""
     parts = [(header if header is not None else DEFAULT_HEADER).rstrip("\n") + "\n"]
-    parts += [priority_section(analysis), legend_section(), standard_section(analysis)]
+    parts += [priority_section(analysis), legend_section(), standard_section(analysis, links)]
     notes = footnotes_section(analysis)
     if notes is not None:
         parts.append(notes)
-    minimax = family_section(analysis, "minimax", "##")
+    minimax = family_section(analysis, "minimax", "##", links)
     if minimax:
         parts.append("\n".join(minimax))
-    parts.append(mla_section(analysis))
+    parts.append(mla_section(analysis, links))
     return "\n".join(parts)
 
 

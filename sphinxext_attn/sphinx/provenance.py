@@ -18,6 +18,7 @@ from sphinx.util import logging
 
 from sphinxext_attn.core.models import BackendFeatures, Location
 from sphinxext_attn.render.decorate import Decorations
+from sphinxext_attn.render.markdown import fill_source_url
 
 if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
@@ -51,7 +52,7 @@ def backend_id(name: str) -> str:
 def source_url(template: str, location: Location, version: str | None) -> str | None:
     """Fill the template; a bad placeholder is a warning (once per template) and no link."""
     try:
-        return template.format(path=location.path, line=location.line, version=version or "")
+        return fill_source_url(template, location, version)
     except (KeyError, IndexError, ValueError) as err:
         if template not in _BAD_TEMPLATES:
             _BAD_TEMPLATES.add(template)
