@@ -135,5 +135,11 @@ class SphinxDecorations(Decorations):
         return [ref]
 
 
+def new_build(app: Any) -> None:
+    """A bad template is reported once per build, not once per process."""
+    _BAD_TEMPLATES.clear()
+
+
 def setup_nodes(app: Any) -> None:
     app.add_node(attn_source, html=(visit_attn_source_html, depart_attn_source_html))
+    app.connect("builder-inited", new_build)
