@@ -44,6 +44,7 @@ extensions = [
 
 # --- where the tables come from ---------------------------------------------
 
+
 def _release_at_hand() -> str:
     """``installed`` if a vllm distribution is importable (it is not imported), else
     the newest fetched release tree, else "" (the demo tree)."""
@@ -84,6 +85,17 @@ suppress_warnings: list[str] = []
 if _tree and os.environ.get("ATTN_DOCS_STRICT", "") != "1":
     suppress_warnings.append("attention_backends.missing")
 
+# Provenance and release diffs (docs/beyond.rst). Cells of a real release link
+# to its sources on GitHub; the bundled demo trees are the two sides of the
+# live diff, and the demo's files are copied next to the HTML pages so the
+# demo tables on that page can link to them without any network.
+if _tree and _tree != "installed":
+    attention_backends_source_url = (
+        "https://github.com/vllm-project/vllm/blob/v{version}/{path}#L{line}"
+    )
+attention_backends_trees = {"demo-old": "_demo_tree_old", "demo": "_demo_tree"}
+html_extra_path = ["_demo_tree"]  # serves vllm/... next to the pages
+
 rst_epilog = f"""
 .. |attn_tree| replace:: {attn_tree_label}
 """
@@ -92,7 +104,7 @@ rst_epilog = f"""
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_demo_tree", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "_demo_tree", "_demo_tree_old", "Thumbs.db", ".DS_Store"]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 nitpicky = True

@@ -186,3 +186,21 @@ def test_other_builders_show_plain_text(make_app, srcdir, buildername):
     )
     assert "64, 128, 256" in out
     assert "triton_attn.py:8" not in out
+
+
+def test_directive_source_url_overrides_the_config(make_app, srcdir):
+    (srcdir / "tables.rst").write_text(
+        "Tables\n======\n\n.. attention-backends-standard::\n   :source-url: none\n\n"
+        ".. attention-backends-mla-decode::\n   :source-url: local/{path}?{line}\n",
+        encoding="utf-8",
+    )
+    app = build(
+        make_app,
+        srcdir,
+        confoverrides={"attention_backends_source_url": "https://example.org/{path}"},
+        warningiserror=True,
+    )
+    html = (Path(app.outdir) / "tables.html").read_text(encoding="utf-8")
+    assert "https://example.org/" not in html
+    assert '<span class="attn-src" title="vllm/v1/attention/backends/triton_attn.py:8">' in html
+    assert 'href="local/vllm/v1/attention/backends/mla/' in html

@@ -96,6 +96,7 @@ COMMON_OPTIONS = {
     "name": directives.unchanged,
     "caption": directives.unchanged_required,
     "widths": widths_option,
+    "source-url": directives.unchanged,
 }
 
 
@@ -137,7 +138,12 @@ class AttentionBackendsDirective(SphinxDirective):
 
     def rendered(self, analysis: Analysis, backends: frozenset[str] | None) -> list[nodes.Node]:
         if self.needs_tree:
-            self.deco = SphinxDecorations(self.env, analysis.version, root=analysis.root)
+            self.deco = SphinxDecorations(
+                self.env,
+                analysis.version,
+                root=analysis.root,
+                template=self.options.get("source-url"),
+            )
         try:
             out = self.render(analysis, self.spec(), backends)
         except render.RenderError as err:

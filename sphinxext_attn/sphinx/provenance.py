@@ -79,11 +79,15 @@ class SphinxDecorations(Decorations):
         root: str = "",
         targets: bool = True,
         sources: bool = True,
+        template: str | None = None,
     ) -> None:
         self.env = env
         self.version = version
         self.root = root
-        self.template: str | None = getattr(env.config, SOURCE_URL_CONFIG, None)
+        #: a directive's ``:source-url:`` (``none``: tooltips only) wins over the config
+        if template is None:
+            template = getattr(env.config, SOURCE_URL_CONFIG, None)
+        self.template = None if (template or "").strip().lower() in ("", "none") else template
         self.targets = targets
         self.sources = sources
 

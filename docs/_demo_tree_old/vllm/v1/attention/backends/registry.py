@@ -1,0 +1,23 @@
+"""Demo registry of the *previous* demo release (see docs/beyond.rst): no ROCm backend yet."""
+
+from enum import Enum
+
+
+class AttentionBackendEnum(Enum):
+    """The backends the demo knows about."""
+
+    FLASH_ATTN = "vllm.v1.attention.backends.flash_attn.FlashAttentionBackend"
+    FLASHINFER = "vllm.v1.attention.backends.flashinfer.FlashInferBackend"
+    TRITON_ATTN = "vllm.v1.attention.backends.triton_attn.TritonAttentionBackend"
+    CPU_ATTN = "vllm.v1.attention.backends.cpu_attn.CPUAttentionBackend"
+    FLASHMLA = "vllm.v1.attention.backends.mla.flashmla.FlashMLABackend"
+    TRITON_MLA = "vllm.v1.attention.backends.mla.triton_mla.TritonMLABackend"
+    XFORMERS = "vllm.v1.attention.backends.xformers.XFormersAttentionBackend"
+    # kept wrapped, as vLLM's 88-column style writes long class paths
+    # fmt: off
+    FLASHMLA_SPARSE = (
+        "vllm.v1.attention.backends.mla.flashmla_sparse.FlashMLASparseBackend"
+    )
+    # fmt: on
+    TORCH_SDPA = ""  # not a decoder backend: left out of the tables
+    CUSTOM = None  # a placeholder, filled in at run time

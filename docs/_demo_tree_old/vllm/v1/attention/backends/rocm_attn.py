@@ -1,0 +1,13 @@
+"""Demo ROCm backend: KV cache dtypes come from a method, not a class variable."""
+
+from vllm.v1.attention.backend import AttentionBackend
+
+
+class RocmAttentionBackend(AttentionBackend):
+    @classmethod
+    def supports_kv_cache_dtype(cls, kv_cache_dtype: str) -> bool:
+        return kv_cache_dtype in ["auto", "fp8"]
+
+    @staticmethod
+    def get_supported_kernel_block_sizes() -> list[int]:
+        return [16, 32]
