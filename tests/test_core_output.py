@@ -204,3 +204,18 @@ def test_cli_warnings_on_stderr(tmp_path, capsys):
 def test_cli_no_vllm_package(tmp_path, capsys):
     assert main(["--root", str(tmp_path), "-o", "-"]) != 0
     assert "vllm" in capsys.readouterr().err
+
+
+def test_core_stands_alone():
+    """The analysis core imports neither Sphinx, docutils nor the render layer."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, sphinxext_attn.core.analyze;"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('sphinx', 'docutils')"
+        " or m.startswith('sphinxext_attn.render') or m.startswith('sphinxext_attn.sphinx')];"
+        "print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass, field, replace
 
 from sphinxext_attn.core.flags import calls, family_text, find_function
+from sphinxext_attn.core.footnotes import flash_attn_footnote, flashinfer_footnote
 from sphinxext_attn.core.models import BackendFeatures, Footnote, Location
 from sphinxext_attn.core.source import SourceTree
-from sphinxext_attn.render import prose
 
 FA_UTILS_FILE = "vllm/v1/attention/backends/fa_utils.py"
 FLASHINFER_UTILS_FILE = "vllm/utils/flashinfer.py"
@@ -334,7 +334,7 @@ def expand_variants(
             out.append(row)
     notes: list[Footnote] = []
     if fi is not None:
-        notes.append(Footnote("†", prose.flashinfer_footnote(fi.xqa_capability is not None)))
+        notes.append(Footnote("†", flashinfer_footnote(fi.xqa_capability is not None)))
     if fa is not None:
-        notes.append(Footnote("*", prose.flash_attn_footnote(fa.versions, fa.capability)))
+        notes.append(Footnote("*", flash_attn_footnote(fa.versions, fa.capability)))
     return out, notes
