@@ -16,6 +16,7 @@ from sphinxext_attn.core import features
 from sphinxext_attn.core.classes import ClassFinder, ClassRef
 from sphinxext_attn.core.flags import family_text, find_function, first_family_in
 from sphinxext_attn.core.models import Location, PrefillBackend
+from sphinxext_attn.core.priorities import guarded_lists
 from sphinxext_attn.core.registry import RegistryEntry, read_enum
 from sphinxext_attn.core.source import SourceTree
 from sphinxext_attn.core.variants import FlashAttnFacts, compared_versions
@@ -215,8 +216,6 @@ def _notes(scope: list[ClassRef], name: str, fa: FlashAttnFacts | None) -> str:
 
 def _blackwell_order(tree: SourceTree) -> tuple[list[str], Location | None]:
     """The Blackwell prefill list that applies when no further condition holds."""
-    from sphinxext_attn.core.priorities import guarded_lists
-
     for rel in PRIORITY_FILES:
         if not tree.exists(rel):
             continue
