@@ -268,7 +268,7 @@ class Analysis:
     footnotes: list[Footnote] = field(default_factory=list)
     #: tree-relative paths of every file the analysis read (for note_dependency)
     files: list[str] = field(default_factory=list)
-    #: tree-relative directories listed while analysing (for added-file detection)
+    #: tree-relative folders of every file looked for (for added-file detection)
     directories: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 

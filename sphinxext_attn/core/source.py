@@ -46,7 +46,9 @@ class SourceTree:
         self._partly: dict[str, str] = {}
         self._lines: dict[str, list[str]] = {}
         self.files: list[str] = []
+        #: tree-relative folders of every file looked for, in first-seen order
         self.directories: list[str] = []
+        self._folders: set[str] = set()
         self.diagnostics: list[Diagnostic] = []
         self._warned: set[tuple[str, str]] = set()
 
@@ -80,25 +82,23 @@ class SourceTree:
             return None
         return real
 
+    def _looked_in(self, rel: str) -> None:
+        """Remember the folder of every file looked for, present or not: a file
+        added there later can change the tables (the Sphinx cache lists them)."""
+        folder = rel.rpartition("/")[0]
+        if folder not in self._folders:
+            self._folders.add(folder)
+            self.directories.append(folder)
+
     def exists(self, rel: str) -> bool:
         path = self.safe_path(rel)
+        if path is not None:
+            self._looked_in(rel)
         return path is not None and path.is_file()
 
     def is_outside(self, rel: str) -> bool:
         """True when ``rel`` names something that resolves outside the root."""
         return self.safe_path(rel) is None
-
-    def listdir(self, rel: str) -> list[str]:
-        """Sorted names in a directory of the tree (recorded for added-file detection)."""
-        path = self.safe_path(rel)
-        if path is None or not path.is_dir():
-            return []
-        if rel not in self.directories:
-            self.directories.append(rel)
-        try:
-            return sorted(os.listdir(path))
-        except OSError:
-            return []
 
     @staticmethod
     def module_file_candidates(dotted: str) -> list[str]:
@@ -121,6 +121,7 @@ class SourceTree:
         if rel in self._texts:
             return self._texts[rel]
         self._texts[rel] = None
+        self._looked_in(rel)
         path = self.safe_path(rel)
         if path is None:
             self.warn("path resolves outside the source tree; not read", rel, subtype="outside")
