@@ -21,39 +21,6 @@ SKIPPED = frozenset({"CUSTOM", "TORCH_SDPA"})
 NON_CUDA_PREFIXES = ("CPU_", "ROCM_")
 
 
-def _class_location(tree: SourceTree, entry: RegistryEntry) -> tuple[str, str] | None:
-    """Registry class path -> (tree-relative file, class name), strictly inside the tree."""
-    module, _, class_name = entry.class_path.rpartition(".")
-    candidates = SourceTree.module_file_candidates(module)
-    if not class_name.isidentifier() or not candidates:
-        tree.warn(
-            f"{entry.name}: malformed class path {entry.class_path!r}",
-            entry.location.path,
-            entry.location.line,
-            "registry",
-        )
-        return None
-    rel = candidates[0]
-    if tree.is_outside(rel):
-        tree.warn(
-            f"{entry.name}: class path {entry.class_path!r} resolves outside the source tree",
-            entry.location.path,
-            entry.location.line,
-            "outside",
-        )
-        return None
-    found = tree.module_file(module)  # a module file, or a package's __init__.py
-    if found is None:
-        tree.warn(
-            f"{entry.name}: module file {rel} not found",
-            entry.location.path,
-            entry.location.line,
-            "missing",
-        )
-        return None
-    return found, class_name
-
-
 def model_family(entry: RegistryEntry, is_mla: bool) -> str:
     """Backends written for one model family get a table of their own.
 
@@ -70,19 +37,10 @@ def model_family(entry: RegistryEntry, is_mla: bool) -> str:
 def analyze_backend(
     tree: SourceTree, finder: ClassFinder, entry: RegistryEntry
 ) -> BackendFeatures | None:
-    where = _class_location(tree, entry)
-    if where is None:
-        return None
-    path, class_name = where
-    ref = finder.find(path, class_name)
+    ref = finder.resolve(entry)
     if ref is None:
-        if tree.parse(path) is not None:
-            tree.warn(
-                f"class {class_name} not found (registered as {entry.name} at {entry.location})",
-                path,
-                subtype="missing",
-            )
         return None
+    path = ref.path
     scope = [ref]
     sources: dict[str, Location] = {"Backend": Location(path, ref.node.lineno)}
 
@@ -182,13 +140,12 @@ def _analyze(tree: SourceTree) -> Analysis:
             rows.append(row)
     result.priorities = read_priorities(tree)
     flash_attn = next((e for e in entries if e.name == "FLASH_ATTN"), None)
-    where = _class_location(tree, flash_attn) if flash_attn else None
-    fa_class = finder.find(*where) if where else None
+    fa_class = finder.resolve(flash_attn) if flash_attn else None  # cached: no second parse
     registered = {r.name for r in rows}
-    fa = flash_attn_facts(tree, fa_class.node if fa_class else None, "FLASH_ATTN" in registered)
+    fa = flash_attn_facts(tree, fa_class, "FLASH_ATTN" in registered)
     fi = flashinfer_facts(tree, "FLASHINFER" in registered)
     result.backends, result.footnotes = expand_variants(rows, fa, fi)
-    result.mla_prefill = read_prefill(tree, fa)
+    result.mla_prefill = read_prefill(tree, finder, fa)
     result.version = read_version(tree)
     tree.check_partly_parsed()
     result.files = list(tree.files)

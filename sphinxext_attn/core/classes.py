@@ -10,9 +10,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from sphinxext_attn.core.registry import RegistryEntry
 from sphinxext_attn.core.source import SourceTree
 
-#: How many re-export hops and base-class levels are followed before giving up.
+#: How many re-export hops are followed before giving up.
 MAX_DEPTH = 12
 
 
@@ -64,6 +65,39 @@ class ClassFinder:
     def __init__(self, tree: SourceTree) -> None:
         self.tree = tree
         self._cache: dict[tuple[str, str], ClassRef | None] = {}
+
+    def resolve(self, entry: RegistryEntry) -> ClassRef | None:
+        """The class a registry entry names, strictly inside the tree; every way it
+        can fail (malformed path, outside the tree, no module, no class) is a warning."""
+        module, _, class_name = entry.class_path.rpartition(".")
+        candidates = SourceTree.module_file_candidates(module)
+        where = (entry.location.path, entry.location.line)
+        if not class_name.isidentifier() or not candidates:
+            self.tree.warn(
+                f"{entry.name}: malformed class path {entry.class_path!r}", *where, "registry"
+            )
+            return None
+        if self.tree.is_outside(candidates[0]):
+            self.tree.warn(
+                f"{entry.name}: class path {entry.class_path!r} resolves outside the source tree",
+                *where,
+                "outside",
+            )
+            return None
+        path = self.tree.module_file(module)  # a module file, or a package's __init__.py
+        if path is None:
+            self.tree.warn(
+                f"{entry.name}: module file {candidates[0]} not found", *where, "missing"
+            )
+            return None
+        ref = self.find(path, class_name)
+        if ref is None and self.tree.parse(path) is not None:
+            self.tree.warn(
+                f"class {class_name} not found (registered as {entry.name} at {entry.location})",
+                path,
+                subtype="missing",
+            )
+        return ref
 
     def find(self, path: str, name: str, depth: int = 0) -> ClassRef | None:
         """The class ``name`` as seen from module ``path`` (defined or imported there)."""

@@ -10,7 +10,7 @@ check tells where each runs, with FlashAttention as the fallback.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sphinxext_attn.core import features
 from sphinxext_attn.core.classes import ClassFinder, ClassRef
@@ -234,16 +234,8 @@ def _blackwell_order(tree: SourceTree) -> tuple[list[str], Location | None]:
 def _row(
     tree: SourceTree, finder: ClassFinder, entry: RegistryEntry, fa: FlashAttnFacts | None
 ) -> PrefillBackend | None:
-    module, _, class_name = entry.class_path.rpartition(".")
-    path = tree.module_file(module)
-    ref = finder.find(path, class_name) if path else None
+    ref = finder.resolve(entry)
     if ref is None:
-        tree.warn(
-            f"prefill backend {entry.name}: class {entry.class_path} not found",
-            entry.location.path,
-            entry.location.line,
-            "missing",
-        )
         return None
     scope = [ref]
     name = entry.name
@@ -268,23 +260,26 @@ def _row(
         notes=_notes(scope, entry.name, fa),
         dtypes=dtypes,
         literal=True,
-        source=Location(path or entry.location.path, ref.node.lineno),
+        source=Location(ref.path, ref.node.lineno),
     )
 
 
-def read_registry_rows(tree: SourceTree, fa: FlashAttnFacts | None) -> list[PrefillBackend]:
+def read_registry_rows(
+    tree: SourceTree, finder: ClassFinder, fa: FlashAttnFacts | None
+) -> list[PrefillBackend]:
     entries = read_enum(tree, PREFILL_REGISTRY_FILE, PREFILL_ENUM)
     by_name = {e.name: e for e in entries}
     order, _ = _blackwell_order(tree)
     chosen = [by_name[n] for n in order if n in by_name] if order else entries
-    finder = ClassFinder(tree)
     rows = [r for e in chosen if (r := _row(tree, finder, e, fa)) is not None]
     if order and rows:
-        rows[0] = PrefillBackend(**{**rows[0].__dict__, "marker": "‡"})
+        rows[0] = replace(rows[0], marker="‡")
     return rows
 
 
-def read_prefill(tree: SourceTree, fa: FlashAttnFacts | None = None) -> list[PrefillBackend]:
+def read_prefill(
+    tree: SourceTree, finder: ClassFinder, fa: FlashAttnFacts | None = None
+) -> list[PrefillBackend]:
     if tree.exists(PREFILL_REGISTRY_FILE):
-        return read_registry_rows(tree, fa)
+        return read_registry_rows(tree, finder, fa)
     return read_legacy(tree, fa)  # warns when mla_attention.py is missing too

@@ -47,8 +47,7 @@ class SourceTree:
         self._lines: dict[str, list[str]] = {}
         self.files: list[str] = []
         #: tree-relative folders of every file looked for, in first-seen order
-        self.directories: list[str] = []
-        self._folders: set[str] = set()
+        self._folders: dict[str, None] = {}
         self.diagnostics: list[Diagnostic] = []
         self._warned: set[tuple[str, str]] = set()
 
@@ -85,10 +84,11 @@ class SourceTree:
     def _looked_in(self, rel: str) -> None:
         """Remember the folder of every file looked for, present or not: a file
         added there later can change the tables (the Sphinx cache lists them)."""
-        folder = rel.rpartition("/")[0]
-        if folder not in self._folders:
-            self._folders.add(folder)
-            self.directories.append(folder)
+        self._folders.setdefault(rel.rpartition("/")[0])
+
+    @property
+    def directories(self) -> list[str]:
+        return list(self._folders)
 
     def exists(self, rel: str) -> bool:
         path = self.safe_path(rel)

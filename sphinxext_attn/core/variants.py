@@ -15,6 +15,8 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
+from sphinxext_attn.core.classes import ClassRef
+from sphinxext_attn.core.features import find_method
 from sphinxext_attn.core.flags import calls, family_text, find_function
 from sphinxext_attn.core.footnotes import flash_attn_footnote, flashinfer_footnote
 from sphinxext_attn.core.models import BackendFeatures, Footnote, Location
@@ -161,23 +163,14 @@ def _capability_text(tests: list[tuple[ast.cmpop, int]]) -> str | None:
     return None
 
 
-def _backend_fp8_method(backend: ast.ClassDef | None) -> ast.AST | None:
+def _backend_fp8_method(backend: ClassRef | None) -> ast.AST | None:
     """The backend's own ``supports_kv_cache_dtype`` when it gates fp8 on the version."""
-    if backend is None:
-        return None
-    func = next(
-        (
-            n
-            for n in backend.body
-            if isinstance(n, ast.FunctionDef) and n.name == "supports_kv_cache_dtype"
-        ),
-        None,
-    )
-    return func if compared_versions(func) else None
+    found = find_method([backend], "supports_kv_cache_dtype") if backend else None
+    return found.node if found and compared_versions(found.node) else None
 
 
 def flash_attn_facts(
-    tree: SourceTree, backend: ast.ClassDef | None = None, required: bool = False
+    tree: SourceTree, backend: ClassRef | None = None, required: bool = False
 ) -> FlashAttnFacts | None:
     """FlashAttention's versions; ``required`` (FLASH_ATTN is registered) makes a
     missing ``fa_utils.py`` a warning."""
