@@ -34,9 +34,19 @@ _MEMO: dict[str, tuple[Fingerprint, Analysis]] = {}
 _EMITTED: set[tuple[str, Diagnostic]] = set()
 
 
+#: roots whose memo was checked against the tree in this read phase
+_CHECKED: set[str] = set()
+
+
 def new_build() -> None:
     """Forget which diagnostics were reported; the memo stays (it is checked)."""
     _EMITTED.clear()
+    _CHECKED.clear()
+
+
+def new_read_phase() -> None:
+    """Check every tree against its files again (once) before pages are read."""
+    _CHECKED.clear()
 
 
 def clear_memo() -> None:
@@ -93,19 +103,17 @@ def env_docs(env: BuildEnvironment) -> dict[str, set[str]]:
 
 def get_analysis(env: BuildEnvironment, root: str) -> Analysis:
     """The analysis of ``root``: memo, then environment, then a fresh run."""
-    hit = _MEMO.get(root)
-    if hit is not None and fingerprint(root, hit[1]) == hit[0]:
-        env_cache(env)[root] = hit
-        return hit[1]
-    stored = env_cache(env).get(root)
-    if stored is not None and fingerprint(root, stored[1]) == stored[0]:
-        _MEMO[root] = stored
-        return stored[1]
-    analysis = analyze_tree(root)
-    entry = (fingerprint(root, analysis), analysis)
-    _MEMO[root] = entry
-    env_cache(env)[root] = entry
-    return analysis
+    checked = root in _CHECKED
+    for candidate in (_MEMO.get(root), env_cache(env).get(root)):
+        if candidate is not None and (checked or fingerprint(root, candidate[1]) == candidate[0]):
+            break
+    else:
+        analysis = analyze_tree(root)
+        candidate = (fingerprint(root, analysis), analysis)
+    # Stat the files once per read phase, not once per directive.
+    _CHECKED.add(root)
+    _MEMO[root] = env_cache(env)[root] = candidate
+    return candidate[1]
 
 
 def is_stale(env: BuildEnvironment, root: str) -> bool:

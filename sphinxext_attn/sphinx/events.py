@@ -49,6 +49,7 @@ def get_outdated(
     app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
 ) -> Iterable[str]:
     """Pages with tables from a tree whose files or listings changed (added files too)."""
+    cache.new_read_phase()
     stale: set[str] = set()
     for root, docs in _roots_in_use(env).items():
         if cache.is_stale(env, root):
