@@ -33,11 +33,14 @@ def family_text(family: int) -> str:
     return f"{family // 10}.x"
 
 
-def find_function(module: ast.Module, name: str) -> ast.FunctionDef | None:
+def functions(module: ast.Module) -> dict[str, ast.FunctionDef]:
+    """Every function of a module by name, the first in walk order winning: one walk
+    answers all the lookups a rule makes in that module."""
+    found: dict[str, ast.FunctionDef] = {}
     for node in ast.walk(module):
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node
-    return None
+        if isinstance(node, ast.FunctionDef):
+            found.setdefault(node.name, node)
+    return found
 
 
 def first_family_in(func: ast.AST | None) -> int | None:

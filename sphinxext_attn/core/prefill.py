@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from sphinxext_attn.core import features
 from sphinxext_attn.core.classes import ClassFinder, ClassRef
-from sphinxext_attn.core.flags import family_text, find_function, first_family_in
+from sphinxext_attn.core.flags import family_text, first_family_in, functions
 from sphinxext_attn.core.models import Location, PrefillBackend
 from sphinxext_attn.core.priorities import guarded_lists
 from sphinxext_attn.core.registry import RegistryEntry, read_enum
@@ -98,8 +98,9 @@ def read_legacy(tree: SourceTree, fa: FlashAttnFacts | None) -> list[PrefillBack
     if module is None:
         return []
     rows: list[PrefillBackend] = []
+    fns = functions(module)
     for k in KERNELS:
-        func = find_function(module, k.selector)
+        func = fns.get(k.selector)
         family = first_family_in(func)
         if func is None or family is None:
             continue

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from sphinxext_attn.core.classes import ClassRef
 from sphinxext_attn.core.features import find_method
-from sphinxext_attn.core.flags import calls, family_text, find_function
+from sphinxext_attn.core.flags import calls, family_text, functions
 from sphinxext_attn.core.footnotes import flash_attn_footnote, flashinfer_footnote
 from sphinxext_attn.core.models import BackendFeatures, Footnote, Location
 from sphinxext_attn.core.source import SourceTree
@@ -179,7 +179,8 @@ def flash_attn_facts(
     module = tree.parse(FA_UTILS_FILE)
     if module is None:
         return None
-    version_fn = find_function(module, "get_flash_attn_version")
+    fns = functions(module)
+    version_fn = fns.get("get_flash_attn_version")
     if version_fn is None:
         return None
     versions, guards, lines = _version_guards(version_fn)
@@ -195,15 +196,15 @@ def flash_attn_facts(
             facts.capability[v] = cap
         if lines.get(v):
             facts.where[v] = Location(FA_UTILS_FILE, lines[v])
-    sinks_fn = find_function(module, "flash_attn_supports_sinks")
+    sinks_fn = fns.get("flash_attn_supports_sinks")
     facts.sinks = compared_versions(sinks_fn)
     if sinks_fn is not None:
         facts.where["sinks"] = Location(FA_UTILS_FILE, sinks_fn.lineno)
-    kv_fn = find_function(module, "flash_attn_supports_kv_cache_dtype")
+    kv_fn = fns.get("flash_attn_supports_kv_cache_dtype")
     if kv_fn is not None:
         facts.fp8, facts.fp8_advertised = compared_versions(kv_fn), True
         facts.where["fp8"] = Location(FA_UTILS_FILE, kv_fn.lineno)
-    elif (fp8_fn := find_function(module, "flash_attn_supports_fp8")) is not None:
+    elif (fp8_fn := fns.get("flash_attn_supports_fp8")) is not None:
         facts.fp8 = compared_versions(fp8_fn)
         facts.where["fp8"] = Location(FA_UTILS_FILE, fp8_fn.lineno)
     else:
@@ -217,7 +218,7 @@ def flashinfer_facts(tree: SourceTree, required: bool = False) -> FlashInferFact
     if not required and not tree.exists(FLASHINFER_UTILS_FILE):
         return None
     module = tree.parse(FLASHINFER_UTILS_FILE)
-    func = find_function(module, "supports_trtllm_attention") if module else None
+    func = functions(module).get("supports_trtllm_attention") if module else None
     if func is None:
         return None
     family = exact = None
