@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from sphinxext_attn.core.flags import capability_family
+from sphinxext_attn.core.flags import capability_family, functions
 from sphinxext_attn.core.models import Location, PriorityList
 from sphinxext_attn.core.source import SourceTree
 
@@ -159,14 +159,7 @@ def read_priorities(tree: SourceTree) -> list[PriorityList]:
     module = tree.parse(CUDA_PLATFORM_FILE)
     if module is None:
         return []
-    func = next(
-        (
-            n
-            for n in ast.walk(module)
-            if isinstance(n, ast.FunctionDef) and n.name == PRIORITY_FUNCTION
-        ),
-        None,
-    )
+    func = functions(module).get(PRIORITY_FUNCTION)
     if func is None:
         tree.warn(
             f"function {PRIORITY_FUNCTION} not found", CUDA_PLATFORM_FILE, subtype="priority"
