@@ -59,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="exit 1 (and rewrite) if the output is stale"
     )
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    parser.add_argument(
+        "--profile",
+        choices=("runtime", "vllm-page"),
+        default="runtime",
+        help="runtime: what the classes answer (default); vllm-page: vLLM's own page",
+    )
     parser.add_argument("--template", help="markdown file whose text above the tables is kept")
     parser.add_argument(
         "--source-links",
@@ -88,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     tree = SourceTree(root)
     _KEEP.append(tree)  # freed by the operating system at exit, see run()
-    analysis = analyze(root, source=tree)
+    analysis = analyze(root, source=tree, profile=args.profile)
     for diag in analysis.diagnostics:
         print(f"warning: {diag}", file=sys.stderr)
     if args.diff:
@@ -133,7 +139,7 @@ def write_diff(args: argparse.Namespace, new: Analysis) -> int:
     if not (old_root / "vllm").is_dir():
         print(f"sphinxext-attn: {old_root} holds no vllm/ package (--diff)", file=sys.stderr)
         return 2
-    old = analyze(old_root)
+    old = analyze(old_root, profile=args.profile)
     for diag in old.diagnostics:
         print(f"warning: {diag}", file=sys.stderr)
     content = (

@@ -101,7 +101,14 @@ def analyze_backend(
     )
 
 
-def analyze(root: str | os.PathLike[str], source: SourceTree | None = None) -> Analysis:
+PROFILES = ("runtime", "vllm-page")
+
+
+def analyze(
+    root: str | os.PathLike[str],
+    source: SourceTree | None = None,
+    profile: str = "runtime",
+) -> Analysis:
     """Analyse the vLLM tree at ``root`` (the folder holding ``vllm/``). Never raises
     for problems in the tree: they are returned as diagnostics.
 
@@ -113,7 +120,14 @@ def analyze(root: str | os.PathLike[str], source: SourceTree | None = None) -> A
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(source if source is not None else SourceTree(root))
+        tree = source if source is not None else SourceTree(root)
+        tree.whole_files = profile == "runtime"
+        result = _analyze(tree)
+        if profile == "runtime":
+            from sphinxext_attn.core.runtime_analysis import apply_runtime
+
+            apply_runtime(tree, result)
+        return result
     finally:
         if paused:
             gc.enable()

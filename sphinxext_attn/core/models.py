@@ -136,6 +136,12 @@ class BackendFeatures:
     family: str = ""
     #: column name -> where the value of that cell comes from
     sources: dict[str, Location] = field(default_factory=dict, compare=False, hash=False)
+    #: runtime profile: column -> why the class's answer could not be evaluated
+    unknown: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    #: runtime profile: head_sizes, block_sizes, compute_capabilities ("any" or values)
+    supports: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    #: runtime profile: other capability flags of the interface (method -> answer)
+    extras: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def table(self) -> str:
@@ -156,8 +162,17 @@ def _yes_no(value: bool) -> str:
     return "✅" if value else "❌"
 
 
+#: How a cell the evaluator could not answer is shown (the legend explains it).
+UNKNOWN_MARK = "?"
+
+
 def cell_text(row: BackendFeatures, column: str) -> str:
     """Plain cell text for ``column`` of ``row``; raises KeyError for unknown columns."""
+    if column in row.unknown:
+        return UNKNOWN_MARK
+    if column in EXTRA_COLUMNS:
+        value = row.extras.get(EXTRA_COLUMNS[column])
+        return UNKNOWN_MARK if value is None else _yes_no(bool(value))
     match column:
         case "Backend":
             return row.name
@@ -187,6 +202,19 @@ def cell_text(row: BackendFeatures, column: str) -> str:
             return row.compute_capability
     raise KeyError(column)
 
+
+#: Further capability columns a ``:columns:`` option can ask for -> the classmethod.
+EXTRA_COLUMNS: dict[str, str] = {
+    "Sliding Window": "supports_sliding_window",
+    "ALiBi sqrt": "supports_alibi_sqrt",
+    "Per-Head Quant Scales": "supports_per_head_quant_scales",
+    "Batch Invariance": "supports_batch_invariance",
+    "KV Connector": "supports_kv_connector",
+    "PCP": "supports_pcp",
+    "R-SWA": "supports_rswa",
+    "Non-Causal DCP": "supports_non_causal_dcp",
+    "CPU Query Lens Mismatch": "supports_device_cpu_query_lens_mismatch",
+}
 
 #: Columns whose cells are lists of code names, shown as inline literals.
 LITERAL_LIST_COLUMNS: frozenset[str] = frozenset({"KV Dtypes"})

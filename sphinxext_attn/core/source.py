@@ -50,6 +50,8 @@ class SourceTree:
         self._folders: dict[str, None] = {}
         self.diagnostics: list[Diagnostic] = []
         self._warned: set[tuple[str, str]] = set()
+        #: parse whole files only (the evaluator needs module scope anyway)
+        self.whole_files = False
 
     # -- diagnostics -----------------------------------------------------
     def warn(
@@ -171,7 +173,7 @@ class SourceTree:
         """Parse only the source of top-level ``class name`` (a backend file is mostly
         other code). None when the class is not found exactly once by its header or
         its text does not parse alone; callers then parse the whole module."""
-        if rel in self._modules:
+        if rel in self._modules or self.whole_files:
             return None
         text = self.text(rel)
         if text is None:

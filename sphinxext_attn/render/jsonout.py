@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sphinxext_attn.core.models import Analysis, BackendFeatures
+from sphinxext_attn.core.models import TABLES, Analysis, BackendFeatures
 
-SCHEMA = 1
+SCHEMA = 2
 
 
 def _backend(row: BackendFeatures) -> dict[str, Any]:
@@ -46,6 +46,11 @@ def _backend(row: BackendFeatures) -> dict[str, Any]:
         "supports_non_causal": row.supports_non_causal,
         "supports_dcp": row.supports_dcp,
         "sources": {k: str(v) for k, v in sorted(row.sources.items())},
+        **(
+            {"supports": dict(row.supports), "unknown": dict(row.unknown), "extras": dict(row.extras)}
+            if row.supports or row.unknown
+            else {}
+        ),
     }
 
 
@@ -63,7 +68,7 @@ def to_data(analysis: Analysis) -> dict[str, Any]:
             }
             for p in analysis.priorities
         ],
-        "backends": [_backend(r) for t in ("standard", "mla") for r in analysis.rows(t)],
+        "backends": [_backend(r) for t in TABLES for r in analysis.rows(t)],
         "mla_prefill": [
             {
                 "name": p.name,

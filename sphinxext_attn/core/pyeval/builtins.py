@@ -1,0 +1,338 @@
+"""Builtin functions and methods of plain values that the evaluator implements.
+
+Each takes ``(interp, args, kwargs, node, path)``; sizes are checked so no
+builtin can allocate without bound (``range(10**12)`` is unknown, not built).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.objects import PLAIN_TYPES, class_mro
+from sphinxext_attn.core.pyeval.scope import MISSING
+from sphinxext_attn.core.pyeval.values import (
+    Builtin,
+    EnumMember,
+    External,
+    Instance,
+    PyClass,
+    Raised,
+    Unknown,
+)
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.pyeval.interp import Interpreter
+
+Args = list[Any]
+Kw = dict[str, Any]
+
+
+def _where(node: ast.AST, path: str) -> tuple[str, int]:
+    return path, getattr(node, "lineno", 0)
+
+
+def _len(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    value = args[0]
+    if isinstance(value, Instance) and value.items is not None:
+        return len(value.items)
+    if isinstance(value, str | list | tuple | dict | set | frozenset | range):
+        return len(value)
+    raise Unknown(f"len() of {type(value).__name__} not evaluated", *_where(node, path))
+
+
+def _items(it: Interpreter, args: Args, node: ast.AST, path: str) -> list[Any]:
+    if len(args) == 1:
+        return it.iterate(args[0], node, path)
+    return list(args)
+
+
+def _key(it: Interpreter, kw: Kw, node: ast.AST, path: str) -> Any:
+    fn = kw.get("key")
+    if fn is None:
+        return lambda v: ops.plain_value(v)
+    return lambda v: ops.plain_value(it.call(fn, [v], {}, node, path))
+
+
+def _minmax(pick: Any) -> Any:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        items = _items(it, args, node, path)
+        if not items:
+            if "default" in kw:
+                return kw["default"]
+            raise Raised("ValueError", "empty sequence")
+        key = _key(it, kw, node, path)
+        keyed = [(key(v), v) for v in items]
+        try:
+            return pick(keyed, key=lambda p: p[0])[1]
+        except TypeError:
+            raise Unknown("min/max of values that do not order", *_where(node, path)) from None
+
+    return run
+
+
+def _anyall(want: bool) -> Any:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        for value in it.iterate(args[0], node, path):
+            if it.truth(value, node, path) is want:
+                return want
+        return not want
+
+    return run
+
+
+def _sorted(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    items = it.iterate(args[0], node, path)
+    key = _key(it, kw, node, path)
+    try:
+        return sorted(items, key=key, reverse=bool(kw.get("reverse", False)))
+    except TypeError:
+        raise Unknown("sorting values that do not order", *_where(node, path)) from None
+
+
+def is_instance(it: Interpreter, value: Any, kind: Any, node: ast.AST, path: str) -> bool:
+    if isinstance(kind, tuple):
+        return any(is_instance(it, value, k, node, path) for k in kind)
+    if isinstance(kind, Builtin) and kind.name in PLAIN_TYPES:
+        py = PLAIN_TYPES[kind.name]
+        if isinstance(value, EnumMember):
+            return ops.enum_is_plain(value) and isinstance(value.value, py)
+        return isinstance(value, py) and not (py is int and isinstance(value, bool) and False)
+    if isinstance(kind, PyClass):
+        if isinstance(value, Instance):
+            return kind in class_mro(value.cls, it)
+        if isinstance(value, EnumMember):
+            return kind in class_mro(value.cls, it)
+        if isinstance(value, int | float | str | list | tuple | dict | set | type(None)):
+            return False
+        if isinstance(value, PyClass):
+            return False
+    if isinstance(kind, External) and kind.qualname == "builtins.type":
+        return isinstance(value, PyClass)
+    raise Unknown("isinstance() with a type outside the tree", *_where(node, path))
+
+
+def _isinstance(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    return is_instance(it, args[0], args[1], node, path)
+
+
+def _issubclass(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    value, kind = args
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, PyClass) and all(isinstance(k, PyClass) for k in kinds):
+        return any(k in class_mro(value, it) for k in kinds)
+    raise Unknown("issubclass() with a type outside the tree", *_where(node, path))
+
+
+def _getattr(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    if not isinstance(args[1], str):
+        raise Raised("TypeError", "attribute name must be string")
+    try:
+        return it.getattr(args[0], args[1], node, path)
+    except Raised as exc:
+        if exc.kind == "AttributeError" and len(args) > 2:
+            return args[2]
+        raise
+
+
+def _hasattr(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    try:
+        it.getattr(args[0], args[1], node, path)
+    except Raised as exc:
+        if exc.kind == "AttributeError":
+            return False
+        raise
+    return True
+
+
+def _convert(kind: str) -> Any:
+    py = PLAIN_TYPES[kind]
+
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        if not args:
+            return py()
+        value = ops.plain_value(args[0])
+        if kind == "bool":
+            return it.truth(value, node, path)
+        if kind in ("list", "tuple", "set", "frozenset"):
+            return py(it.iterate(value, node, path))
+        if kind == "dict":
+            return dict(value) if isinstance(value, dict) else dict(it.iterate(value, node, path))
+        if isinstance(value, int | float | str | bool):
+            if kind == "str" and isinstance(value, EnumMember):
+                return f"{value.cls.name}.{value.name}"
+            try:
+                if kind == "int" and len(args) > 1:
+                    return ops.check_size(int(value, args[1]), _where(node, path))
+                return ops.check_size(py(value), _where(node, path))
+            except (ValueError, TypeError) as exc:
+                raise Raised("ValueError", str(exc)) from None
+        if kind == "str" and isinstance(args[0], EnumMember):
+            return f"{args[0].cls.name}.{args[0].name}"
+        raise Unknown(f"{kind}() of {type(value).__name__} not evaluated", *_where(node, path))
+
+    return run
+
+
+def _range(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    if not all(isinstance(a, int) for a in args):
+        raise Raised("TypeError", "range() needs integers")
+    result = range(*args)
+    if len(result) > ops.MAX_ITEMS:
+        raise Unknown("range too long to evaluate", *_where(node, path))
+    return result
+
+
+def _enumerate(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    start = args[1] if len(args) > 1 else kw.get("start", 0)
+    return list(enumerate(it.iterate(args[0], node, path), start))
+
+
+def _zip(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    return list(zip(*(it.iterate(a, node, path) for a in args), strict=False))
+
+
+def _reversed(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    return list(reversed(it.iterate(args[0], node, path)))
+
+
+def _sum(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    total = args[1] if len(args) > 1 else 0
+    for value in it.iterate(args[0], node, path):
+        total = ops.binop(ast.Add(), total, value, _where(node, path))
+    return total
+
+
+def _abs(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    if isinstance(args[0], int | float):
+        return abs(args[0])
+    raise Unknown("abs() of a non-number", *_where(node, path))
+
+
+def _type(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    value = args[0]
+    if isinstance(value, Instance | EnumMember):
+        return value.cls
+    for name, py in PLAIN_TYPES.items():
+        if type(value) is py:
+            return BUILTINS[name]
+    raise Unknown("type() of this value not evaluated", *_where(node, path))
+
+
+def _none(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    return None
+
+
+def _decorator(name: str) -> Any:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        raise Unknown(f"{name}() called directly", *_where(node, path))
+
+    return run
+
+
+def _unevaluated(name: str) -> Any:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        raise Unknown(f"{name}() not evaluated", *_where(node, path))
+
+    return run
+
+
+_FUNCTIONS = {
+    "len": _len,
+    "min": _minmax(min),
+    "max": _minmax(max),
+    "any": _anyall(True),
+    "all": _anyall(False),
+    "sorted": _sorted,
+    "isinstance": _isinstance,
+    "issubclass": _issubclass,
+    "getattr": _getattr,
+    "hasattr": _hasattr,
+    "range": _range,
+    "enumerate": _enumerate,
+    "zip": _zip,
+    "reversed": _reversed,
+    "sum": _sum,
+    "abs": _abs,
+    "type": _type,
+    "print": _none,
+    "super": _unevaluated("super with arguments"),
+    "classmethod": _decorator("classmethod"),
+    "staticmethod": _decorator("staticmethod"),
+    "property": _decorator("property"),
+    "open": _unevaluated("open"),
+    "exec": _unevaluated("exec"),
+    "eval": _unevaluated("eval"),
+    "compile": _unevaluated("compile"),
+    "__import__": _unevaluated("__import__"),
+    "iter": _unevaluated("iter"),
+    "next": _unevaluated("next"),
+    "setattr": _unevaluated("setattr"),
+    "vars": _unevaluated("vars"),
+    "globals": _unevaluated("globals"),
+    "locals": _unevaluated("locals"),
+}
+BUILTINS: dict[str, Builtin] = {name: Builtin(name, fn) for name, fn in _FUNCTIONS.items()}
+BUILTINS.update({name: Builtin(name, _convert(name)) for name in PLAIN_TYPES})
+
+
+def _method(obj: Any, name: str) -> Any:
+    """A bound method of a plain value, as a :class:`Builtin`."""
+    attr = getattr(obj, name, None)
+    if attr is None or not callable(attr):
+        return MISSING
+
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        plain_args = [ops.plain_value(a) for a in args]
+        if name in ("join",) and args:
+            plain_args = [[ops.plain_value(x) for x in it.iterate(args[0], node, path)]]
+        if name in ("extend", "update", "union", "intersection", "difference", "issubset"):
+            plain_args = [it.iterate(a, node, path) for a in args]
+        try:
+            result = attr(*plain_args, **kw)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            raise Raised(type(exc).__name__, str(exc)) from None
+        if isinstance(result, dict_views):
+            result = list(result)
+        return ops.check_size(result, _where(node, path))
+
+    return Builtin(f"{type(obj).__name__}.{name}", run)
+
+
+dict_views = (type({}.keys()), type({}.values()), type({}.items()))
+
+SAFE_METHODS = {
+    str: {
+        "lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "split",
+        "join", "replace", "removeprefix", "removesuffix", "isdigit", "isidentifier",
+        "partition", "rpartition", "count", "find", "capitalize", "title",
+    },
+    list: {"append", "extend", "insert", "index", "count", "copy", "pop", "remove"},
+    tuple: {"index", "count"},
+    dict: {"get", "items", "keys", "values", "copy", "update", "setdefault", "pop"},
+    set: {"add", "union", "intersection", "difference", "issubset", "copy", "discard"},
+    frozenset: {"union", "intersection", "difference", "issubset"},
+}
+
+
+def method_of(obj: Any, name: str) -> Any:
+    for kind, names in SAFE_METHODS.items():
+        if type(obj) is kind and name in names:
+            if name in ("replace",) and isinstance(obj, str):
+                return _sized_replace(obj)
+            return _method(obj, name)
+    return MISSING
+
+
+def _sized_replace(text: str) -> Builtin:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        old, new = args[0], args[1]
+        if not isinstance(old, str) or not isinstance(new, str):
+            raise Raised("TypeError", "replace() arguments must be str")
+        growth = (len(new) - len(old)) * (text.count(old) if old else len(text) + 1)
+        if len(text) + max(growth, 0) > ops.MAX_ITEMS:
+            raise Unknown("string too long to evaluate", *_where(node, path))
+        return text.replace(old, new)
+
+    return Builtin("str.replace", run)

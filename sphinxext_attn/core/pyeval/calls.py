@@ -1,0 +1,259 @@
+"""Calls: functions and methods of the tree, class instantiation, builtins.
+
+Calls with plain, immutable arguments are memoised per device capability:
+the evaluated subset has no global mutation, so a classmethod asked the same
+question twice answers the same (``supports_head_size(128)`` is evaluated
+once per backend however many configurations ask it).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.objects import PLAIN_TYPES, class_mro
+from sphinxext_attn.core.pyeval.scope import MISSING, Frame
+from sphinxext_attn.core.pyeval.values import (
+    Bound,
+    Builtin,
+    EnumMember,
+    External,
+    Instance,
+    PyClass,
+    PyFunction,
+    Raised,
+    SuperProxy,
+    Unknown,
+)
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.pyeval.interp import Interpreter
+
+
+def _frozen(value: Any) -> Any:
+    """A memo key for an argument, or MISSING when it is mutable."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return (type(value).__name__, value)
+    if isinstance(value, External | EnumMember | PyClass | PyFunction):
+        return ("id", id(value)) if not isinstance(value, External) else ("ext", value.qualname)
+    if isinstance(value, tuple):
+        parts = tuple(_frozen(v) for v in value)
+        return MISSING if MISSING in parts else ("tuple", parts)
+    if isinstance(value, Instance) and value.items is not None:
+        parts = tuple(_frozen(v) for v in value.items)
+        return MISSING if MISSING in parts else ("nt", id(value.cls), parts)
+    return MISSING
+
+
+class CallMixin:
+    """Calling values, for :class:`Interpreter`."""
+
+    def _call(self: Interpreter, node: ast.Call, scope: Any) -> Any:
+        func = self.eval(node.func, scope)
+        args: list[Any] = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                args.extend(self.iterate(self.eval(arg.value, scope), arg, scope.module.path))
+            else:
+                args.append(self.eval(arg, scope))
+        kwargs: dict[str, Any] = {}
+        for kw in node.keywords:
+            value = self.eval(kw.value, scope)
+            if kw.arg is None:
+                if not isinstance(value, dict):
+                    raise Unknown("** of a non-dict", scope.module.path, node.lineno)
+                kwargs.update(value)
+            else:
+                kwargs[kw.arg] = value
+        if isinstance(func, Builtin) and func.name == "super" and not args:
+            return self._super(scope, node)
+        return self.call(func, args, kwargs, node, scope.module.path)
+
+    def _super(self: Interpreter, scope: Any, node: ast.AST) -> SuperProxy:
+        frame = scope
+        while isinstance(frame, Frame) and frame.func is None:
+            frame = frame.parent
+        if not isinstance(frame, Frame) or frame.func.owner is None:
+            raise Unknown("super() outside a method", scope.module.path, getattr(node, "lineno", 0))
+        return SuperProxy(frame.func.owner, frame.first)
+
+    def call(self: Interpreter, func: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST, path: str) -> Any:
+        line = getattr(node, "lineno", 0)
+        if isinstance(func, Bound):
+            target = func.target
+            if func.func.kind == "classmethod" and isinstance(target, Instance | EnumMember):
+                target = target.cls
+            return self.invoke(func.func, [target, *args], kwargs, node)
+        if isinstance(func, PyFunction):
+            if func.kind == "classmethod":
+                raise Unknown("unbound classmethod call", path, line)
+            return self.invoke(func, args, kwargs, node)
+        if isinstance(func, PyClass):
+            return self.instantiate(func, args, kwargs, node, path)
+        if isinstance(func, Builtin):
+            return func.fn(self, args, kwargs, node, path)
+        if isinstance(func, External):
+            result = self.machine.call_external(self, func, args, kwargs)
+            if result is MISSING:
+                raise Unknown(f"call into {func.qualname} (outside the tree)", path, line)
+            return result
+        raise Unknown(f"call of {type(func).__name__} not evaluated", path, line)
+
+    def invoke(self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any], node: ast.AST) -> Any:
+        hooked = self.machine.function_hook(self, func, args, kwargs)
+        if hooked is not MISSING:
+            return hooked
+        if func.kind.startswith("opaque"):
+            raise Unknown(f"{func.name} is wrapped by a decorator that is not evaluated", func.path, func.node.lineno)
+        key: Any = MISSING
+        if not kwargs or all(_frozen(v) is not MISSING for v in kwargs.values()):
+            frozen_args = tuple(_frozen(a) for a in args)
+            if MISSING not in frozen_args:
+                kw = tuple(sorted((k, _frozen(v)) for k, v in kwargs.items()))
+                key = (id(func), frozen_args, kw, self.capability)
+        if key is not MISSING and key in self.memo:
+            ok, value, read = self.memo[key]
+            self.capability_read |= read
+            if ok:
+                return value
+            raise value
+        budget = self.budget
+        if budget.depth >= budget.max_depth:
+            raise Unknown("calls nested too deeply (recursion?)", func.path, func.node.lineno)
+        saved_read = self.capability_read
+        self.capability_read = False
+        budget.depth += 1
+        try:
+            value = self._run(func, args, kwargs)
+        except (Unknown, Raised) as exc:
+            read = self.capability_read
+            self.capability_read = saved_read or read
+            if key is not MISSING and not (isinstance(exc, Unknown) and "budget" in exc.reason):
+                self.memo[key] = (False, exc, read)
+            raise
+        except RecursionError:
+            self.capability_read = saved_read
+            raise Unknown("expression nested too deeply", func.path, func.node.lineno) from None
+        finally:
+            budget.depth -= 1
+        read = self.capability_read
+        self.capability_read = saved_read or read
+        if key is not MISSING:
+            self.memo[key] = (True, value, read)
+        return value
+
+    def _run(self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        node = func.node
+        frame = Frame(func.module, func.scope, func=func if func.owner else None)
+        self._bind_args(func, node.args, args, kwargs, frame)
+        if isinstance(node, ast.Lambda):
+            return self.eval(node.body, frame)
+        return self.run_body(node.body, frame)
+
+    def _bind_args(self: Interpreter, func: PyFunction, spec: ast.arguments, args: list[Any], kwargs: dict[str, Any], frame: Frame) -> None:
+        positional = [*spec.posonlyargs, *spec.args]
+        names = [a.arg for a in positional]
+        defaults = spec.defaults
+        n_required = len(positional) - len(defaults)
+        local = frame.locals
+        if len(args) > len(positional) and spec.vararg is None:
+            raise Raised("TypeError", f"{func.name}() takes {len(positional)} positional arguments")
+        for name, value in zip(names, args, strict=False):
+            local[name] = value
+        if spec.vararg is not None:
+            local[spec.vararg.arg] = tuple(args[len(positional) :])
+        extra: dict[str, Any] = {}
+        for key, value in kwargs.items():
+            if key in names[len(spec.posonlyargs) :] or any(a.arg == key for a in spec.kwonlyargs):
+                if key in local:
+                    raise Raised("TypeError", f"multiple values for {key}")
+                local[key] = value
+            elif spec.kwarg is not None:
+                extra[key] = value
+            else:
+                raise Raised("TypeError", f"{func.name}() got an unexpected keyword argument {key!r}")
+        for i, name in enumerate(names):
+            if name not in local:
+                if i < n_required:
+                    raise Raised("TypeError", f"{func.name}() missing argument {name!r}")
+                local[name] = self.eval(defaults[i - n_required], func.scope)
+        for arg, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
+            if arg.arg not in local:
+                if default is None:
+                    raise Raised("TypeError", f"{func.name}() missing argument {arg.arg!r}")
+                local[arg.arg] = self.eval(default, func.scope)
+        if spec.kwarg is not None:
+            local[spec.kwarg.arg] = extra
+        if positional and args:
+            frame.first = args[0]
+
+    def instantiate(self: Interpreter, cls: PyClass, args: list[Any], kwargs: dict[str, Any], node: ast.AST, path: str) -> Any:
+        line = getattr(node, "lineno", 0)
+        if self.is_enum(cls):
+            for member in self.iterate(cls, node, path):
+                if args and ops.equal(member.value, args[0]):
+                    return member
+            raise Raised("ValueError", f"{args[0] if args else None!r} is not a valid {cls.name}")
+        fields = self._fields(cls)
+        if fields is None:
+            if any(isinstance(c, External) and c.qualname.startswith("builtins.") and c.qualname.endswith(("Error", "Exception")) for c in class_mro(cls, self)):
+                return External(f"builtins.{cls.name}")
+            raise Unknown(f"creating a {cls.name} instance not evaluated", path, line)
+        values: dict[str, Any] = {}
+        for (name, default), value in zip(fields, args, strict=False):
+            values[name] = value
+        for name, value in kwargs.items():
+            if name not in dict(fields):
+                raise Raised("TypeError", f"{cls.name}() got an unexpected keyword argument {name!r}")
+            values[name] = value
+        for name, default in fields:
+            if name not in values:
+                if default is None:
+                    raise Raised("TypeError", f"{cls.name}() missing argument {name!r}")
+                values[name] = self.eval(default, self.class_body_scope(cls))
+        ordered = {name: values[name] for name, _ in fields}
+        items = tuple(ordered.values()) if self.is_namedtuple(cls) else None
+        return Instance(cls, ordered, items)
+
+    def _fields(self: Interpreter, cls: PyClass) -> list[tuple[str, ast.expr | None]] | None:
+        """Fields of a named tuple or dataclass (annotated class-level names), else None."""
+        if not (self.is_namedtuple(cls) or _is_dataclass(cls)):
+            return None
+        fields: dict[str, ast.expr | None] = {}
+        for klass in reversed(class_mro(cls, self)):
+            if not isinstance(klass, PyClass):
+                continue
+            for stmt in klass.node.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    if "ClassVar" in ast.dump(stmt.annotation):
+                        continue
+                    fields[stmt.target.id] = stmt.value
+        return list(fields.items())
+
+    def builtins_value(self: Interpreter, name: str) -> Any:
+        from sphinxext_attn.core.pyeval.builtins import BUILTINS
+
+        if name in BUILTINS:
+            return BUILTINS[name]
+        if name in PLAIN_TYPES or name in ("super", "object", "type"):
+            return BUILTINS.get(name, External(f"builtins.{name}"))
+        if name.endswith(("Error", "Exception")) or name in ("NotImplemented", "Ellipsis"):
+            return External(f"builtins.{name}")
+        if name == "__name__":
+            return MISSING
+        return MISSING
+
+    def primitive_method(self: Interpreter, obj: Any, name: str, node: ast.AST, path: str) -> Any:
+        from sphinxext_attn.core.pyeval.builtins import method_of
+
+        return method_of(obj, name)
+
+
+def _is_dataclass(cls: PyClass) -> bool:
+    for decorator in cls.node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name == "dataclass":
+            return True
+    return False

@@ -1,0 +1,562 @@
+"""A small, safe evaluator of the Python that backend classes are written in.
+
+It walks ASTs of the tree (never ``exec``, ``eval``, ``compile`` or ``import``)
+and answers a call such as ``FlashAttentionBackend.supports_head_size(256)``
+with a value, :class:`Raised` when the code raises, or :class:`Unknown` (the
+reason and the file:line) for anything outside the subset or the budget.
+Statements: assignments, ``if``, ``for`` over known finite values,
+``return``, ``try``/``except``, ``raise``, ``assert``, nested ``def`` and
+``class``. Expressions: literals, names, attributes along the MRO,
+arithmetic, comparisons, boolean logic, ``in``, calls, comprehensions,
+f-strings, ``super()``. ``while`` loops, ``global`` and the like are unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from sphinxext_attn.core.classes import absolute_module
+from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.calls import CallMixin
+from sphinxext_attn.core.pyeval.machine import Machine
+from sphinxext_attn.core.pyeval.objects import ObjectMixin, class_mro
+from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame, ModuleScope, Scope
+from sphinxext_attn.core.pyeval.values import (
+    Budget,
+    External,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unknown,
+)
+from sphinxext_attn.core.source import SourceTree
+
+__all__ = ["Interpreter", "class_mro"]
+
+#: Logging calls change no answer; their statements are skipped unevaluated.
+LOG_METHODS = frozenset(
+    {
+        "debug",
+        "info",
+        "warning",
+        "warn",
+        "error",
+        "exception",
+        "critical",
+        "log",
+        "debug_once",
+        "info_once",
+        "warning_once",
+    }
+)
+
+
+class _Return(Exception):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class Interpreter(CallMixin, ObjectMixin):
+    """Evaluates code of one tree; modules are parsed once and names evaluated lazily."""
+
+    def __init__(self, tree: SourceTree, machine: Machine | None = None) -> None:
+        self.tree = tree
+        self.machine = machine or Machine()
+        self.modules: dict[str, ModuleScope | None] = {}
+        self.budget = Budget()
+        self.memo: dict[Any, tuple[bool, Any, bool]] = {}
+        #: the device capability of the question being asked, if any
+        self.capability: tuple[int, int] | None = None
+        #: set when an evaluation read the device capability
+        self.capability_read = False
+        self._class_index: dict[int, dict[str, Any]] = {}
+        self._exprs = {
+            ast.Constant: self._constant,
+            ast.Name: self._name,
+            ast.Attribute: self._attribute,
+            ast.BoolOp: self._boolop,
+            ast.UnaryOp: self._unaryop,
+            ast.BinOp: self._binop,
+            ast.Compare: self._compare,
+            ast.IfExp: self._ifexp,
+            ast.Call: self._call,
+            ast.Tuple: self._tuple,
+            ast.List: self._list,
+            ast.Set: self._set,
+            ast.Dict: self._dict,
+            ast.Subscript: self._subscript,
+            ast.JoinedStr: self._joinedstr,
+            ast.FormattedValue: self._formatted,
+            ast.NamedExpr: self._namedexpr,
+            ast.Lambda: self._lambda,
+            ast.ListComp: self._comprehension,
+            ast.SetComp: self._comprehension,
+            ast.GeneratorExp: self._comprehension,
+            ast.DictComp: self._comprehension,
+            ast.Slice: self._slice,
+        }
+
+    # -- modules ---------------------------------------------------------------
+    def module(self, dotted: str) -> ModuleScope | None:
+        """A module of the tree by dotted name, parsed once; None when not in the tree."""
+        if dotted in self.modules:
+            return self.modules[dotted]
+        self.modules[dotted] = None
+        path = self.tree.module_file(dotted)
+        if path is None:
+            return None
+        parsed = self.tree.parse(path)
+        if parsed is None:
+            raise Unknown(f"module {dotted} cannot be read", path)
+        scope = ModuleScope(dotted, path, parsed)
+        self.modules[dotted] = scope
+        return scope
+
+    def import_value(self, dotted: str) -> Any:
+        scope = self.module(dotted)
+        return scope if scope is not None else External(dotted)
+
+    def module_attr(self, mod: ModuleScope, name: str, node: ast.AST) -> Any:
+        hooked = self.machine.module_attr(self, mod.dotted, name)
+        if hooked is not Machine.MISSING:
+            return hooked
+        if mod.has(name):
+            return mod.lookup(name, self, node)
+        sub = self.module(f"{mod.dotted}.{name}")
+        if sub is not None:
+            return sub
+        if mod.has("__getattr__"):
+            return self.call(mod.lookup("__getattr__", self, node), [name], {}, node, mod.path)
+        raise Raised("AttributeError", f"module {mod.dotted} has no attribute {name}")
+
+    def machine_capability_class(self) -> Any:
+        """The tree's ``DeviceCapability`` class."""
+        module = self.module("vllm.platforms.interface")
+        if module is None:
+            raise Unknown("no vllm/platforms/interface.py in the tree", "vllm/platforms/interface.py")
+        return module.lookup("DeviceCapability", self, ast.Pass())
+
+    def builtin(self, name: str, scope: ModuleScope, node: ast.AST) -> Any:
+        if name == "__name__":
+            return scope.dotted
+        value = self.builtins_value(name)
+        if value is Machine.MISSING:
+            raise Unknown(f"name {name} is not defined", scope.path, getattr(node, "lineno", 0))
+        return value
+
+    def bind_statement(self, stmt: ast.stmt, name: str, scope: Scope) -> Any:
+        """The value ``stmt`` gives ``name`` (a module- or class-level binding)."""
+        path = scope.module.path
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            return self.make_function(stmt, scope, owner=None)
+        if isinstance(stmt, ast.ClassDef):
+            return self.make_class(stmt, scope)
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            return self._import_binding(stmt, name, scope.module)
+        if isinstance(stmt, ast.Assign | ast.AnnAssign):
+            value = self.eval(stmt.value, scope) if stmt.value is not None else None
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                found = _pick_target(target, name, value)
+                if found is not _NOT_HERE:
+                    return found
+        raise Unknown(f"binding of {name} not evaluated", path, stmt.lineno)
+
+    def _import_binding(self, stmt: ast.Import | ast.ImportFrom, name: str, mod: ModuleScope) -> Any:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname == name:
+                    return self.import_value(alias.name)
+                if alias.asname is None and alias.name.split(".")[0] == name:
+                    return self.import_value(name)
+            raise Unknown(f"import of {name} not understood", mod.path, stmt.lineno)
+        level_path = mod.path if not mod.is_package else mod.path
+        base = absolute_module(level_path, stmt.module, stmt.level)
+        if base is None:
+            raise Unknown("relative import leaves the tree", mod.path, stmt.lineno)
+        for alias in stmt.names:
+            if (alias.asname or alias.name) != name:
+                continue
+            source = self.module(base)
+            if source is None:
+                sub = self.module(f"{base}.{alias.name}")
+                if sub is not None:
+                    return sub
+                return self.machine.external_attr(self, External(base), alias.name)
+            return self.module_attr(source, alias.name, stmt)
+        raise Unknown(f"import of {name} not understood", mod.path, stmt.lineno)
+
+    # -- expressions -----------------------------------------------------------
+    def eval(self, node: ast.expr, scope: Scope) -> Any:
+        self.budget.tick(node, scope.module.path)
+        handler = self._exprs.get(type(node))
+        if handler is None:
+            raise Unknown(
+                f"{type(node).__name__} expression not evaluated", scope.module.path, node.lineno
+            )
+        return handler(node, scope)
+
+    def where(self, node: ast.AST, scope: Scope) -> tuple[str, int]:
+        return scope.module.path, getattr(node, "lineno", 0)
+
+    def truth(self, value: Any, node: ast.AST, path: str) -> bool:
+        if isinstance(value, int | float | str | bytes | list | tuple | dict | set | frozenset):
+            return bool(value)
+        if value is None:
+            return False
+        if isinstance(value, PyClass | PyFunction | ModuleScope):
+            return True
+        return self.object_truth(value, node, path)
+
+    def _constant(self, node: ast.Constant, scope: Scope) -> Any:
+        if isinstance(node.value, bytes | complex) or node.value is Ellipsis:
+            raise Unknown("constant not evaluated", *self.where(node, scope))
+        return node.value
+
+    def _name(self, node: ast.Name, scope: Scope) -> Any:
+        return scope.lookup(node.id, self, node)
+
+    def _attribute(self, node: ast.Attribute, scope: Scope) -> Any:
+        return self.getattr(self.eval(node.value, scope), node.attr, node, scope.module.path)
+
+    def _boolop(self, node: ast.BoolOp, scope: Scope) -> Any:
+        value: Any = None
+        for operand in node.values:
+            value = self.eval(operand, scope)
+            truth = self.truth(value, operand, scope.module.path)
+            if isinstance(node.op, ast.And) and not truth:
+                return value
+            if isinstance(node.op, ast.Or) and truth:
+                return value
+        return value
+
+    def _unaryop(self, node: ast.UnaryOp, scope: Scope) -> Any:
+        value = self.eval(node.operand, scope)
+        if isinstance(node.op, ast.Not):
+            return not self.truth(value, node.operand, scope.module.path)
+        return ops.unary(node.op, value, self.where(node, scope))
+
+    def _binop(self, node: ast.BinOp, scope: Scope) -> Any:
+        left = self.eval(node.left, scope)
+        right = self.eval(node.right, scope)
+        return ops.binop(node.op, left, right, self.where(node, scope))
+
+    def _compare(self, node: ast.Compare, scope: Scope) -> Any:
+        left = self.eval(node.left, scope)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = self.eval(comparator, scope)
+            if not self.compare(op, left, right, node, scope.module.path):
+                return False
+            left = right
+        return True
+
+    def _ifexp(self, node: ast.IfExp, scope: Scope) -> Any:
+        test = self.truth(self.eval(node.test, scope), node.test, scope.module.path)
+        return self.eval(node.body if test else node.orelse, scope)
+
+    def _elements(self, elts: list[ast.expr], scope: Scope) -> list[Any]:
+        out: list[Any] = []
+        for elt in elts:
+            if isinstance(elt, ast.Starred):
+                out.extend(self.iterate(self.eval(elt.value, scope), elt, scope.module.path))
+            else:
+                out.append(self.eval(elt, scope))
+        return ops.check_size(out, self.where(elts[0], scope) if elts else ("", 0))
+
+    def _tuple(self, node: ast.Tuple, scope: Scope) -> Any:
+        return tuple(self._elements(node.elts, scope))
+
+    def _list(self, node: ast.List, scope: Scope) -> Any:
+        return self._elements(node.elts, scope)
+
+    def _set(self, node: ast.Set, scope: Scope) -> Any:
+        return self.make_set(self._elements(node.elts, scope), node, scope.module.path)
+
+    def _dict(self, node: ast.Dict, scope: Scope) -> Any:
+        out: dict[Any, Any] = {}
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None:
+                merged = self.eval(value, scope)
+                if not isinstance(merged, dict):
+                    raise Unknown("** of a non-dict", *self.where(node, scope))
+                out.update(merged)
+            else:
+                out[self.hashable(self.eval(key, scope), key, scope)] = self.eval(value, scope)
+        return out
+
+    def hashable(self, value: Any, node: ast.AST, scope: Scope) -> Any:
+        try:
+            hash(value)
+        except TypeError:
+            raise Raised("TypeError", "unhashable type") from None
+        return value
+
+    def _slice(self, node: ast.Slice, scope: Scope) -> Any:
+        parts = [None if p is None else self.eval(p, scope) for p in (node.lower, node.upper, node.step)]
+        return slice(*parts)
+
+    def _subscript(self, node: ast.Subscript, scope: Scope) -> Any:
+        value = self.eval(node.value, scope)
+        index = self.eval(node.slice, scope)
+        return self.subscript(value, index, node, scope.module.path)
+
+    def _joinedstr(self, node: ast.JoinedStr, scope: Scope) -> Any:
+        out = "".join(str(self.eval(v, scope)) for v in node.values)
+        return ops.check_size(out, self.where(node, scope))
+
+    def _formatted(self, node: ast.FormattedValue, scope: Scope) -> Any:
+        value = self.eval(node.value, scope)
+        spec = self.eval(node.format_spec, scope) if node.format_spec is not None else ""
+        return self.format_value(value, node.conversion, spec, node, scope.module.path)
+
+    def _namedexpr(self, node: ast.NamedExpr, scope: Scope) -> Any:
+        value = self.eval(node.value, scope)
+        target_scope = scope
+        if not isinstance(target_scope, Frame):
+            raise Unknown(":= outside a function not evaluated", *self.where(node, scope))
+        target_scope.locals[node.target.id] = value
+        return value
+
+    def _lambda(self, node: ast.Lambda, scope: Scope) -> Any:
+        return PyFunction("<lambda>", node, scope.module, scope)
+
+    def _comprehension(self, node: Any, scope: Scope) -> Any:
+        frame = Frame(scope.module, scope)
+        results: list[Any] = []
+        self._generate(node, node.generators, 0, frame, results)
+        if isinstance(node, ast.SetComp):
+            return self.make_set(results, node, scope.module.path)
+        if isinstance(node, ast.DictComp):
+            return dict(results)
+        return results
+
+    def _generate(self, node: Any, gens: list[ast.comprehension], i: int, frame: Frame, out: list[Any]) -> None:
+        if i == len(gens):
+            if isinstance(node, ast.DictComp):
+                out.append((self.eval(node.key, frame), self.eval(node.value, frame)))
+            else:
+                out.append(self.eval(node.elt, frame))
+            ops.check_size(out, self.where(node, frame))
+            return
+        gen = gens[i]
+        for item in self.iterate(self.eval(gen.iter, frame), gen.iter, frame.module.path):
+            self.assign(gen.target, item, frame)
+            if all(self.truth(self.eval(c, frame), c, frame.module.path) for c in gen.ifs):
+                self._generate(node, gens, i + 1, frame, out)
+
+    # -- statements ------------------------------------------------------------
+    def run_body(self, body: list[ast.stmt], frame: Frame) -> Any:
+        """Run a function body; the returned value (``None`` when it falls off the end)."""
+        try:
+            self.exec_block(body, frame)
+        except _Return as ret:
+            return ret.value
+        except (_Break, _Continue):
+            raise Unknown("break outside a loop", frame.module.path) from None
+        return None
+
+    def exec_block(self, body: list[ast.stmt], frame: Frame) -> None:
+        for stmt in body:
+            self.exec_stmt(stmt, frame)
+
+    def exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
+        self.budget.tick(stmt, frame.module.path)
+        path = frame.module.path
+        if isinstance(stmt, ast.Return):
+            raise _Return(None if stmt.value is None else self.eval(stmt.value, frame))
+        if isinstance(stmt, ast.If):
+            test = self.truth(self.eval(stmt.test, frame), stmt.test, path)
+            self.exec_block(stmt.body if test else stmt.orelse, frame)
+        elif isinstance(stmt, ast.Expr):
+            if not _is_log_call(stmt.value) and not isinstance(stmt.value, ast.Constant):
+                self.eval(stmt.value, frame)
+        elif isinstance(stmt, ast.Assign):
+            value = self.eval(stmt.value, frame)
+            for target in stmt.targets:
+                self.assign(target, value, frame)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.assign(stmt.target, self.eval(stmt.value, frame), frame)
+        elif isinstance(stmt, ast.AugAssign):
+            current = self.eval(_as_load(stmt.target), frame)
+            value = self.eval(stmt.value, frame)
+            if isinstance(current, list) and isinstance(stmt.op, ast.Add):
+                current.extend(self.iterate(value, stmt, path))
+                ops.check_size(current, (path, stmt.lineno))
+                value = current
+            else:
+                value = ops.binop(stmt.op, current, value, (path, stmt.lineno))
+            self.assign(stmt.target, value, frame)
+        elif isinstance(stmt, ast.For):
+            self._for(stmt, frame)
+        elif isinstance(stmt, ast.Try):
+            self._try(stmt, frame)
+        elif isinstance(stmt, ast.Raise):
+            self._raise(stmt, frame)
+        elif isinstance(stmt, ast.Assert):
+            if not self.truth(self.eval(stmt.test, frame), stmt.test, path):
+                raise Raised("AssertionError")
+        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            frame.locals[stmt.name] = self.make_function(stmt, frame, owner=None)
+        elif isinstance(stmt, ast.ClassDef):
+            frame.locals[stmt.name] = self.make_class(stmt, frame)
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            for name in _imported_names(stmt):
+                frame.locals[name] = self._import_binding(stmt, name, frame.module)
+        elif isinstance(stmt, ast.With):
+            self.exec_block(stmt.body, frame)
+        elif isinstance(stmt, ast.Break):
+            raise _Break
+        elif isinstance(stmt, ast.Continue):
+            raise _Continue
+        elif not isinstance(stmt, ast.Pass):
+            raise Unknown(f"{type(stmt).__name__} statement not evaluated", path, stmt.lineno)
+
+    def _for(self, stmt: ast.For, frame: Frame) -> None:
+        items = self.iterate(self.eval(stmt.iter, frame), stmt.iter, frame.module.path)
+        for item in items:
+            self.assign(stmt.target, item, frame)
+            try:
+                self.exec_block(stmt.body, frame)
+            except _Break:
+                return
+            except _Continue:
+                continue
+        self.exec_block(stmt.orelse, frame)
+
+    def _try(self, stmt: ast.Try, frame: Frame) -> None:
+        try:
+            self.exec_block(stmt.body, frame)
+        except Raised as exc:
+            for handler in stmt.handlers:
+                if self._handles(handler, exc, frame):
+                    if handler.name:
+                        frame.locals[handler.name] = External(f"builtins.{exc.kind}")
+                    self.exec_block(handler.body, frame)
+                    break
+            else:
+                raise
+        else:
+            self.exec_block(stmt.orelse, frame)
+        finally:
+            if stmt.finalbody:
+                self.exec_block(stmt.finalbody, frame)
+
+    def _handles(self, handler: ast.ExceptHandler, exc: Raised, frame: Frame) -> bool:
+        if handler.type is None:
+            return True
+        kinds = self.eval(handler.type, frame)
+        for kind in kinds if isinstance(kinds, tuple) else (kinds,):
+            name = self.exception_name(kind)
+            if name is None:
+                raise Unknown("except clause not understood", frame.module.path, handler.lineno)
+            if ops_exception_matches(exc.kind, name):
+                return True
+        return False
+
+    def _raise(self, stmt: ast.Raise, frame: Frame) -> None:
+        if stmt.exc is None:
+            raise Unknown("bare raise not evaluated", frame.module.path, stmt.lineno)
+        exc = stmt.exc
+        if isinstance(exc, ast.Call):
+            kind = self.exception_name(self.eval(exc.func, frame))
+            message = ""
+            if exc.args and not isinstance(exc.args[0], ast.Starred):
+                try:
+                    message = str(self.eval(exc.args[0], frame))
+                except Unknown:
+                    message = ""
+        else:
+            kind = self.exception_name(self.eval(exc, frame))
+            message = ""
+        if kind is None:
+            raise Unknown("raise of an unknown exception", frame.module.path, stmt.lineno)
+        raise Raised(kind, message)
+
+    def assign(self, target: ast.expr, value: Any, frame: Frame) -> None:
+        if isinstance(target, ast.Name):
+            frame.locals[target.id] = value
+        elif isinstance(target, ast.Tuple | ast.List):
+            items = self.iterate(value, target, frame.module.path)
+            if len(items) != len(target.elts) or any(isinstance(e, ast.Starred) for e in target.elts):
+                raise Unknown("unpacking not evaluated", frame.module.path, target.lineno)
+            for elt, item in zip(target.elts, items, strict=True):
+                self.assign(elt, item, frame)
+        elif isinstance(target, ast.Attribute):
+            self.setattr(self.eval(target.value, frame), target.attr, value, target, frame.module.path)
+        elif isinstance(target, ast.Subscript):
+            container = self.eval(target.value, frame)
+            key = self.eval(target.slice, frame)
+            if isinstance(container, list | dict):
+                try:
+                    container[key] = value
+                except (TypeError, IndexError, KeyError) as exc:
+                    raise Raised(type(exc).__name__) from None
+            else:
+                raise Unknown("item assignment not evaluated", frame.module.path, target.lineno)
+        else:
+            raise Unknown("assignment target not evaluated", frame.module.path, target.lineno)
+
+    def make_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, owner: PyClass | None) -> Any:
+        func = PyFunction(node.name, node, scope.module, scope, owner=owner)
+        if isinstance(node, ast.AsyncFunctionDef):
+            func.kind = "opaque"
+        for decorator in node.decorator_list:
+            func.kind = self.machine.decorate(self, func, decorator, scope)
+        return func
+
+    def make_class(self, node: ast.ClassDef, scope: Scope) -> PyClass:
+        return PyClass(node.name, node, scope.module, scope)
+
+    def class_body_scope(self, cls: PyClass) -> ClassBodyScope:
+        return ClassBodyScope(cls.module, cls.scope, cls)
+
+
+_NOT_HERE = object()
+
+
+def _pick_target(target: ast.expr, name: str, value: Any) -> Any:
+    if isinstance(target, ast.Name):
+        return value if target.id == name else _NOT_HERE
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, tuple | list):
+        if len(value) == len(target.elts):
+            for elt, item in zip(target.elts, value, strict=True):
+                found = _pick_target(elt, name, item)
+                if found is not _NOT_HERE:
+                    return found
+    return _NOT_HERE
+
+
+def _imported_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(stmt, ast.Import):
+        return [a.asname or a.name.split(".")[0] for a in stmt.names]
+    return [a.asname or a.name for a in stmt.names if a.name != "*"]
+
+
+def _is_log_call(expr: ast.expr) -> bool:
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in LOG_METHODS
+    )
+
+
+def _as_load(target: ast.expr) -> ast.expr:
+    clone = ast.copy_location(type(target)(**{f: getattr(target, f) for f in target._fields}), target)
+    clone.ctx = ast.Load()  # type: ignore[attr-defined]
+    return clone
+
+
+def ops_exception_matches(kind: str, handler: str) -> bool:
+    from sphinxext_attn.core.pyeval.values import exception_matches
+
+    return exception_matches(kind, handler)

@@ -1,0 +1,190 @@
+"""The machine the answers are for: a CUDA build of vLLM with every kernel present.
+
+What analysed code asks of the world outside the tree is answered here, and
+nowhere else, the way vLLM's own answers were collected (the platform is
+CUDA; no ``VLLM_*`` variable is set, so vLLM's defaults apply; no engine
+config is current; compiled kernels and optional packages import; the device
+capability is the one the question is about). Anything else from outside the
+tree (a call into torch, a kernel) is :class:`Unknown`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.core.pyeval.scope import MISSING, Scope
+from sphinxext_attn.core.pyeval.values import (
+    Builtin,
+    External,
+    Instance,
+    PyClass,
+    PyFunction,
+    Unknown,
+)
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.pyeval.interp import Interpreter
+
+PLATFORM_PACKAGE = "vllm.platforms"
+CUDA_PLATFORM_MODULE = "vllm.platforms.cuda"
+CAPABILITY_MODULE = "vllm.platforms.interface"
+
+#: torch's dtype aliases, so ``torch.half`` and ``torch.float16`` are one value.
+TORCH_ALIASES = {
+    "torch.half": "torch.float16",
+    "torch.float": "torch.float32",
+    "torch.double": "torch.float64",
+    "torch.bfloat16": "torch.bfloat16",
+}
+
+#: Decorators that do not change what a function answers.
+TRANSPARENT_DECORATORS = frozenset(
+    {
+        "abc.abstractmethod",
+        "functools.cache",
+        "functools.lru_cache",
+        "functools.wraps",
+        "typing.override",
+        "typing_extensions.override",
+        "typing.final",
+        "typing_extensions.deprecated",
+        "staticmethod",
+    }
+)
+
+
+class Machine:
+    """Answers for everything outside the tree."""
+
+    MISSING = MISSING
+
+    def __init__(self) -> None:
+        self._platform: Any = None
+
+    # -- names -------------------------------------------------------------------
+    def module_attr(self, interp: Interpreter, dotted: str, name: str) -> Any:
+        if dotted == PLATFORM_PACKAGE and name == "current_platform":
+            return self.platform(interp)
+        return MISSING
+
+    def platform(self, interp: Interpreter) -> Any:
+        """``current_platform``: an instance of the tree's CUDA platform class."""
+        if self._platform is None:
+            module = interp.module(CUDA_PLATFORM_MODULE)
+            if module is None:
+                raise Unknown("no CUDA platform module in the tree", "vllm/platforms/cuda.py")
+            for stmt in module.tree.body:
+                if isinstance(stmt, ast.ClassDef) and any(
+                    isinstance(s, ast.Assign | ast.AnnAssign) and "_enum" in _assigned(s)
+                    for s in stmt.body
+                ):
+                    cls = module.lookup(stmt.name, interp, stmt)
+                    self._platform = Instance(cls)
+                    break
+            else:
+                raise Unknown("no platform class in vllm/platforms/cuda.py", module.path)
+        return self._platform
+
+    def external_attr(self, interp: Interpreter, obj: External, name: str) -> Any:
+        qualname = f"{obj.qualname}.{name}"
+        if qualname in ("typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"):
+            return False
+        if qualname == "os.environ":
+            return {}
+        return External(TORCH_ALIASES.get(qualname, qualname))
+
+    def external_truth(self, value: External, node: ast.AST, path: str) -> bool:
+        if value.qualname == "importlib.machinery.ModuleSpec":
+            return True
+        raise Unknown(f"truth of {value.qualname} (outside the tree)", path, getattr(node, "lineno", 0))
+
+    def external_subscript(self, value: External, index: Any) -> Any:
+        items = index if isinstance(index, tuple) else (index,)
+        return External(f"{value.qualname}[{', '.join(_label(i) for i in items)}]") if not (
+            value.qualname in ("typing.Literal", "typing_extensions.Literal")
+        ) else LiteralType(items)
+
+    def call_external(self, interp: Interpreter, func: External, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        name = func.qualname
+        if name in ("os.getenv", "os.environ.get"):
+            return args[1] if len(args) > 1 else kwargs.get("default")
+        if name == "os.path.join" and all(isinstance(a, str) for a in args):
+            return "/".join(args)
+        if name in ("os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.dirname"):
+            return True if name != "os.path.dirname" else ""
+        if name == "enum.auto":
+            return External("enum.auto()")
+        if name == "importlib.util.find_spec":
+            return External("importlib.machinery.ModuleSpec")
+        if name in ("typing.cast", "typing_extensions.cast") and len(args) == 2:
+            return args[1]
+        if name in ("typing.get_args", "typing_extensions.get_args") and args:
+            literal = args[0]
+            return tuple(literal.items) if isinstance(literal, LiteralType) else MISSING
+        if name in ("functools.cache", "functools.lru_cache") and len(args) == 1 and not kwargs:
+            return args[0] if isinstance(args[0], PyFunction) else External(f"{name}()")
+        if name == "functools.lru_cache":
+            return External("functools.lru_cache()")
+        if name == "functools.lru_cache()" and len(args) == 1:
+            return args[0]
+        return MISSING
+
+    # -- functions of the tree that stand for the machine --------------------------
+    def function_hook(self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        name = func.name
+        dotted = func.module.dotted
+        if name == "get_device_capability" and dotted.startswith(PLATFORM_PACKAGE):
+            return self.capability(interp, func)
+        if name == "get_current_vllm_config_or_none":
+            return None  # no engine config is current while the docs build
+        return MISSING
+
+    def capability(self, interp: Interpreter, func: PyFunction) -> Any:
+        interp.capability_read = True
+        if interp.capability is None:
+            raise Unknown("depends on the GPU's compute capability", func.path, func.node.lineno)
+        module = interp.module(CAPABILITY_MODULE)
+        if module is None:
+            raise Unknown("no DeviceCapability class in the tree", func.path)
+        cls = module.lookup("DeviceCapability", interp, func.node)
+        return interp.call(cls, list(interp.capability), {}, func.node, func.path)
+
+    # -- decorators ------------------------------------------------------------------
+    def decorate(self, interp: Interpreter, func: PyFunction, decorator: ast.expr, scope: Scope) -> str:
+        """The kind a decorator gives a function (classmethod, property, ...)."""
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        try:
+            value = interp.eval(target, scope)
+        except Unknown:
+            return "opaque"
+        if isinstance(value, Builtin) and value.name in ("classmethod", "staticmethod", "property"):
+            return value.name if value.name != "staticmethod" else "staticmethod"
+        if isinstance(value, External):
+            if value.qualname == "functools.cached_property":
+                return "property"
+            if value.qualname in TRANSPARENT_DECORATORS:
+                return func.kind
+        if isinstance(value, PyFunction) and value.name in ("cache", "lru_cache"):
+            return func.kind
+        return "opaque"
+
+
+class LiteralType:
+    """``Literal["auto", "fp8", ...]``: its arguments, for ``get_args``."""
+
+    def __init__(self, items: tuple[Any, ...]) -> None:
+        self.items = items
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, External):
+        return value.qualname
+    if isinstance(value, PyClass):
+        return value.name
+    return repr(value)
+
+
+def _assigned(stmt: ast.Assign | ast.AnnAssign) -> list[str]:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return [t.id for t in targets if isinstance(t, ast.Name)]

@@ -1,0 +1,193 @@
+"""Where names come from: module namespaces, function frames and class bodies.
+
+Nothing is executed ahead of time. A module's names are indexed once (the
+statements that bind each one, and the ``if``/``try`` blocks around them);
+a name is evaluated the first time it is looked up, like astroid infers
+lazily. Module-level code that would run at import (logging setup, kernel
+registration) is never evaluated unless a question needs a name it binds.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.core.pyeval.values import Unknown
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.pyeval.interp import Interpreter
+
+#: A guard on a binding: the ``if`` (and which branch) or ``try`` part around it.
+Guard = tuple[str, ast.AST, Any]
+
+_PENDING = object()
+
+
+@dataclass
+class Binding:
+    stmt: ast.stmt
+    guards: tuple[Guard, ...]
+
+
+def bound_names(stmt: ast.stmt) -> list[str]:
+    """Names a module- or class-level statement binds."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [stmt.name]
+    if isinstance(stmt, ast.Assign):
+        return [n for t in stmt.targets for n in _target_names(t)]
+    if isinstance(stmt, ast.AnnAssign | ast.AugAssign):
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+            return []
+        return _target_names(stmt.target)
+    if isinstance(stmt, ast.Import):
+        return [a.asname or a.name.split(".")[0] for a in stmt.names]
+    if isinstance(stmt, ast.ImportFrom):
+        return [a.asname or a.name for a in stmt.names if a.name != "*"]
+    return []
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple | ast.List):
+        return [n for e in target.elts for n in _target_names(e)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return []
+
+
+def index_bindings(body: list[ast.stmt], nested: bool) -> dict[str, list[Binding]]:
+    """Every binding of every name in ``body``, in source order; with ``nested``,
+    also those inside ``if``, ``try`` and ``with`` blocks (with their guards)."""
+    index: dict[str, list[Binding]] = {}
+
+    def visit(stmts: list[ast.stmt], guards: tuple[Guard, ...]) -> None:
+        for stmt in stmts:
+            for name in bound_names(stmt):
+                index.setdefault(name, []).append(Binding(stmt, guards))
+            if not nested:
+                continue
+            if isinstance(stmt, ast.If):
+                visit(stmt.body, (*guards, ("if", stmt, True)))
+                visit(stmt.orelse, (*guards, ("if", stmt, False)))
+            elif isinstance(stmt, ast.Try):
+                visit(stmt.body, (*guards, ("try", stmt, "body")))
+                for handler in stmt.handlers:
+                    visit(handler.body, (*guards, ("try", stmt, "handler")))
+                visit(stmt.orelse, (*guards, ("try", stmt, "body")))
+                visit(stmt.finalbody, (*guards, ("try", stmt, "body")))
+            elif isinstance(stmt, ast.With):
+                visit(stmt.body, guards)
+
+    visit(body, ())
+    return index
+
+
+class Scope:
+    """Base of the three kinds of namespace."""
+
+    module: ModuleScope
+
+    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(eq=False)
+class ModuleScope(Scope):
+    """A module of the tree: its dotted name, file and lazily evaluated names."""
+
+    dotted: str
+    path: str
+    tree: ast.Module
+    index: dict[str, list[Binding]] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.module = self
+        self.index = index_bindings(self.tree.body, nested=True)
+
+    @property
+    def is_package(self) -> bool:
+        return self.path.endswith("__init__.py")
+
+    def has(self, name: str) -> bool:
+        return name in self.index
+
+    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
+        if name in self.values:
+            value = self.values[name]
+            if value is _PENDING:
+                raise Unknown(f"{name} is defined in terms of itself", self.path, _line(node))
+            return value
+        if name not in self.index:
+            return interp.builtin(name, self, node)
+        self.values[name] = _PENDING
+        try:
+            value = self._evaluate(name, interp)
+        except Unknown:
+            del self.values[name]
+            raise
+        self.values[name] = value
+        return value
+
+    def _evaluate(self, name: str, interp: Interpreter) -> Any:
+        # The last binding whose enclosing blocks run is the value at import's end.
+        for binding in reversed(self.index[name]):
+            if all(self._guard_holds(g, interp) for g in binding.guards):
+                return interp.bind_statement(binding.stmt, name, self)
+        raise Unknown(f"{name} is never bound when the module runs", self.path)
+
+    def _guard_holds(self, guard: Guard, interp: Interpreter) -> bool:
+        kind, stmt, branch = guard
+        if kind == "if":
+            assert isinstance(stmt, ast.If)
+            return interp.truth(interp.eval(stmt.test, self), stmt.test, self.path) is branch
+        # A ``try`` body is taken to succeed (every kernel and optional dependency
+        # is present: the machine model); its handlers do not run.
+        return branch == "body"
+
+
+def _line(node: ast.AST) -> int:
+    return getattr(node, "lineno", 0)
+
+
+@dataclass(eq=False)
+class Frame(Scope):
+    """Locals of one call, closing over the scope the function was defined in."""
+
+    module: ModuleScope
+    parent: Scope | None
+    locals: dict[str, Any] = field(default_factory=dict)
+    #: the function running (for ``super()``) and its first argument
+    func: Any = None
+    first: Any = None
+
+    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
+        scope: Scope | None = self
+        while isinstance(scope, Frame):
+            if name in scope.locals:
+                return scope.locals[name]
+            scope = scope.parent
+        if isinstance(scope, ClassBodyScope):
+            scope = scope.parent  # methods do not see their class body's names
+        return (scope or self.module).lookup(name, interp, node)
+
+
+@dataclass(eq=False)
+class ClassBodyScope(Scope):
+    """Names while a class body's own statements are evaluated."""
+
+    module: ModuleScope
+    parent: Scope
+    owner: Any
+
+    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
+        own = interp.class_own_attr(self.owner, name)
+        if own is not _MISSING:
+            return own
+        return self.parent.lookup(name, interp, node)
+
+
+_MISSING = object()
+MISSING = _MISSING

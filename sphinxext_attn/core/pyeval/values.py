@@ -1,0 +1,192 @@
+"""Values of the static evaluator, and the two ways an evaluation stops early.
+
+Plain Python data (ints, strings, tuples, lists, dicts, ``None``) stand for
+themselves. Everything else the analysed code can hold is one of the small
+classes here: a class or function of the tree, a module, an instance of a
+tree class (named tuples, dataclasses, the platform), an enum member, or an
+:class:`External` name from outside the tree (``torch.float16``) that is
+only ever compared, never called.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.pyeval.scope import ModuleScope, Scope
+
+
+class Unknown(Exception):
+    """The evaluator cannot answer: the reason and where, never a guess."""
+
+    def __init__(self, reason: str, path: str = "", line: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.path = path
+        self.line = line
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+    def __str__(self) -> str:
+        return f"{self.reason} ({self.where})" if self.path else self.reason
+
+
+class Raised(Exception):
+    """An exception raised by the analysed code (``raise ValueError(...)``)."""
+
+    def __init__(self, kind: str, message: str = "") -> None:
+        super().__init__(kind, message)
+        self.kind = kind
+        self.message = message
+
+
+#: Builtin exception hierarchy, enough for ``except`` clauses of backend code.
+EXCEPTION_PARENTS: dict[str, str] = {
+    "Exception": "BaseException",
+    "ImportError": "Exception",
+    "ModuleNotFoundError": "ImportError",
+    "NotImplementedError": "RuntimeError",
+    "RuntimeError": "Exception",
+    "AssertionError": "Exception",
+    "ValueError": "Exception",
+    "TypeError": "Exception",
+    "KeyError": "LookupError",
+    "IndexError": "LookupError",
+    "LookupError": "Exception",
+    "AttributeError": "Exception",
+    "OSError": "Exception",
+    "ZeroDivisionError": "ArithmeticError",
+    "ArithmeticError": "Exception",
+}
+
+
+def exception_matches(kind: str, handler: str) -> bool:
+    while kind:
+        if kind == handler:
+            return True
+        kind = EXCEPTION_PARENTS.get(kind, "")
+    return False
+
+
+@dataclass(frozen=True)
+class External:
+    """A name from outside the tree (``torch.bfloat16``, ``flashinfer.x``): compared
+    by name, attribute access extends the name, calling it is unknown."""
+
+    qualname: str
+
+    def __repr__(self) -> str:
+        return self.qualname
+
+
+@dataclass(eq=False)
+class PyClass:
+    """A class defined in the tree (or built by a call, as composite backends are)."""
+
+    name: str
+    node: ast.ClassDef
+    module: ModuleScope
+    #: the scope the class statement ran in (a function frame for nested classes)
+    scope: Scope
+    attrs: dict[str, Any] = field(default_factory=dict)
+    mro_cache: list[Any] | None = None
+    bases_cache: list[Any] | None = None
+
+    @property
+    def path(self) -> str:
+        return self.module.path
+
+    def __repr__(self) -> str:
+        return f"<class {self.name}>"
+
+
+@dataclass(eq=False)
+class PyFunction:
+    """A ``def`` or ``lambda`` of the tree, with the scope it closes over."""
+
+    name: str
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    module: ModuleScope
+    scope: Scope
+    #: "function", "classmethod", "staticmethod" or "property"
+    kind: str = "function"
+    #: the class whose body defines it (for ``super()``)
+    owner: PyClass | None = None
+
+    @property
+    def path(self) -> str:
+        return self.module.path
+
+    def __repr__(self) -> str:
+        return f"<function {self.name}>"
+
+
+@dataclass(frozen=True, eq=False)
+class Bound:
+    """A function bound to a class (classmethods) or an instance."""
+
+    func: PyFunction
+    target: Any
+
+
+@dataclass(eq=False)
+class Instance:
+    """An instance of a tree class: named tuples, dataclasses, the platform."""
+
+    cls: PyClass
+    fields: dict[str, Any] = field(default_factory=dict)
+    #: the items of a ``NamedTuple`` instance, in field order
+    items: tuple[Any, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"{self.cls.name}({', '.join(f'{k}={v!r}' for k, v in self.fields.items())})"
+
+
+@dataclass(frozen=True, eq=False)
+class EnumMember:
+    """``AttentionType.DECODER``: a member of an enum class of the tree."""
+
+    cls: PyClass
+    name: str
+    value: Any
+
+    def __repr__(self) -> str:
+        return f"{self.cls.name}.{self.name}"
+
+
+@dataclass(frozen=True, eq=False)
+class Builtin:
+    """A builtin function or bound method, implemented by the evaluator."""
+
+    name: str
+    fn: Any
+
+    def __repr__(self) -> str:
+        return f"<builtin {self.name}>"
+
+
+@dataclass(frozen=True, eq=False)
+class SuperProxy:
+    """``super()`` inside a method: attribute lookup starts after ``start`` in the MRO."""
+
+    start: PyClass
+    target: Any
+
+
+@dataclass(eq=False)
+class Budget:
+    """Steps and sizes one question may use; running out is :class:`Unknown`."""
+
+    steps: int = 200_000
+    depth: int = 0
+    max_depth: int = 60
+    max_items: int = 100_000
+
+    def tick(self, node: ast.AST, path: str) -> None:
+        self.steps -= 1
+        if self.steps < 0:
+            raise Unknown("step budget exhausted", path, getattr(node, "lineno", 0))

@@ -1,0 +1,192 @@
+"""Ask a backend class what vLLM asks it, over the grids of the contract.
+
+Each answer is a value or an :class:`Unknown` with its reason and location.
+A question that does not name a GPU is first asked with no capability; if
+the answer depends on the GPU it is asked on every capability of the grid
+and the answers are joined (a KV dtype some GPU supports is listed).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.core.pyeval.machine import LiteralType
+from sphinxext_attn.core.pyeval.values import EnumMember, External, Instance, PyClass
+
+CAPABILITIES: tuple[tuple[int, int], ...] = (
+    (7, 0), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9), (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1),
+)  # fmt: skip
+#: The head sizes vLLM's answers were collected on (its README's grid, 8 to 1024).
+HEAD_SIZES: tuple[int, ...] = (
+    8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 112, 120, 128, 160, 192, 224, 256,
+    288, 320, 384, 512, 576, 640, 768, 1024,
+)  # fmt: skip
+DTYPES: tuple[tuple[str, str], ...] = (
+    ("fp16", "torch.float16"),
+    ("bf16", "torch.bfloat16"),
+    ("fp32", "torch.float32"),
+)
+#: vLLM's attention types, by enum member name, as the tables name them.
+ATTN_TYPE_NAMES = {
+    "DECODER": "Decoder",
+    "ENCODER": "Encoder",
+    "ENCODER_ONLY": "Encoder Only",
+    "ENCODER_DECODER": "Enc-Dec",
+}
+#: Where the CacheDType literal lives (newest first); a fallback when none is found.
+CACHE_DTYPE_MODULES = ("vllm.config.cache", "vllm.config")
+FALLBACK_KV_DTYPES = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+NODE = ast.Pass()
+
+
+@dataclass
+class Answer:
+    """One evaluated cell: its value, or why there is none."""
+
+    value: Any = None
+    unknown: Unknown | None = None
+    #: the answer differs between GPUs (joined over the capability grid)
+    by_capability: bool = False
+    raised: str = ""
+
+
+@dataclass
+class Asker:
+    """Questions to one backend class through one interpreter."""
+
+    interp: Interpreter
+    cls: PyClass
+    unknowns: list[Unknown] = field(default_factory=list)
+
+    def method(self, name: str) -> Any:
+        return self.interp.getattr(self.cls, name, NODE, self.cls.path)
+
+    def call(self, name: str, *args: Any, capability: tuple[int, int] | None = None) -> Any:
+        interp = self.interp
+        interp.capability = capability
+        interp.budget.steps = 50_000
+        interp.budget.depth = 0
+        try:
+            return interp.call(self.method(name), list(args), {}, NODE, self.cls.path)
+        except RecursionError:
+            raise Unknown("expression nested too deeply", self.cls.path, self.cls.node.lineno) from None
+        finally:
+            interp.capability = None
+
+    def ask(self, name: str, *args: Any) -> Answer:
+        """A question that names no GPU: joined over the grid if the GPU matters."""
+        try:
+            return Answer(self.call(name, *args))
+        except Raised as exc:
+            return Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
+        except Unknown as exc:
+            if "compute capability" not in exc.reason:
+                return Answer(unknown=exc)
+        values = []
+        for cap in CAPABILITIES:
+            try:
+                values.append(self.call(name, *args, capability=cap))
+            except Raised:
+                continue
+            except Unknown as exc:
+                return Answer(unknown=exc)
+        return Answer(values, by_capability=True)
+
+    def ask_flag(self, name: str) -> Answer:
+        answer = self.ask(name)
+        if answer.by_capability:
+            truth = [self.interp.truth(v, NODE, self.cls.path) for v in answer.value]
+            answer.value = any(truth)
+        elif answer.unknown is None and not answer.raised:
+            answer.value = self.interp.truth(answer.value, NODE, self.cls.path)
+        return answer
+
+    def ask_each(self, name: str, values: list[Any], labels: list[str]) -> Answer:
+        """Which of ``values`` the one-argument question accepts (by label)."""
+        accepted: list[str] = []
+        by_cap = False
+        for value, label in zip(values, labels, strict=True):
+            answer = self.ask(name, value)
+            if answer.unknown is not None:
+                return answer
+            if answer.raised:
+                continue
+            if answer.by_capability:
+                by_cap = True
+                ok = any(self.interp.truth(v, NODE, self.cls.path) for v in answer.value)
+            else:
+                ok = self.interp.truth(answer.value, NODE, self.cls.path)
+            if ok:
+                accepted.append(label)
+        return Answer(accepted, by_capability=by_cap)
+
+    def capabilities(self) -> Answer:
+        device_capability = self.interp.machine_capability_class()
+        accepted = []
+        for cap in CAPABILITIES:
+            try:
+                value = self.call(
+                    "supports_compute_capability",
+                    self.interp.call(device_capability, list(cap), {}, NODE, self.cls.path),
+                    capability=cap,
+                )
+            except Raised:
+                continue
+            except Unknown as exc:
+                return Answer(unknown=exc)
+            if self.interp.truth(value, NODE, self.cls.path):
+                accepted.append(cap)
+        return Answer(accepted)
+
+
+def block_size_labels(value: Any) -> list[str] | None:
+    """``[MultipleOf(16), 32]`` -> ``["%16", "32"]``; None when not a list of sizes."""
+    if not isinstance(value, list | tuple):
+        return None
+    out = []
+    for item in value:
+        if isinstance(item, bool):
+            return None
+        if isinstance(item, int):
+            out.append(str(item))
+        elif isinstance(item, Instance) and set(item.fields) == {"base"}:
+            out.append(f"%{item.fields['base']}")
+        else:
+            return None
+    return out
+
+
+def kv_cache_dtypes(interp: Interpreter) -> tuple[str, ...]:
+    """The release's ``CacheDType`` literal values, in declaration order."""
+    for dotted in CACHE_DTYPE_MODULES:
+        try:
+            module = interp.module(dotted)
+            if module is None or not module.has("CacheDType"):
+                continue
+            literal = module.lookup("CacheDType", interp, NODE)
+        except (Unknown, Raised):
+            continue
+        if isinstance(literal, LiteralType) and all(isinstance(i, str) for i in literal.items):
+            return tuple(literal.items)
+    return FALLBACK_KV_DTYPES
+
+
+def attention_types(interp: Interpreter, cls: PyClass) -> list[EnumMember]:
+    """Members of the ``AttentionType`` enum the backend's interface module defines."""
+    from sphinxext_attn.core.pyeval.objects import class_mro
+
+    for klass in reversed(class_mro(cls, interp)):
+        if isinstance(klass, PyClass) and klass.module.has("AttentionType"):
+            try:
+                enum = klass.module.lookup("AttentionType", interp, NODE)
+                return [m for m in interp.iterate(enum, NODE, klass.path) if isinstance(m, EnumMember)]
+            except (Unknown, Raised):
+                continue
+    return []
+
+
+def dtype_values() -> list[External]:
+    return [External(q) for _, q in DTYPES]

@@ -1,0 +1,58 @@
+"""Turn a ``vllm-page`` analysis into the ``runtime`` profile's (see :mod:`.runtime`)."""
+
+from __future__ import annotations
+
+from sphinxext_attn.core.models import Analysis, BackendFeatures, Diagnostic, Location
+from sphinxext_attn.core.pyeval import Interpreter
+from sphinxext_attn.core.registry import read_registry
+from sphinxext_attn.core.runtime import RuntimeReader, apply_facts, keep_for, new_row, resolve_class
+from sphinxext_attn.core.source import SourceTree
+
+
+def apply_runtime(tree: SourceTree, analysis: Analysis) -> Interpreter:
+    """Replace each row's cells by the class's answers; add rows the page lacks."""
+    from sphinxext_attn.core.analyze import SKIPPED, model_family
+
+    interp = Interpreter(tree)
+    analysis.interpreter = interp  # type: ignore[attr-defined]
+    reader = RuntimeReader(interp)
+    by_name: dict[str, list[int]] = {}
+    for i, row in enumerate(analysis.backends):
+        by_name.setdefault(row.name, []).append(i)
+    resolved: set[str] = set()
+    added: list[BackendFeatures] = []
+    for entry in read_registry(tree):
+        if entry.name in SKIPPED:
+            continue
+        cls = resolve_class(interp, entry)
+        if cls is None:
+            continue
+        resolved.add(cls.name)
+        facts = reader.facts(entry, cls)
+        if entry.name in by_name:
+            for i in by_name[entry.name]:
+                row = analysis.backends[i]
+                analysis.backends[i] = apply_facts(row, facts, keep_for(row))
+        else:
+            is_mla = bool(facts.get("MLA"))
+            added.append(new_row(entry, cls, facts, model_family(entry, is_mla)))
+        unknown = facts["unknown"]
+        if unknown:
+            column, reason = next(iter(unknown.items()))
+            analysis.diagnostics.append(
+                Diagnostic(
+                    f"{entry.name}: {len(unknown)} cell(s) not evaluated, e.g. {column}: {reason}",
+                    Location(cls.path, cls.node.lineno),
+                    "unknown",
+                )
+            )
+    analysis.backends.extend(added)
+    # Classes the page reader could not find but the evaluator did (built by a call).
+    analysis.diagnostics = [
+        d
+        for d in analysis.diagnostics
+        if not (d.subtype == "missing" and any(f"class {n} not found" in d.message for n in resolved))
+    ]
+    analysis.files = list(dict.fromkeys([*analysis.files, *tree.files]))
+    analysis.directories = list(dict.fromkeys([*analysis.directories, *tree.directories]))
+    return interp
