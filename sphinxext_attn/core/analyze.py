@@ -121,7 +121,6 @@ def analyze(
     gc.disable()
     try:
         tree = source if source is not None else SourceTree(root)
-        tree.whole_files = profile == "runtime"
         result = _analyze(tree)
         if profile == "runtime":
             from sphinxext_attn.core.runtime_analysis import apply_runtime

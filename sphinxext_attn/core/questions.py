@@ -124,7 +124,10 @@ class Asker:
         return Answer(accepted, by_capability=by_cap)
 
     def capabilities(self) -> Answer:
-        device_capability = self.interp.machine_capability_class()
+        try:
+            device_capability = self.interp.machine_capability_class()
+        except (Unknown, Raised) as exc:
+            return Answer(unknown=exc if isinstance(exc, Unknown) else Unknown(str(exc)))
         accepted = []
         for cap in CAPABILITIES:
             try:

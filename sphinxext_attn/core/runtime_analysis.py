@@ -27,7 +27,7 @@ def apply_runtime(tree: SourceTree, analysis: Analysis) -> Interpreter:
         cls = resolve_class(interp, entry)
         if cls is None:
             continue
-        resolved.add(cls.name)
+        resolved.add(entry.class_path.rpartition('.')[2])
         facts = reader.facts(entry, cls)
         if entry.name in by_name:
             for i in by_name[entry.name]:

@@ -17,6 +17,7 @@ import symtable
 import tokenize
 import warnings
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from sphinxext_attn.core.models import Diagnostic, Location
 
@@ -24,6 +25,14 @@ from sphinxext_attn.core.models import Diagnostic, Location
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
 #: Files larger than this are not parsed (a backend file is a few hundred kB at most).
 MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+def _offset(text: str, line: int) -> int:
+    """Character offset of the start of 1-based ``line``."""
+    pos = 0
+    for _ in range(line - 1):
+        pos = text.index("\n", pos) + 1
+    return pos
 
 
 def parse_quietly(text: str, filename: str) -> ast.Module:
@@ -52,6 +61,7 @@ class SourceTree:
         self._warned: set[tuple[str, str]] = set()
         #: parse whole files only (the evaluator needs module scope anyway)
         self.whole_files = False
+        self._chunks: dict[str, list[Any] | None] = {}
 
     # -- diagnostics -----------------------------------------------------
     def warn(
@@ -175,28 +185,39 @@ class SourceTree:
         its text does not parse alone; callers then parse the whole module."""
         if rel in self._modules or self.whole_files:
             return None
-        text = self.text(rel)
-        if text is None:
+        chunks = self.chunks(rel)
+        if chunks is None:
             return None
-        headers = list(re.finditer(rf"^class {re.escape(name)}\b", text, re.M))
-        if len(headers) != 1:
+        found = [c for c in chunks if re.match(rf"class {re.escape(name)}\b", c.text)]
+        if len(found) != 1:
             return None
-        start = headers[0].start()
-        end = _TOP_LEVEL.search(text, headers[0].end())
-        segment = text[start : end.start() if end else len(text)]
+        from sphinxext_attn.core.pyeval.chunks import ChunkError
+
         try:
-            module = parse_quietly(segment, rel)
-        except (SyntaxError, RecursionError, MemoryError, ValueError):
+            nodes = found[0].nodes()
+        except ChunkError:
             return None
-        if len(module.body) != 1 or not isinstance(module.body[0], ast.ClassDef):
+        if len(nodes) != 1 or not isinstance(nodes[0], ast.ClassDef):
             return None
-        ast.increment_lineno(module, text.count("\n", 0, start))
+        text = self._texts[rel] or ""
+        start = _offset(text, found[0].line)
+        segment = found[0].text
         # The rest of the file still needs a syntax check; the class is blanked out
         # (newlines kept, so reported lines stay true).
         self._partly[rel] = (
             text[:start] + "\n" * segment.count("\n") + text[start + len(segment) :]
         )
-        return module.body[0]
+        return nodes[0]
+
+    def chunks(self, rel: str) -> list[Any] | None:
+        """The file cut into top-level statements, parsed one by one on demand."""
+        if rel in self._chunks:
+            return self._chunks[rel]
+        from sphinxext_attn.core.pyeval.chunks import split_chunks
+
+        text = self.text(rel)
+        self._chunks[rel] = None if text is None else split_chunks(text, rel)
+        return self._chunks[rel]
 
     def check_partly_parsed(self) -> None:
         """Syntax-check files of which only a class was parsed.

@@ -305,7 +305,7 @@ dict_views = (type({}.keys()), type({}.values()), type({}.items()))
 SAFE_METHODS = {
     str: {
         "lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "split",
-        "join", "replace", "removeprefix", "removesuffix", "isdigit", "isidentifier",
+        "join", "replace", "removeprefix", "removesuffix", "isdigit", "isidentifier", "rsplit",
         "partition", "rpartition", "count", "find", "capitalize", "title",
     },
     list: {"append", "extend", "insert", "index", "count", "copy", "pop", "remove"},

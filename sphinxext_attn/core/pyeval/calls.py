@@ -149,6 +149,8 @@ class CallMixin:
         self._bind_args(func, node.args, args, kwargs, frame)
         if isinstance(node, ast.Lambda):
             return self.eval(node.body, frame)
+        if func.name in self.lenient_functions:
+            return self.run_lenient(node.body, frame)
         return self.run_body(node.body, frame)
 
     def _bind_args(self: Interpreter, func: PyFunction, spec: ast.arguments, args: list[Any], kwargs: dict[str, Any], frame: Frame) -> None:

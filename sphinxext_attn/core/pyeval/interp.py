@@ -28,6 +28,7 @@ from sphinxext_attn.core.pyeval.values import (
     PyClass,
     PyFunction,
     Raised,
+    Unbound,
     Unknown,
 )
 from sphinxext_attn.core.source import SourceTree
@@ -50,6 +51,10 @@ LOG_METHODS = frozenset(
         "warning_once",
     }
 )
+
+
+#: Prefix of the reason given for a check that could not be evaluated.
+NOT_EVALUATED = "not evaluated: "
 
 
 class _Return(Exception):
@@ -79,6 +84,9 @@ class Interpreter(CallMixin, ObjectMixin):
         #: set when an evaluation read the device capability
         self.capability_read = False
         self._class_index: dict[int, dict[str, Any]] = {}
+        #: functions whose top-level checks are evaluated one by one (see run_lenient)
+        self.lenient_functions: frozenset[str] = frozenset()
+        self.skipped_checks: list[Unknown] = []
         self._exprs = {
             ast.Constant: self._constant,
             ast.Name: self._name,
@@ -114,10 +122,10 @@ class Interpreter(CallMixin, ObjectMixin):
         path = self.tree.module_file(dotted)
         if path is None:
             return None
-        parsed = self.tree.parse(path)
-        if parsed is None:
+        chunks = self.tree.chunks(path)
+        if chunks is None:
             raise Unknown(f"module {dotted} cannot be read", path)
-        scope = ModuleScope(dotted, path, parsed)
+        scope = ModuleScope(dotted, path, chunks, lambda: self.tree.parse(path))
         self.modules[dotted] = scope
         return scope
 
@@ -130,7 +138,11 @@ class Interpreter(CallMixin, ObjectMixin):
         if hooked is not Machine.MISSING:
             return hooked
         if mod.has(name):
-            return mod.lookup(name, self, node)
+            try:
+                return mod.lookup(name, self, node)
+            except Unbound:
+                if not mod.has("__getattr__"):
+                    raise
         sub = self.module(f"{mod.dotted}.{name}")
         if sub is not None:
             return sub
@@ -363,6 +375,29 @@ class Interpreter(CallMixin, ObjectMixin):
         except (_Break, _Continue):
             raise Unknown("break outside a loop", frame.module.path) from None
         return None
+
+    def run_lenient(self, body: list[ast.stmt], frame: Frame) -> Any:
+        """Run a list-of-reasons function (``validate_configuration``) so that a
+        check that cannot be evaluated does not hide the others: its statement is
+        skipped and recorded. A result with no reason but a skipped check gets a
+        ``not evaluated: ...`` reason, so the caller never counts it as valid."""
+        skipped: list[Unknown] = []
+        value: Any = None
+        try:
+            for stmt in body:
+                try:
+                    self.exec_stmt(stmt, frame)
+                except Unknown as exc:
+                    if "budget" in exc.reason or isinstance(stmt, ast.Return):
+                        raise
+                    skipped.append(exc)
+        except _Return as ret:
+            value = ret.value
+        if skipped and isinstance(value, list):
+            if not value:
+                value = [f"{NOT_EVALUATED}{skipped[0]}"]
+            self.skipped_checks.extend(skipped)
+        return value
 
     def exec_block(self, body: list[ast.stmt], frame: Frame) -> None:
         for stmt in body:

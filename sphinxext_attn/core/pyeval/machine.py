@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 from sphinxext_attn.core.pyeval.scope import MISSING, Scope
 from sphinxext_attn.core.pyeval.values import (
     Builtin,
+    ConfigDefaults,
     External,
     Instance,
     PyClass,
     PyFunction,
+    Raised,
     Unknown,
 )
 
@@ -74,8 +76,8 @@ class Machine:
             module = interp.module(CUDA_PLATFORM_MODULE)
             if module is None:
                 raise Unknown("no CUDA platform module in the tree", "vllm/platforms/cuda.py")
-            for stmt in module.tree.body:
-                if isinstance(stmt, ast.ClassDef) and any(
+            for stmt in module.class_nodes():
+                if any(
                     isinstance(s, ast.Assign | ast.AnnAssign) and "_enum" in _assigned(s)
                     for s in stmt.body
                 ):
@@ -113,6 +115,11 @@ class Machine:
             return "/".join(args)
         if name in ("os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.dirname"):
             return True if name != "os.path.dirname" else ""
+        if name == "importlib.import_module" and args and isinstance(args[0], str):
+            module = interp.module(args[0])
+            if module is None:
+                raise Raised("ModuleNotFoundError", f"No module named {args[0]!r}")
+            return module
         if name == "enum.auto":
             return External("enum.auto()")
         if name == "importlib.util.find_spec":
@@ -138,7 +145,39 @@ class Machine:
             return self.capability(interp, func)
         if name == "get_current_vllm_config_or_none":
             return None  # no engine config is current while the docs build
+        if name == "get_current_vllm_config" and func.module.has("VllmConfig"):
+            # vLLM's answers were collected under its default VllmConfig()
+            return ConfigDefaults(func.module.lookup("VllmConfig", interp, func.node))
         return MISSING
+
+    def config_attr(self, interp: Interpreter, config: ConfigDefaults, name: str, path: str) -> Any:
+        """A field of a default config: its declared default, or a nested default."""
+        from sphinxext_attn.core.pyeval.objects import class_mro
+
+        for klass in class_mro(config.cls, interp):
+            if not isinstance(klass, PyClass):
+                continue
+            for stmt in klass.node.body:
+                if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                    continue
+                if stmt.target.id != name:
+                    continue
+                scope = interp.class_body_scope(klass)
+                value = stmt.value
+                if value is None:
+                    raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
+                if isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", "")) in ("Field", "field"):
+                    for kw in value.keywords:
+                        if kw.arg == "default_factory":
+                            factory = interp.eval(kw.value, scope)
+                            if isinstance(factory, PyClass):
+                                return ConfigDefaults(factory)
+                            raise Unknown(f"config field {name}: factory not evaluated", klass.path, stmt.lineno)
+                        if kw.arg == "default":
+                            return interp.eval(kw.value, scope)
+                    raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
+                return interp.eval(value, scope)
+        raise Unknown(f"engine config has no field {name}", config.cls.path)
 
     def capability(self, interp: Interpreter, func: PyFunction) -> Any:
         interp.capability_read = True

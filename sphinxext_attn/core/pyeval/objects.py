@@ -9,6 +9,7 @@ from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.scope import MISSING, ModuleScope, index_bindings
 from sphinxext_attn.core.pyeval.values import (
     Bound,
+    ConfigDefaults,
     Builtin,
     EnumMember,
     External,
@@ -153,6 +154,8 @@ class ObjectMixin:
             return self._bind(value, obj.target, target_cls)
         if isinstance(obj, External):
             return self.machine.external_attr(self, obj, name)
+        if isinstance(obj, ConfigDefaults):
+            return self.machine.config_attr(self, obj, name, path)
         if isinstance(obj, PyFunction) and name == "__name__":
             return obj.name
         method = self.primitive_method(obj, name, node, path)
@@ -175,6 +178,8 @@ class ObjectMixin:
     def _instance_getattr(self: Interpreter, inst: Instance, name: str, node: ast.AST) -> Any:
         if name in inst.fields:
             return inst.fields[name]
+        if name == "_asdict" and inst.items is not None:
+            return Builtin("_asdict", lambda *_: dict(inst.fields))
         value, _ = self.class_attr(inst.cls, name)
         if value is MISSING:
             raise Raised("AttributeError", f"{inst.cls.name!r} object has no attribute {name!r}")
@@ -209,7 +214,7 @@ class ObjectMixin:
                 if method is not MISSING:
                     return bool(self.call(self._bind(method, value, value.cls), [], {}, node, path))
             return True
-        if isinstance(value, EnumMember | Bound | Builtin | SuperProxy):
+        if isinstance(value, EnumMember | Bound | Builtin | SuperProxy | ConfigDefaults):
             return True
         if isinstance(value, External):
             return self.machine.external_truth(value, node, path)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.core.pyeval.values import Unknown
+from sphinxext_attn.core.pyeval.chunks import Chunk, ChunkError, chunk_names
+from sphinxext_attn.core.pyeval.values import Unbound, Unknown
 
 if TYPE_CHECKING:
     from sphinxext_attn.core.pyeval.interp import Interpreter
@@ -99,13 +101,58 @@ class ModuleScope(Scope):
 
     dotted: str
     path: str
-    tree: ast.Module
+    chunks: list[Chunk]
+    #: parses the whole file when a piece does not parse alone
+    reparse: Callable[[], ast.Module | None]
     index: dict[str, list[Binding]] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.module = self
-        self.index = index_bindings(self.tree.body, nested=True)
+        try:
+            self.index = self._chunk_index()
+        except ChunkError:
+            self._whole()
+
+    def _chunk_index(self) -> dict[str, list[Binding]]:
+        index: dict[str, list[Binding]] = {}
+        for chunk in self.chunks:
+            names = chunk_names(chunk)
+            if names is None:
+                for name, found in index_bindings(chunk.nodes(), nested=True).items():
+                    index.setdefault(name, []).extend(found)
+            else:
+                for name in names:
+                    index.setdefault(name, []).append(Binding(chunk, ()))  # type: ignore[arg-type]
+        return index
+
+    def _whole(self) -> None:
+        module = self.reparse()
+        if module is None:
+            raise Unknown(f"module {self.dotted} cannot be parsed", self.path)
+        self.index = index_bindings(module.body, nested=True)
+        self.chunks = []
+
+    def statement(self, binding: Binding, name: str) -> ast.stmt:
+        """The parsed statement of a binding (parsing its piece if need be)."""
+        stmt: Any = binding.stmt
+        if not isinstance(stmt, Chunk):
+            return stmt
+        for node in stmt.nodes():
+            if name in bound_names(node):
+                return node
+        raise ChunkError(self.path)
+
+    def class_nodes(self) -> list[ast.ClassDef]:
+        out = []
+        for bindings in self.index.values():
+            for binding in bindings:
+                stmt: Any = binding.stmt
+                if isinstance(stmt, Chunk) and stmt.text.startswith("class "):
+                    out += [n for n in stmt.nodes() if isinstance(n, ast.ClassDef)]
+                elif isinstance(stmt, ast.ClassDef):
+                    out.append(stmt)
+        return sorted(set(out), key=lambda n: n.lineno)
 
     @property
     def is_package(self) -> bool:
@@ -135,8 +182,13 @@ class ModuleScope(Scope):
         # The last binding whose enclosing blocks run is the value at import's end.
         for binding in reversed(self.index[name]):
             if all(self._guard_holds(g, interp) for g in binding.guards):
-                return interp.bind_statement(binding.stmt, name, self)
-        raise Unknown(f"{name} is never bound when the module runs", self.path)
+                try:
+                    stmt = self.statement(binding, name)
+                except ChunkError:
+                    self._whole()
+                    return self._evaluate(name, interp)
+                return interp.bind_statement(stmt, name, self)
+        raise Unbound(f"{name} is never bound when the module runs", self.path)
 
     def _guard_holds(self, guard: Guard, interp: Interpreter) -> bool:
         kind, stmt, branch = guard

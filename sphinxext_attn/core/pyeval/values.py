@@ -35,6 +35,18 @@ class Unknown(Exception):
         return f"{self.reason} ({self.where})" if self.path else self.reason
 
 
+class Unbound(Unknown):
+    """A module name no statement binds when the module runs (``if TYPE_CHECKING:``)."""
+
+
+@dataclass(eq=False)
+class ConfigDefaults:
+    """vLLM's default engine config, read from the field defaults of its config
+    classes (``attention_config`` -> ``AttentionConfig()``), never constructed."""
+
+    cls: Any
+
+
 class Raised(Exception):
     """An exception raised by the analysed code (``raise ValueError(...)``)."""
 

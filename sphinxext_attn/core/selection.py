@@ -1,0 +1,199 @@
+"""Which backend vLLM picks for one configuration, and why not the others.
+
+The question is put the way vLLM puts it: the platform's own
+``get_valid_backends`` is evaluated with an ``AttentionSelectorConfig`` built
+from the configuration, so the priority list, each backend's
+``validate_configuration`` and the reasons are vLLM's code and words.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.core.pyeval.interp import NOT_EVALUATED
+from sphinxext_attn.core.pyeval.objects import class_mro
+from sphinxext_attn.core.pyeval.values import Bound, EnumMember, External, Instance, PyClass
+
+NODE = ast.Pass()
+SELECTOR_MODULES = ("vllm.v1.attention.selector", "vllm.attention.selector")
+DTYPE_NAMES = {
+    "fp16": "torch.float16",
+    "float16": "torch.float16",
+    "half": "torch.float16",
+    "bf16": "torch.bfloat16",
+    "bfloat16": "torch.bfloat16",
+    "fp32": "torch.float32",
+    "float32": "torch.float32",
+    "float": "torch.float32",
+}
+ATTN_TYPES = ("DECODER", "ENCODER", "ENCODER_ONLY", "ENCODER_DECODER")
+
+
+@dataclass
+class Config:
+    """One configuration, with the keys of vLLM's selection cases."""
+
+    capability: str = "9.0"
+    dtype: str = "bf16"
+    kv_cache_dtype: str | None = "auto"
+    head_size: int = 128
+    block_size: int | None = None
+    num_heads: int | None = None
+    attn_type: str = "DECODER"
+    use_mla: bool = False
+    use_sparse: bool = False
+    has_sink: bool = False
+    use_mm_prefix: bool = False
+    use_non_causal: bool = False
+
+    @classmethod
+    def from_case(cls, case: dict[str, Any]) -> Config:
+        cfg = dict(case.get("config", {}))
+        known = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
+        return cls(capability=str(case.get("capability", "9.0")), num_heads=case.get("num_heads"), **known)
+
+    @property
+    def capability_tuple(self) -> tuple[int, int]:
+        major, _, minor = self.capability.partition(".")
+        return int(major), int(minor or 0)
+
+
+@dataclass
+class Decision:
+    """vLLM's answer: the list, the pick (or None: vLLM raises), the reasons."""
+
+    selected: str | None
+    priorities: list[str]
+    rejected: dict[str, list[str]] = field(default_factory=dict)
+    #: where a question could not be evaluated: backend -> reason (never guessed)
+    unknown: dict[str, str] = field(default_factory=dict)
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "selected": self.selected,
+            "priorities": self.priorities,
+            "rejected": self.rejected,
+        }
+        if self.unknown:
+            data["unknown"] = self.unknown
+        if self.error:
+            data["error"] = self.error
+        return data
+
+
+class Selector:
+    """Answers selection questions on one tree, sharing one evaluator."""
+
+    def __init__(self, interp: Interpreter) -> None:
+        self.interp = interp
+        self._config_cls: Any = None
+        interp.lenient_functions = frozenset({"validate_configuration"})
+
+    def _selector_config_class(self) -> PyClass:
+        if self._config_cls is None:
+            for dotted in SELECTOR_MODULES:
+                module = self.interp.module(dotted)
+                if module is not None and module.has("AttentionSelectorConfig"):
+                    self._config_cls = module.lookup("AttentionSelectorConfig", self.interp, NODE)
+                    break
+            else:
+                raise Unknown("no AttentionSelectorConfig in the tree", SELECTOR_MODULES[0])
+        return self._config_cls
+
+    def _attn_type(self, name: str) -> Any:
+        config_cls = self._selector_config_class()
+        module = config_cls.module
+        enum = module.lookup("AttentionType", self.interp, NODE) if module.has("AttentionType") else None
+        if isinstance(enum, PyClass):
+            member = self.interp.class_own_attr(enum, name.upper())
+            if isinstance(member, EnumMember):
+                return member
+        return name.lower()
+
+    def build_config(self, config: Config) -> Instance:
+        interp = self.interp
+        cls = self._selector_config_class()
+        fields = [name for name, _ in interp._fields(cls) or []]
+        values = {
+            "head_size": config.head_size,
+            "dtype": External(DTYPE_NAMES.get(config.dtype.lower(), f"torch.{config.dtype}")),
+            "kv_cache_dtype": config.kv_cache_dtype,
+            "block_size": config.block_size,
+            "use_mla": config.use_mla,
+            "has_sink": config.has_sink,
+            "use_sparse": config.use_sparse,
+            "use_mm_prefix": config.use_mm_prefix,
+            "attn_type": self._attn_type(config.attn_type),
+            "use_non_causal": config.use_non_causal,
+        }
+        kwargs = {k: v for k, v in values.items() if k in fields}
+        return interp.call(cls, [], kwargs, NODE, cls.path)
+
+    def decide(self, config: Config) -> Decision:
+        interp = self.interp
+        interp.capability = config.capability_tuple
+        interp.budget.steps = 400_000
+        interp.budget.depth = 0
+        try:
+            return self._decide(config)
+        except Unknown as exc:
+            return Decision(None, [], unknown={"*": str(exc)}, error=f"not evaluated: {exc}")
+        except Raised as exc:
+            return Decision(None, [], error=f"{exc.kind}: {exc.message}")
+        except RecursionError:
+            return Decision(None, [], error="not evaluated: nesting too deep")
+        finally:
+            interp.capability = None
+
+    def _decide(self, config: Config) -> Decision:
+        interp = self.interp
+        platform = interp.machine.platform(interp)
+        method = interp.getattr(platform, "get_valid_backends", NODE, "")
+        capability = interp.call(interp.machine_capability_class(), list(config.capability_tuple), {}, NODE, "")
+        selector_config = self.build_config(config)
+        kwargs: dict[str, Any] = {"device_capability": capability, "attn_selector_config": selector_config}
+        if isinstance(method, Bound) and "num_heads" in _param_names(method.func.node):
+            kwargs["num_heads"] = config.num_heads
+        valid, invalid = interp.call(method, [], kwargs, NODE, "")
+        order: dict[int, str] = {}
+        chosen: tuple[int, str] | None = None
+        for candidate in valid:
+            backend, priority = _candidate(candidate)
+            order[priority] = backend.name
+            if chosen is None or priority < chosen[0]:
+                chosen = (priority, backend.name)
+        rejected: dict[str, list[str]] = {}
+        unknown: dict[str, str] = {}
+        for backend, (priority, reasons) in invalid.items():
+            order[priority] = backend.name
+            texts = [str(r) for r in reasons]
+            if len(texts) == 1 and texts[0].startswith(NOT_EVALUATED):
+                unknown[backend.name] = texts[0].removeprefix(NOT_EVALUATED)
+            else:
+                rejected[backend.name] = texts
+        priorities = [order[i] for i in sorted(order)]
+        selected = chosen[1] if chosen else None
+        return Decision(selected, priorities, rejected, unknown)
+
+
+def _param_names(node: Any) -> list[str]:
+    args = node.args
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+
+
+def _candidate(candidate: Any) -> tuple[EnumMember, int]:
+    """A valid backend entry: ``_BackendCandidate(cls, backend, priority)`` or
+    the older ``(backend, priority)`` tuple."""
+    items = candidate.items if isinstance(candidate, Instance) and candidate.items is not None else candidate
+    if isinstance(candidate, Instance) and "backend" in candidate.fields:
+        return candidate.fields["backend"], candidate.fields["priority"]
+    backend = next(i for i in items if isinstance(i, EnumMember))
+    priority = next(i for i in items if isinstance(i, int) and not isinstance(i, bool))
+    return backend, priority
+
+
+__all__ = ["Config", "Decision", "Selector", "class_mro"]
