@@ -172,6 +172,10 @@ class SourceTree:
         self._texts[rel] = text
         return text
 
+    def read_texts(self) -> list[str | None]:
+        """Every text read so far."""
+        return list(self._texts.values())
+
     def lines(self, rel: str) -> list[str]:
         """Source lines of a file already read (comments carry a few facts)."""
         if rel not in self._lines:

@@ -220,6 +220,17 @@ def _type(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     raise Unknown("type() of this value not evaluated", *_where(node, path))
 
 
+def _callable(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    from sphinxext_attn.core.pyeval.values import Bound, PyFunction
+
+    value = args[0]
+    if isinstance(value, PyFunction | Bound | Builtin | PyClass | External):
+        return True  # an External is a function of an installed package
+    if isinstance(value, Instance):
+        return False
+    return False
+
+
 def _none(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     return None
 
@@ -257,6 +268,7 @@ _FUNCTIONS = {
     "abs": _abs,
     "type": _type,
     "print": _none,
+    "callable": _callable,
     "super": _unevaluated("super with arguments"),
     "classmethod": _decorator("classmethod"),
     "staticmethod": _decorator("staticmethod"),

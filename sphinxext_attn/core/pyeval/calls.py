@@ -201,7 +201,7 @@ class CallMixin:
         if fields is None:
             if any(isinstance(c, External) and c.qualname.startswith("builtins.") and c.qualname.endswith(("Error", "Exception")) for c in class_mro(cls, self)):
                 return External(f"builtins.{cls.name}")
-            raise Unknown(f"creating a {cls.name} instance not evaluated", path, line)
+            return self._construct(cls, args, kwargs, node, path)
         values: dict[str, Any] = {}
         for (name, default), value in zip(fields, args, strict=False):
             values[name] = value
@@ -217,6 +217,22 @@ class CallMixin:
         ordered = {name: values[name] for name, _ in fields}
         items = tuple(ordered.values()) if self.is_namedtuple(cls) else None
         return Instance(cls, ordered, items)
+
+    def _construct(self: Interpreter, cls: PyClass, args: list[Any], kwargs: dict[str, Any], node: ast.AST, path: str) -> Any:
+        """A plain class of the tree: an instance, then its ``__init__`` if it has one.
+        Classes deriving from something outside the tree (``torch.nn.Module``) are unknown."""
+        line = getattr(node, "lineno", 0)
+        plain = {"abc.ABC", "typing.Generic", "builtins.object", "typing.Protocol"}
+        for klass in class_mro(cls, self)[1:]:
+            if isinstance(klass, External) and klass.qualname not in plain:
+                raise Unknown(f"creating a {cls.name} instance not evaluated", path, line)
+        inst = Instance(cls)
+        init, _ = self.class_attr(cls, "__init__")
+        if isinstance(init, PyFunction):
+            self.invoke(init, [inst, *args], kwargs, node)
+        elif args or kwargs:
+            raise Raised("TypeError", f"{cls.name}() takes no arguments")
+        return inst
 
     def _fields(self: Interpreter, cls: PyClass) -> list[tuple[str, ast.expr | None]] | None:
         """Fields of a named tuple or dataclass (annotated class-level names), else None."""

@@ -11,6 +11,8 @@ tree (a call into torch, a kernel) is :class:`Unknown`.
 from __future__ import annotations
 
 import ast
+import math
+import re
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval.scope import MISSING, Scope
@@ -63,6 +65,7 @@ class Machine:
 
     def __init__(self) -> None:
         self._platform: Any = None
+        self._installed: dict[str, bool] = {}
 
     # -- names -------------------------------------------------------------------
     def module_attr(self, interp: Interpreter, dotted: str, name: str) -> Any:
@@ -122,8 +125,12 @@ class Machine:
             return module
         if name == "enum.auto":
             return External("enum.auto()")
-        if name == "importlib.util.find_spec":
-            return External("importlib.machinery.ModuleSpec")
+        if name == "importlib.util.find_spec" and args and isinstance(args[0], str):
+            return External("importlib.machinery.ModuleSpec") if self.installed(interp, args[0]) else None
+        if name.startswith(("requests.", "urllib.request.", "socket.")):
+            raise Raised("ConnectionError", "no network while the docs build")
+        if name in MATH and all(isinstance(a, int | float) and not isinstance(a, bool) for a in args):
+            return MATH[name](*args)
         if name in ("typing.cast", "typing_extensions.cast") and len(args) == 2:
             return args[1]
         if name in ("typing.get_args", "typing_extensions.get_args") and args:
@@ -136,6 +143,18 @@ class Machine:
         if name == "functools.lru_cache()" and len(args) == 1:
             return args[0]
         return MISSING
+
+    def installed(self, interp: Interpreter, package: str) -> bool:
+        """A package is installed when backend code imports it (it could not load
+        otherwise); one that is only probed for (``find_spec``) is not."""
+        top = package.split(".")[0]
+        if top == "vllm":
+            return interp.module(package) is not None
+        if top not in self._installed:
+            pattern = re.compile(rf"^\s*(?:from|import)\s+{re.escape(top)}\b", re.M)
+            texts = [t for t in interp.tree.read_texts() if t]
+            self._installed[top] = any(pattern.search(t) for t in texts)
+        return self._installed[top]
 
     # -- functions of the tree that stand for the machine --------------------------
     def function_hook(self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -207,6 +226,17 @@ class Machine:
         if isinstance(value, PyFunction) and value.name in ("cache", "lru_cache"):
             return func.kind
         return "opaque"
+
+
+#: Pure functions of the standard library, evaluated on known numbers.
+MATH: dict[str, Any] = {
+    "math.gcd": math.gcd,
+    "math.lcm": math.lcm,
+    "math.ceil": math.ceil,
+    "math.floor": math.floor,
+    "math.log2": math.log2,
+    "math.sqrt": math.sqrt,
+}
 
 
 class LiteralType:

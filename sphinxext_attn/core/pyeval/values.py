@@ -71,6 +71,7 @@ EXCEPTION_PARENTS: dict[str, str] = {
     "LookupError": "Exception",
     "AttributeError": "Exception",
     "OSError": "Exception",
+    "ConnectionError": "OSError",
     "ZeroDivisionError": "ArithmeticError",
     "ArithmeticError": "Exception",
 }
