@@ -85,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["select"]:
+        from sphinxext_attn.select_cli import main as select_main
+
+        return select_main(argv[1:])
     args = build_parser().parse_args(argv)
     root = Path(args.root)
     if args.files and not any(is_relevant(f, root) for f in args.files):

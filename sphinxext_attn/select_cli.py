@@ -1,0 +1,124 @@
+"""``sphinxext-attn select``: which backend vLLM picks for a configuration, and why.
+
+One configuration from options (``--format text`` for people, ``json`` for
+tools), or a whole file of cases (``--cases``, the format of vLLM's selection
+cases) answered in one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from sphinxext_attn.core.pyeval import Interpreter
+from sphinxext_attn.core.selection import ATTN_TYPES, Config, Decision, Selector
+from sphinxext_attn.core.source import SourceTree
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sphinxext-attn select",
+        description="The attention backend vLLM selects for a configuration, and why.",
+    )
+    parser.add_argument("--root", default=".", help="vLLM source tree (the folder holding vllm/)")
+    parser.add_argument("--capability", default="9.0", help="GPU compute capability, e.g. 9.0")
+    parser.add_argument("--dtype", default="bf16", help="fp16, bf16 or fp32")
+    parser.add_argument("--kv-cache-dtype", default="auto", help="auto, fp8, fp8_e4m3, ...")
+    parser.add_argument("--head-size", type=int, default=128)
+    parser.add_argument("--block-size", type=int, default=None)
+    parser.add_argument("--num-heads", type=int, default=None)
+    parser.add_argument(
+        "--attn-type", default="decoder", type=str.upper, choices=ATTN_TYPES, metavar="TYPE"
+    )
+    for flag in ("mla", "sparse", "sink", "mm-prefix", "non-causal"):
+        parser.add_argument(f"--{flag}", action="store_true")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--cases", help="a JSON list of cases (vLLM's select file format)")
+    parser.add_argument("-o", "--output", help="write here instead of stdout")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    return Config(
+        capability=args.capability,
+        dtype=args.dtype,
+        kv_cache_dtype=args.kv_cache_dtype,
+        head_size=args.head_size,
+        block_size=args.block_size,
+        num_heads=args.num_heads,
+        attn_type=args.attn_type,
+        use_mla=args.mla,
+        use_sparse=args.sparse,
+        has_sink=args.sink,
+        use_mm_prefix=args.mm_prefix,
+        use_non_causal=args.non_causal,
+    )
+
+
+def render_text(config: Config, decision: Decision) -> str:
+    lines = [
+        f"configuration: capability {config.capability}, dtype {config.dtype}, "
+        f"KV cache {config.kv_cache_dtype}, head size {config.head_size}, "
+        f"block size {config.block_size or 'default'}, heads {config.num_heads or 'unknown'}, "
+        f"{config.attn_type.lower()}"
+        + "".join(
+            f", {name}"
+            for name, on in (
+                ("MLA", config.use_mla),
+                ("sparse", config.use_sparse),
+                ("sink", config.has_sink),
+                ("multimodal prefix", config.use_mm_prefix),
+                ("non-causal", config.use_non_causal),
+            )
+            if on
+        )
+    ]
+    if decision.error:
+        lines.append(f"not evaluated: {decision.error}")
+        return "\n".join(lines) + "\n"
+    lines.append(f"selected: {decision.selected or 'none (vLLM raises: no valid backend)'}")
+    lines.append("priority list:")
+    for i, name in enumerate(decision.priorities, 1):
+        mark = "->" if name == decision.selected else "  "
+        why = ""
+        if name in decision.rejected:
+            why = "  rejected: " + "; ".join(decision.rejected[name])
+        elif name in decision.unknown:
+            why = "  not evaluated: " + decision.unknown[name]
+        lines.append(f" {mark} {i}. {name}{why}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    root = Path(args.root)
+    if not (root / "vllm").is_dir():
+        print(f"sphinxext-attn select: {root} holds no vllm/ package (use --root)", file=sys.stderr)
+        return 2
+    selector = Selector(Interpreter(SourceTree(root)))
+    if args.cases:
+        try:
+            cases: Any = json.loads(Path(args.cases).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"sphinxext-attn select: cannot read cases: {exc}", file=sys.stderr)
+            return 2
+        if not isinstance(cases, list):
+            print("sphinxext-attn select: --cases must hold a JSON list", file=sys.stderr)
+            return 2
+        results = [selector.decide(Config.from_case(c)).to_json() for c in cases]
+        content = json.dumps(results, ensure_ascii=False) + "\n"
+    else:
+        config = config_from_args(args)
+        decision = selector.decide(config)
+        if args.format == "json":
+            content = json.dumps(decision.to_json(), indent=2, ensure_ascii=False) + "\n"
+        else:
+            content = render_text(config, decision)
+    if args.output and args.output != "-":
+        Path(args.output).write_text(content, encoding="utf-8")
+    else:
+        sys.stdout.write(content)
+    return 0
