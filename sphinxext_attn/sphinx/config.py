@@ -1,8 +1,8 @@
 """The ``attention_backends_*`` settings: registration, checking, and where the tree is.
 
 Every setting is checked at ``config-inited``: a value of the wrong type or
-shape stops the build with a :class:`~sphinx.errors.ConfigError` that names
-the setting, the value and what it accepts (never a traceback). The tree is
+shape is one error that names the setting, the value and what it accepts
+(never a traceback), and the setting falls back to its default. The tree is
 the configured one, a directive's ``:root:``, or an installed ``vllm``
 (found by :mod:`sphinxext_attn.locate`, never imported).
 """
@@ -14,10 +14,10 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sphinx.errors import ConfigError
 from sphinx.util import logging
 
 from sphinxext_attn.locate import installed_vllm_root
+from sphinxext_attn.sphinx.cache import FilePlace
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -41,6 +41,8 @@ HOW_TO_SET = (
 )
 
 _warned: list[bool] = [False]
+#: attention_backends_root had a bad value (already an error)
+_bad_root: list[bool] = [False]
 
 
 def new_build() -> None:
@@ -100,7 +102,8 @@ SETTINGS: dict[str, tuple[Any, str, frozenset[type], Callable[[object], str | No
     CONFIG_NAME: (
         None,
         "env",
-        frozenset({str, os.PathLike, type(None)}),
+        # no Sphinx type check: it takes pathlib.Path for a wrong type; _check_root checks
+        frozenset(),
         _check_root,
         "The vLLM source tree (the folder holding vllm/).",
     ),
@@ -136,15 +139,30 @@ SETTINGS: dict[str, tuple[Any, str, frozenset[type], Callable[[object], str | No
 
 
 def check_config(app: Sphinx, config: Config) -> None:
-    """``config-inited``: one clear error for a setting of the wrong type or shape."""
-    problems = []
-    for name, (_default, _rebuild, _types, check, _doc) in SETTINGS.items():
-        value = getattr(config, name, None)
+    """``config-inited``: one clear error per setting of the wrong type or shape.
+
+    The error names the setting, the value and what it accepts, at ``conf.py``;
+    the setting then falls back to its default (so the build goes on, and
+    ``-W`` fails it). An error is logged rather than raised: Sphinx prints a
+    traceback for any exception an extension raises.
+    """
+    _bad_root[0] = False
+    conf_py = os.path.join(app.confdir, "conf.py") if app.confdir else None
+    for name, (default, _rebuild, _types, check, _doc) in SETTINGS.items():
+        value = getattr(config, name, default)
         accepts = check(value)
-        if accepts is not None:
-            problems.append(f"{name} = {value!r} is not valid: it accepts {accepts}")
-    if problems:
-        raise ConfigError("; ".join(problems))
+        if accepts is None:
+            continue
+        logger.error(
+            f"{name} = {value!r} is not valid: it accepts {accepts}; "
+            f"using the default, {default!r}",
+            location=FilePlace(conf_py) if conf_py and os.path.isfile(conf_py) else None,
+            type="attention_backends",
+            subtype="config",
+        )
+        setattr(config, name, default)
+        if name == CONFIG_NAME:
+            _bad_root[0] = True  # that error is the one message: no "set it" warning
 
 
 def register(app: Sphinx) -> None:
@@ -204,7 +222,7 @@ def directive_root(value: str, docdir: str) -> str:
 
 def warn_no_root() -> None:
     """The one warning per build that says how to name the tree."""
-    if not _warned[0]:
+    if not _warned[0] and not _bad_root[0]:
         _warned[0] = True
         logger.warning(HOW_TO_SET, type="attention_backends", subtype="config")
 
