@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from sphinxext_attn.core.analyze import analyze
 from sphinxext_attn.core.models import Analysis
 from sphinxext_attn.core.source import SourceTree
+from sphinxext_attn.locate import default_root
 from sphinxext_attn.render.diffout import render_diff_json, render_diff_markdown
 from sphinxext_attn.render.jsonout import render_json
 from sphinxext_attn.render.markdown import header_from_template, render_markdown
@@ -51,7 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sphinxext-attn",
         description="Write vLLM's attention-backend feature tables from a source tree.",
     )
-    parser.add_argument("--root", default=".", help="vLLM source tree (the folder holding vllm/)")
+    parser.add_argument(
+        "--root",
+        help="vLLM source tree (the folder holding vllm/); default: the current folder if "
+        "it holds vllm/, else the installed vllm distribution (not imported)",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=("runtime", "vllm-page"),
+        default="runtime",
+        help="runtime: what the classes answer; vllm-page: what vLLM's own generator writes",
+    )
     parser.add_argument(
         "-o", "--output", help=f"output file (default: ROOT/{DEFAULT_OUTPUT}; - for stdout)"
     )
@@ -91,6 +102,13 @@ def main(argv: list[str] | None = None) -> int:
 
         return select_main(argv[1:])
     args = build_parser().parse_args(argv)
+    if args.root is None:
+        found, how = default_root()
+        if found is None:
+            print(f"sphinxext-attn: no vLLM tree: {how} (use --root)", file=sys.stderr)
+            return 2
+        print(f"sphinxext-attn: using the vLLM tree {found} ({how})", file=sys.stderr)
+        args.root = found
     root = Path(args.root)
     if args.files and not any(is_relevant(f, root) for f in args.files):
         return 0
@@ -101,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     _KEEP.append(tree)  # freed by the operating system at exit, see run()
     analysis = analyze(root, source=tree, profile=args.profile)
     for diag in analysis.diagnostics:
-        print(f"warning: {diag}", file=sys.stderr)
+        print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
     if args.diff:
         return write_diff(args, analysis)
     if args.format == "json":

@@ -166,12 +166,23 @@ def test_html_links_with_a_url_template(make_app, srcdir):
     ) in html
 
 
-def test_bad_template_warns_once(make_app, srcdir):
+def test_bad_config_template_is_a_config_error(make_app, srcdir):
     app = build(
         make_app, srcdir, confoverrides={"attention_backends_source_url": "https://x/{file}"}
     )
     text = warnings(app)
-    assert text.count("attention_backends_source_url") == 1
+    assert text.count("attention_backends_source_url = 'https://x/{file}' is not valid") == 1
+    assert "ERROR" in text and "[attention_backends.config]" in text
+
+
+def test_bad_directive_template_warns_once(make_app, srcdir):
+    (srcdir / "tables.rst").write_text(
+        "Tables\n======\n\n.. attention-backends-standard::\n   :source-url: https://x/{file}\n\n"
+        ".. attention-backends-mla-decode::\n   :source-url: https://x/{file}\n"
+    )
+    app = build(make_app, srcdir)
+    text = warnings(app)
+    assert text.count("attention_backends_source_url") == 1, text
     assert "[attention_backends.config]" in text
 
 

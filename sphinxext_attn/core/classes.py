@@ -48,6 +48,16 @@ def absolute_module(path: str, module: str | None, level: int) -> str | None:
     return ".".join(p for p in base if p) or None
 
 
+def _built_at_run_time(module: ast.Module, name: str) -> ast.stmt | None:
+    """A top-level ``name = factory(...)``: a class the release makes when imported."""
+    for node in module.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Call):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return node
+    return None
+
+
 def base_name(expr: ast.expr) -> str | None:
     """``Foo`` or ``mod.Foo`` -> the simple name ``Foo`` (subscripts unwrapped)."""
     if isinstance(expr, ast.Subscript):
@@ -87,11 +97,24 @@ class ClassFinder:
         path = self.tree.module_file(module)  # a module file, or a package's __init__.py
         if path is None:
             self.tree.warn(
-                f"{entry.name}: module file {candidates[0]} not found", *where, "missing"
+                f"{entry.name}: module file {candidates[0]} not found",
+                *where,
+                "missing",
+                release=module.startswith("vllm."),  # a vLLM module the release lacks
             )
             return None
         ref = self.find(path, class_name)
-        if ref is None and self.tree.parse(path) is not None:
+        module_ast = self.tree.parse(path) if ref is None else None
+        built = _built_at_run_time(module_ast, class_name) if module_ast else None
+        if built is not None:
+            self.tree.warn(
+                f"{entry.name}: {class_name} is built at run time, not by a class statement",
+                path,
+                built.lineno,
+                "missing",
+                release=True,
+            )
+        elif module_ast is not None:
             self.tree.warn(
                 f"class {class_name} not found (registered as {entry.name} at {entry.location})",
                 path,

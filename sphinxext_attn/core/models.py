@@ -105,6 +105,9 @@ class Diagnostic:
     message: str
     location: Location | None = None
     subtype: str = "source"
+    #: a problem of the unmodified release that no docs author can fix (a registry
+    #: entry the release cannot back statically); its message starts "NAME: "
+    release: bool = False
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""

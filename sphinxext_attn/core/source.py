@@ -65,7 +65,12 @@ class SourceTree:
 
     # -- diagnostics -----------------------------------------------------
     def warn(
-        self, message: str, path: str | None = None, line: int = 0, subtype: str = "source"
+        self,
+        message: str,
+        path: str | None = None,
+        line: int = 0,
+        subtype: str = "source",
+        release: bool = False,
     ) -> None:
         """Record a problem once (the same message for the same place is kept once)."""
         key = (f"{path}:{line}", message)
@@ -73,7 +78,7 @@ class SourceTree:
             return
         self._warned.add(key)
         loc = Location(path, line) if path else None
-        self.diagnostics.append(Diagnostic(message, loc, subtype))
+        self.diagnostics.append(Diagnostic(message, loc, subtype, release))
 
     # -- paths -----------------------------------------------------------
     def safe_path(self, rel: str) -> Path | None:

@@ -78,9 +78,20 @@ def fingerprint(root: str, analysis: Analysis) -> Fingerprint:
 
 
 def analyze_tree(root: str) -> Analysis:
-    """Run the static analysis (a seam the tests can replace)."""
+    """Run the static analysis (a seam the tests can replace).
+
+    A root without ``vllm/`` is one diagnostic, not one per file looked for.
+    """
     from sphinxext_attn.core import analyze
 
+    if not os.path.isdir(os.path.join(root, "vllm")):
+        message = (
+            f"no vllm/ package under {root}: point attention_backends_root or :root: "
+            "at the folder that holds vllm/"
+        )
+        # the root's listing is the fingerprint: adding vllm/ makes it stale
+        diag = Diagnostic(message, None, "root")
+        return Analysis(root=root, directories=[""], diagnostics=[diag])
     return analyze(root)
 
 
@@ -122,11 +133,33 @@ def is_stale(env: BuildEnvironment, root: str) -> bool:
     return stored is None or fingerprint(root, stored[1]) != stored[0]
 
 
-def report(root: str, analysis: Analysis, where: str | None = None) -> None:
-    """Each diagnostic of the tree becomes one warning per build, at its file and line.
+class FilePlace(str):
+    """A warning location that is a file path, with or without a line.
+
+    Sphinx reads a location string without ``:`` as a docname (and appends the
+    source suffix); this one claims a ``:`` so it is printed as it is:
+    ``path: WARNING`` without a line, ``path:12: WARNING`` with one.
+    """
+
+    __slots__ = ()
+
+    def __contains__(self, item: object) -> bool:
+        return item == ":" or str.__contains__(self, item)  # type: ignore[operator]
+
+    def __reduce__(self) -> tuple[type[FilePlace], tuple[str]]:
+        return (FilePlace, (str(self),))
+
+
+def place(path: str, line: int = 0) -> FilePlace:
+    return FilePlace(f"{path}:{line}" if line else path)
+
+
+def report(root: str, analysis: Analysis, where: Any = None, *, strict: bool = False) -> None:
+    """Each diagnostic of the tree is logged once per build, at its file and line.
 
     A diagnostic with no place in the tree (no ``vllm/`` under the root) is put
-    at ``where``, the first page and line that asked for the tree.
+    at ``where``, the first page and line that asked for the tree. Problems of
+    an unmodified release (``Diagnostic.release``) are info unless ``strict``.
     """
     for diag in analysis.diagnostics:
         key = (root, diag)
@@ -135,8 +168,22 @@ def report(root: str, analysis: Analysis, where: str | None = None) -> None:
         _EMITTED.add(key)
         location: Any = where
         if diag.location is not None:
-            path = os.path.join(root, diag.location.path)
-            location = f"{path}:{diag.location.line}" if diag.location.line else path
-            if ":" not in location:  # keep Sphinx from reading it as a docname
-                location = f"{location}:"
+            location = place(os.path.join(root, diag.location.path), diag.location.line)
+        if diag.release and not strict:
+            logger.info(
+                f"{diag.message} (not analysed; a problem of the release, "
+                "a warning with attention_backends_strict = True)",
+                location=location,
+            )
+            continue
         logger.warning(diag.message, location=location, type=WARNING_TYPE, subtype=diag.subtype)
+
+
+def not_analysed(analysis: Analysis) -> list[tuple[str, str]]:
+    """(registry name, why) of each entry a problem of the release left out."""
+    out = []
+    for diag in analysis.diagnostics:
+        if diag.release:
+            name, _, why = diag.message.partition(": ")
+            out.append((name, why or diag.message))
+    return out

@@ -1,26 +1,39 @@
-"""Where the vLLM tree is: the config value, a `:root:` option, or an installed vllm.
+"""The ``attention_backends_*`` settings: registration, checking, and where the tree is.
 
-An installed ``vllm`` is located with :func:`importlib.util.find_spec` on the
-top-level name, which finds the package folder without executing it.
+Every setting is checked at ``config-inited``: a value of the wrong type or
+shape is one error that names the setting, the value and what it accepts
+(never a traceback), and the setting falls back to its default. The tree is
+the configured one, a directive's ``:root:``, or an installed ``vllm``
+(found by :mod:`sphinxext_attn.locate`, never imported).
 """
 
 from __future__ import annotations
 
-import importlib.util
+import inspect
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from sphinx.util import logging
 
+from sphinxext_attn.locate import installed_vllm_root
+from sphinxext_attn.sphinx.cache import FilePlace
+
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
+    from sphinx.config import Config
     from sphinx.environment import BuildEnvironment
+
+__all__ = ["installed_vllm_root"]
 
 logger = logging.getLogger(__name__)
 
 CONFIG_NAME = "attention_backends_root"
 SOURCE_URL_NAME = "attention_backends_source_url"
 TREES_NAME = "attention_backends_trees"
+PROFILE_NAME = "attention_backends_profile"
+STRICT_NAME = "attention_backends_strict"
+PROFILES: tuple[str, ...] = ("runtime", "vllm-page")
 HOW_TO_SET = (
     f"no vLLM source tree for the attention-backend tables: set {CONFIG_NAME} "
     "in conf.py to the folder that holds vllm/ (absolute, or relative to the conf "
@@ -28,51 +41,155 @@ HOW_TO_SET = (
 )
 
 _warned: list[bool] = [False]
+#: attention_backends_root had a bad value (already an error)
+_bad_root: list[bool] = [False]
 
 
 def new_build() -> None:
     _warned[0] = False
 
 
-def register(app: Sphinx) -> None:
-    app.add_config_value(
-        CONFIG_NAME,
+# -- checking ---------------------------------------------------------------------
+
+
+def _path_like(value: object) -> bool:
+    return isinstance(value, str | os.PathLike)
+
+
+def _check_root(value: object) -> str | None:
+    if value is None or _path_like(value):
+        return None
+    return "a path (str or os.PathLike) to the folder holding vllm/, or None"
+
+
+def _check_source_url(value: object) -> str | None:
+    accepts = "None or a str template using only {path}, {line} and {version}"
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return accepts
+    try:
+        value.format(path="p", line=1, version="v")
+    except (KeyError, IndexError, ValueError, AttributeError) as err:
+        return f"{accepts} (cannot fill it: {err!r})"
+    return None
+
+
+def _check_trees(value: object) -> str | None:
+    accepts = "a dict mapping names (str) to tree paths (str or os.PathLike)"
+    if not isinstance(value, dict):
+        return accepts
+    for name, path in value.items():
+        if not isinstance(name, str) or not name:
+            return f"{accepts}; the name {name!r} is not a non-empty str"
+        if not _path_like(path) or not os.fspath(path):
+            return f"{accepts}; {name!r} maps to {path!r}"
+    return None
+
+
+def _check_profile(value: object) -> str | None:
+    if value in PROFILES:
+        return None
+    return "one of " + ", ".join(repr(p) for p in PROFILES)
+
+
+def _check_strict(value: object) -> str | None:
+    return None if isinstance(value, bool) else "True or False"
+
+
+#: name -> (default, rebuild, Sphinx types, checker, description)
+SETTINGS: dict[str, tuple[Any, str, frozenset[type], Callable[[object], str | None], str]] = {
+    CONFIG_NAME: (
         None,
         "env",
-        types=frozenset({str, os.PathLike, type(None)}),
-        description="The vLLM source tree (the folder holding vllm/).",
-    )
-    app.add_config_value(
-        SOURCE_URL_NAME,
+        # no Sphinx type check: it takes pathlib.Path for a wrong type; _check_root checks
+        frozenset(),
+        _check_root,
+        "The vLLM source tree (the folder holding vllm/).",
+    ),
+    SOURCE_URL_NAME: (
         None,
         "env",
-        types=frozenset({str, type(None)}),
-        description="Link template for table cells: {path}, {line}, {version}.",
-    )
-    app.add_config_value(
-        TREES_NAME,
+        frozenset({str, type(None)}),
+        _check_source_url,
+        "Link template for table cells: {path}, {line}, {version}.",
+    ),
+    TREES_NAME: (
         {},
         "env",
-        types=frozenset({dict}),
-        description="Named vLLM trees for :from:/:to: of attention-backends-diff.",
-    )
+        frozenset({dict}),
+        _check_trees,
+        "Named vLLM trees for :from:/:to: of attention-backends-diff.",
+    ),
+    PROFILE_NAME: (
+        "runtime",
+        "env",
+        frozenset({str}),
+        _check_profile,
+        "How tables read the tree: 'runtime' (what the classes answer) or 'vllm-page'.",
+    ),
+    STRICT_NAME: (
+        False,
+        "env",
+        frozenset({bool}),
+        _check_strict,
+        "Report problems of an unmodified vLLM release as warnings, not info.",
+    ),
+}
 
 
-def installed_vllm_root() -> str | None:
-    """The folder holding an installed ``vllm`` package, without importing it."""
-    try:
-        spec = importlib.util.find_spec("vllm")
-    except (ImportError, ValueError):
-        return None
-    if spec is None:
-        return None
-    locations = list(spec.submodule_search_locations or [])
-    if not locations and spec.origin:
-        locations = [os.path.dirname(spec.origin)]
-    for loc in locations:
-        if os.path.isdir(loc):
-            return os.path.dirname(os.path.abspath(loc))
-    return None
+def check_config(app: Sphinx, config: Config) -> None:
+    """``config-inited``: one clear error per setting of the wrong type or shape.
+
+    The error names the setting, the value and what it accepts, at ``conf.py``;
+    the setting then falls back to its default (so the build goes on, and
+    ``-W`` fails it). An error is logged rather than raised: Sphinx prints a
+    traceback for any exception an extension raises.
+    """
+    _bad_root[0] = False
+    conf_py = os.path.join(app.confdir, "conf.py") if app.confdir else None
+    for name, (default, _rebuild, _types, check, _doc) in SETTINGS.items():
+        value = getattr(config, name, default)
+        accepts = check(value)
+        if accepts is None:
+            continue
+        logger.error(
+            f"{name} = {value!r} is not valid: it accepts {accepts}; "
+            f"using the default, {default!r}",
+            location=FilePlace(conf_py) if conf_py and os.path.isfile(conf_py) else None,
+            type="attention_backends",
+            subtype="config",
+        )
+        setattr(config, name, default)
+        if name == CONFIG_NAME:
+            _bad_root[0] = True  # that error is the one message: no "set it" warning
+
+
+def register(app: Sphinx) -> None:
+    """Register the settings; ``description=`` only where Sphinx takes it (7.4+)."""
+    takes_description = "description" in inspect.signature(app.add_config_value).parameters
+    for name, (default, rebuild, types, _check, doc) in SETTINGS.items():
+        extra: dict[str, Any] = {"description": doc} if takes_description else {}
+        app.add_config_value(name, default, rebuild, types=types, **extra)
+    app.connect("config-inited", check_config)
+
+
+# -- reading ------------------------------------------------------------------------
+
+
+def _config(app_or_env: Sphinx | BuildEnvironment) -> Config:
+    return app_or_env.config
+
+
+def profile(app_or_env: Sphinx | BuildEnvironment) -> str:
+    """The configured profile: ``"runtime"`` (default) or ``"vllm-page"``."""
+    value = getattr(_config(app_or_env), PROFILE_NAME, "runtime")
+    return value if value in PROFILES else "runtime"
+
+
+def strict(app_or_env: Sphinx | BuildEnvironment) -> bool:
+    """Whether problems of an unmodified release are warnings (default: info)."""
+    return getattr(_config(app_or_env), STRICT_NAME, False) is True
 
 
 def config_root(app: Sphinx) -> str | None:
@@ -105,7 +222,7 @@ def directive_root(value: str, docdir: str) -> str:
 
 def warn_no_root() -> None:
     """The one warning per build that says how to name the tree."""
-    if not _warned[0]:
+    if not _warned[0] and not _bad_root[0]:
         _warned[0] = True
         logger.warning(HOW_TO_SET, type="attention_backends", subtype="config")
 

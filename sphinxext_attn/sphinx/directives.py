@@ -112,6 +112,8 @@ class AttentionBackendsDirective(SphinxDirective):
 
     #: the legend is fixed text and renders without a tree
     needs_tree: ClassVar[bool] = True
+    #: which left-out registry entries are listed under the output: all, standard, mla
+    notes_for: ClassVar[str | None] = None
     #: source links/tooltips, row targets and priority links (set in :meth:`rendered`)
     deco: Decorations = PLAIN
 
@@ -123,12 +125,14 @@ class AttentionBackendsDirective(SphinxDirective):
             config.warn_no_root()
             return []
         analysis = self.analysis_of(root)
+        if not analysis.files and any(d.subtype == "root" for d in analysis.diagnostics):
+            return []  # no vllm/ under the root: reported once, nothing to show
         return self.rendered(analysis, self.backends(analysis))
 
     def analysis_of(self, root: str) -> Analysis:
         """The shared analysis of ``root``; this page depends on its files from now on."""
         analysis = cache.get_analysis(self.env, root)
-        cache.report(root, analysis, self.get_location())
+        cache.report(root, analysis, self.get_location(), strict=config.strict(self.env))
         cache.env_docs(self.env).setdefault(self.env.docname, set()).add(root)
         for rel in analysis.files:
             path = os.path.join(root, rel)
@@ -148,7 +152,27 @@ class AttentionBackendsDirective(SphinxDirective):
             out = self.render(analysis, self.spec(), backends)
         except render.RenderError as err:
             raise self.error(f"{self.name}: {err}") from None
+        if backends is None:
+            out += self.not_analysed(analysis)
         return self.labelled(out)
+
+    def not_analysed(self, analysis: Analysis) -> list[nodes.Node]:
+        """ "Not analysed: NAME (why)" under a table the release's problems leave short."""
+        wanted = self.notes_for
+        left_out = [
+            (name, why)
+            for name, why in cache.not_analysed(analysis)
+            if wanted == "all"
+            or (wanted is not None and ("mla" in name.lower()) == (wanted == "mla"))
+        ]
+        if not left_out:
+            return []
+        para = nodes.paragraph("", "Not analysed: ", classes=["attn-not-analysed"])
+        for i, (name, why) in enumerate(left_out):
+            para += [nodes.Text("; " if i else ""), nodes.literal(name, name)]
+            para += nodes.Text(f" ({why})")
+        para += nodes.Text(".")
+        return [para]
 
     def spec(self) -> render.TableSpec:
         return render.TableSpec(
@@ -208,6 +232,8 @@ class AttentionBackendsDirective(SphinxDirective):
 
 class AllTablesDirective(AttentionBackendsDirective):
     """``attention-backends``: every table in the seed's order."""
+
+    notes_for = "all"
 
     def known_backends(self, analysis: Analysis) -> list[str]:
         names = {b.name for b in analysis.backends}
@@ -271,6 +297,8 @@ class LegendDirective(AttentionBackendsDirective):
 class StandardDirective(AttentionBackendsDirective):
     """``attention-backends-standard``: MHA/MQA/GQA backends and their footnotes."""
 
+    notes_for = "standard"
+
     def known_backends(self, analysis: Analysis) -> list[str]:
         return sorted({b.name for b in analysis.rows("standard")})
 
@@ -282,6 +310,8 @@ class StandardDirective(AttentionBackendsDirective):
 
 class MLADecodeDirective(StandardDirective):
     """``attention-backends-mla-decode``: the MLA decode backends."""
+
+    notes_for = "mla"
 
     def known_backends(self, analysis: Analysis) -> list[str]:
         return sorted({b.name for b in analysis.rows("mla")})

@@ -72,7 +72,7 @@ def before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) ->
         else:
             roots.add(root)
     for root in sorted(roots):
-        cache.report(root, cache.get_analysis(env, root))
+        cache.report(root, cache.get_analysis(env, root), strict=config.strict(env))
 
 
 def purge_doc(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
