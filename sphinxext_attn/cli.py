@@ -70,12 +70,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="exit 1 (and rewrite) if the output is stale"
     )
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
-    parser.add_argument(
-        "--profile",
-        choices=("runtime", "vllm-page"),
-        default="runtime",
-        help="runtime: what the classes answer (default); vllm-page: vLLM's own page",
-    )
     parser.add_argument("--template", help="markdown file whose text above the tables is kept")
     parser.add_argument(
         "--source-links",

@@ -39,6 +39,8 @@ def build(
     overrides = dict(kwargs.pop("confoverrides", {}))
     if tree is not None:
         overrides.setdefault("attention_backends_root", str(tree))
+    # the page-rule tests pin vLLM's own reading; runtime tests pass it explicitly
+    overrides.setdefault("attention_backends_profile", "vllm-page")
     app = make_app(buildername, srcdir=srcdir, confoverrides=overrides, **kwargs)
     app.build()
     app.cleanup()  # so a second app in the same test registers its nodes cleanly

@@ -37,6 +37,8 @@ def _project(tmp_path: Path, settings: str) -> Path:
     src.mkdir()
     (src / "conf.py").write_text(
         f'extensions = ["sphinxext_attn"]\nattention_backends_root = {str(MINI_TREE)!r}\n'
+        # the mini tree has no backend interface to evaluate: pin the page reading
+        + ('attention_backends_profile = "vllm-page"\n' if "profile" not in settings else "")
         + settings
         + "\n"
     )

@@ -4,6 +4,8 @@ test_core_rules.py)."""
 
 from __future__ import annotations
 
+import functools
+
 import json
 
 import pytest
@@ -18,6 +20,9 @@ from treebuilder import (
 
 from sphinxext_attn.cli import main
 from sphinxext_attn.core.analyze import analyze
+
+# These tests pin the vllm-page profile (the rules of vLLM's own page).
+analyze = functools.partial(analyze, profile="vllm-page")
 from sphinxext_attn.render.markdown import render_markdown
 
 MARKER = "## Backend Priority (CUDA)"

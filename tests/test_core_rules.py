@@ -6,6 +6,8 @@ as vLLM's generator writes them, so the rules may be generalised freely.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from treebuilder import (
     CUDA,
@@ -20,6 +22,9 @@ from treebuilder import (
 )
 
 from sphinxext_attn.core.analyze import analyze
+
+# These tests pin the vllm-page profile (the rules of vLLM's own page).
+analyze = functools.partial(analyze, profile="vllm-page")
 from sphinxext_attn.render.markdown import render_markdown
 
 

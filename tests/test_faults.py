@@ -5,6 +5,8 @@ copy of vLLM 0.33.0 through the command line."""
 
 from __future__ import annotations
 
+import functools
+
 import os
 import shutil
 import warnings
@@ -28,6 +30,9 @@ from treebuilder import (
 
 from sphinxext_attn.cli import main
 from sphinxext_attn.core.analyze import analyze
+
+# These tests pin the vllm-page profile (the rules of vLLM's own page).
+analyze = functools.partial(analyze, profile="vllm-page")
 from sphinxext_attn.core.models import Analysis, Diagnostic
 
 FLASH = f"{BACKENDS}/flash_attn.py"

@@ -7,6 +7,8 @@ only while a module-level flag is set) watches ``open``, ``exec`` and
 
 from __future__ import annotations
 
+import functools
+
 import os
 import subprocess
 import sys
@@ -27,6 +29,9 @@ from treebuilder import (
 import sphinxext_attn
 from sphinxext_attn.cli import main
 from sphinxext_attn.core.analyze import analyze
+
+# These tests pin the vllm-page profile (the rules of vLLM's own page).
+analyze = functools.partial(analyze, profile="vllm-page")
 
 _RECORDING = False
 _EVENTS: list[tuple[str, object]] = []

@@ -18,6 +18,9 @@ from attn_sphinx_util import MINI_TREE, build, copy_root, warnings
 from vllm_trees import tree
 
 from sphinxext_attn.core.analyze import analyze
+
+# These tests pin the vllm-page profile (the rules of vLLM's own page).
+analyze = functools.partial(analyze, profile="vllm-page")
 from sphinxext_attn.core.models import Analysis, BackendFeatures, Location
 from sphinxext_attn.render.markdown import render_markdown
 

@@ -11,6 +11,8 @@ where there is one.
 
 from __future__ import annotations
 
+import functools
+
 import re
 from pathlib import Path
 
@@ -28,6 +30,9 @@ from treebuilder import (
 )
 
 from sphinxext_attn.core.analyze import analyze
+
+# These tests pin the vllm-page profile (the rules of vLLM's own page).
+analyze = functools.partial(analyze, profile="vllm-page")
 
 GHOST = {"NO_ATTENTION": "vllm.v1.attention.backends.no_attention.NoAttentionBackend"}
 COMPOSITE = {"COMBO_ATTN": "vllm.v1.attention.backends.combo.ComboBackend"}

@@ -9,12 +9,15 @@ from sphinxext_attn.core.runtime import RuntimeReader, apply_facts, keep_for, ne
 from sphinxext_attn.core.source import SourceTree
 
 
+#: Reasons that mean an evaluation limit was hit rather than unsupported code.
+LIMIT_WORDS = ("budget", "too large", "too long", "too deeply", "in terms of itself")
+
+
 def apply_runtime(tree: SourceTree, analysis: Analysis) -> Interpreter:
     """Replace each row's cells by the class's answers; add rows the page lacks."""
     from sphinxext_attn.core.analyze import SKIPPED, model_family
 
     interp = Interpreter(tree)
-    analysis.interpreter = interp  # type: ignore[attr-defined]
     reader = RuntimeReader(interp)
     by_name: dict[str, list[int]] = {}
     for i, row in enumerate(analysis.backends):
@@ -39,11 +42,15 @@ def apply_runtime(tree: SourceTree, analysis: Analysis) -> Interpreter:
         unknown = facts["unknown"]
         if unknown:
             column, reason = next(iter(unknown.items()))
+            # Code outside the evaluated subset is how the release is written (info,
+            # listed under the table); a body that exhausts a limit is hostile (warning).
+            hostile = any(word in reason for word in LIMIT_WORDS)
             analysis.diagnostics.append(
                 Diagnostic(
                     f"{entry.name}: {len(unknown)} cell(s) not evaluated, e.g. {column}: {reason}",
                     Location(cls.path, cls.node.lineno),
                     "unknown",
+                    release=not hostile,
                 )
             )
     analysis.backends.extend(added)

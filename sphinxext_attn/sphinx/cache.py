@@ -77,7 +77,20 @@ def fingerprint(root: str, analysis: Analysis) -> Fingerprint:
     return tuple(files), dirs
 
 
-def analyze_tree(root: str) -> Analysis:
+PROFILE_MARK = "#profile="
+
+
+def cache_key(root: str, profile: str) -> str:
+    """One analysis per tree and profile; the default profile keeps the bare path."""
+    return root if profile == "runtime" else f"{root}{PROFILE_MARK}{profile}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    root, _, profile = key.partition(PROFILE_MARK)
+    return root, profile or "runtime"
+
+
+def analyze_tree(root: str, profile: str = "runtime") -> Analysis:
     """Run the static analysis (a seam the tests can replace).
 
     A root without ``vllm/`` is one diagnostic, not one per file looked for.
@@ -92,7 +105,7 @@ def analyze_tree(root: str) -> Analysis:
         # the root's listing is the fingerprint: adding vllm/ makes it stale
         diag = Diagnostic(message, None, "root")
         return Analysis(root=root, directories=[""], diagnostics=[diag])
-    return analyze(root)
+    return analyze(root, profile=profile)
 
 
 def env_cache(env: BuildEnvironment) -> dict[str, tuple[Fingerprint, Analysis]]:
@@ -114,23 +127,24 @@ def env_docs(env: BuildEnvironment) -> dict[str, set[str]]:
 
 def get_analysis(env: BuildEnvironment, root: str) -> Analysis:
     """The analysis of ``root``: memo, then environment, then a fresh run."""
-    checked = root in _CHECKED
-    for candidate in (_MEMO.get(root), env_cache(env).get(root)):
+    key, (root, profile) = root, split_key(root)
+    checked = key in _CHECKED
+    for candidate in (_MEMO.get(key), env_cache(env).get(key)):
         if candidate is not None and (checked or fingerprint(root, candidate[1]) == candidate[0]):
             break
     else:
-        analysis = analyze_tree(root)
+        analysis = analyze_tree(root, profile)
         candidate = (fingerprint(root, analysis), analysis)
     # Stat the files once per read phase, not once per directive.
-    _CHECKED.add(root)
-    _MEMO[root] = env_cache(env)[root] = candidate
+    _CHECKED.add(key)
+    _MEMO[key] = env_cache(env)[key] = candidate
     return candidate[1]
 
 
 def is_stale(env: BuildEnvironment, root: str) -> bool:
     """Whether the stored analysis of ``root`` no longer matches the tree."""
     stored = env_cache(env).get(root)
-    return stored is None or fingerprint(root, stored[1]) != stored[0]
+    return stored is None or fingerprint(split_key(root)[0], stored[1]) != stored[0]
 
 
 class FilePlace(str):

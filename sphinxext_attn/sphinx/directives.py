@@ -89,8 +89,16 @@ def backends_option(value: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def profile_option(value: str | None) -> str:
+    choice = (value or "").strip()
+    if choice not in ("runtime", "vllm-page"):
+        raise ValueError("give runtime or vllm-page")
+    return choice
+
+
 COMMON_OPTIONS = {
     "root": directives.unchanged_required,
+    "profile": profile_option,
     "backends": backends_option,
     "class": directives.class_option,
     "name": directives.unchanged,
@@ -131,9 +139,11 @@ class AttentionBackendsDirective(SphinxDirective):
 
     def analysis_of(self, root: str) -> Analysis:
         """The shared analysis of ``root``; this page depends on its files from now on."""
-        analysis = cache.get_analysis(self.env, root)
+        profile = self.options.get("profile") or config.profile(self.env)
+        key = cache.cache_key(root, profile)
+        analysis = cache.get_analysis(self.env, key)
         cache.report(root, analysis, self.get_location(), strict=config.strict(self.env))
-        cache.env_docs(self.env).setdefault(self.env.docname, set()).add(root)
+        cache.env_docs(self.env).setdefault(self.env.docname, set()).add(key)
         for rel in analysis.files:
             path = os.path.join(root, rel)
             if os.path.isfile(path):  # a missing file would make the page always stale
