@@ -96,7 +96,9 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     root = Path(args.root)
     if not (root / "vllm").is_dir():
-        print(f"sphinxext-attn select: {root} holds no vllm/ package (use --root)", file=sys.stderr)
+        print(
+            f"sphinxext-attn select: {root} holds no vllm/ package (use --root)", file=sys.stderr
+        )
         return 2
     selector = Selector(Interpreter(SourceTree(root)))
     if args.cases:

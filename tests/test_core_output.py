@@ -5,7 +5,6 @@ test_core_rules.py)."""
 from __future__ import annotations
 
 import functools
-
 import json
 
 import pytest
@@ -20,10 +19,10 @@ from treebuilder import (
 
 from sphinxext_attn.cli import main
 from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.render.markdown import render_markdown
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).
 analyze = functools.partial(analyze, profile="vllm-page")
-from sphinxext_attn.render.markdown import render_markdown
 
 MARKER = "## Backend Priority (CUDA)"
 

@@ -22,10 +22,10 @@ from treebuilder import (
 )
 
 from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.render.markdown import render_markdown
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).
 analyze = functools.partial(analyze, profile="vllm-page")
-from sphinxext_attn.render.markdown import render_markdown
 
 
 def method(name: str, body: str, deco: str = "@classmethod") -> str:

@@ -8,7 +8,6 @@ both releases' command-line pages are parsed back into {(backend, version):
 from __future__ import annotations
 
 import functools
-
 import json
 import re
 import shutil
@@ -20,9 +19,6 @@ from vllm_trees import tree
 
 from sphinxext_attn.cli import main
 from sphinxext_attn.core.analyze import analyze
-
-# These tests pin the vllm-page profile (the rules of vLLM's own page).
-analyze = functools.partial(analyze, profile="vllm-page")
 from sphinxext_attn.core.diff import (
     ADDED,
     CHANGED,
@@ -34,6 +30,9 @@ from sphinxext_attn.core.diff import (
     diff,
 )
 from sphinxext_attn.render.markdown import render_markdown
+
+# These tests pin the vllm-page profile (the rules of vLLM's own page).
+analyze = functools.partial(analyze, profile="vllm-page")
 
 BACKENDS = "vllm/v1/attention/backends"
 

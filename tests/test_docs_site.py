@@ -30,7 +30,17 @@ def test_demo_tree_matches_the_reference_generator(tmp_path: Path) -> None:
     """The CLI on the demo tree writes what vLLM's generator writes for it."""
     out = tmp_path / "page.md"
     proc = subprocess.run(
-        [sys.executable, "-m", "sphinxext_attn", "--root", str(DEMO), "-o", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "sphinxext_attn",
+            "--root",
+            str(DEMO),
+            "--profile",
+            "vllm-page",
+            "-o",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         check=False,

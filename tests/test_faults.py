@@ -6,7 +6,6 @@ copy of vLLM 0.33.0 through the command line."""
 from __future__ import annotations
 
 import functools
-
 import os
 import shutil
 import warnings
@@ -30,10 +29,10 @@ from treebuilder import (
 
 from sphinxext_attn.cli import main
 from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.models import Analysis, Diagnostic
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).
 analyze = functools.partial(analyze, profile="vllm-page")
-from sphinxext_attn.core.models import Analysis, Diagnostic
 
 FLASH = f"{BACKENDS}/flash_attn.py"
 TRITON = f"{BACKENDS}/triton_attn.py"

@@ -8,7 +8,6 @@ rewrites the few files of one tiny template tree and analyses it.
 from __future__ import annotations
 
 import functools
-
 import os
 import warnings
 from pathlib import Path
@@ -27,12 +26,12 @@ from treebuilder import (
 )
 
 from sphinxext_attn.core.analyze import analyze
-
-# These tests pin the vllm-page profile (the rules of vLLM's own page).
-analyze = functools.partial(analyze, profile="vllm-page")
 from sphinxext_attn.core.models import Analysis, Diagnostic
 from sphinxext_attn.render.jsonout import render_json
 from sphinxext_attn.render.markdown import render_markdown
+
+# These tests pin the vllm-page profile (the rules of vLLM's own page).
+analyze = functools.partial(analyze, profile="vllm-page")
 
 EXAMPLES = int(os.environ.get("ATTN_FUZZ_EXAMPLES", "200"))
 

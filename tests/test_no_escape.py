@@ -8,7 +8,6 @@ only while a module-level flag is set) watches ``open``, ``exec`` and
 from __future__ import annotations
 
 import functools
-
 import os
 import subprocess
 import sys

@@ -18,11 +18,11 @@ from attn_sphinx_util import MINI_TREE, build, copy_root, warnings
 from vllm_trees import tree
 
 from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.models import Analysis, BackendFeatures, Location
+from sphinxext_attn.render.markdown import render_markdown
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).
 analyze = functools.partial(analyze, profile="vllm-page")
-from sphinxext_attn.core.models import Analysis, BackendFeatures, Location
-from sphinxext_attn.render.markdown import render_markdown
 
 #: backends whose three cells are checked by name (the issue asks for five or more)
 SAMPLES = (

@@ -5,7 +5,6 @@ floor kept here (raise the floors as the rules improve; the target is 99)."""
 from __future__ import annotations
 
 import functools
-
 import re
 import subprocess
 import sys

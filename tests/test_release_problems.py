@@ -12,7 +12,6 @@ where there is one.
 from __future__ import annotations
 
 import functools
-
 import re
 from pathlib import Path
 

@@ -29,7 +29,13 @@ def _record_reads(app) -> list[str]:
 def _rebuild(make_app, srcdir: Path, tree: Path, **kwargs):
     """A fresh app on the same source and build dirs (the env pickle is reused)."""
     app = make_app(
-        "html", srcdir=srcdir, confoverrides={"attention_backends_root": str(tree)}, **kwargs
+        "html",
+        srcdir=srcdir,
+        confoverrides={
+            "attention_backends_root": str(tree),
+            "attention_backends_profile": "vllm-page",
+        },
+        **kwargs,
     )
     reads = _record_reads(app)
     app.build()
@@ -103,7 +109,10 @@ def test_thirty_pages_open_each_file_once(make_app, tmp_path):
     assert warnings(app) == ""
     assert opened, "the analysis read nothing?"
     assert max(opened.values()) == 1, opened
-    analysed = {os.path.realpath(tree / f) for f in cache.env_cache(app.env)[str(tree)][1].files}
+    analysed = {
+        os.path.realpath(tree / f)
+        for f in cache.env_cache(app.env)[cache.cache_key(str(tree), "vllm-page")][1].files
+    }
     assert set(opened) <= analysed | {os.path.realpath(tree / d) for d in ()}
 
 
@@ -164,7 +173,9 @@ def test_diagnostics_once_per_build_and_suppressible(make_app, project):
     text = warnings(app)
     assert text.count("WARNING") == 1, text
     assert f"{registry}:" in text  # the analysed file (and line) is the location
-    subtype = cache.env_cache(app.env)[str(tree)][1].diagnostics[0].subtype
+    subtype = (
+        cache.env_cache(app.env)[cache.cache_key(str(tree), "vllm-page")][1].diagnostics[0].subtype
+    )
     assert f"[attention_backends.{subtype}]" in text
 
     quiet = tmp = srcdir.parent / "quiet"

@@ -113,7 +113,7 @@ def test_033_cells_equal_the_command_line(make_app, tmp_path):
     from sphinxext_attn.core import analyze
     from sphinxext_attn.render.markdown import render_markdown
 
-    expected = _markdown_tables(render_markdown(analyze(str(tree))))
+    expected = _markdown_tables(render_markdown(analyze(str(tree), profile="vllm-page")))
     app = build(make_app, _project(tmp_path), tree=tree)
     _only_source_warnings(app, tree)
     got = [[t.header, *t.rows] for t in page_tables(app, "all")]
@@ -129,7 +129,14 @@ def test_016_noop_rebuild_opens_nothing(make_app, tmp_path):
     build(make_app, src, tree=tree)
     cache.clear_memo()
     with counting_opens(tree) as opened:
-        app = make_app("html", srcdir=src, confoverrides={"attention_backends_root": str(tree)})
+        app = make_app(
+            "html",
+            srcdir=src,
+            confoverrides={
+                "attention_backends_root": str(tree),
+                "attention_backends_profile": "vllm-page",
+            },
+        )
         reads: list[str] = []
         app.connect("env-before-read-docs", lambda _a, _e, docnames: reads.extend(docnames))
         app.build()

@@ -17,7 +17,8 @@ from sphinxext_attn.core.pyeval.machine import LiteralType
 from sphinxext_attn.core.pyeval.values import EnumMember, External, Instance, PyClass
 
 CAPABILITIES: tuple[tuple[int, int], ...] = (
-    (7, 0), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9), (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1),
+    (7, 0), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9),
+    (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1),
 )  # fmt: skip
 #: The head sizes vLLM's answers were collected on (its README's grid, 8 to 1024).
 HEAD_SIZES: tuple[int, ...] = (
@@ -72,7 +73,9 @@ class Asker:
         try:
             return interp.call(self.method(name), list(args), {}, NODE, self.cls.path)
         except RecursionError:
-            raise Unknown("expression nested too deeply", self.cls.path, self.cls.node.lineno) from None
+            raise Unknown(
+                "expression nested too deeply", self.cls.path, self.cls.node.lineno
+            ) from None
         finally:
             interp.capability = None
 
@@ -185,7 +188,9 @@ def attention_types(interp: Interpreter, cls: PyClass) -> list[EnumMember]:
         if isinstance(klass, PyClass) and klass.module.has("AttentionType"):
             try:
                 enum = klass.module.lookup("AttentionType", interp, NODE)
-                return [m for m in interp.iterate(enum, NODE, klass.path) if isinstance(m, EnumMember)]
+                return [
+                    m for m in interp.iterate(enum, NODE, klass.path) if isinstance(m, EnumMember)
+                ]
             except (Unknown, Raised):
                 continue
     return []

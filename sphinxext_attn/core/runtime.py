@@ -140,7 +140,9 @@ class RuntimeReader:
             for value in blocks if answer.by_capability else [blocks]:
                 got = block_size_labels(value)
                 if got is None:
-                    unknown["Block Sizes"] = "get_supported_kernel_block_sizes() is not a list of sizes"
+                    unknown["Block Sizes"] = (
+                        "get_supported_kernel_block_sizes() is not a list of sizes"
+                    )
                     break
                 labels_out += [x for x in got if x not in labels_out]
             facts["Block Sizes"] = None if "Block Sizes" in unknown else labels_out
@@ -174,7 +176,11 @@ class RuntimeReader:
         for stmt in base.node.body:
             if isinstance(stmt, ast.FunctionDef) and stmt.name.startswith("supports_"):
                 args = stmt.args
-                if len(args.args) == 1 and not args.vararg and stmt.name not in FLAG_METHODS.values():
+                if (
+                    len(args.args) == 1
+                    and not args.vararg
+                    and stmt.name not in FLAG_METHODS.values()
+                ):
                     names.append(stmt.name)
         return names
 
@@ -189,16 +195,26 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
     if "KV Dtypes" not in keep and facts["KV Dtypes"] is not None:
         changes["kv_cache_dtypes"] = tuple(facts["KV Dtypes"])
     if "Block Sizes" not in keep and facts["Block Sizes"] is not None:
-        labels = [b for b in facts["Block Sizes"] if b != "%1"] if "%1" not in facts["Block Sizes"] else []
+        labels = (
+            [b for b in facts["Block Sizes"] if b != "%1"]
+            if "%1" not in facts["Block Sizes"]
+            else []
+        )
         changes["block_sizes"] = tuple(labels)
         supports["block_sizes"] = (
-            "any" if "%1" in facts["Block Sizes"] or not facts["Block Sizes"] else list(facts["Block Sizes"])
+            "any"
+            if "%1" in facts["Block Sizes"] or not facts["Block Sizes"]
+            else list(facts["Block Sizes"])
         )
     if "Head Sizes" not in keep and facts["Head Sizes"] is not None:
         changes["head_sizes"] = head_size_text(facts["Head Sizes"])
         heads = facts["Head Sizes"]
         supports["head_sizes"] = "any" if len(heads) == len(HEAD_SIZES) else heads
-    if "Compute Cap." not in keep and facts["Compute Cap."] is not None and row.compute_capability != "N/A":
+    if (
+        "Compute Cap." not in keep
+        and facts["Compute Cap."] is not None
+        and row.compute_capability != "N/A"
+    ):
         caps = facts["Compute Cap."]
         changes["compute_capability"] = capability_text(caps)
         supports["compute_capabilities"] = (
@@ -209,7 +225,9 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
     if facts["Attention Types"] is not None:
         names = [ATTN_TYPE_NAMES.get(n, n) for n in facts["Attention Types"]]
         every = set(ATTN_TYPE_NAMES.values())
-        changes["attn_types"] = "All" if set(names) >= every else ", ".join(sorted(names)) or "None"
+        changes["attn_types"] = (
+            "All" if set(names) >= every else ", ".join(sorted(names)) or "None"
+        )
     for column, field_name in (
         ("Sink", "supports_sink"),
         ("Sparse", "is_sparse"),
@@ -219,7 +237,9 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
     ):
         if column not in keep and facts[column] is not None:
             changes[field_name] = bool(facts[column])
-    return replace(row, **changes, unknown=unknown, supports=supports, extras=dict(facts["extras"]))
+    return replace(
+        row, **changes, unknown=unknown, supports=supports, extras=dict(facts["extras"])
+    )
 
 
 def _block_values(labels: list[str]) -> Any:
@@ -235,7 +255,9 @@ def _block_values(labels: list[str]) -> Any:
     return sorted(v for v in values if 1 <= v <= 1024)
 
 
-def new_row(entry: RegistryEntry, cls: PyClass, facts: dict[str, Any], family: str) -> BackendFeatures:
+def new_row(
+    entry: RegistryEntry, cls: PyClass, facts: dict[str, Any], family: str
+) -> BackendFeatures:
     """A row for a backend the page analysis has none for (a composite)."""
     row = BackendFeatures(
         name=entry.name,

@@ -5,9 +5,14 @@ from __future__ import annotations
 from sphinxext_attn.core.models import Analysis, BackendFeatures, Diagnostic, Location
 from sphinxext_attn.core.pyeval import Interpreter
 from sphinxext_attn.core.registry import read_registry
-from sphinxext_attn.core.runtime import RuntimeReader, apply_facts, keep_for, new_row, resolve_class
+from sphinxext_attn.core.runtime import (
+    RuntimeReader,
+    apply_facts,
+    keep_for,
+    new_row,
+    resolve_class,
+)
 from sphinxext_attn.core.source import SourceTree
-
 
 #: Reasons that mean an evaluation limit was hit rather than unsupported code.
 LIMIT_WORDS = ("budget", "too large", "too long", "too deeply", "in terms of itself")
@@ -30,7 +35,7 @@ def apply_runtime(tree: SourceTree, analysis: Analysis) -> Interpreter:
         cls = resolve_class(interp, entry)
         if cls is None:
             continue
-        resolved.add(entry.class_path.rpartition('.')[2])
+        resolved.add(entry.class_path.rpartition(".")[2])
         facts = reader.facts(entry, cls)
         if entry.name in by_name:
             for i in by_name[entry.name]:
@@ -58,7 +63,9 @@ def apply_runtime(tree: SourceTree, analysis: Analysis) -> Interpreter:
     analysis.diagnostics = [
         d
         for d in analysis.diagnostics
-        if not (d.subtype == "missing" and any(f"class {n} not found" in d.message for n in resolved))
+        if not (
+            d.subtype == "missing" and any(f"class {n} not found" in d.message for n in resolved)
+        )
     ]
     analysis.files = list(dict.fromkeys([*analysis.files, *tree.files]))
     analysis.directories = list(dict.fromkeys([*analysis.directories, *tree.directories]))

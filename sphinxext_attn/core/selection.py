@@ -53,7 +53,9 @@ class Config:
     def from_case(cls, case: dict[str, Any]) -> Config:
         cfg = dict(case.get("config", {}))
         known = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
-        return cls(capability=str(case.get("capability", "9.0")), num_heads=case.get("num_heads"), **known)
+        return cls(
+            capability=str(case.get("capability", "9.0")), num_heads=case.get("num_heads"), **known
+        )
 
     @property
     def capability_tuple(self) -> tuple[int, int]:
@@ -107,7 +109,11 @@ class Selector:
     def _attn_type(self, name: str) -> Any:
         config_cls = self._selector_config_class()
         module = config_cls.module
-        enum = module.lookup("AttentionType", self.interp, NODE) if module.has("AttentionType") else None
+        enum = (
+            module.lookup("AttentionType", self.interp, NODE)
+            if module.has("AttentionType")
+            else None
+        )
         if isinstance(enum, PyClass):
             member = self.interp.class_own_attr(enum, name.upper())
             if isinstance(member, EnumMember):
@@ -153,9 +159,14 @@ class Selector:
         interp = self.interp
         platform = interp.machine.platform(interp)
         method = interp.getattr(platform, "get_valid_backends", NODE, "")
-        capability = interp.call(interp.machine_capability_class(), list(config.capability_tuple), {}, NODE, "")
+        capability = interp.call(
+            interp.machine_capability_class(), list(config.capability_tuple), {}, NODE, ""
+        )
         selector_config = self.build_config(config)
-        kwargs: dict[str, Any] = {"device_capability": capability, "attn_selector_config": selector_config}
+        kwargs: dict[str, Any] = {
+            "device_capability": capability,
+            "attn_selector_config": selector_config,
+        }
         if isinstance(method, Bound) and "num_heads" in _param_names(method.func.node):
             kwargs["num_heads"] = config.num_heads
         valid, invalid = interp.call(method, [], kwargs, NODE, "")
@@ -188,7 +199,11 @@ def _param_names(node: Any) -> list[str]:
 def _candidate(candidate: Any) -> tuple[EnumMember, int]:
     """A valid backend entry: ``_BackendCandidate(cls, backend, priority)`` or
     the older ``(backend, priority)`` tuple."""
-    items = candidate.items if isinstance(candidate, Instance) and candidate.items is not None else candidate
+    items = (
+        candidate.items
+        if isinstance(candidate, Instance) and candidate.items is not None
+        else candidate
+    )
     if isinstance(candidate, Instance) and "backend" in candidate.fields:
         return candidate.fields["backend"], candidate.fields["priority"]
     backend = next(i for i in items if isinstance(i, EnumMember))

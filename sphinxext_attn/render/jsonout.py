@@ -47,7 +47,11 @@ def _backend(row: BackendFeatures) -> dict[str, Any]:
         "supports_dcp": row.supports_dcp,
         "sources": {k: str(v) for k, v in sorted(row.sources.items())},
         **(
-            {"supports": dict(row.supports), "unknown": dict(row.unknown), "extras": dict(row.extras)}
+            {
+                "supports": dict(row.supports),
+                "unknown": dict(row.unknown),
+                "extras": dict(row.extras),
+            }
             if row.supports or row.unknown
             else {}
         ),

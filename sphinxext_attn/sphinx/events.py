@@ -70,9 +70,10 @@ def before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) ->
         if root is None:
             config.warn_no_root()
         else:
-            roots.add(root)
-    for root in sorted(roots):
-        cache.report(root, cache.get_analysis(env, root), strict=config.strict(env))
+            roots.add(cache.cache_key(root, config.profile(env)))
+    for key in sorted(roots):
+        root = cache.split_key(key)[0]
+        cache.report(root, cache.get_analysis(env, key), strict=config.strict(env))
 
 
 def purge_doc(app: Sphinx, env: BuildEnvironment, docname: str) -> None:

@@ -312,13 +312,31 @@ def _method(obj: Any, name: str) -> Any:
     return Builtin(f"{type(obj).__name__}.{name}", run)
 
 
-dict_views = (type({}.keys()), type({}.values()), type({}.items()))
+dict_views: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))
 
 SAFE_METHODS = {
     str: {
-        "lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "split",
-        "join", "replace", "removeprefix", "removesuffix", "isdigit", "isidentifier", "rsplit",
-        "partition", "rpartition", "count", "find", "capitalize", "title",
+        "lower",
+        "upper",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "startswith",
+        "endswith",
+        "split",
+        "join",
+        "replace",
+        "removeprefix",
+        "removesuffix",
+        "isdigit",
+        "isidentifier",
+        "rsplit",
+        "partition",
+        "rpartition",
+        "count",
+        "find",
+        "capitalize",
+        "title",
     },
     list: {"append", "extend", "insert", "index", "count", "copy", "pop", "remove"},
     tuple: {"index", "count"},

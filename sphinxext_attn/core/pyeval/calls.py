@@ -75,10 +75,19 @@ class CallMixin:
         while isinstance(frame, Frame) and frame.func is None:
             frame = frame.parent
         if not isinstance(frame, Frame) or frame.func.owner is None:
-            raise Unknown("super() outside a method", scope.module.path, getattr(node, "lineno", 0))
+            raise Unknown(
+                "super() outside a method", scope.module.path, getattr(node, "lineno", 0)
+            )
         return SuperProxy(frame.func.owner, frame.first)
 
-    def call(self: Interpreter, func: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST, path: str) -> Any:
+    def call(
+        self: Interpreter,
+        func: Any,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        node: ast.AST,
+        path: str,
+    ) -> Any:
         line = getattr(node, "lineno", 0)
         if isinstance(func, Bound):
             target = func.target
@@ -100,12 +109,18 @@ class CallMixin:
             return result
         raise Unknown(f"call of {type(func).__name__} not evaluated", path, line)
 
-    def invoke(self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any], node: ast.AST) -> Any:
+    def invoke(
+        self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any], node: ast.AST
+    ) -> Any:
         hooked = self.machine.function_hook(self, func, args, kwargs)
         if hooked is not MISSING:
             return hooked
         if func.kind.startswith("opaque"):
-            raise Unknown(f"{func.name} is wrapped by a decorator that is not evaluated", func.path, func.node.lineno)
+            raise Unknown(
+                f"{func.name} is wrapped by a decorator that is not evaluated",
+                func.path,
+                func.node.lineno,
+            )
         key: Any = MISSING
         if not kwargs or all(_frozen(v) is not MISSING for v in kwargs.values()):
             frozen_args = tuple(_frozen(a) for a in args)
@@ -153,14 +168,23 @@ class CallMixin:
             return self.run_lenient(node.body, frame)
         return self.run_body(node.body, frame)
 
-    def _bind_args(self: Interpreter, func: PyFunction, spec: ast.arguments, args: list[Any], kwargs: dict[str, Any], frame: Frame) -> None:
+    def _bind_args(
+        self: Interpreter,
+        func: PyFunction,
+        spec: ast.arguments,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        frame: Frame,
+    ) -> None:
         positional = [*spec.posonlyargs, *spec.args]
         names = [a.arg for a in positional]
         defaults = spec.defaults
         n_required = len(positional) - len(defaults)
         local = frame.locals
         if len(args) > len(positional) and spec.vararg is None:
-            raise Raised("TypeError", f"{func.name}() takes {len(positional)} positional arguments")
+            raise Raised(
+                "TypeError", f"{func.name}() takes {len(positional)} positional arguments"
+            )
         for name, value in zip(names, args, strict=False):
             local[name] = value
         if spec.vararg is not None:
@@ -174,7 +198,9 @@ class CallMixin:
             elif spec.kwarg is not None:
                 extra[key] = value
             else:
-                raise Raised("TypeError", f"{func.name}() got an unexpected keyword argument {key!r}")
+                raise Raised(
+                    "TypeError", f"{func.name}() got an unexpected keyword argument {key!r}"
+                )
         for i, name in enumerate(names):
             if name not in local:
                 if i < n_required:
@@ -190,8 +216,14 @@ class CallMixin:
         if positional and args:
             frame.first = args[0]
 
-    def instantiate(self: Interpreter, cls: PyClass, args: list[Any], kwargs: dict[str, Any], node: ast.AST, path: str) -> Any:
-        line = getattr(node, "lineno", 0)
+    def instantiate(
+        self: Interpreter,
+        cls: PyClass,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        node: ast.AST,
+        path: str,
+    ) -> Any:
         if self.is_enum(cls):
             for member in self.iterate(cls, node, path):
                 if args and ops.equal(member.value, args[0]):
@@ -199,15 +231,22 @@ class CallMixin:
             raise Raised("ValueError", f"{args[0] if args else None!r} is not a valid {cls.name}")
         fields = self._fields(cls)
         if fields is None:
-            if any(isinstance(c, External) and c.qualname.startswith("builtins.") and c.qualname.endswith(("Error", "Exception")) for c in class_mro(cls, self)):
+            if any(
+                isinstance(c, External)
+                and c.qualname.startswith("builtins.")
+                and c.qualname.endswith(("Error", "Exception"))
+                for c in class_mro(cls, self)
+            ):
                 return External(f"builtins.{cls.name}")
             return self._construct(cls, args, kwargs, node, path)
         values: dict[str, Any] = {}
-        for (name, default), value in zip(fields, args, strict=False):
+        for (name, _default), value in zip(fields, args, strict=False):
             values[name] = value
         for name, value in kwargs.items():
             if name not in dict(fields):
-                raise Raised("TypeError", f"{cls.name}() got an unexpected keyword argument {name!r}")
+                raise Raised(
+                    "TypeError", f"{cls.name}() got an unexpected keyword argument {name!r}"
+                )
             values[name] = value
         for name, default in fields:
             if name not in values:
@@ -218,7 +257,14 @@ class CallMixin:
         items = tuple(ordered.values()) if self.is_namedtuple(cls) else None
         return Instance(cls, ordered, items)
 
-    def _construct(self: Interpreter, cls: PyClass, args: list[Any], kwargs: dict[str, Any], node: ast.AST, path: str) -> Any:
+    def _construct(
+        self: Interpreter,
+        cls: PyClass,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        node: ast.AST,
+        path: str,
+    ) -> Any:
         """A plain class of the tree: an instance, then its ``__init__`` if it has one.
         Classes deriving from something outside the tree (``torch.nn.Module``) are unknown."""
         line = getattr(node, "lineno", 0)

@@ -61,9 +61,7 @@ def split_chunks(text: str, path: str) -> list[Chunk]:
         else:
             pieces.append((start, end))
         decorated = head.startswith("@")
-    return [
-        Chunk(path, text.count("\n", 0, start) + 1, text[start:end]) for start, end in pieces
-    ]
+    return [Chunk(path, text.count("\n", 0, start) + 1, text[start:end]) for start, end in pieces]
 
 
 def chunk_names(chunk: Chunk) -> list[str] | None:

@@ -154,7 +154,9 @@ class Interpreter(CallMixin, ObjectMixin):
         """The tree's ``DeviceCapability`` class."""
         module = self.module("vllm.platforms.interface")
         if module is None:
-            raise Unknown("no vllm/platforms/interface.py in the tree", "vllm/platforms/interface.py")
+            raise Unknown(
+                "no vllm/platforms/interface.py in the tree", "vllm/platforms/interface.py"
+            )
         return module.lookup("DeviceCapability", self, ast.Pass())
 
     def builtin(self, name: str, scope: ModuleScope, node: ast.AST) -> Any:
@@ -183,7 +185,9 @@ class Interpreter(CallMixin, ObjectMixin):
                     return found
         raise Unknown(f"binding of {name} not evaluated", path, stmt.lineno)
 
-    def _import_binding(self, stmt: ast.Import | ast.ImportFrom, name: str, mod: ModuleScope) -> Any:
+    def _import_binding(
+        self, stmt: ast.Import | ast.ImportFrom, name: str, mod: ModuleScope
+    ) -> Any:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname == name:
@@ -313,7 +317,9 @@ class Interpreter(CallMixin, ObjectMixin):
         return value
 
     def _slice(self, node: ast.Slice, scope: Scope) -> Any:
-        parts = [None if p is None else self.eval(p, scope) for p in (node.lower, node.upper, node.step)]
+        parts = [
+            None if p is None else self.eval(p, scope) for p in (node.lower, node.upper, node.step)
+        ]
         return slice(*parts)
 
     def _subscript(self, node: ast.Subscript, scope: Scope) -> Any:
@@ -351,7 +357,9 @@ class Interpreter(CallMixin, ObjectMixin):
             return dict(results)
         return results
 
-    def _generate(self, node: Any, gens: list[ast.comprehension], i: int, frame: Frame, out: list[Any]) -> None:
+    def _generate(
+        self, node: Any, gens: list[ast.comprehension], i: int, frame: Frame, out: list[Any]
+    ) -> None:
         if i == len(gens):
             if isinstance(node, ast.DictComp):
                 out.append((self.eval(node.key, frame), self.eval(node.value, frame)))
@@ -522,12 +530,16 @@ class Interpreter(CallMixin, ObjectMixin):
             frame.locals[target.id] = value
         elif isinstance(target, ast.Tuple | ast.List):
             items = self.iterate(value, target, frame.module.path)
-            if len(items) != len(target.elts) or any(isinstance(e, ast.Starred) for e in target.elts):
+            if len(items) != len(target.elts) or any(
+                isinstance(e, ast.Starred) for e in target.elts
+            ):
                 raise Unknown("unpacking not evaluated", frame.module.path, target.lineno)
             for elt, item in zip(target.elts, items, strict=True):
                 self.assign(elt, item, frame)
         elif isinstance(target, ast.Attribute):
-            self.setattr(self.eval(target.value, frame), target.attr, value, target, frame.module.path)
+            self.setattr(
+                self.eval(target.value, frame), target.attr, value, target, frame.module.path
+            )
         elif isinstance(target, ast.Subscript):
             container = self.eval(target.value, frame)
             key = self.eval(target.slice, frame)
@@ -541,7 +553,9 @@ class Interpreter(CallMixin, ObjectMixin):
         else:
             raise Unknown("assignment target not evaluated", frame.module.path, target.lineno)
 
-    def make_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, owner: PyClass | None) -> Any:
+    def make_function(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, owner: PyClass | None
+    ) -> Any:
         func = PyFunction(node.name, node, scope.module, scope, owner=owner)
         if isinstance(node, ast.AsyncFunctionDef):
             func.kind = "opaque"
@@ -562,12 +576,15 @@ _NOT_HERE = object()
 def _pick_target(target: ast.expr, name: str, value: Any) -> Any:
     if isinstance(target, ast.Name):
         return value if target.id == name else _NOT_HERE
-    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, tuple | list):
-        if len(value) == len(target.elts):
-            for elt, item in zip(target.elts, value, strict=True):
-                found = _pick_target(elt, name, item)
-                if found is not _NOT_HERE:
-                    return found
+    if (
+        isinstance(target, ast.Tuple | ast.List)
+        and isinstance(value, tuple | list)
+        and len(value) == len(target.elts)
+    ):
+        for elt, item in zip(target.elts, value, strict=True):
+            found = _pick_target(elt, name, item)
+            if found is not _NOT_HERE:
+                return found
     return _NOT_HERE
 
 
@@ -586,8 +603,10 @@ def _is_log_call(expr: ast.expr) -> bool:
 
 
 def _as_load(target: ast.expr) -> ast.expr:
-    clone = ast.copy_location(type(target)(**{f: getattr(target, f) for f in target._fields}), target)
-    clone.ctx = ast.Load()  # type: ignore[attr-defined]
+    clone = ast.copy_location(
+        type(target)(**{f: getattr(target, f) for f in target._fields}), target
+    )
+    clone.ctx = ast.Load()  # type: ignore[attr-defined,unused-ignore]
     return clone
 
 

@@ -102,15 +102,21 @@ class Machine:
     def external_truth(self, value: External, node: ast.AST, path: str) -> bool:
         if value.qualname == "importlib.machinery.ModuleSpec":
             return True
-        raise Unknown(f"truth of {value.qualname} (outside the tree)", path, getattr(node, "lineno", 0))
+        raise Unknown(
+            f"truth of {value.qualname} (outside the tree)", path, getattr(node, "lineno", 0)
+        )
 
     def external_subscript(self, value: External, index: Any) -> Any:
         items = index if isinstance(index, tuple) else (index,)
-        return External(f"{value.qualname}[{', '.join(_label(i) for i in items)}]") if not (
-            value.qualname in ("typing.Literal", "typing_extensions.Literal")
-        ) else LiteralType(items)
+        return (
+            External(f"{value.qualname}[{', '.join(_label(i) for i in items)}]")
+            if value.qualname not in ("typing.Literal", "typing_extensions.Literal")
+            else LiteralType(items)
+        )
 
-    def call_external(self, interp: Interpreter, func: External, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def call_external(
+        self, interp: Interpreter, func: External, args: list[Any], kwargs: dict[str, Any]
+    ) -> Any:
         name = func.qualname
         if name in ("os.getenv", "os.environ.get"):
             return args[1] if len(args) > 1 else kwargs.get("default")
@@ -126,10 +132,16 @@ class Machine:
         if name == "enum.auto":
             return External("enum.auto()")
         if name == "importlib.util.find_spec" and args and isinstance(args[0], str):
-            return External("importlib.machinery.ModuleSpec") if self.installed(interp, args[0]) else None
+            return (
+                External("importlib.machinery.ModuleSpec")
+                if self.installed(interp, args[0])
+                else None
+            )
         if name.startswith(("requests.", "urllib.request.", "socket.")):
             raise Raised("ConnectionError", "no network while the docs build")
-        if name in MATH and all(isinstance(a, int | float) and not isinstance(a, bool) for a in args):
+        if name in MATH and all(
+            isinstance(a, int | float) and not isinstance(a, bool) for a in args
+        ):
             return MATH[name](*args)
         if name in ("typing.cast", "typing_extensions.cast") and len(args) == 2:
             return args[1]
@@ -157,7 +169,9 @@ class Machine:
         return self._installed[top]
 
     # -- functions of the tree that stand for the machine --------------------------
-    def function_hook(self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def function_hook(
+        self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
+    ) -> Any:
         name = func.name
         dotted = func.module.dotted
         if name == "get_device_capability" and dotted.startswith(PLATFORM_PACKAGE):
@@ -169,7 +183,9 @@ class Machine:
             return ConfigDefaults(func.module.lookup("VllmConfig", interp, func.node))
         return MISSING
 
-    def config_attr(self, interp: Interpreter, config: ConfigDefaults, name: str, path: str) -> Any:
+    def config_attr(
+        self, interp: Interpreter, config: ConfigDefaults, name: str, path: str
+    ) -> Any:
         """A field of a default config: its declared default, or a nested default."""
         from sphinxext_attn.core.pyeval.objects import class_mro
 
@@ -185,13 +201,19 @@ class Machine:
                 value = stmt.value
                 if value is None:
                     raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
-                if isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", "")) in ("Field", "field"):
+                if isinstance(value, ast.Call) and getattr(
+                    value.func, "id", getattr(value.func, "attr", "")
+                ) in ("Field", "field"):
                     for kw in value.keywords:
                         if kw.arg == "default_factory":
                             factory = interp.eval(kw.value, scope)
                             if isinstance(factory, PyClass):
                                 return ConfigDefaults(factory)
-                            raise Unknown(f"config field {name}: factory not evaluated", klass.path, stmt.lineno)
+                            raise Unknown(
+                                f"config field {name}: factory not evaluated",
+                                klass.path,
+                                stmt.lineno,
+                            )
                         if kw.arg == "default":
                             return interp.eval(kw.value, scope)
                     raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
@@ -209,14 +231,20 @@ class Machine:
         return interp.call(cls, list(interp.capability), {}, func.node, func.path)
 
     # -- decorators ------------------------------------------------------------------
-    def decorate(self, interp: Interpreter, func: PyFunction, decorator: ast.expr, scope: Scope) -> str:
+    def decorate(
+        self, interp: Interpreter, func: PyFunction, decorator: ast.expr, scope: Scope
+    ) -> str:
         """The kind a decorator gives a function (classmethod, property, ...)."""
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         try:
             value = interp.eval(target, scope)
         except Unknown:
             return "opaque"
-        if isinstance(value, Builtin) and value.name in ("classmethod", "staticmethod", "property"):
+        if isinstance(value, Builtin) and value.name in (
+            "classmethod",
+            "staticmethod",
+            "property",
+        ):
             return value.name if value.name != "staticmethod" else "staticmethod"
         if isinstance(value, External):
             if value.qualname == "functools.cached_property":

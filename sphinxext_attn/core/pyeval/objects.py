@@ -9,8 +9,8 @@ from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.scope import MISSING, ModuleScope, index_bindings
 from sphinxext_attn.core.pyeval.values import (
     Bound,
-    ConfigDefaults,
     Builtin,
+    ConfigDefaults,
     EnumMember,
     External,
     Instance,
@@ -88,10 +88,15 @@ class ObjectMixin:
     """Attribute access and the protocols of values, for :class:`Interpreter`."""
 
     def is_enum(self: Interpreter, cls: PyClass) -> bool:
-        return any(isinstance(c, External) and c.qualname in ENUM_BASES for c in class_mro(cls, self))
+        return any(
+            isinstance(c, External) and c.qualname in ENUM_BASES for c in class_mro(cls, self)
+        )
 
     def is_namedtuple(self: Interpreter, cls: PyClass) -> bool:
-        return any(isinstance(c, External) and c.qualname in NAMEDTUPLE_BASES for c in class_mro(cls, self))
+        return any(
+            isinstance(c, External) and c.qualname in NAMEDTUPLE_BASES
+            for c in class_mro(cls, self)
+        )
 
     def class_own_attr(self: Interpreter, cls: PyClass, name: str) -> Any:
         """An attribute defined in ``cls``'s own body (or set on it), evaluated once."""
@@ -114,7 +119,9 @@ class ObjectMixin:
         cls.attrs[name] = value
         return value
 
-    def class_attr(self: Interpreter, cls: PyClass, name: str, after: PyClass | None = None) -> tuple[Any, Any]:
+    def class_attr(
+        self: Interpreter, cls: PyClass, name: str, after: PyClass | None = None
+    ) -> tuple[Any, Any]:
         """(value, defining class) along the MRO, starting after ``after`` if given."""
         mro = class_mro(cls, self)
         if after is not None:
@@ -125,7 +132,11 @@ class ObjectMixin:
                 if value is not MISSING:
                     return value, klass
             elif isinstance(klass, External) and klass.qualname == "<unknown base>":
-                raise Unknown(f"{cls.name} has a base class that could not be resolved", cls.path, cls.node.lineno)
+                raise Unknown(
+                    f"{cls.name} has a base class that could not be resolved",
+                    cls.path,
+                    cls.node.lineno,
+                )
         return MISSING, None
 
     def getattr(self: Interpreter, obj: Any, name: str, node: ast.AST, path: str) -> Any:
@@ -145,12 +156,16 @@ class ObjectMixin:
                 raise Raised("AttributeError", name)
             return self._bind(value, obj, obj.cls)
         if isinstance(obj, SuperProxy):
-            target_cls = obj.target if isinstance(obj.target, PyClass) else getattr(obj.target, "cls", None)
+            target_cls = (
+                obj.target if isinstance(obj.target, PyClass) else getattr(obj.target, "cls", None)
+            )
             if not isinstance(target_cls, PyClass):
                 raise Unknown("super() on an unknown object", path, getattr(node, "lineno", 0))
             value, _ = self.class_attr(target_cls, name, after=obj.start)
             if value is MISSING:
-                raise Unknown(f"super().{name} is outside the tree", path, getattr(node, "lineno", 0))
+                raise Unknown(
+                    f"super().{name} is outside the tree", path, getattr(node, "lineno", 0)
+                )
             return self._bind(value, obj.target, target_cls)
         if isinstance(obj, External):
             return self.machine.external_attr(self, obj, name)
@@ -163,7 +178,11 @@ class ObjectMixin:
             return method
         if obj is None:
             raise Raised("AttributeError", f"'NoneType' object has no attribute {name!r}")
-        raise Unknown(f"attribute {name} of {type(obj).__name__} not evaluated", path, getattr(node, "lineno", 0))
+        raise Unknown(
+            f"attribute {name} of {type(obj).__name__} not evaluated",
+            path,
+            getattr(node, "lineno", 0),
+        )
 
     def _class_getattr(self: Interpreter, cls: PyClass, name: str, node: ast.AST) -> Any:
         value, _ = self.class_attr(cls, name)
@@ -197,7 +216,9 @@ class ObjectMixin:
                 return self.invoke(value, [target], {}, value.node)
         return value
 
-    def setattr(self: Interpreter, obj: Any, name: str, value: Any, node: ast.AST, path: str) -> None:
+    def setattr(
+        self: Interpreter, obj: Any, name: str, value: Any, node: ast.AST, path: str
+    ) -> None:
         if isinstance(obj, PyClass):
             obj.attrs[name] = value
         elif isinstance(obj, Instance):
@@ -212,15 +233,21 @@ class ObjectMixin:
             for dunder in ("__bool__", "__len__"):
                 method, _ = self.class_attr(value.cls, dunder)
                 if method is not MISSING:
-                    return bool(self.call(self._bind(method, value, value.cls), [], {}, node, path))
+                    return bool(
+                        self.call(self._bind(method, value, value.cls), [], {}, node, path)
+                    )
             return True
         if isinstance(value, EnumMember | Bound | Builtin | SuperProxy | ConfigDefaults):
             return True
         if isinstance(value, External):
             return self.machine.external_truth(value, node, path)
-        raise Unknown(f"truth of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0))
+        raise Unknown(
+            f"truth of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
+        )
 
-    def compare(self: Interpreter, op: ast.cmpop, left: Any, right: Any, node: ast.AST, path: str) -> bool:
+    def compare(
+        self: Interpreter, op: ast.cmpop, left: Any, right: Any, node: ast.AST, path: str
+    ) -> bool:
         where = (path, getattr(node, "lineno", 0))
         if isinstance(op, ast.Is):
             return _same(left, right)
@@ -243,7 +270,10 @@ class ObjectMixin:
                 method, _ = self.class_attr(obj.cls, name)
                 if method is not MISSING:
                     result = self.call(self._bind(method, obj, obj.cls), [other], {}, node, path)
-                    if not (isinstance(result, External) and result.qualname == "builtins.NotImplemented"):
+                    if not (
+                        isinstance(result, External)
+                        and result.qualname == "builtins.NotImplemented"
+                    ):
                         return self.truth(result, node, path)
         if isinstance(op, ast.Eq):
             return ops.equal(left, right)
@@ -271,7 +301,9 @@ class ObjectMixin:
                 return value[index]
             except (IndexError, TypeError) as exc:
                 raise Raised(type(exc).__name__, str(exc)) from None
-        raise Unknown(f"subscript of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0))
+        raise Unknown(
+            f"subscript of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
+        )
 
     def iterate(self: Interpreter, value: Any, node: ast.AST, path: str) -> list[Any]:
         if isinstance(value, Instance) and value.items is not None:
@@ -285,7 +317,11 @@ class ObjectMixin:
         if isinstance(value, PyClass) and self.is_enum(value):
             members = [self.class_own_attr(value, n) for n in _member_names(value)]
             return [m for m in members if isinstance(m, EnumMember)]
-        raise Unknown(f"iteration over {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0))
+        raise Unknown(
+            f"iteration over {type(value).__name__} not evaluated",
+            path,
+            getattr(node, "lineno", 0),
+        )
 
     def make_set(self: Interpreter, items: list[Any], node: ast.AST, path: str) -> Any:
         try:
@@ -293,7 +329,9 @@ class ObjectMixin:
         except TypeError:
             raise Unknown("set of unhashable values", path, getattr(node, "lineno", 0)) from None
 
-    def format_value(self: Interpreter, value: Any, conversion: int, spec: str, node: ast.AST, path: str) -> str:
+    def format_value(
+        self: Interpreter, value: Any, conversion: int, spec: str, node: ast.AST, path: str
+    ) -> str:
         if isinstance(value, EnumMember):
             text = f"{value.cls.name}.{value.name}"
         elif isinstance(value, int | float | str | bool | type(None)):
@@ -303,7 +341,9 @@ class ObjectMixin:
                 try:
                     text = format(value, spec) if spec else str(value)
                 except (ValueError, TypeError):
-                    raise Unknown("format spec not evaluated", path, getattr(node, "lineno", 0)) from None
+                    raise Unknown(
+                        "format spec not evaluated", path, getattr(node, "lineno", 0)
+                    ) from None
         elif isinstance(value, PyClass):
             text = f"<class '{value.module.dotted}.{value.name}'>"
         elif isinstance(value, External):
@@ -312,7 +352,11 @@ class ObjectMixin:
             fields = ", ".join(f"{k}={v!r}" for k, v in value.fields.items())
             text = f"{value.cls.name}({fields})"
         else:
-            raise Unknown(f"formatting {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0))
+            raise Unknown(
+                f"formatting {type(value).__name__} not evaluated",
+                path,
+                getattr(node, "lineno", 0),
+            )
         return text
 
     def exception_name(self: Interpreter, value: Any) -> str | None:
@@ -330,7 +374,11 @@ def _member_names(cls: PyClass) -> list[str]:
     for stmt in cls.node.body:
         if isinstance(stmt, ast.Assign):
             names += [t.id for t in stmt.targets if isinstance(t, ast.Name)]
-        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+        elif (
+            isinstance(stmt, ast.AnnAssign)
+            and stmt.value is not None
+            and isinstance(stmt.target, ast.Name)
+        ):
             names.append(stmt.target.id)
     return [n for n in names if not n.startswith("_")]
 

@@ -10,8 +10,8 @@ registration) is never evaluated unless a question needs a name it binds.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval.chunks import Chunk, ChunkError, chunk_names
@@ -123,7 +123,7 @@ class ModuleScope(Scope):
                     index.setdefault(name, []).extend(found)
             else:
                 for name in names:
-                    index.setdefault(name, []).append(Binding(chunk, ()))  # type: ignore[arg-type]
+                    index.setdefault(name, []).append(Binding(chunk, ()))  # type: ignore[arg-type,unused-ignore]
         return index
 
     def _whole(self) -> None:
