@@ -170,7 +170,7 @@ def register(app: Sphinx) -> None:
     takes_description = "description" in inspect.signature(app.add_config_value).parameters
     for name, (default, rebuild, types, _check, doc) in SETTINGS.items():
         extra: dict[str, Any] = {"description": doc} if takes_description else {}
-        app.add_config_value(name, default, rebuild, types=types, **extra)
+        app.add_config_value(name, default, rebuild, types=types, **extra)  # type: ignore[arg-type,unused-ignore]
     app.connect("config-inited", check_config)
 
 

@@ -306,7 +306,7 @@ def _method(obj: Any, name: str) -> Any:
         except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
             raise Raised(type(exc).__name__, str(exc)) from None
         if isinstance(result, dict_views):
-            result = list(result)
+            result = list(result)  # type: ignore[call-overload,unused-ignore]
         return ops.check_size(result, _where(node, path))
 
     return Builtin(f"{type(obj).__name__}.{name}", run)
