@@ -44,7 +44,10 @@ TOTAL = re.compile(r"^TOTAL (\d+)/(\d+) ", re.M)
 
 def generate(version: str, tmp_path) -> str:
     out = tmp_path / f"attention_backends-{version}.md"
-    assert main(["--root", str(vllm_trees.tree(version)), "-o", str(out)]) == 0
+    assert (
+        main(["--root", str(vllm_trees.tree(version)), "--profile", "vllm-page", "-o", str(out)])
+        == 0
+    )
     return out.read_text(encoding="utf-8")
 
 

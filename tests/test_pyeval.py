@@ -1,0 +1,431 @@
+"""The safe evaluator (core/pyeval) on small invented trees: what it answers, and
+the explicit unknowns (reason, file, line) for what it must not guess."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+from treebuilder import BACKENDS, dedent, runtime_backend
+
+from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.core.pyeval.values import External
+from sphinxext_attn.core.source import SourceTree
+
+NODE = ast.Pass()
+MODULE = "vllm.v1.attention.backends.my_attn"
+FILE = "vllm/v1/attention/backends/my_attn.py"
+HEADER = "import os\n\nfrom vllm.platforms import current_platform\n\nCap = DeviceCapability\n"
+
+
+def load(root: Path, body: str, header: str = HEADER, **kw: Any) -> tuple[Interpreter, Any]:
+    runtime_backend(root, body, header=header, **kw)
+    it = Interpreter(SourceTree(root))
+    return it, it.module_attr(it.module(MODULE), "MyBackend", NODE)
+
+
+def cm(name: str, *lines: str, args: str = "") -> str:
+    """Source of a classmethod ``name(cls[, args])`` whose body is ``lines``."""
+    head = f"@classmethod\ndef {name}(cls{', ' + args if args else ''}):\n"
+    return head + "".join(f"    {line}\n" for line in lines) + "\n"
+
+
+def ask(it: Interpreter, cls: Any, name: str, *args: Any, capability: Any = None) -> Any:
+    it.capability = capability
+    return it.call(it.getattr(cls, name, NODE, ""), list(args), {}, NODE, "")
+
+
+def line_of(root: Path, text: str, rel: str = FILE) -> int:
+    lines = (root / rel).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+EXPRESSIONS: list[tuple[str, Any]] = [
+    (
+        "(1 + 2 * 3, 7 // 2, -7 // 2, 7 % 3, 2 ** 10, 10 / 4, -5, ~5)",
+        (7, 3, -4, 1, 1024, 2.5, -5, -6),
+    ),
+    ("(7 & 3, 7 | 8, 7 ^ 1, 1 << 3, 256 >> 2, 2 ** -1)", (3, 15, 6, 8, 64, 0.5)),
+    ("(1 < 2 <= 2, 3 > 2 > 2, 1 == 1.0, 'a' != 'b')", (True, False, True, True)),
+    ("(None is None, [] is not None, not 0, not [1])", (True, True, True, False)),
+    ("(False and torch.cuda.is_available(), True or torch.cuda.x())", (False, True)),
+    ("(0 or 'd', 3 and 4, 1 if [] else 2)", ("d", 4, 2)),
+    (
+        "('b' in 'abc', 3 in [1, 2], 2 in range(5), 'k' in {'k': 1}, 4 not in (4,))",
+        (True, False, True, True, False),
+    ),
+    ("f'{1 + 1}-{\"x\"!r}-{7:03d}-{2.5:.2f}'", "2-'x'-007-2.50"),
+    ("[i * 2 for i in range(5) if i % 2]", [2, 6]),
+    ("{k: v for k, v in [(1, 2), (3, 4)]}", {1: 2, 3: 4}),
+    ("({i % 3 for i in range(10)}, sum(i for i in range(4)))", ({0, 1, 2}, 6)),
+    ("[(a, b) for a in 'ab' for b in (1, 2) if b > 1]", [("a", 2), ("b", 2)]),
+    (
+        "([1, 2, 3][::-1], 'abc'[1:], (1, 2) + (3,), [0] * 3, 'ab' * 2)",
+        ([3, 2, 1], "bc", (1, 2, 3), [0, 0, 0], "abab"),
+    ),
+    ("(sorted([3, 1, 2], reverse=True), max([1, 5, 3], key=lambda v: -v))", ([3, 2, 1], 1)),
+    ("(min(3, 1), any([]), all([]), abs(-3), isinstance(True, int))", (1, False, True, 3, True)),
+    ("('a,b'.split(','), ' '.join(['x', 'y']), 'Ab'.lower())", (["a", "b"], "x y", "ab")),
+    ("(list(zip([1, 2], 'ab')), list(enumerate('ab', 1)))", ([(1, "a"), (2, "b")],) * 2),
+    ("((lambda a, b=2: a + b)(1), {**{'a': 1}, 'b': 2}, len({'a': 1}))", (3, {"a": 1, "b": 2}, 1)),
+    ("(AttentionType.DECODER == 'decoder', 'encoder' == AttentionType.ENCODER)", (True, True)),
+    ("AttentionType('encoder') is AttentionType.ENCODER", True),
+    ("(AttentionType.DECODER.value, AttentionType['ENCODER'].name)", ("decoder", "ENCODER")),
+    (
+        "[m.name for m in AttentionType if m != 'decoder']",
+        ["ENCODER", "ENCODER_ONLY", "ENCODER_DECODER"],
+    ),
+    (
+        "(AttentionType.DECODER in ['decoder'], f'{AttentionType.DECODER}')",
+        (True, "AttentionType.DECODER"),
+    ),
+    (
+        "(Cap(9, 0) >= Cap(8, 0), Cap(8, 9) < Cap(9, 0), Cap(10, 0) > Cap(10, 0))",
+        (True, True, False),
+    ),
+    (
+        "(Cap(12, 1) <= Cap(12, 0), Cap(9, 0) == Cap(major=9, minor=0), Cap(9, 0) != Cap(9, 1))",
+        (False, True, True),
+    ),
+    ("(Cap(9, 0) == (9, 0), Cap(10, 3).to_int(), Cap(9, 0).as_version_str())", (True, 103, "9.0")),
+    ("(Cap(8, 6).major, Cap(8, 6)[1], tuple(Cap(7, 5)))", (8, 6, (7, 5))),
+    ("(MultipleOf(16).base, MultipleOf(base=8).base)", (16, 8)),
+    ("(isinstance(MultipleOf(16), MultipleOf), isinstance(16, MultipleOf))", (True, False)),
+    ("[b.base if isinstance(b, MultipleOf) else b for b in [MultipleOf(16), 32]]", [16, 32]),
+    ("(os.getenv('VLLM_PROBE_X', 'dflt'), os.getenv('VLLM_PROBE_Z'))", ("dflt", None)),
+    ("os.environ.get('VLLM_PROBE_X', '0') == '1'", False),
+    ("cls.__name__ + '.' + cls.get_name()", "MyBackend.MY"),
+]
+
+
+@pytest.fixture(scope="module")
+def expressions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Interpreter, Any]:
+    body = "@staticmethod\ndef get_name():\n    return 'MY'\n"
+    for i, (expr, _) in enumerate(EXPRESSIONS):
+        body += f"\n@classmethod\ndef e{i}(cls):\n    return {expr}\n"
+    return load(tmp_path_factory.mktemp("expr"), body)
+
+
+@pytest.mark.parametrize("i", range(len(EXPRESSIONS)), ids=[e[0][:40] for e in EXPRESSIONS])
+def test_expression(expressions, i, monkeypatch):
+    monkeypatch.setenv("VLLM_PROBE_X", "set in the environment")  # never read: vLLM's defaults
+    it, cls = expressions
+    assert ask(it, cls, f"e{i}") == EXPRESSIONS[i][1]
+
+
+def test_if_return_and_loops(tmp_path):
+    body = """
+    @classmethod
+    def f(cls, n):
+        total = 0
+        for i in range(10):
+            if i == 3:
+                continue
+            if i == n:
+                break
+            total += i
+        else:
+            return -1
+        if total > 10:
+            return "big"
+        elif total > 3:
+            return "mid"
+        return total
+    """
+    it, cls = load(tmp_path, dedent(body))
+    assert [ask(it, cls, "f", n) for n in (1, 5, 7, 99)] == [0, "mid", "big", -1]
+
+
+MRO_FILES = {
+    f"{BACKENDS}/mla/__init__.py": "",
+    f"{BACKENDS}/mla/common.py": dedent(
+        """
+        from ...backend import AttentionBackend
+
+
+        class MLACommonBackend(AttentionBackend):
+            supported_kv_cache_dtypes = ["auto", "fp8", "fp8_e5m2"]
+            block = 64
+
+            @classmethod
+            def get_supported_head_sizes(cls):
+                return [576]
+
+            @classmethod
+            def is_mla(cls):
+                return True
+
+            @classmethod
+            def supports_kv_cache_dtype(cls, kv_cache_dtype):
+                if kv_cache_dtype == "fp8_e5m2":
+                    return False
+                return super().supports_kv_cache_dtype(kv_cache_dtype)
+        """
+    ),
+    f"{BACKENDS}/mla/flashmla.py": dedent(
+        """
+        from .common import MLACommonBackend
+
+
+        class MidBackend(MLACommonBackend):
+            @classmethod
+            def supports_kv_cache_dtype(cls, kv_cache_dtype):
+                return kv_cache_dtype != "fp8" and super().supports_kv_cache_dtype(kv_cache_dtype)
+
+
+        class LeafBackend(MidBackend):
+            supported_kv_cache_dtypes = ["auto", "fp8", "fp8_e5m2", "fp8_e4m3"]
+
+            @classmethod
+            def get_supported_head_sizes(cls):
+                return [*super().get_supported_head_sizes(), 512]
+        """
+    ),
+}
+
+
+def test_classmethods_along_a_three_level_mro_in_other_files(tmp_path):
+    runtime_backend(tmp_path, "pass\n", extra=MRO_FILES)
+    it = Interpreter(SourceTree(tmp_path))
+    leaf = it.module_attr(
+        it.module(f"{MODULE.rpartition('.')[0]}.mla.flashmla"), "LeafBackend", NODE
+    )
+    assert [ask(it, leaf, "supports_head_size", h) for h in (512, 576, 128)] == [True, True, False]
+    assert ask(it, leaf, "is_mla") is True
+    assert ask(it, leaf, "supports_dtype", External("torch.bfloat16")) is True
+    assert ask(it, leaf, "supports_dtype", External("torch.float32")) is False
+    # Leaf -> Mid (fp8 refused) -> MLACommon (fp8_e5m2 refused) -> AttentionBackend
+    # (reads cls.supported_kv_cache_dtypes: Leaf's own list).
+    got = {
+        d: ask(it, leaf, "supports_kv_cache_dtype", d)
+        for d in ("auto", "fp8", "fp8_e5m2", "fp8_e4m3", "bfloat16")
+    }
+    assert got == {
+        "auto": True,
+        "fp8": False,
+        "fp8_e5m2": False,
+        "fp8_e4m3": True,
+        "bfloat16": False,
+    }
+    assert it.getattr(leaf, "block", NODE, "") == 64  # class attribute inherited
+
+
+COMPOSITE = """
+def make_composite(general, causal, *, name, head_sizes=()):
+    class CompositeBackend(general):
+        @classmethod
+        def get_supported_head_sizes(cls):
+            return list(head_sizes) or general.get_supported_head_sizes()
+
+        @classmethod
+        def supports_sink(cls):
+            return general.supports_sink() and causal.supports_sink()
+
+        @staticmethod
+        def get_name():
+            return name
+
+    return CompositeBackend
+
+
+class GeneralBackend(AttentionBackend):
+    @classmethod
+    def supports_sink(cls):
+        return True
+
+
+class CausalBackend(AttentionBackend):
+    @classmethod
+    def supports_sink(cls):
+        return current_platform.get_device_capability().major >= 10
+"""
+
+
+def test_class_built_inside_a_function_closes_over_its_arguments(tmp_path):
+    tail = "\n\nMyBackend = make_composite(\n    GeneralBackend, CausalBackend,"
+    tail += " name='C', head_sizes=(64, 96)\n)\n"
+    runtime_backend(tmp_path, "pass\n", class_name="Unused", header=HEADER + COMPOSITE)
+    path = tmp_path / FILE
+    path.write_text(path.read_text() + tail)
+    it = Interpreter(SourceTree(tmp_path))
+    cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
+    assert [ask(it, cls, "supports_head_size", h) for h in (64, 96, 128)] == [True, True, False]
+    assert ask(it, cls, "get_name") == "C"
+    assert ask(it, cls, "supports_sink", capability=(9, 0)) is False
+    assert ask(it, cls, "supports_sink", capability=(10, 0)) is True
+
+
+def test_module_getattr_type_checking_and_optional_imports(tmp_path):
+    lazy = dedent(
+        """
+        def __getattr__(name):
+            if name == "SIZES":
+                return [32, 64]
+            raise AttributeError(name)
+        """
+    )
+    header = HEADER + dedent(
+        """
+        from typing import TYPE_CHECKING
+
+        from vllm.v1.attention.backends import lazy
+
+        if TYPE_CHECKING:
+            LIMIT = torch.cuda.unknowable()
+        else:
+            LIMIT = 256
+
+        try:
+            from flash_attn_not_installed import kernel
+            HAS_KERNEL = True
+        except ImportError:
+            HAS_KERNEL = False
+        """
+    )
+    body = cm("f", "return lazy.SIZES, LIMIT, HAS_KERNEL") + cm("g", "return lazy.OTHER")
+    it, cls = load(tmp_path, body, header=header, extra={f"{BACKENDS}/lazy.py": lazy})
+    assert ask(it, cls, "f") == ([32, 64], 256, True)  # the machine has every optional kernel
+    with pytest.raises(Raised) as exc:
+        ask(it, cls, "g")
+    assert exc.value.kind == "AttributeError"
+
+
+def test_logging_calls_are_skipped(tmp_path):
+    body = cm(
+        "f",
+        "logger.warning_once('x %s', torch.cuda.get_device_properties(0))",
+        "logger.info('y')",
+        "return 1",
+    )
+    it, cls = load(tmp_path, body, header=HEADER + "logger = init_logger(__name__)\n")
+    assert ask(it, cls, "f") == 1
+
+
+def test_dcp_through_get_impl_cls_and_not_implemented(tmp_path):
+    header = HEADER + "class Impl:\n    supports_dcp = True\n"
+    it, cls = load(
+        tmp_path, "@staticmethod\ndef get_impl_cls():\n    return Impl\n", header=header
+    )
+    assert ask(it, cls, "supports_dcp") is True
+    it, cls = load(tmp_path / "b", "pass\n")  # the base's get_impl_cls raises NotImplementedError
+    assert ask(it, cls, "supports_dcp") is False
+
+
+CAP_BODY = """
+@classmethod
+def major(cls):
+    return current_platform.get_device_capability().major
+
+@classmethod
+def f(cls, head_size):
+    if current_platform.is_device_capability_family(100):
+        return head_size <= 256
+    return cls.major() >= 9 and head_size <= 128 and current_platform.is_cuda()
+"""
+
+
+def test_memoised_answers_do_not_mix_capabilities(tmp_path):
+    it, cls = load(tmp_path, dedent(CAP_BODY))
+    with pytest.raises(Unknown, match="compute capability"):
+        ask(it, cls, "f", 192)
+    caps = [(9, 0), (10, 0), (8, 0), (10, 3), (9, 0)]
+    assert [ask(it, cls, "f", 192, capability=c) for c in caps] == [
+        False, True, False, True, False,
+    ]  # fmt: skip
+    assert [ask(it, cls, "major", capability=c) for c in [(12, 1), (8, 6), (12, 1)]] == [12, 8, 12]
+    with pytest.raises(Unknown, match="compute capability"):
+        ask(it, cls, "f", 192)  # an answer memoised for a GPU is not an answer without one
+
+
+@pytest.mark.xfail(
+    strict=True, reason="module-level and class-level values are cached across capabilities"
+)
+def test_module_and_class_values_do_not_mix_capabilities(tmp_path):
+    header = HEADER + "MAJOR = current_platform.get_device_capability().major\n"
+    body = "big = current_platform.get_device_capability().major\n\n" + cm(
+        "f", "return MAJOR, cls.big"
+    )
+    it, cls = load(tmp_path, body, header=header)
+    assert [ask(it, cls, "f", capability=c) for c in [(9, 0), (10, 0)]] == [(9, 9), (10, 10)]
+
+
+@pytest.mark.xfail(strict=True, reason="memoised classmethod answers go stale after `cls.x = ...`")
+def test_setattr_on_a_class_is_seen_by_later_calls(tmp_path):
+    body = "counter = 0\n\n" + cm("get", "return cls.counter")
+    body += cm("f", "a = cls.get()", "cls.counter = 5", "return a, cls.get()")
+    it, cls = load(tmp_path, body)
+    assert ask(it, cls, "f") == (0, 5)
+
+
+SEMANTICS_BUGS = [
+    ("MultipleOf(16) == MultipleOf(16)", True, "dataclass instances compare by fields"),
+    (
+        "str(AttentionType.DECODER)",
+        "AttentionType.DECODER",
+        "str() of a str-enum member is its qualified name",
+    ),
+    ("{AttentionType.DECODER: 1}.get('decoder')", 1, "a str-enum member hashes like its value"),
+    ("dict(a=1)", {"a": 1}, "dict() ignores keyword arguments"),
+]
+
+
+@pytest.mark.parametrize(
+    ("expr", "want", "why"), SEMANTICS_BUGS, ids=[b[0] for b in SEMANTICS_BUGS]
+)
+@pytest.mark.xfail(strict=True, reason="evaluator semantics differ from Python (see test id)")
+def test_semantics_that_differ_from_python(tmp_path, expr, want, why):
+    it, cls = load(tmp_path, f"@classmethod\ndef f(cls):\n    return {expr}\n")
+    assert ask(it, cls, "f") == want, why
+
+
+@pytest.mark.xfail(
+    strict=True, reason="`except ValueError` does not catch a tree class derived from ValueError"
+)
+def test_except_catches_a_tree_subclass_of_a_builtin_exception(tmp_path):
+    header = HEADER + "class MyError(ValueError):\n    pass\n"
+    body = cm("f", "try:", "    raise MyError('x')", "except ValueError:", "    return 'caught'")
+    it, cls = load(tmp_path, body, header=header)
+    assert ask(it, cls, "f") == "caught"
+
+
+def test_raised_carries_kind_and_message(tmp_path):
+    body = cm("f", "if x:", "    raise ValueError(f'bad {x}')", "return 1 // x", args="x")
+    it, cls = load(tmp_path, body)
+    with pytest.raises(Raised) as exc:
+        ask(it, cls, "f", 3)
+    assert (exc.value.kind, exc.value.message) == ("ValueError", "bad 3")
+    with pytest.raises(Raised) as exc:
+        ask(it, cls, "f", 0)
+    assert exc.value.kind == "ZeroDivisionError"
+
+
+UNKNOWNS = [  # (statement, reason, the line the unknown points at)
+    ("p = torch.cuda.get_device_properties(0)", "torch.cuda.get_device_properties", "p = torch"),
+    ("while cls.x:\n        pass", "While", "while cls.x"),
+    ("global X", "Global", "global X"),
+    ("if torch.version.hip:\n        return 1", "torch.version.hip", "if torch.version"),
+    (
+        "import flashinfer\n    if flashinfer.ok:\n        return 1",
+        "flashinfer.ok",
+        "if flashinfer",
+    ),
+    ("return open('/etc/hostname').read()", "open", "return open"),
+    ("return exec('1')", "exec", "return exec"),
+    (
+        "return (9, 0) < torch.cuda.get_device_capability()",
+        "torch.cuda.get_device_capability",
+        "return (9",
+    ),
+]
+
+
+@pytest.mark.parametrize(("stmt", "reason", "where"), UNKNOWNS, ids=[u[1] for u in UNKNOWNS])
+def test_unknown_names_reason_file_and_line(tmp_path, stmt, reason, where):
+    body = f"x = 1\n\n@classmethod\ndef f(cls):\n    y = 0\n    {stmt}\n    return 2\n"
+    it, cls = load(tmp_path, body)
+    with pytest.raises(Unknown) as exc:
+        ask(it, cls, "f", capability=(9, 0))
+    assert reason in exc.value.reason
+    assert (exc.value.path, exc.value.line) == (FILE, line_of(tmp_path, where))
