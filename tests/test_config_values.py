@@ -122,8 +122,8 @@ def test_good_values_build_cleanly(tmp_path, capsys, settings):
 
 
 def test_profile_and_strict_helpers(make_app, tmp_path):
-    src = _project(tmp_path, "")
-    app = build(make_app, src)
+    src = _project(tmp_path, "attention_backends_profile = 'runtime'")
+    app = build(make_app, src, confoverrides={"attention_backends_profile": "runtime"})
     assert config.profile(app) == "runtime" and config.profile(app.env) == "runtime"
     assert config.strict(app) is False
     other = tmp_path / "other"

@@ -96,7 +96,9 @@ def test_markdown_sections_in_seed_order(tmp_path):
 # -- JSON -----------------------------------------------------------------------
 def test_json_shape(tmp_path, capsys):
     root = build_tree(tmp_path / "t")
-    assert main(["--root", str(root), "--format", "json", "-o", "-"]) == 0
+    assert (
+        main(["--profile", "vllm-page", "--root", str(root), "--format", "json", "-o", "-"]) == 0
+    )
     data = json.loads(capsys.readouterr().out)
     assert {"priorities", "backends", "mla_prefill", "footnotes", "diagnostics"} <= set(data)
     fa = [b for b in data["backends"] if b["name"] == "FLASH_ATTN"]
@@ -113,7 +115,9 @@ def test_json_shape(tmp_path, capsys):
 
 def test_json_diagnostics(tmp_path, capsys):
     root = build_tree(tmp_path / "t", {"vllm/v1/attention/backends/flash_attn.py": "def (:\n"})
-    assert main(["--root", str(root), "--format", "json", "-o", "-"]) == 0
+    assert (
+        main(["--profile", "vllm-page", "--root", str(root), "--format", "json", "-o", "-"]) == 0
+    )
     data = json.loads(capsys.readouterr().out)
     locations = [d["location"] or "" for d in data["diagnostics"]]
     assert any(loc.startswith("vllm/v1/attention/backends/flash_attn.py:1") for loc in locations)
@@ -126,7 +130,7 @@ def root(tmp_path):
 
 
 def test_cli_writes_default_output(root):
-    assert main(["--root", str(root)]) == 0
+    assert main(["--profile", "vllm-page", "--root", str(root)]) == 0
     out = root / "docs/design/attention_backends.md"
     assert MARKER in out.read_text(encoding="utf-8")
 
@@ -156,7 +160,19 @@ def test_cli_check_sees_source_change(root, tmp_path):
 
 def test_cli_files_filter_irrelevant(root, tmp_path):
     out = tmp_path / "page.md"
-    rc = main(["--root", str(root), "-o", str(out), "--check", "README.md", "vllm/config.py"])
+    rc = main(
+        [
+            "--profile",
+            "vllm-page",
+            "--root",
+            str(root),
+            "-o",
+            str(out),
+            "--check",
+            "README.md",
+            "vllm/config.py",
+        ]
+    )
     assert rc == 0
     assert not out.exists()
 
@@ -172,12 +188,27 @@ def test_cli_files_filter_irrelevant(root, tmp_path):
 )
 def test_cli_files_filter_relevant(root, tmp_path, changed):
     out = tmp_path / "page.md"
-    assert main(["--root", str(root), "-o", str(out), "--check", "README.md", changed]) == 1
+    assert (
+        main(
+            [
+                "--profile",
+                "vllm-page",
+                "--root",
+                str(root),
+                "-o",
+                str(out),
+                "--check",
+                "README.md",
+                changed,
+            ]
+        )
+        == 1
+    )
     assert out.exists()
 
 
 def test_cli_stdout(root, capsys):
-    assert main(["--root", str(root), "-o", "-"]) == 0
+    assert main(["--profile", "vllm-page", "--root", str(root), "-o", "-"]) == 0
     text = capsys.readouterr().out
     assert MARKER in text and "| `TRITON_MLA` |" in text
     assert not (root / "docs").exists()
@@ -187,7 +218,12 @@ def test_cli_template_keeps_prose(root, tmp_path, capsys):
     template = tmp_path / "template.md"
     prose = "# Our Backends\n\nHand-written intro, kept verbatim.\n\n"
     template.write_text(prose + MARKER + "\n\nstale generated text\n", encoding="utf-8")
-    assert main(["--root", str(root), "--template", str(template), "-o", "-"]) == 0
+    assert (
+        main(
+            ["--profile", "vllm-page", "--root", str(root), "--template", str(template), "-o", "-"]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert text.startswith(prose.rstrip("\n"))
     assert text.count(MARKER) == 1
@@ -198,7 +234,7 @@ def test_cli_template_keeps_prose(root, tmp_path, capsys):
 
 def test_cli_warnings_on_stderr(tmp_path, capsys):
     root = build_tree(tmp_path / "t", {"vllm/v1/attention/backends/triton_attn.py": None})
-    assert main(["--root", str(root), "-o", "-"]) == 0
+    assert main(["--profile", "vllm-page", "--root", str(root), "-o", "-"]) == 0
     captured = capsys.readouterr()
     assert "vllm/v1/attention/backends/" in captured.err
     assert "\n| `TRITON_ATTN` |" not in captured.out
@@ -206,7 +242,7 @@ def test_cli_warnings_on_stderr(tmp_path, capsys):
 
 
 def test_cli_no_vllm_package(tmp_path, capsys):
-    assert main(["--root", str(tmp_path), "-o", "-"]) != 0
+    assert main(["--profile", "vllm-page", "--root", str(tmp_path), "-o", "-"]) != 0
     assert "vllm" in capsys.readouterr().err
 
 

@@ -71,11 +71,16 @@ def test_core_diff(trees):
 
 def test_cli_diff_markdown_and_json(trees, capsys):
     old, new = trees
-    assert main(["--root", str(new), "--diff", str(old)]) == 0
+    assert main(["--profile", "vllm-page", "--root", str(new), "--diff", str(old)]) == 0
     out = capsys.readouterr().out
     assert "## Backends removed\n\n- `FLASHINFER`" in out
     assert "| TRITON_ATTN |  | Head Sizes | 64, 128, 256 | 64, 128 |" in out
-    assert main(["--root", str(new), "--diff", str(old), "--format", "json"]) == 0
+    assert (
+        main(
+            ["--profile", "vllm-page", "--root", str(new), "--diff", str(old), "--format", "json"]
+        )
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     assert data["removed"] == ["FLASHINFER"] and data["added"] == []
     assert {
@@ -90,7 +95,7 @@ def test_cli_diff_markdown_and_json(trees, capsys):
 
 
 def test_cli_diff_needs_a_tree(tmp_path, capsys):
-    assert main(["--root", str(MINI_TREE), "--diff", str(tmp_path)]) == 2
+    assert main(["--profile", "vllm-page", "--root", str(MINI_TREE), "--diff", str(tmp_path)]) == 2
     assert "no vllm/ package" in capsys.readouterr().err
 
 

@@ -367,7 +367,7 @@ def test_fault_in_real_tree(pristine, tmp_path, capsys, kind):
         assert new != text
         (target.write_bytes if isinstance(new, bytes) else target.write_text)(new)
     out = tmp_path / "page.md"
-    assert main(["--root", str(root), "-o", str(out)]) == 0
+    assert main(["--profile", "vllm-page", "--root", str(root), "-o", str(out)]) == 0
     err = capsys.readouterr().err
     assert "Traceback" not in err
     # the file itself, or (for a class path or a symlink leaving the tree) the registry
