@@ -9,11 +9,15 @@ it only has the shapes the analysis looks for.
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from pathlib import Path
 
 from sphinxext_attn.core.analyze import analyze
 from sphinxext_attn.core.models import Analysis, BackendFeatures
+
+# These tests pin the vllm-page profile (the rules of vLLM's own page).
+analyze = functools.partial(analyze, profile="vllm-page")
 
 BACKENDS = "vllm/v1/attention/backends"
 REGISTRY = f"{BACKENDS}/registry.py"
