@@ -11,8 +11,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from docutils import nodes
+from sphinx.util import texescape
 from sphinx.util.fileutil import copy_asset_file
 
+from sphinxext_attn.render.nodes import TABLE_CLASS
 from sphinxext_attn.sphinx import cache, config
 
 if TYPE_CHECKING:
@@ -21,6 +24,9 @@ if TYPE_CHECKING:
 
 CSS_FILE = "attention_backends.css"
 CSS_PATH = Path(__file__).resolve().parent.parent / CSS_FILE
+#: LaTeX package with the tables' symbols for every engine (``\usepackage`` by setup())
+LATEX_PACKAGE = "sphinxextattn"
+LATEX_STY_PATH = CSS_PATH.parent / f"{LATEX_PACKAGE}.sty"
 
 
 def builder_inited(app: Sphinx) -> None:
@@ -34,6 +40,33 @@ def builder_inited(app: Sphinx) -> None:
 def build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if exception is None and app.builder.format == "html":
         copy_asset_file(CSS_PATH, Path(app.outdir, "_static"), force=True)
+    if exception is None and app.builder.format == "latex":
+        # the package setup() asks for: symbols pdflatex and xelatex can typeset
+        copy_asset_file(LATEX_STY_PATH, Path(app.outdir), force=True)
+
+
+def breakable_literals(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """LaTeX: let long names in table cells break after ``_`` so wide tables fit.
+
+    ``FLASHINFER_MLA_SPARSE_SM120`` or ``nvfp4_4over6`` in a narrow column
+    would otherwise run into the next one; HTML wraps them by itself. The
+    table is also bracketed by macros of ``sphinxextattn.sty`` that keep
+    tabulary from squeezing a column below the width of a name's part.
+    """
+    if app.builder.format != "latex":
+        return
+    for table in list(doctree.findall(nodes.table)):
+        if TABLE_CLASS not in table["classes"] or table.parent is None:
+            continue
+        # a wider floor for squeezed columns, for this table only (sphinxextattn.sty)
+        index = table.parent.index(table)
+        table.parent.insert(index + 1, nodes.raw("", r"\sphinxextattnendtable", format="latex"))
+        table.parent.insert(index, nodes.raw("", r"\sphinxextattnbegintable", format="latex"))
+        for literal in list(table.findall(nodes.literal)):
+            text = texescape.escape(literal.astext(), app.config.latex_engine)
+            text = text.replace(r"\_", r"\_\allowbreak{}")
+            latex = rf"\sphinxcode{{\sphinxupquote{{{text}}}}}"
+            literal.replace_self(nodes.raw("", latex, format="latex"))
 
 
 def _roots_in_use(env: BuildEnvironment) -> dict[str, set[str]]:
