@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import sys
@@ -10,9 +11,15 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from sphinx.testing.util import SphinxTestApp
+
 TESTS = Path(__file__).parent
 ROOTS = TESTS / "roots"
 MINI_TREE = TESTS / "trees" / "mini"
+
+
+#: SphinxTestApp takes ``warningiserror`` from Sphinx 7.3 on
+_TAKES_WARNINGISERROR = "warningiserror" in inspect.signature(SphinxTestApp.__init__).parameters
 
 
 def copy_root(name: str, dest: Path) -> Path:
@@ -39,7 +46,12 @@ def build(
     overrides = dict(kwargs.pop("confoverrides", {}))
     if tree is not None:
         overrides.setdefault("attention_backends_root", str(tree))
+    strict = kwargs.pop("warningiserror", False)
+    if strict and _TAKES_WARNINGISERROR:
+        kwargs["warningiserror"] = True
     app = make_app(buildername, srcdir=srcdir, confoverrides=overrides, **kwargs)
+    if strict and not _TAKES_WARNINGISERROR:
+        app.warningiserror = True  # Sphinx < 7.3: the test app does not pass it on
     app.build()
     app.cleanup()  # so a second app in the same test registers its nodes cleanly
     return app

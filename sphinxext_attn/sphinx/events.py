@@ -7,13 +7,13 @@ readers, so each file is read once and each diagnostic reported once.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docutils import nodes
 from sphinx.util import texescape
-from sphinx.util.fileutil import copy_asset_file
 
 from sphinxext_attn.render.nodes import TABLE_CLASS
 from sphinxext_attn.sphinx import cache, config
@@ -39,10 +39,16 @@ def builder_inited(app: Sphinx) -> None:
 
 def build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if exception is None and app.builder.format == "html":
-        copy_asset_file(CSS_PATH, Path(app.outdir, "_static"), force=True)
+        _copy(CSS_PATH, Path(app.outdir, "_static"))
     if exception is None and app.builder.format == "latex":
         # the package setup() asks for: symbols pdflatex and xelatex can typeset
-        copy_asset_file(LATEX_STY_PATH, Path(app.outdir), force=True)
+        _copy(LATEX_STY_PATH, Path(app.outdir))
+
+
+def _copy(source: Path, folder: Path) -> None:
+    """Copy a static file, replacing an older copy (on every Sphinx from 7.2)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, folder / source.name)
 
 
 def breakable_literals(app: Sphinx, doctree: nodes.document, docname: str) -> None:
