@@ -11,11 +11,21 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import sphinx
 from sphinx.testing.util import SphinxTestApp
 
 TESTS = Path(__file__).parent
 ROOTS = TESTS / "roots"
 MINI_TREE = TESTS / "trees" / "mini"
+
+
+#: Sphinx prints ``[type.subtype]`` after warnings from 7.3 on (``show_warning_types``)
+SHOWS_TYPES = sphinx.version_info >= (7, 3)
+
+
+def has_type(text: str, typ: str) -> bool:
+    """``[typ]`` follows a warning in ``text`` (always true where Sphinx cannot show it)."""
+    return f"[{typ}]" in text if SHOWS_TYPES else True
 
 
 #: SphinxTestApp takes ``warningiserror`` from Sphinx 7.3 on
@@ -46,6 +56,8 @@ def build(
     overrides = dict(kwargs.pop("confoverrides", {}))
     if tree is not None:
         overrides.setdefault("attention_backends_root", str(tree))
+    if SHOWS_TYPES:
+        overrides.setdefault("show_warning_types", True)
     strict = kwargs.pop("warningiserror", False)
     if strict and _TAKES_WARNINGISERROR:
         kwargs["warningiserror"] = True

@@ -59,6 +59,8 @@ def breakable_literals(app: Sphinx, doctree: nodes.document, docname: str) -> No
     table is also bracketed by macros of ``sphinxextattn.sty`` that keep
     tabulary from squeezing a column below the width of a name's part.
     """
+    if app.builder.format == "text":
+        _wide_enough_for_text(doctree)
     if app.builder.format != "latex":
         return
     for table in list(doctree.findall(nodes.table)):
@@ -73,6 +75,28 @@ def breakable_literals(app: Sphinx, doctree: nodes.document, docname: str) -> No
             text = text.replace(r"\_", r"\_\allowbreak{}")
             latex = rf"\sphinxcode{{\sphinxupquote{{{text}}}}}"
             literal.replace_self(nodes.raw("", latex, format="latex"))
+
+
+#: the text writer counts ``colwidth`` in characters; ✅ takes two
+MIN_TEXT_COLWIDTH = 4
+
+
+def _wide_enough_for_text(doctree: nodes.document) -> None:
+    """Text output: scale a table's ``:widths:`` so no column is narrower than a symbol.
+
+    ``:widths: 1, 2`` are proportions; the text writer takes them as characters,
+    and Sphinx 7.2's loops for ever on a cell it cannot fit into one.
+    """
+    for table in doctree.findall(nodes.table):
+        if TABLE_CLASS not in table["classes"]:
+            continue
+        specs = list(table.findall(nodes.colspec))
+        widths = [int(c.get("colwidth", 0) or 0) for c in specs]
+        if not widths or min(widths) >= MIN_TEXT_COLWIDTH:
+            continue
+        factor = -(-MIN_TEXT_COLWIDTH // max(1, min(widths)))
+        for spec, width in zip(specs, widths, strict=True):
+            spec["colwidth"] = max(1, width) * factor
 
 
 def _roots_in_use(env: BuildEnvironment) -> dict[str, set[str]]:
