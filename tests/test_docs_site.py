@@ -49,6 +49,11 @@ def test_demo_tree_is_never_a_python_package_of_the_docs() -> None:
 
 
 def _build(tmp_path: Path, builder: str, *extra: str) -> tuple[int, str, Path]:
+    import sphinx
+
+    if sphinx.version_info < (7, 4):
+        # the package supports 7.2 (tox -e oldest); its docs use confval (7.4+)
+        pytest.skip("the docs use the confval directive of Sphinx 7.4+ (extra 'docs')")
     out = tmp_path / builder
     theme = []
     try:

@@ -82,21 +82,28 @@ MIN_TEXT_COLWIDTH = 4
 
 
 def _wide_enough_for_text(doctree: nodes.document) -> None:
-    """Text output: scale a table's ``:widths:`` so no column is narrower than a symbol.
+    """Text output: no column narrower than its longest word (plus quotes) or a symbol.
 
-    ``:widths: 1, 2`` are proportions; the text writer takes them as characters,
-    and Sphinx 7.2's loops for ever on a cell it cannot fit into one.
+    ``:widths: 1, 2`` are proportions and auto widths are estimates; the text
+    writer takes them as characters, splits names like ``"FLASHINFER"``, and
+    Sphinx 7.2's loops for ever on a cell it cannot fit at all.
     """
     for table in doctree.findall(nodes.table):
         if TABLE_CLASS not in table["classes"]:
             continue
         specs = list(table.findall(nodes.colspec))
-        widths = [int(c.get("colwidth", 0) or 0) for c in specs]
-        if not widths or min(widths) >= MIN_TEXT_COLWIDTH:
+        widths = [max(1, int(c.get("colwidth", 0) or 0)) for c in specs]
+        if not widths:
             continue
-        factor = -(-MIN_TEXT_COLWIDTH // max(1, min(widths)))
-        for spec, width in zip(specs, widths, strict=True):
-            spec["colwidth"] = max(1, width) * factor
+        need = [MIN_TEXT_COLWIDTH] * len(widths)
+        for row in table.findall(nodes.row):
+            for i, entry in enumerate(row.children[: len(need)]):
+                words = entry.astext().split()
+                if words:
+                    need[i] = max(need[i], max(len(w) for w in words) + 3)
+        factor = -(-MIN_TEXT_COLWIDTH // min(widths))
+        for spec, width, least in zip(specs, widths, need, strict=True):
+            spec["colwidth"] = max(width * factor, least)
 
 
 def _roots_in_use(env: BuildEnvironment) -> dict[str, set[str]]:
