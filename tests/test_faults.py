@@ -369,9 +369,7 @@ def test_fault_in_real_tree(pristine, tmp_path, capsys, kind):
     # the file itself, or (for a class path or a symlink leaving the tree) the registry
     # line whose class path names it
     dotted = rel.removesuffix(".py").replace("/", ".")
-    # a registered backend module that is not there is what a release's own
-    # NO_ATTENTION looks like: a note (an info message in Sphinx) unless strict
-    prefix = "note:" if kind == "missing-file" else "warning:"
+    prefix = "note:" if kind == "missing-file" else "warning:"  # like NO_ATTENTION: a note
     lines = [ln for ln in err.splitlines() if ln.startswith(prefix)]
     assert any(rel in ln or (f"{R}/registry.py:" in ln and dotted in ln) for ln in lines), err
     if kind in ("outside-path", "empty-segment"):
