@@ -12,8 +12,10 @@ come from:
   else the newest tree fetched into ``$VLLM_TREES`` or ``~/.cache/vllm-trees``),
   otherwise the demo tree.
 
-With an external tree, ``attention_backends.missing`` warnings are silenced
-(see below) unless ``ATTN_DOCS_STRICT=1``.
+Nothing is silenced: problems of an unmodified release (a registry entry the
+release cannot back) are info messages listed under the tables, so ``-W``
+passes; ``ATTN_DOCS_STRICT=1`` sets ``attention_backends_strict`` to make them
+warnings.
 """
 
 from __future__ import annotations
@@ -75,15 +77,7 @@ else:
     attention_backends_root = "_demo_tree"
     attn_tree_label = "the bundled demo tree (``docs/_demo_tree``), not a real vLLM release"
 
-# Real releases register a few entries the analysis cannot resolve statically
-# (``NO_ATTENTION`` has no module in the source archive; 0.33 builds some
-# backend classes at run time). vLLM's own generator drops those rows
-# silently; here each is a warning, which would fail this site's ``-W`` build.
-# The docs of *this* project are not the place to lint vLLM, so that one
-# subtype is silenced for external trees, unless ATTN_DOCS_STRICT=1.
-suppress_warnings: list[str] = []
-if _tree and os.environ.get("ATTN_DOCS_STRICT", "") != "1":
-    suppress_warnings.append("attention_backends.missing")
+attention_backends_strict = os.environ.get("ATTN_DOCS_STRICT", "") == "1"
 
 # Provenance and release diffs (docs/beyond.rst). Cells of a real release link
 # to its sources on GitHub; the bundled demo trees are the two sides of the
@@ -121,7 +115,8 @@ html_css_files = ["custom.css"]
 # extension makes long ones longtable, which breaks across pages), and small
 # type lets ten columns fit on a portrait A4 page.
 
-latex_engine = "xelatex"  # the tables carry ✅/❌ and other non-Latin-1 symbols
+# No latex_engine and no symbol definitions: the extension makes its tables'
+# symbols (✅ ❌ † ‡ ≥) typeset with Sphinx's default pdflatex and with xelatex.
 latex_table_style = ["booktabs", "colorrows"]
 latex_elements = {
     "papersize": "a4paper",
@@ -129,17 +124,14 @@ latex_elements = {
     "preamble": r"""
 \AtBeginEnvironment{longtable}{\footnotesize}
 \AtBeginEnvironment{tabulary}{\footnotesize}
-% The cells use emoji the text fonts lack: print them as math symbols.
-\usepackage{amssymb}
-\usepackage{newunicodechar}
-\newunicodechar{✅}{\ensuremath{\checkmark}}
-\newunicodechar{❌}{\ensuremath{\times}}
 """,
 }
 latex_documents = [
     (root_doc, "sphinxext-attn.tex", "sphinxext-attn", author, "manual"),
 ]
-latex_show_urls = "footnote"
+# Every table cell links to its source line: as footnotes that would be a
+# thousand of them, and the marks would widen the narrow columns.
+latex_show_urls = "no"
 
 # --- man / text -----------------------------------------------------------------
 

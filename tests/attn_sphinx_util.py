@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import sys
@@ -10,9 +11,25 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import sphinx
+from sphinx.testing.util import SphinxTestApp
+
 TESTS = Path(__file__).parent
 ROOTS = TESTS / "roots"
 MINI_TREE = TESTS / "trees" / "mini"
+
+
+#: Sphinx prints ``[type.subtype]`` after warnings from 7.3 on (``show_warning_types``)
+SHOWS_TYPES = sphinx.version_info >= (7, 3)
+
+
+def has_type(text: str, typ: str) -> bool:
+    """``[typ]`` follows a warning in ``text`` (always true where Sphinx cannot show it)."""
+    return f"[{typ}]" in text if SHOWS_TYPES else True
+
+
+#: SphinxTestApp takes ``warningiserror`` from Sphinx 7.3 on
+_TAKES_WARNINGISERROR = "warningiserror" in inspect.signature(SphinxTestApp.__init__).parameters
 
 
 def copy_root(name: str, dest: Path) -> Path:
@@ -41,7 +58,14 @@ def build(
         overrides.setdefault("attention_backends_root", str(tree))
     # the page-rule tests pin vLLM's own reading; runtime tests pass it explicitly
     overrides.setdefault("attention_backends_profile", "vllm-page")
+    if SHOWS_TYPES:
+        overrides.setdefault("show_warning_types", True)
+    strict = kwargs.pop("warningiserror", False)
+    if strict and _TAKES_WARNINGISERROR:
+        kwargs["warningiserror"] = True
     app = make_app(buildername, srcdir=srcdir, confoverrides=overrides, **kwargs)
+    if strict and not _TAKES_WARNINGISERROR:
+        app.warningiserror = True  # Sphinx < 7.3: the test app does not pass it on
     app.build()
     app.cleanup()  # so a second app in the same test registers its nodes cleanly
     return app

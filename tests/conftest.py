@@ -12,3 +12,19 @@ collect_ignore = ["roots", "trees"]
 @pytest.fixture(scope="session")
 def rootdir() -> Path:
     return Path(__file__).parent / "roots"
+
+
+@pytest.fixture(autouse=True)
+def _docutils_registries():
+    """Each test starts with the directives and roles it found.
+
+    Sphinx 7.2's test app restores the registries by handing back the very
+    dict a later app then registers into, so with two apps in one test the
+    next test would meet "directive ... is already registered" warnings.
+    """
+    from docutils.parsers.rst import directives, roles
+
+    saved = (dict(directives._directives), dict(roles._roles))
+    yield
+    directives._directives = dict(saved[0])
+    roles._roles = dict(saved[1])

@@ -64,7 +64,11 @@ def apply_runtime(tree: SourceTree, analysis: Analysis) -> Interpreter:
         d
         for d in analysis.diagnostics
         if not (
-            d.subtype == "missing" and any(f"class {n} not found" in d.message for n in resolved)
+            d.subtype == "missing"
+            and any(
+                f"class {n} not found" in d.message or f"{n} is built at run time" in d.message
+                for n in resolved
+            )
         )
     ]
     analysis.files = list(dict.fromkeys([*analysis.files, *tree.files]))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from sphinx.util import logging
 
@@ -98,7 +98,9 @@ def _check_strict(value: object) -> str | None:
 
 
 #: name -> (default, rebuild, Sphinx types, checker, description)
-SETTINGS: dict[str, tuple[Any, str, frozenset[type], Callable[[object], str | None], str]] = {
+SETTINGS: dict[
+    str, tuple[Any, Literal["env"], frozenset[type], Callable[[object], str | None], str]
+] = {
     CONFIG_NAME: (
         None,
         "env",

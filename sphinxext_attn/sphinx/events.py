@@ -7,12 +7,15 @@ readers, so each file is read once and each diagnostic reported once.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sphinx.util.fileutil import copy_asset_file
+from docutils import nodes
+from sphinx.util import texescape
 
+from sphinxext_attn.render.nodes import TABLE_CLASS
 from sphinxext_attn.sphinx import cache, config
 
 if TYPE_CHECKING:
@@ -21,6 +24,9 @@ if TYPE_CHECKING:
 
 CSS_FILE = "attention_backends.css"
 CSS_PATH = Path(__file__).resolve().parent.parent / CSS_FILE
+#: LaTeX package with the tables' symbols for every engine (``\usepackage`` by setup())
+LATEX_PACKAGE = "sphinxextattn"
+LATEX_STY_PATH = CSS_PATH.parent / f"{LATEX_PACKAGE}.sty"
 
 
 def builder_inited(app: Sphinx) -> None:
@@ -33,7 +39,71 @@ def builder_inited(app: Sphinx) -> None:
 
 def build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if exception is None and app.builder.format == "html":
-        copy_asset_file(CSS_PATH, Path(app.outdir, "_static"), force=True)
+        _copy(CSS_PATH, Path(app.outdir, "_static"))
+    if exception is None and app.builder.format == "latex":
+        # the package setup() asks for: symbols pdflatex and xelatex can typeset
+        _copy(LATEX_STY_PATH, Path(app.outdir))
+
+
+def _copy(source: Path, folder: Path) -> None:
+    """Copy a static file, replacing an older copy (on every Sphinx from 7.2)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, folder / source.name)
+
+
+def breakable_literals(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """LaTeX: let long names in table cells break after ``_`` so wide tables fit.
+
+    ``FLASHINFER_MLA_SPARSE_SM120`` or ``nvfp4_4over6`` in a narrow column
+    would otherwise run into the next one; HTML wraps them by itself. The
+    table is also bracketed by macros of ``sphinxextattn.sty`` that keep
+    tabulary from squeezing a column below the width of a name's part.
+    """
+    if app.builder.format == "text":
+        _wide_enough_for_text(doctree)
+    if app.builder.format != "latex":
+        return
+    for table in list(doctree.findall(nodes.table)):
+        if TABLE_CLASS not in table["classes"] or table.parent is None:
+            continue
+        # a wider floor for squeezed columns, for this table only (sphinxextattn.sty)
+        index = table.parent.index(table)
+        table.parent.insert(index + 1, nodes.raw("", r"\sphinxextattnendtable", format="latex"))
+        table.parent.insert(index, nodes.raw("", r"\sphinxextattnbegintable", format="latex"))
+        for literal in list(table.findall(nodes.literal)):
+            text = texescape.escape(literal.astext(), app.config.latex_engine)
+            text = text.replace(r"\_", r"\_\allowbreak{}")
+            latex = rf"\sphinxcode{{\sphinxupquote{{{text}}}}}"
+            literal.replace_self(nodes.raw("", latex, format="latex"))
+
+
+#: the text writer counts ``colwidth`` in characters; ✅ takes two
+MIN_TEXT_COLWIDTH = 4
+
+
+def _wide_enough_for_text(doctree: nodes.document) -> None:
+    """Text output: no column narrower than its longest word (plus quotes) or a symbol.
+
+    ``:widths: 1, 2`` are proportions and auto widths are estimates; the text
+    writer takes them as characters, splits names like ``"FLASHINFER"``, and
+    Sphinx 7.2's loops for ever on a cell it cannot fit at all.
+    """
+    for table in doctree.findall(nodes.table):
+        if TABLE_CLASS not in table["classes"]:
+            continue
+        specs = list(table.findall(nodes.colspec))
+        widths = [max(1, int(c.get("colwidth", 0) or 0)) for c in specs]
+        if not widths:
+            continue
+        need = [MIN_TEXT_COLWIDTH] * len(widths)
+        for row in table.findall(nodes.row):
+            for i, entry in enumerate(row.children[: len(need)]):
+                words = entry.astext().split()
+                if words:
+                    need[i] = max(need[i], max(len(w) for w in words) + 3)
+        factor = -(-MIN_TEXT_COLWIDTH // min(widths))
+        for spec, width, least in zip(specs, widths, need, strict=True):
+            spec["colwidth"] = max(width * factor, least)
 
 
 def _roots_in_use(env: BuildEnvironment) -> dict[str, set[str]]:

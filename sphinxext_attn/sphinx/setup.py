@@ -32,6 +32,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-merge-info", events.merge_info)
     app.connect("env-updated", events.env_updated)
     app.connect("build-finished", events.build_finished)
+    app.connect("doctree-resolved", events.breakable_literals)
+    app.add_latex_package(events.LATEX_PACKAGE)  # ✅ ❌ † ‡ ≥ for pdflatex and xelatex
     return {
         "version": __version__,
         "env_version": ENV_VERSION,
