@@ -76,6 +76,9 @@ elif _tree:
 else:
     attention_backends_root = "_demo_tree"
     attn_tree_label = "the bundled demo tree (``docs/_demo_tree``), not a real vLLM release"
+    # The demo tree has class bodies but no backend interface or platform code to
+    # evaluate, so its tables are read the way vLLM's own page reads them.
+    attention_backends_profile = "vllm-page"
 
 attention_backends_strict = os.environ.get("ATTN_DOCS_STRICT", "") == "1"
 
