@@ -113,12 +113,14 @@ class ClassFinder:
                 built.lineno,
                 "missing",
                 release=True,
+                backend=entry.name,
             )
         elif module_ast is not None:
             self.tree.warn(
                 f"class {class_name} not found (registered as {entry.name} at {entry.location})",
                 path,
                 subtype="missing",
+                backend=entry.name,
             )
         return ref
 

@@ -108,6 +108,8 @@ class Diagnostic:
     #: a problem of the unmodified release that no docs author can fix (a registry
     #: entry the release cannot back statically); its message starts "NAME: "
     release: bool = False
+    #: the registry entry a class-level problem is about ("" when none)
+    backend: str = ""
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""

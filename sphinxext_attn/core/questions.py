@@ -9,7 +9,7 @@ and the answers are joined (a KV dtype some GPU supports is listed).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
@@ -60,7 +60,6 @@ class Asker:
 
     interp: Interpreter
     cls: PyClass
-    unknowns: list[Unknown] = field(default_factory=list)
 
     def method(self, name: str) -> Any:
         return self.interp.getattr(self.cls, name, NODE, self.cls.path)
@@ -68,6 +67,7 @@ class Asker:
     def call(self, name: str, *args: Any, capability: tuple[int, int] | None = None) -> Any:
         interp = self.interp
         interp.capability = capability
+        interp.capability_read = False
         interp.budget.steps = 50_000
         interp.budget.depth = 0
         try:
@@ -86,7 +86,7 @@ class Asker:
         except Raised as exc:
             return Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
         except Unknown as exc:
-            if "compute capability" not in exc.reason:
+            if not self.interp.capability_read:  # unknown for another reason
                 return Answer(unknown=exc)
         values = []
         for cap in CAPABILITIES:

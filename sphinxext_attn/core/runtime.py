@@ -13,7 +13,7 @@ import ast
 from dataclasses import replace
 from typing import Any
 
-from sphinxext_attn.core.models import BackendFeatures, Diagnostic, Location
+from sphinxext_attn.core.models import BackendFeatures, Location
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.core.pyeval.values import PyClass
 from sphinxext_attn.core.questions import (
@@ -110,7 +110,6 @@ class RuntimeReader:
     def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self.kv_dtypes = list(kv_cache_dtypes(interp))
-        self.diagnostics: list[Diagnostic] = []
 
     def facts(self, entry: RegistryEntry, cls: PyClass) -> dict[str, Any]:
         """Every answer of one backend: column -> value, plus ``unknown`` and ``supports``."""
@@ -240,19 +239,6 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
     return replace(
         row, **changes, unknown=unknown, supports=supports, extras=dict(facts["extras"])
     )
-
-
-def _block_values(labels: list[str]) -> Any:
-    values: set[int] = set()
-    for label in labels:
-        if label.startswith("%"):
-            base = int(label[1:])
-            if base == 1:
-                return "any"
-            values |= set(range(base, 1025, base))
-        else:
-            values.add(int(label))
-    return sorted(v for v in values if 1 <= v <= 1024)
 
 
 def new_row(

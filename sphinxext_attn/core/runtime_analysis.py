@@ -35,7 +35,7 @@ def apply_runtime(tree: SourceTree, analysis: Analysis) -> Interpreter:
         cls = resolve_class(interp, entry)
         if cls is None:
             continue
-        resolved.add(entry.class_path.rpartition(".")[2])
+        resolved.add(entry.name)
         facts = reader.facts(entry, cls)
         if entry.name in by_name:
             for i in by_name[entry.name]:
@@ -59,18 +59,8 @@ def apply_runtime(tree: SourceTree, analysis: Analysis) -> Interpreter:
                 )
             )
     analysis.backends.extend(added)
-    # Classes the page reader could not find but the evaluator did (built by a call).
-    analysis.diagnostics = [
-        d
-        for d in analysis.diagnostics
-        if not (
-            d.subtype == "missing"
-            and any(
-                f"class {n} not found" in d.message or f"{n} is built at run time" in d.message
-                for n in resolved
-            )
-        )
-    ]
+    # Classes the page reader could not find but the evaluator built (by a call).
+    analysis.diagnostics = [d for d in analysis.diagnostics if d.backend not in resolved]
     analysis.files = list(dict.fromkeys([*analysis.files, *tree.files]))
     analysis.directories = list(dict.fromkeys([*analysis.directories, *tree.directories]))
     return interp

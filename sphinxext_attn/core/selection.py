@@ -14,7 +14,6 @@ from typing import Any
 
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.core.pyeval.interp import NOT_EVALUATED
-from sphinxext_attn.core.pyeval.objects import class_mro
 from sphinxext_attn.core.pyeval.values import Bound, EnumMember, External, Instance, PyClass
 
 NODE = ast.Pass()
@@ -211,4 +210,4 @@ def _candidate(candidate: Any) -> tuple[EnumMember, int]:
     return backend, priority
 
 
-__all__ = ["Config", "Decision", "Selector", "class_mro"]
+__all__ = ["Config", "Decision", "Selector"]

@@ -27,14 +27,6 @@ _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
-def _offset(text: str, line: int) -> int:
-    """Character offset of the start of 1-based ``line``."""
-    pos = 0
-    for _ in range(line - 1):
-        pos = text.index("\n", pos) + 1
-    return pos
-
-
 def parse_quietly(text: str, filename: str) -> ast.Module:
     """``ast.parse`` without the analysed code's own SyntaxWarnings (invalid escapes and
     the like): they are not the user's concern, and under ``-W error`` they would turn
@@ -59,8 +51,6 @@ class SourceTree:
         self._folders: dict[str, None] = {}
         self.diagnostics: list[Diagnostic] = []
         self._warned: set[tuple[str, str]] = set()
-        #: parse whole files only (the evaluator needs module scope anyway)
-        self.whole_files = False
         self._chunks: dict[str, list[Any] | None] = {}
 
     # -- diagnostics -----------------------------------------------------
@@ -71,6 +61,7 @@ class SourceTree:
         line: int = 0,
         subtype: str = "source",
         release: bool = False,
+        backend: str = "",
     ) -> None:
         """Record a problem once (the same message for the same place is kept once)."""
         key = (f"{path}:{line}", message)
@@ -78,7 +69,7 @@ class SourceTree:
             return
         self._warned.add(key)
         loc = Location(path, line) if path else None
-        self.diagnostics.append(Diagnostic(message, loc, subtype, release))
+        self.diagnostics.append(Diagnostic(message, loc, subtype, release, backend))
 
     # -- paths -----------------------------------------------------------
     def safe_path(self, rel: str) -> Path | None:
@@ -192,7 +183,7 @@ class SourceTree:
         """Parse only the source of top-level ``class name`` (a backend file is mostly
         other code). None when the class is not found exactly once by its header or
         its text does not parse alone; callers then parse the whole module."""
-        if rel in self._modules or self.whole_files:
+        if rel in self._modules:
             return None
         chunks = self.chunks(rel)
         if chunks is None:
@@ -209,7 +200,7 @@ class SourceTree:
         if len(nodes) != 1 or not isinstance(nodes[0], ast.ClassDef):
             return None
         text = self._texts[rel] or ""
-        start = _offset(text, found[0].line)
+        start = found[0].start
         segment = found[0].text
         # The rest of the file still needs a syntax check; the class is blanked out
         # (newlines kept, so reported lines stay true).
@@ -217,6 +208,10 @@ class SourceTree:
             text[:start] + "\n" * segment.count("\n") + text[start + len(segment) :]
         )
         return nodes[0]
+
+    def parsed(self, rel: str) -> ast.Module | None:
+        """The whole-file AST if the file was already parsed whole, else None."""
+        return self._modules.get(rel)
 
     def chunks(self, rel: str) -> list[Any] | None:
         """The file cut into top-level statements, parsed one by one on demand."""

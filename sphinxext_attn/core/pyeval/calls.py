@@ -304,8 +304,6 @@ class CallMixin:
             return BUILTINS.get(name, External(f"builtins.{name}"))
         if name.endswith(("Error", "Exception")) or name in ("NotImplemented", "Ellipsis"):
             return External(f"builtins.{name}")
-        if name == "__name__":
-            return MISSING
         return MISSING
 
     def primitive_method(self: Interpreter, obj: Any, name: str, node: ast.AST, path: str) -> Any:

@@ -35,6 +35,8 @@ class Chunk:
     path: str
     line: int
     text: str
+    #: character offset of the piece in the file
+    start: int = 0
     _nodes: list[ast.stmt] | None = None
 
     def nodes(self) -> list[ast.stmt]:
@@ -61,7 +63,10 @@ def split_chunks(text: str, path: str) -> list[Chunk]:
         else:
             pieces.append((start, end))
         decorated = head.startswith("@")
-    return [Chunk(path, text.count("\n", 0, start) + 1, text[start:end]) for start, end in pieces]
+    return [
+        Chunk(path, text.count("\n", 0, start) + 1, text[start:end], start)
+        for start, end in pieces
+    ]
 
 
 def chunk_names(chunk: Chunk) -> list[str] | None:

@@ -122,8 +122,10 @@ class Interpreter(CallMixin, ObjectMixin):
         path = self.tree.module_file(dotted)
         if path is None:
             return None
-        chunks = self.tree.chunks(path)
-        if chunks is None:
+        # a file the page reader already parsed whole is not parsed again piece by piece
+        whole = self.tree.parsed(path)
+        chunks = None if whole is not None else self.tree.chunks(path)
+        if whole is None and chunks is None:
             raise Unknown(f"module {dotted} cannot be read", path)
         scope = ModuleScope(dotted, path, chunks, lambda: self.tree.parse(path))
         self.modules[dotted] = scope
@@ -195,8 +197,7 @@ class Interpreter(CallMixin, ObjectMixin):
                 if alias.asname is None and alias.name.split(".")[0] == name:
                     return self.import_value(name)
             raise Unknown(f"import of {name} not understood", mod.path, stmt.lineno)
-        level_path = mod.path if not mod.is_package else mod.path
-        base = absolute_module(level_path, stmt.module, stmt.level)
+        base = absolute_module(mod.path, stmt.module, stmt.level)
         if base is None:
             raise Unknown("relative import leaves the tree", mod.path, stmt.lineno)
         for alias in stmt.names:

@@ -245,7 +245,7 @@ class Machine:
             "staticmethod",
             "property",
         ):
-            return value.name if value.name != "staticmethod" else "staticmethod"
+            return value.name
         if isinstance(value, External):
             if value.qualname == "functools.cached_property":
                 return "property"

@@ -8,7 +8,6 @@ Every result that could grow without bound (``10**10**10``, ``"x" * 10**9``,
 from __future__ import annotations
 
 import ast
-import math
 import operator
 from typing import Any
 
@@ -18,8 +17,6 @@ from sphinxext_attn.core.pyeval.values import EnumMember, External, Instance, Ra
 MAX_INT_BITS = 4096
 #: Longest string, list or tuple the evaluator builds.
 MAX_ITEMS = 100_000
-
-PLAIN = (int, float, str, bool, type(None), tuple)
 
 BINOPS: dict[type[ast.operator], Any] = {
     ast.Add: operator.add,
@@ -96,7 +93,7 @@ def _zero_div() -> Any:
 
 def enum_is_plain(member: EnumMember) -> bool:
     """A ``str``/``int`` enum compares equal to its value (``AttentionType``)."""
-    from sphinxext_attn.core.pyeval.interp import class_mro  # cycle: mro lives there
+    from sphinxext_attn.core.pyeval.objects import class_mro  # objects imports ops
 
     return any(
         isinstance(c, External)
@@ -182,7 +179,3 @@ def unary(op: ast.unaryop, value: Any, where: tuple[str, int]) -> Any:
     if isinstance(op, ast.Invert) and isinstance(value, int):
         return ~value
     raise Unknown(f"unary {type(op).__name__} not evaluated", *where)
-
-
-def is_nan_safe(value: Any) -> bool:
-    return not (isinstance(value, float) and math.isnan(value))

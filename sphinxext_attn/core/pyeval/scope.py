@@ -101,7 +101,8 @@ class ModuleScope(Scope):
 
     dotted: str
     path: str
-    chunks: list[Chunk]
+    #: the file's top-level statements, or None to use the whole-file parse
+    chunks: list[Chunk] | None
     #: parses the whole file when a piece does not parse alone
     reparse: Callable[[], ast.Module | None]
     index: dict[str, list[Binding]] = field(default_factory=dict)
@@ -110,13 +111,15 @@ class ModuleScope(Scope):
     def __post_init__(self) -> None:
         self.module = self
         try:
-            self.index = self._chunk_index()
+            self.index = self._chunk_index() if self.chunks is not None else {}
         except ChunkError:
+            self.chunks = None
+        if self.chunks is None:
             self._whole()
 
     def _chunk_index(self) -> dict[str, list[Binding]]:
         index: dict[str, list[Binding]] = {}
-        for chunk in self.chunks:
+        for chunk in self.chunks or []:
             names = chunk_names(chunk)
             if names is None:
                 for name, found in index_bindings(chunk.nodes(), nested=True).items():
@@ -131,7 +134,7 @@ class ModuleScope(Scope):
         if module is None:
             raise Unknown(f"module {self.dotted} cannot be parsed", self.path)
         self.index = index_bindings(module.body, nested=True)
-        self.chunks = []
+        self.chunks = None
 
     def statement(self, binding: Binding, name: str) -> ast.stmt:
         """The parsed statement of a binding (parsing its piece if need be)."""
@@ -153,10 +156,6 @@ class ModuleScope(Scope):
                 elif isinstance(stmt, ast.ClassDef):
                     out.append(stmt)
         return sorted(set(out), key=lambda n: n.lineno)
-
-    @property
-    def is_package(self) -> bool:
-        return self.path.endswith("__init__.py")
 
     def has(self, name: str) -> bool:
         return name in self.index

@@ -197,7 +197,6 @@ class Budget:
     steps: int = 200_000
     depth: int = 0
     max_depth: int = 60
-    max_items: int = 100_000
 
     def tick(self, node: ast.AST, path: str) -> None:
         self.steps -= 1
