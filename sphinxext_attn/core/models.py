@@ -6,6 +6,7 @@ writes are derived here once so markdown, docutils and JSON agree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 #: Columns of the feature tables, in the order vLLM's pages use them.
@@ -233,11 +234,19 @@ class PriorityList:
     arch: str  # "sm100" | "default"
     backends: tuple[str, ...]
     source: Location | None = None
+    #: runtime profile: the inputs that lead to this list, in words ("" = always)
+    conditions: str = ""
+    #: runtime profile: the GPU group's heading, and its capabilities
+    arch_title: str = ""
+    capabilities: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
         """The seed's headings for its two lists; other architectures (``sm120``,
-        which only the JSON carries) by their major version."""
+        which only the JSON carries) by their major version; evaluated lists add
+        the conditions that lead to them."""
+        if self.arch_title:
+            return f"{self.arch_title}: {self.conditions}" if self.conditions else self.arch_title
         if self.arch == "sm100":
             return "Blackwell (SM 10.x)"
         if self.arch == "default":
@@ -326,6 +335,21 @@ class Analysis:
         if any(p.literal for p in self.mla_prefill):
             return REGISTRY_PREFILL_COLUMNS
         return SEED_PREFILL_COLUMNS
+
+    def priority_lists(
+        self, category: str, arches: Sequence[str] | None = None
+    ) -> list[PriorityList]:
+        """The lists of a category for ``arches``, in their order; None: every
+        evaluated list, or the seed's two when the lists were read literally."""
+        mine = [p for p in self.priorities if p.category == category]
+        if arches is None:
+            if any(p.arch_title for p in mine):
+                return mine
+            arches = ARCHES
+        return [p for a in arches for p in mine if p.arch == a]
+
+    def arches(self) -> list[str]:
+        return list(dict.fromkeys(p.arch for p in self.priorities))
 
     def priority(self, category: str, arch: str) -> PriorityList | None:
         for p in self.priorities:

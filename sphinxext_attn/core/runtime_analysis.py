@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sphinxext_attn.core.models import Analysis, BackendFeatures, Diagnostic, Location
+from sphinxext_attn.core.priority_titles import safe_evaluated_priorities
 from sphinxext_attn.core.pyeval import Interpreter
 from sphinxext_attn.core.registry import read_registry
 from sphinxext_attn.core.runtime import (
@@ -59,6 +60,18 @@ def apply_runtime(tree: SourceTree, analysis: Analysis) -> Interpreter:
                 )
             )
     analysis.backends.extend(added)
+    lists, why = safe_evaluated_priorities(interp)
+    if lists:
+        analysis.priorities = lists
+    elif why is not None:
+        analysis.diagnostics.append(
+            Diagnostic(
+                f"priority lists not evaluated ({why.reason}); the literal lists are shown",
+                Location(why.path or "vllm/platforms/cuda.py", why.line or 0),
+                "unknown",
+                release=True,
+            )
+        )
     # Classes the page reader could not find but the evaluator built (by a call).
     analysis.diagnostics = [d for d in analysis.diagnostics if d.backend not in resolved]
     analysis.files = list(dict.fromkeys([*analysis.files, *tree.files]))

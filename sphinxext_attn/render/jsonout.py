@@ -3,7 +3,8 @@
 Shape (``schema`` 1)::
 
     {"schema": 1, "root": str, "version": str|null,
-     "priorities": [{"category", "arch", "backends": [str], "source"}],
+     "priorities": [{"category", "arch", "backends": [str], "source",
+                     runtime: "title", "conditions", "capabilities"}],
      "backends": [{"name", "version", "table", "class_path", "dtypes": [str],
                    "kv_cache_dtypes": [str], "block_sizes": [str], "head_sizes": [str],
                    "attn_types", "compute_capability", "is_mla", "supports_sink",
@@ -69,6 +70,11 @@ def to_data(analysis: Analysis) -> dict[str, Any]:
                 "arch": p.arch,
                 "backends": list(p.backends),
                 "source": str(p.source) if p.source else None,
+                **(
+                    {"title": p.title, "conditions": p.conditions, "capabilities": p.capabilities}
+                    if p.arch_title
+                    else {}
+                ),
             }
             for p in analysis.priorities
         ],

@@ -83,10 +83,7 @@ def priority_section(analysis: Analysis) -> str:
     ]
     for category in ("standard", "mla"):
         lines += [f"### {prose.CATEGORY_TITLES[category]}", ""]
-        for arch in ("sm100", "default"):
-            plist = analysis.priority(category, arch)
-            if plist is None:
-                continue
+        for plist in analysis.priority_lists(category):
             rows = [[str(i), f"`{b}`"] for i, b in enumerate(plist.backends, 1)]
             lines += [f"**{plist.title}:**", "", *_table(["Priority", "Backend"], rows), ""]
     lines += [f"> **Note:** {prose.PRIORITY_NOTE}", ""]

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from docutils import nodes
 
 from sphinxext_attn.core.models import (
-    ARCHES,
     CATEGORIES,
     LITERAL_LIST_COLUMNS,
     Analysis,
@@ -167,18 +166,19 @@ def priority_nodes(
     spec: TableSpec,
     *,
     categories: Sequence[str],
-    arches: Sequence[str],
+    arches: Sequence[str] | None = None,
     backends: frozenset[str] | None = None,
     columns: Sequence[str] = PRIORITY_COLUMNS,
     headings: bool = True,
     deco: Decorations = PLAIN,
 ) -> list[nodes.Node]:
-    """One table per (category, arch) present, under a rubric per category."""
+    """One table per list present, under a rubric per category. ``arches`` None:
+    every evaluated list, or the seed's two when the lists were read literally."""
     out: list[nodes.Node] = []
     for category in CATEGORIES:
         if category not in categories:
             continue
-        lists = [p for a in arches if (p := analysis.priority(category, a)) is not None]
+        lists = analysis.priority_lists(category, arches)
         if not lists:
             continue
         if headings:
@@ -370,9 +370,7 @@ def page_nodes(
         paragraph(prose.PRIORITY_INTRO),
         paragraph(prose.PRIORITY_ONE),
     ]
-    out += priority_nodes(
-        analysis, plain, categories=CATEGORIES, arches=ARCHES, backends=backends, deco=deco
-    )
+    out += priority_nodes(analysis, plain, categories=CATEGORIES, backends=backends, deco=deco)
     out.append(nodes.note("", paragraph(prose.PRIORITY_NOTE)))
     out += [rubric(LEGEND_HEADING), *legend_nodes(plain)]
     out.append(rubric(STANDARD_HEADING))

@@ -10,6 +10,7 @@ courtesy.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -18,7 +19,6 @@ from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
 from sphinxext_attn.core.models import (
-    ARCHES,
     CATEGORIES,
     FEATURE_COLUMNS,
     PREFILL_COLUMNS,
@@ -71,6 +71,19 @@ def choices_option(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
     return convert
 
 
+def arch_option(value: str) -> tuple[str, ...]:
+    """Architectures as the release's code tells them apart (``sm90``, ``sm100``,
+    ``default``, ...); checked against the tree's lists when the table renders."""
+    names = _split(value or "")
+    bad = [n for n in names if not re.fullmatch(r"default|sm\d+(\+sm\d+)*", n)]
+    if bad or not names:
+        raise ValueError(
+            f"{', '.join(bad) or 'nothing'} is not an architecture; use names such as "
+            f"{', '.join(ARCH_EXAMPLES)}"
+        )
+    return tuple(names)
+
+
 def widths_option(value: str) -> str | list[int]:
     try:
         widths: str | list[int] = directives.value_or(
@@ -106,6 +119,9 @@ COMMON_OPTIONS = {
     "widths": widths_option,
     "source-url": directives.unchanged,
 }
+
+
+ARCH_EXAMPLES = ("sm80", "sm90", "sm100", "sm120", "default")
 
 
 class AttentionBackendsDirective(SphinxDirective):
@@ -265,7 +281,7 @@ class PriorityDirective(AttentionBackendsDirective):
         **COMMON_OPTIONS,
         "columns": columns_option(render.PRIORITY_COLUMNS),
         "category": choices_option(CATEGORIES),
-        "arch": choices_option(ARCHES),
+        "arch": arch_option,
     }
 
     def known_backends(self, analysis: Analysis) -> list[str]:
@@ -273,8 +289,15 @@ class PriorityDirective(AttentionBackendsDirective):
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
         categories = self.options.get("category", CATEGORIES)
-        arches = self.options.get("arch", ARCHES)
-        lists = [p for p in analysis.priorities if p.category in categories and p.arch in arches]
+        arches = self.options.get("arch")
+        present = analysis.arches()
+        unknown = [a for a in arches or () if a not in present]
+        if unknown:
+            raise render.RenderError(
+                f"unknown :arch: {', '.join(unknown)}; this tree's lists are for "
+                f"{', '.join(present) or 'no architecture'}"
+            )
+        lists = [p for c in categories for p in analysis.priority_lists(c, arches)]
         head: list[nodes.Node] = []
         if spec.caption and len(lists) != 1:
             head, spec.caption = [render.rubric(spec.caption)], None

@@ -87,6 +87,8 @@ class Interpreter(CallMixin, ObjectMixin):
         #: functions whose top-level checks are evaluated one by one (see run_lenient)
         self.lenient_functions: frozenset[str] = frozenset()
         self.skipped_checks: list[Unknown] = []
+        #: (path, line) of the last ``return`` executed: provenance of an answer
+        self.last_return: tuple[str, int] = ("", 0)
         self._exprs = {
             ast.Constant: self._constant,
             ast.Name: self._name,
@@ -416,7 +418,9 @@ class Interpreter(CallMixin, ObjectMixin):
         self.budget.tick(stmt, frame.module.path)
         path = frame.module.path
         if isinstance(stmt, ast.Return):
-            raise _Return(None if stmt.value is None else self.eval(stmt.value, frame))
+            value = None if stmt.value is None else self.eval(stmt.value, frame)
+            self.last_return = (path, stmt.lineno)  # the outermost return is noted last
+            raise _Return(value)
         if isinstance(stmt, ast.If):
             test = self.truth(self.eval(stmt.test, frame), stmt.test, path)
             self.exec_block(stmt.body if test else stmt.orelse, frame)
