@@ -85,7 +85,15 @@ def render_text(config: Config, decision: Decision) -> str:
         mark = "->" if name == decision.selected else "  "
         why = ""
         if name in decision.rejected:
-            why = "  rejected: " + "; ".join(decision.rejected[name])
+            sources = decision.sources.get(name, [])
+            why = "  rejected: " + "; ".join(
+                f"{reason} ({where})" if where else reason
+                for reason, where in zip(
+                    decision.rejected[name],
+                    [*sources, *[""] * len(decision.rejected[name])],
+                    strict=False,
+                )
+            )
         elif name in decision.unknown:
             why = "  not evaluated: " + decision.unknown[name]
         lines.append(f" {mark} {i}. {name}{why}")
@@ -110,11 +118,11 @@ def main(argv: list[str]) -> int:
         if not isinstance(cases, list):
             print("sphinxext-attn select: --cases must hold a JSON list", file=sys.stderr)
             return 2
-        results = [selector.decide(Config.from_case(c)).to_json() for c in cases]
+        results = [selector.explain(selector.decide(Config.from_case(c))).to_json() for c in cases]
         content = json.dumps(results, ensure_ascii=False) + "\n"
     else:
         config = config_from_args(args)
-        decision = selector.decide(config)
+        decision = selector.explain(selector.decide(config))
         if args.format == "json":
             content = json.dumps(decision.to_json(), indent=2, ensure_ascii=False) + "\n"
         else:

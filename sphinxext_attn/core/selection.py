@@ -15,6 +15,7 @@ from typing import Any
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.core.pyeval.interp import NOT_EVALUATED
 from sphinxext_attn.core.pyeval.values import Bound, EnumMember, External, Instance, PyClass
+from sphinxext_attn.core.reason_sources import ReasonLocator
 
 NODE = ast.Pass()
 SELECTOR_MODULES = ("vllm.v1.attention.selector", "vllm.attention.selector")
@@ -72,6 +73,10 @@ class Decision:
     #: where a question could not be evaluated: backend -> reason (never guessed)
     unknown: dict[str, str] = field(default_factory=dict)
     error: str = ""
+    #: backend -> file:line of each reason (parallel to ``rejected``; "" = not found)
+    sources: dict[str, list[str]] = field(default_factory=dict)
+    #: file:line of the list the pick was made from
+    list_source: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -79,6 +84,8 @@ class Decision:
             "priorities": self.priorities,
             "rejected": self.rejected,
         }
+        if self.sources:
+            data["sources"] = self.sources
         if self.unknown:
             data["unknown"] = self.unknown
         if self.error:
@@ -92,6 +99,7 @@ class Selector:
     def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self._config_cls: Any = None
+        self._locator: ReasonLocator | None = None
         interp.lenient_functions = frozenset({"validate_configuration"})
 
     def _selector_config_class(self) -> PyClass:
@@ -137,6 +145,15 @@ class Selector:
         }
         kwargs = {k: v for k, v in values.items() if k in fields}
         return interp.call(cls, [], kwargs, NODE, cls.path)
+
+    def explain(self, decision: Decision) -> Decision:
+        """Add where each reason is stated (file:line) to a decision."""
+        if self._locator is None:
+            self._locator = ReasonLocator(self.interp)
+        for name, reasons in decision.rejected.items():
+            found = [self._locator.locate(name, r) for r in reasons]
+            decision.sources[name] = [str(loc) if loc else "" for loc in found]
+        return decision
 
     def decide(self, config: Config) -> Decision:
         interp = self.interp
