@@ -44,9 +44,22 @@ def new_build() -> None:
     _CHECKED.clear()
 
 
+#: root -> the SourceTree its last fresh analysis parsed (shared with the selection)
+_TREES: dict[str, Any] = {}
+#: root -> a selector on that tree, for this read phase
+SELECTORS: dict[str, Any] = {}
+
+
 def new_read_phase() -> None:
     """Check every tree against its files again (once) before pages are read."""
     _CHECKED.clear()
+    _TREES.clear()
+    SELECTORS.clear()
+
+
+def source_tree(root: str) -> Any:
+    """The parsed files of this read phase's analysis of ``root``, if it ran."""
+    return _TREES.get(root)
 
 
 def clear_memo() -> None:
@@ -105,7 +118,10 @@ def analyze_tree(root: str, profile: str = "runtime") -> Analysis:
         # the root's listing is the fingerprint: adding vllm/ makes it stale
         diag = Diagnostic(message, None, "root")
         return Analysis(root=root, directories=[""], diagnostics=[diag])
-    return analyze(root, profile=profile)
+    from sphinxext_attn.core.source import SourceTree
+
+    tree = _TREES[root] = SourceTree(root)
+    return analyze(root, tree, profile=profile)
 
 
 def env_cache(env: BuildEnvironment) -> dict[str, tuple[Fingerprint, Analysis]]:

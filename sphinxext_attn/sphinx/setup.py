@@ -9,6 +9,7 @@ from sphinxext_attn.sphinx import config, events
 from sphinxext_attn.sphinx.diff import DiffDirective
 from sphinxext_attn.sphinx.directives import DIRECTIVES
 from sphinxext_attn.sphinx.provenance import setup_nodes
+from sphinxext_attn.sphinx.select_directive import SelectDirective
 from sphinxext_attn.sphinx.xref import setup_xref
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     for name, directive in DIRECTIVES.items():
         app.add_directive(name, directive)
     app.add_directive("attention-backends-diff", DiffDirective)
+    app.add_directive("attention-backends-select", SelectDirective)
     setup_nodes(app)
     setup_xref(app)
     app.connect("builder-inited", events.builder_inited)

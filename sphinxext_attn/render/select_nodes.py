@@ -1,0 +1,130 @@
+"""A selection decision as docutils nodes: the list, the pick, the reasons.
+
+One table, one row per backend of the list the pick was made from, in
+priority order; the chosen row carries the class ``attn-selected``. Each
+reason links to the line vLLM states it on (through the decorations).
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+
+from sphinxext_attn.core.models import Location
+from sphinxext_attn.core.selection import Config, Decision
+from sphinxext_attn.render.decorate import PLAIN, Decorations
+from sphinxext_attn.render.nodes import Cell, TableSpec, build_table
+
+SELECTED_CLASS = "attn-selected"
+HEADER = ("Priority", "Backend", "Result", "Why")
+
+
+def config_text(config: Config) -> str:
+    """The configuration in one line, in the words of ``select --format text``."""
+    flags = [
+        word
+        for word, on in (
+            ("MLA", config.use_mla),
+            ("sparse", config.use_sparse),
+            ("sink", config.has_sink),
+            ("multimodal prefix", config.use_mm_prefix),
+            ("non-causal", config.use_non_causal),
+        )
+        if on
+    ]
+    return ", ".join(
+        [
+            f"SM {config.capability}",
+            config.dtype,
+            f"KV cache {config.kv_cache_dtype or 'unset'}",
+            f"head size {config.head_size}",
+            f"block size {config.block_size or 'default'}",
+            f"{config.num_heads or 'unknown'} heads",
+            config.attn_type.lower().replace("_", "-"),
+            *flags,
+        ]
+    )
+
+
+def _location(text: str) -> Location | None:
+    path, _, line = text.rpartition(":")
+    return Location(path, int(line)) if path and line.isdigit() else None
+
+
+def _reasons(decision: Decision, name: str, deco: Decorations) -> Cell:
+    if name in decision.unknown:
+        return f"not evaluated: {decision.unknown[name]}"
+    reasons = decision.rejected.get(name, [])
+    sources = decision.sources.get(name, [])
+    cell: list[nodes.Node] = []
+    for i, reason in enumerate(reasons):
+        if i:
+            cell.append(nodes.Text("; "))
+        where = _location(sources[i]) if i < len(sources) else None
+        cell += deco.source(where, [nodes.Text(reason)]) if where else [nodes.Text(reason)]
+    return cell
+
+
+def _result(decision: Decision, name: str) -> str:
+    if name == decision.selected:
+        return "selected"
+    if name in decision.unknown:
+        return "not evaluated"
+    if name in decision.rejected:
+        return "rejected"
+    return "valid, lower priority"
+
+
+def decision_nodes(
+    config: Config,
+    decision: Decision,
+    spec: TableSpec,
+    *,
+    deco: Decorations = PLAIN,
+) -> list[nodes.Node]:
+    """The decision table, with a line saying what vLLM does when nothing qualifies."""
+    out: list[nodes.Node] = []
+    if decision.error:
+        out.append(
+            nodes.paragraph("", f"Not evaluated: {decision.error}", classes=["attn-unknown"])
+        )
+        return out
+    rows: list[list[Cell]] = []
+    for rank, name in enumerate(decision.priorities, 1):
+        rows.append(
+            [
+                str(rank),
+                deco.backend_ref(name),
+                _result(decision, name),
+                _reasons(decision, name, deco),
+            ]
+        )
+    table = build_table(
+        list(HEADER),
+        rows,
+        spec,
+        title=config_text(config),
+        classes=("attn-select",),
+    )
+    if decision.selected in decision.priorities:
+        index = decision.priorities.index(decision.selected)
+        body = next(iter(table.findall(nodes.tbody)))
+        body.children[index]["classes"].append(SELECTED_CLASS)
+    out.append(table)
+    if decision.selected is None:
+        out.append(
+            nodes.paragraph(
+                "",
+                "No backend qualifies: vLLM raises an error for this configuration "
+                "(no valid backend).",
+                classes=["attn-none"],
+            )
+        )
+    else:
+        para = nodes.paragraph("", "vLLM picks ", classes=["attn-pick"])
+        para += nodes.literal(decision.selected, decision.selected, classes=[SELECTED_CLASS])
+        para += nodes.Text(".")
+        out.insert(0, para)
+    return out
+
+
+__all__ = ["HEADER", "SELECTED_CLASS", "config_text", "decision_nodes"]

@@ -1,0 +1,128 @@
+"""``attention-backends-select``: vLLM's decision as a table, in rST and MyST, on
+every builder, equal to the command line's decision on a real release."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import vllm_trees
+from attn_sphinx_util import build, warnings
+
+pytestmark = pytest.mark.realtree
+
+RST = """Select
+======
+
+.. attention-backends-select::
+   :capability: {capability}
+   :dtype: {dtype}
+   :kv-cache-dtype: {kv}
+   :head-size: {head}
+{extra}
+"""
+
+MYST = """# Select
+
+```{{attention-backends-select}}
+:capability: {capability}
+:dtype: {dtype}
+:kv-cache-dtype: {kv}
+:head-size: {head}
+{extra}
+```
+"""
+
+
+def _project(tmp_path: Path, page: str, suffix: str = ".rst", myst: bool = False) -> Path:
+    src = tmp_path / "src"
+    src.mkdir(exist_ok=True)
+    ext = '["sphinxext_attn", "myst_parser"]' if myst else '["sphinxext_attn"]'
+    (src / "conf.py").write_text(f"extensions = {ext}\n")
+    (src / f"index{suffix}").write_text(page)
+    return src
+
+
+def _cli(tree: Path, *args: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "sphinxext_attn", "select", "--root", str(tree), *args]
+        + ["--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def _selected_rows(html: str) -> list[str]:
+    import re
+
+    return re.findall(r'<tr class="[^"]*attn-selected[^"]*">(.*?)</tr>', html, re.DOTALL)
+
+
+@pytest.mark.parametrize("syntax", ["rst", "myst"])
+def test_decision_table_equals_the_command_line(make_app, tmp_path, syntax):
+    if syntax == "myst":
+        pytest.importorskip("myst_parser")
+    tree = vllm_trees.tree("0.33.0")
+    fields = {"capability": "9.0", "dtype": "bf16", "kv": "fp8", "head": "256"}
+    extra = "   :mla:\n" if syntax == "rst" else ":mla:\n"
+    template = RST if syntax == "rst" else MYST
+    page = template.format(extra=extra, **fields)
+    src = _project(tmp_path, page, ".rst" if syntax == "rst" else ".md", myst=syntax == "myst")
+    app = build(make_app, src, tree=tree, confoverrides={"attention_backends_profile": "runtime"})
+    assert "attention-backends-select" not in warnings(app)
+    html = (app.outdir / "index.html").read_text()
+    expected = _cli(
+        tree, "--capability", "9.0", "--dtype", "bf16", "--kv-cache-dtype", "fp8",
+        "--head-size", "256", "--mla",
+    )  # fmt: skip
+    assert expected["selected"]
+    chosen = _selected_rows(html)
+    assert len(chosen) == 1 and expected["selected"] in chosen[0]
+    for name in expected["priorities"]:
+        assert name in html
+    first_rejected, reasons = next(iter(expected["rejected"].items()))
+    assert reasons[0] in html
+    # reasons carry where vLLM states them (a tooltip without a source URL)
+    assert 'title="vllm/v1/attention/backend.py:' in html
+
+
+def test_nothing_qualifies_says_vllm_raises(make_app, tmp_path):
+    tree = vllm_trees.tree("0.33.0")
+    page = RST.format(capability="7.0", dtype="fp32", kv="fp8", head="1000", extra="   :mla:\n")
+    app = build(make_app, _project(tmp_path, page), tree=tree)
+    html = (app.outdir / "index.html").read_text()
+    assert "No backend qualifies" in html and not _selected_rows(html)
+
+
+@pytest.mark.parametrize("builder", ["latex", "text", "man", "texinfo", "singlehtml", "epub"])
+def test_every_builder(make_app, tmp_path, builder):
+    tree = vllm_trees.tree("0.33.0")
+    page = RST.format(capability="10.0", dtype="fp16", kv="auto", head="128", extra="")
+    app = build(make_app, _project(tmp_path, page), builder, tree=tree)
+    assert "Traceback" not in warnings(app)
+    text = "".join(
+        p.read_text(errors="replace") for p in Path(app.outdir).rglob("*") if p.is_file()
+        and p.suffix in (".tex", ".txt", ".1", ".texi", ".html", ".xhtml")
+    )  # fmt: skip
+    assert "FLASHINFER" in text
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("capability", "hopper", "not a compute capability"),
+        ("dtype", "int4", "choose from fp16"),
+        ("attn-type", "sideways", "choose from DECODER"),
+        ("head-size", "-3", "attention-backends-select"),
+    ],
+)
+def test_bad_options_name_the_allowed_values(make_app, tmp_path, option, value, message):
+    tree = vllm_trees.tree("0.33.0")
+    page = f"Select\n======\n\n.. attention-backends-select::\n   :{option}: {value}\n"
+    app = build(make_app, _project(tmp_path, page), tree=tree)
+    assert message in warnings(app)
