@@ -13,6 +13,7 @@ import ast
 from dataclasses import replace
 from typing import Any
 
+from sphinxext_attn.core.deciding_lines import deciding_lines
 from sphinxext_attn.core.models import BackendFeatures, Location
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.core.pyeval.values import PyClass
@@ -162,6 +163,7 @@ class RuntimeReader:
         facts["MLA"] = take("MLA", ask.ask_flag("is_mla"))
         for method in self.extra_methods(cls):
             facts["extras"][method] = take(method, ask.ask_flag(method))
+        facts["sources"] = deciding_lines(self.interp, cls, facts)
         return facts
 
     def extra_methods(self, cls: PyClass) -> list[str]:
@@ -236,8 +238,15 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
     ):
         if column not in keep and facts[column] is not None:
             changes[field_name] = bool(facts[column])
+    sources = dict(row.sources)
+    sources.update((c, loc) for c, loc in facts.get("sources", {}).items() if c not in keep)
     return replace(
-        row, **changes, unknown=unknown, supports=supports, extras=dict(facts["extras"])
+        row,
+        **changes,
+        unknown=unknown,
+        supports=supports,
+        extras=dict(facts["extras"]),
+        sources=sources,
     )
 
 

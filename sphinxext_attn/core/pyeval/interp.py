@@ -89,6 +89,8 @@ class Interpreter(CallMixin, ObjectMixin):
         self.skipped_checks: list[Unknown] = []
         #: (path, line) of the last ``return`` executed: provenance of an answer
         self.last_return: tuple[str, int] = ("", 0)
+        #: when a list: every return executed (path, line, value, expression), for provenance
+        self.returns: list[tuple[str, int, Any, ast.expr | None]] | None = None
         self._exprs = {
             ast.Constant: self._constant,
             ast.Name: self._name,
@@ -420,6 +422,8 @@ class Interpreter(CallMixin, ObjectMixin):
         if isinstance(stmt, ast.Return):
             value = None if stmt.value is None else self.eval(stmt.value, frame)
             self.last_return = (path, stmt.lineno)  # the outermost return is noted last
+            if self.returns is not None:
+                self.returns.append((path, stmt.lineno, value, stmt.value))
             raise _Return(value)
         if isinstance(stmt, ast.If):
             test = self.truth(self.eval(stmt.test, frame), stmt.test, path)
