@@ -153,9 +153,9 @@ class AttentionBackendsDirective(SphinxDirective):
             return []  # no vllm/ under the root: reported once, nothing to show
         return self.rendered(analysis, self.backends(analysis))
 
-    def analysis_of(self, root: str) -> Analysis:
+    def analysis_of(self, root: str, profile: str | None = None) -> Analysis:
         """The shared analysis of ``root``; this page depends on its files from now on."""
-        profile = self.options.get("profile") or config.profile(self.env)
+        profile = profile or self.options.get("profile") or config.profile(self.env)
         key = cache.cache_key(root, profile)
         analysis = cache.get_analysis(self.env, key)
         cache.report(root, analysis, self.get_location(), strict=config.strict(self.env))
