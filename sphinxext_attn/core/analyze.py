@@ -122,6 +122,7 @@ def analyze(
     try:
         tree = source if source is not None else SourceTree(root)
         result = _analyze(tree)
+        result.profile = profile
         if profile == "runtime":
             from sphinxext_attn.core.runtime_analysis import apply_runtime
 

@@ -313,6 +313,8 @@ class Analysis:
     #: tree-relative folders of every file looked for (for added-file detection)
     directories: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: "runtime" or "vllm-page": how the cells were read
+    profile: str = "runtime"
 
     def rows(self, table: str) -> list[BackendFeatures]:
         """Rows of one feature table in the seed's order."""

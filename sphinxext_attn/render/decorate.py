@@ -19,6 +19,13 @@ class Decorations:
         """Wrap a cell's nodes to show where its value was read."""
         return cell
 
+    def unknown(
+        self, reason: str, location: Location | None, cell: list[nodes.Node]
+    ) -> list[nodes.Node]:
+        """A cell that could not be evaluated: marked, with its reason where the
+        output can show one."""
+        return [nodes.inline("", "", *cell, classes=["attn-unknown"])]
+
     def row_target(self, row: BackendFeatures) -> list[nodes.Node]:
         """Nodes put first in a row's first cell (a target, index entries)."""
         return []

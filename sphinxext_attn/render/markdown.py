@@ -90,18 +90,21 @@ def priority_section(analysis: Analysis) -> str:
     return "\n".join(lines)
 
 
-def legend_section() -> str:
+def legend_section(evaluated: bool = False) -> str:
+    """The seed's legend; evaluated cells (runtime profile) add their notation."""
     rows = [[f"**{c}**", d] for c, d in prose.legend_rows()]
-    return "\n".join(
-        [
-            "## Legend",
-            "",
-            *_table(["Column", "Description"], rows),
-            "",
-            f"**Symbols:** {prose.SYMBOLS}",
-            "",
-        ]
-    )
+    lines = [
+        "## Legend",
+        "",
+        *_table(["Column", "Description"], rows),
+        "",
+        f"**Symbols:** {prose.SYMBOLS}",
+        "",
+    ]
+    if evaluated:
+        notation = [[f"`{n}`", d] for n, d in prose.NOTATION]
+        lines += ["**Notation of evaluated cells:**", "", *_table(["Cell", "Means"], notation), ""]
+    return "\n".join(lines)
 
 
 def standard_section(analysis: Analysis, links: str | None = None) -> str:
@@ -184,7 +187,11 @@ def render_markdown(
     """The whole page; ``header`` is the prose above ``## Backend Priority (CUDA)``;
     ``links`` a source-link template for the feature cells (none by default)."""
     parts = [(header if header is not None else DEFAULT_HEADER).rstrip("\n") + "\n"]
-    parts += [priority_section(analysis), legend_section(), standard_section(analysis, links)]
+    parts += [
+        priority_section(analysis),
+        legend_section(analysis.profile == "runtime"),
+        standard_section(analysis, links),
+    ]
     notes = footnotes_section(analysis)
     if notes is not None:
         parts.append(notes)

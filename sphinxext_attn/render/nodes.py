@@ -212,16 +212,35 @@ def priority_nodes(
 
 
 def legend_nodes(
-    spec: TableSpec, columns: Sequence[str] = prose.SEED_LEGEND_COLUMNS
+    spec: TableSpec,
+    columns: Sequence[str] = prose.SEED_LEGEND_COLUMNS,
+    *,
+    evaluated: bool = False,
 ) -> list[nodes.Node]:
-    """The legend table (column, description) and the symbols line."""
+    """The legend table (column, description) and the symbols line; with
+    ``evaluated``, the notation of evaluated cells too."""
     rows: list[list[Cell]] = [
         [[nodes.strong(c, c)], inline(d)] for c, d in prose.legend_rows(tuple(columns))
     ]
     table = build_table(["Column", "Description"], rows, spec, classes=("attn-legend",))
     symbols = nodes.paragraph("", "", nodes.strong("Symbols:", "Symbols:"))
     symbols += nodes.Text(" " + prose.SYMBOLS)
-    return [table, symbols]
+    out: list[nodes.Node] = [table, symbols]
+    if evaluated:
+        notation: list[list[Cell]] = [
+            [[nodes.literal(n, n)], inline(d)] for n, d in prose.NOTATION
+        ]
+        plain = TableSpec(classes=list(spec.classes))
+        out.append(
+            build_table(
+                ["Cell", "Means"],
+                notation,
+                plain,
+                title="Notation of evaluated cells",
+                classes=("attn-legend", "attn-notation"),
+            )
+        )
+    return out
 
 
 # -- feature tables -----------------------------------------------------------
@@ -239,6 +258,9 @@ def feature_cell(row: BackendFeatures, column: str, deco: Decorations = PLAIN) -
         if deco is PLAIN or not text:
             return text
         cell = [nodes.Text(text)]
+    reason = row.unknown.get(column)
+    if reason is not None:
+        return deco.unknown(reason, row.sources.get(column), cell)
     return deco.source(row.sources.get(column), cell)
 
 
@@ -372,7 +394,7 @@ def page_nodes(
     ]
     out += priority_nodes(analysis, plain, categories=CATEGORIES, backends=backends, deco=deco)
     out.append(nodes.note("", paragraph(prose.PRIORITY_NOTE)))
-    out += [rubric(LEGEND_HEADING), *legend_nodes(plain)]
+    out += [rubric(LEGEND_HEADING), *legend_nodes(plain, evaluated=analysis.profile == "runtime")]
     out.append(rubric(STANDARD_HEADING))
     out += feature_nodes(analysis, "standard", spec, columns=columns, backends=backends, deco=deco)
     out += family_nodes(analysis, "minimax", spec, columns=columns, backends=backends, deco=deco)

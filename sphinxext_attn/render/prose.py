@@ -21,6 +21,20 @@ LEGEND: tuple[tuple[str, str], ...] = (
 #: Legend rows the seed's page shows: the columns of its MLA table.
 SEED_LEGEND_COLUMNS: tuple[str, ...] = tuple(c for c in MLA_COLUMNS if c != "Backend")
 SYMBOLS = "✅ = Supported, ❌ = Not supported"
+#: How evaluated cells (the runtime profile) write sets of values.
+NOTATION: tuple[tuple[str, str], ...] = (
+    (
+        "?",
+        "Not evaluated statically (a call into torch, the environment, a loop); "
+        "the reason shows on hover and in the JSON's `unknown`",
+    ),
+    ("%N", "Multiples of N (`%16` block sizes; `%8 ≤256`: multiples of 8 up to 256)"),
+    ("a-b", "Every value from a to b (with `%N`: every multiple of N in the range)"),
+    ("≥8.0", "This compute capability and every later one vLLM was asked about"),
+    ("9.x", "Every GPU of that major version (9.0; 10.0 and 10.3; ...)"),
+    ("Any", "Every value asked about: head sizes 8-1024, the capability grid 7.0-12.1"),
+    ("None", "None of the values asked about"),
+)
 
 PRIORITY_INTRO = (
     "When no backend is explicitly selected, vLLM chooses the first\n"

@@ -324,7 +324,10 @@ class LegendDirective(AttentionBackendsDirective):
     }
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
-        return render.legend_nodes(spec, self.columns() or prose.SEED_LEGEND_COLUMNS)
+        profile = self.options.get("profile") or config.profile(self.env)
+        return render.legend_nodes(
+            spec, self.columns() or prose.SEED_LEGEND_COLUMNS, evaluated=profile == "runtime"
+        )
 
 
 class StandardDirective(AttentionBackendsDirective):

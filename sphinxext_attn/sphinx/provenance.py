@@ -102,6 +102,16 @@ class SphinxDecorations(Decorations):
             return [ref]
         return [attn_source("", "", *cell, location=where, classes=[SOURCE_CLASS])]
 
+    def unknown(
+        self, reason: str, location: Location | None, cell: list[nodes.Node]
+    ) -> list[nodes.Node]:
+        """``?`` with the reason as its tooltip (HTML), linked to the place when known."""
+        where = f" ({location})" if location is not None else ""
+        marked = attn_source(
+            "", "", *cell, location=f"not evaluated: {reason}{where}", classes=["attn-unknown"]
+        )
+        return [marked]
+
     def row_target(self, row: BackendFeatures) -> list[nodes.Node]:
         """The first row of a backend on a page gets its target, index entries and
         a place in the backend registry; later rows only a unique id."""
