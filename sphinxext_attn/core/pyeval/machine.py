@@ -4,7 +4,8 @@ What analysed code asks of the world outside the tree is answered here, and
 nowhere else, the way vLLM's own answers were collected (the platform is
 CUDA; no ``VLLM_*`` variable is set, so vLLM's defaults apply; no engine
 config is current; compiled kernels and optional packages import; the device
-capability is the one the question is about). Anything else from outside the
+capability is the one the question is about; the toolchain vLLM looks for on
+PATH, nvcc and ninja, is there). Anything else from outside the
 tree (a call into torch, a kernel) is :class:`Unknown`.
 """
 
@@ -122,6 +123,10 @@ class Machine:
             return args[1] if len(args) > 1 else kwargs.get("default")
         if name == "os.path.join" and all(isinstance(a, str) for a in args):
             return "/".join(args)
+        if name == "shutil.which" and args and isinstance(args[0], str):
+            # a full build: the toolchain vLLM looks for on PATH (nvcc, ninja) is there
+            tool = args[0].rstrip("/").rsplit("/", 1)[-1]
+            return args[0] if args[0].startswith("/") else f"/usr/local/bin/{tool}"
         if name in ("os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.dirname"):
             return True if name != "os.path.dirname" else ""
         if name == "importlib.import_module" and args and isinstance(args[0], str):
