@@ -126,3 +126,20 @@ def test_bad_options_name_the_allowed_values(make_app, tmp_path, option, value, 
     page = f"Select\n======\n\n.. attention-backends-select::\n   :{option}: {value}\n"
     app = build(make_app, _project(tmp_path, page), tree=tree)
     assert message in warnings(app)
+
+
+def test_both_readings_and_a_decision_open_each_file_once(make_app, tmp_path):
+    """A page with the two profiles side by side and a decision: one open per file."""
+    from attn_sphinx_util import counting_opens
+
+    from sphinxext_attn.sphinx import cache
+
+    tree = vllm_trees.tree("0.33.0")
+    page = RST.format(capability="9.0", dtype="bf16", kv="auto", head="128", extra="")
+    page += "\n.. attention-backends-diff::\n   :from-profile: vllm-page\n"
+    src = _project(tmp_path, page)
+    cache.clear_memo()
+    with counting_opens(tree) as opened:
+        build(make_app, src, tree=tree, confoverrides={"attention_backends_profile": "runtime"})
+    assert opened, "the build read the tree"
+    assert max(opened.values()) == 1, {p: n for p, n in opened.items() if n > 1}

@@ -39,8 +39,12 @@ def parse_quietly(text: str, filename: str) -> ast.Module:
 class SourceTree:
     """A vLLM source tree (the folder holding ``vllm/``) read through one cache."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], reads: dict[str, bytes] | None = None
+    ) -> None:
         self.root = Path(os.path.realpath(root))
+        #: raw bytes by path, shared by the trees of one build (one open per file)
+        self._reads: dict[str, bytes] = reads if reads is not None else {}
         self._modules: dict[str, ast.Module | None] = {}
         self._texts: dict[str, str | None] = {}
         #: files of which only a class was parsed -> the rest of their text
@@ -145,12 +149,15 @@ class SourceTree:
         if size > MAX_FILE_BYTES:
             self.warn(f"file too large to analyse ({size} bytes)", rel, subtype="syntax")
             return None
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            self.warn(f"cannot read file: {exc.strerror or exc}", rel, subtype="missing")
-            return None
+        data = self._reads.get(rel)
+        if data is None:
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read(MAX_FILE_BYTES + 1)
+            except OSError as exc:
+                self.warn(f"cannot read file: {exc.strerror or exc}", rel, subtype="missing")
+                return None
+            self._reads[rel] = data
         self.files.append(rel)
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)

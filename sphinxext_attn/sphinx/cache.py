@@ -48,6 +48,8 @@ def new_build() -> None:
 _TREES: dict[str, Any] = {}
 #: root -> a selector on that tree, for this read phase
 SELECTORS: dict[str, Any] = {}
+#: root -> raw file bytes read in this read phase (both profiles open a file once)
+_READS: dict[str, dict[str, bytes]] = {}
 
 
 def new_read_phase() -> None:
@@ -55,6 +57,11 @@ def new_read_phase() -> None:
     _CHECKED.clear()
     _TREES.clear()
     SELECTORS.clear()
+    _READS.clear()
+
+
+def shared_reads(root: str) -> dict[str, bytes]:
+    return _READS.setdefault(root, {})
 
 
 def source_tree(root: str) -> Any:
@@ -120,7 +127,7 @@ def analyze_tree(root: str, profile: str = "runtime") -> Analysis:
         return Analysis(root=root, directories=[""], diagnostics=[diag])
     from sphinxext_attn.core.source import SourceTree
 
-    tree = _TREES[root] = SourceTree(root)
+    tree = _TREES[root] = SourceTree(root, _READS.setdefault(root, {}))
     return analyze(root, tree, profile=profile)
 
 

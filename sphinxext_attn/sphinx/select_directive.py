@@ -91,7 +91,7 @@ def selector_for(root: str) -> Selector:
     """One selector per tree and read phase, on the analysis's parsed files."""
     selector: Selector | None = cache.SELECTORS.get(root)
     if selector is None:
-        tree = cache.source_tree(root) or SourceTree(root)
+        tree = cache.source_tree(root) or SourceTree(root, cache.shared_reads(root))
         selector = cache.SELECTORS[root] = Selector(Interpreter(tree))
     return selector
 
