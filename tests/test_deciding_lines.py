@@ -48,3 +48,14 @@ def test_cells_link_to_the_deciding_line_across_files(tmp_path):
     sink = row.sources["Sink"]
     assert sink.path == "vllm/v1/attention/backends/my_attn.py"
     assert source.splitlines()[sink.line - 1].strip() == "return True"
+
+
+def test_a_class_attribute_is_decided_where_the_nearest_class_assigns_it(tmp_path):
+    body = "supported_dtypes = [torch.float16]\n"
+    root = runtime_backend(tmp_path, body)
+    row = rows(analyze(root), "MY_ATTN")[0]
+    assert row.dtypes == ("fp16",)
+    where = row.sources["Dtypes"]
+    assert where.path == "vllm/v1/attention/backends/my_attn.py"
+    text = (root / where.path).read_text().splitlines()[where.line - 1]
+    assert text.strip() == "supported_dtypes = [torch.float16]"

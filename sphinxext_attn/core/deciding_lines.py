@@ -2,10 +2,13 @@
 
 Each column's question is asked once more for one telling input (the first
 accepted value, else the first tried), with the memo set aside so the run
-really executes. The cell's source is the last helper ``return`` that gave a
-list of values (``get_supported_head_sizes``), else the outermost ``return``
-(a comparison): in the class itself or in a base in another file. A question
-whose run cannot be repeated falls back to the method's ``def``.
+really executes. The cell's source is the ``return`` that states the answer
+(``return True``), else the class attribute the answer tests
+(``cls.supported_dtypes``, where the nearest class assigns it), else the last
+helper ``return`` that gave a list of values (``get_supported_head_sizes``),
+else the outermost ``return`` (a comparison): in the class itself or in a
+base in another file. A question whose run cannot be repeated falls back to
+the method's ``def``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 from sphinxext_attn.core.models import Location
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.core.pyeval.objects import class_mro
 from sphinxext_attn.core.pyeval.values import Bound, External, PyClass, PyFunction
 from sphinxext_attn.core.questions import CAPABILITIES, DTYPES, HEAD_SIZES, attention_types
 
@@ -72,14 +76,51 @@ def _capability_for(column: str, facts: dict[str, Any]) -> tuple[int, int] | Non
     return None
 
 
-def _decider(returns: list[tuple[str, int, Any, ast.expr | None]]) -> Location | None:
+def _class_data(interp: Interpreter, cls: PyClass, expr: ast.expr | None) -> Location | None:
+    """Where the nearest class in the resolution order assigns a ``cls.<name>``
+    the expression reads (``dtype in cls.supported_dtypes``)."""
+    if expr is None:
+        return None
+    names = [
+        n.attr
+        for n in ast.walk(expr)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "cls"
+    ]
+    if not names:
+        return None
+    try:
+        mro = [k for k in class_mro(cls, interp) if isinstance(k, PyClass)]
+    except (Unknown, Raised, RecursionError):
+        return None
+    for name in names:
+        for klass in mro:
+            for stmt in getattr(klass.node, "body", []):
+                targets = (
+                    stmt.targets
+                    if isinstance(stmt, ast.Assign)
+                    else [stmt.target]
+                    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None
+                    else []
+                )
+                if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                    return Location(klass.path, stmt.lineno)
+    return None
+
+
+def _decider(
+    interp: Interpreter, cls: PyClass, returns: list[tuple[str, int, Any, ast.expr | None]]
+) -> Location | None:
     """The outermost ``return`` when it states the answer (``return True``);
-    otherwise the last list of values a helper returned (the data the answer
-    tests), else the outermost ``return`` (a comparison)."""
+    otherwise the class attribute it tests (``cls.supported_dtypes``, where the
+    nearest class assigns it), the last list of values a helper returned (the
+    data the answer tests), else the outermost ``return`` (a comparison)."""
     if not returns:
         return None
     path, line, _, expr = returns[-1]
     if not isinstance(expr, ast.Constant):
+        data = _class_data(interp, cls, expr)
+        if data is not None:
+            return data
         for data_path, data_line, value, _ in reversed(returns):
             if isinstance(value, list | tuple | set | frozenset) and value:
                 return Location(data_path, data_line)
@@ -109,7 +150,7 @@ def deciding_lines(
                 bound = interp.getattr(cls, method, NODE, cls.path)
                 interp.returns = []
                 interp.call(bound, args, {}, NODE, cls.path)
-                where = _decider(interp.returns) or where
+                where = _decider(interp, cls, interp.returns) or where
             except (Unknown, Raised, RecursionError):
                 pass
             finally:
