@@ -95,7 +95,8 @@ class DiffDirective(AttentionBackendsDirective):
             if feature.name == name and feature.version == version:
                 where = feature.sources.get(column)
                 if where is not None:
-                    return self.deco.source(where, [nodes.Text(str(where))])
+                    text = str(where)  # a literal: LaTeX may break it after a slash
+                    return self.deco.source(where, [nodes.literal(text, text)])
         return ""
 
     def diff_nodes(self, old: Analysis, new: Analysis, changes: list[Change]) -> list[nodes.Node]:

@@ -52,7 +52,8 @@ def _copy(source: Path, folder: Path) -> None:
 
 
 def breakable_literals(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """LaTeX: let long names in table cells break after ``_`` so wide tables fit.
+    """LaTeX: let long names in table cells break after ``_`` (paths after ``/``)
+    so wide tables fit.
 
     ``FLASHINFER_MLA_SPARSE_SM120`` or ``nvfp4_4over6`` in a narrow column
     would otherwise run into the next one; HTML wraps them by itself. The
@@ -72,7 +73,7 @@ def breakable_literals(app: Sphinx, doctree: nodes.document, docname: str) -> No
         table.parent.insert(index, nodes.raw("", r"\sphinxextattnbegintable", format="latex"))
         for literal in list(table.findall(nodes.literal)):
             text = texescape.escape(literal.astext(), app.config.latex_engine)
-            text = text.replace(r"\_", r"\_\allowbreak{}")
+            text = text.replace(r"\_", r"\_\allowbreak{}").replace("/", r"/\allowbreak{}")
             latex = rf"\sphinxcode{{\sphinxupquote{{{text}}}}}"
             literal.replace_self(nodes.raw("", latex, format="latex"))
 
