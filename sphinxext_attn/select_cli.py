@@ -59,23 +59,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
 
 
 def render_text(config: Config, decision: Decision) -> str:
-    lines = [
-        f"configuration: capability {config.capability}, dtype {config.dtype}, "
-        f"KV cache {config.kv_cache_dtype}, head size {config.head_size}, "
-        f"block size {config.block_size or 'default'}, heads {config.num_heads or 'unknown'}, "
-        f"{config.attn_type.lower()}"
-        + "".join(
-            f", {name}"
-            for name, on in (
-                ("MLA", config.use_mla),
-                ("sparse", config.use_sparse),
-                ("sink", config.has_sink),
-                ("multimodal prefix", config.use_mm_prefix),
-                ("non-causal", config.use_non_causal),
-            )
-            if on
-        )
-    ]
+    lines = [f"configuration: {config.describe()}"]
     if decision.error:
         lines.append(f"not evaluated: {decision.error}")
         return "\n".join(lines) + "\n"

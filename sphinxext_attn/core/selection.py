@@ -57,6 +57,32 @@ class Config:
             capability=str(case.get("capability", "9.0")), num_heads=case.get("num_heads"), **known
         )
 
+    def describe(self) -> str:
+        """The configuration in one line, for people."""
+        flags = [
+            word
+            for word, on in (
+                ("MLA", self.use_mla),
+                ("sparse", self.use_sparse),
+                ("sink", self.has_sink),
+                ("multimodal prefix", self.use_mm_prefix),
+                ("non-causal", self.use_non_causal),
+            )
+            if on
+        ]
+        return ", ".join(
+            [
+                f"SM {self.capability}",
+                self.dtype,
+                f"KV cache {self.kv_cache_dtype or 'unset'}",
+                f"head size {self.head_size}",
+                f"block size {self.block_size or 'default'}",
+                f"{self.num_heads or 'unknown'} heads",
+                self.attn_type.lower().replace("_", "-"),
+                *flags,
+            ]
+        )
+
     @property
     def capability_tuple(self) -> tuple[int, int]:
         major, _, minor = self.capability.partition(".")

@@ -20,29 +20,7 @@ HEADER = ("Priority", "Backend", "Result", "Why")
 
 def config_text(config: Config) -> str:
     """The configuration in one line, in the words of ``select --format text``."""
-    flags = [
-        word
-        for word, on in (
-            ("MLA", config.use_mla),
-            ("sparse", config.use_sparse),
-            ("sink", config.has_sink),
-            ("multimodal prefix", config.use_mm_prefix),
-            ("non-causal", config.use_non_causal),
-        )
-        if on
-    ]
-    return ", ".join(
-        [
-            f"SM {config.capability}",
-            config.dtype,
-            f"KV cache {config.kv_cache_dtype or 'unset'}",
-            f"head size {config.head_size}",
-            f"block size {config.block_size or 'default'}",
-            f"{config.num_heads or 'unknown'} heads",
-            config.attn_type.lower().replace("_", "-"),
-            *flags,
-        ]
-    )
+    return config.describe()
 
 
 def _location(text: str) -> Location | None:
