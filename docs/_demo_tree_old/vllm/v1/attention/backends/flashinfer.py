@@ -5,12 +5,20 @@ from typing import ClassVar
 import torch
 
 from vllm.platforms.interface import DeviceCapability
-from vllm.v1.attention.backend import AttentionBackend
+from vllm.v1.attention.backend import AttentionBackend, AttentionImpl
+
+
+class FlashInferImpl(AttentionImpl):
+    pass
 
 
 class FlashInferBackend(AttentionBackend):
     supported_dtypes: ClassVar[list[torch.dtype]] = [torch.float16, torch.bfloat16]
     supported_kv_cache_dtypes: ClassVar[list[str]] = ["auto", "fp8", "fp8_e4m3"]
+
+    @staticmethod
+    def get_impl_cls() -> type[FlashInferImpl]:
+        return FlashInferImpl
 
     @staticmethod
     def get_supported_kernel_block_sizes() -> list[int]:
