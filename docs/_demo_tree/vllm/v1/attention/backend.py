@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from vllm.platforms.interface import DeviceCapability
 
 
-class AttentionType(str, Enum):
+class AttentionType(str, Enum):  # noqa: UP042 (vLLM supports Python 3.10)
     DECODER = "decoder"
     ENCODER = "encoder"
     ENCODER_ONLY = "encoder_only"
