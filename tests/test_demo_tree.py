@@ -6,11 +6,13 @@ from what the code answers where the demo was written to make it differ."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import vllm_trees
 
 from sphinxext_attn.core.analyze import analyze
 from sphinxext_attn.core.models import FEATURE_COLUMNS, TABLES, Analysis
@@ -21,6 +23,7 @@ from sphinxext_attn.core.source import SourceTree
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "docs" / "_demo_tree"
 DEMO_OLD = REPO / "docs" / "_demo_tree_old"
+PRIORITY_HEADING = "## Backend Priority (CUDA)"
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +168,25 @@ def test_profiles_differ_where_the_demo_says(runtime: Analysis, page: Analysis) 
         ("FLASHMLA", "", "DCP"): ("❌", "✅"),
         ("TRITON_MLA", "", "DCP"): ("❌", "✅"),
     }
+
+
+@pytest.mark.parametrize("root", [DEMO, DEMO_OLD], ids=["demo", "demo-old"])
+def test_expected_page_is_what_the_seed_writes(tmp_path: Path, root: Path) -> None:
+    """``expected_attention_backends.md`` is the reference generator's own output: vLLM's
+    generator (``../shared/seed``) is run on a copy of the demo tree (it reads files
+    relative to its own location, so it is placed at ``tools/pre_commit`` there)."""
+    seeds = sorted((vllm_trees.shared_dir() / "seed").glob("000_*.txt"))
+    if not seeds:
+        vllm_trees.unavailable("no seed generator in ../shared/seed")
+    lines = seeds[0].read_text(encoding="utf-8").splitlines(keepends=True)
+    if lines and lines[0].startswith("vllm/"):  # the archive's path line
+        lines = lines[1:]
+    shutil.copytree(root / "vllm", tmp_path / "vllm")
+    script = tmp_path / "tools" / "pre_commit" / "generate_attention_backend_docs.py"
+    script.parent.mkdir(parents=True)
+    script.write_text("".join(lines), encoding="utf-8")
+    out = tmp_path / "page.md"
+    subprocess.run([sys.executable, str(script), "-o", str(out)], capture_output=True, check=True)
+    page = out.read_text(encoding="utf-8")
+    expected = (root / "expected_attention_backends.md").read_text(encoding="utf-8")
+    assert page[page.index(PRIORITY_HEADING) :] == expected
