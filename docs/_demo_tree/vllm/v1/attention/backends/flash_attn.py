@@ -6,6 +6,7 @@ import torch
 
 from vllm.platforms.interface import DeviceCapability
 from vllm.v1.attention.backend import AttentionBackend, AttentionImpl, AttentionType, MultipleOf
+from vllm.v1.attention.backends.fa_utils import flash_attn_supports_fp8, flash_attn_supports_sinks
 
 
 class FlashAttentionImpl(AttentionImpl):
@@ -23,6 +24,16 @@ class FlashAttentionBackend(AttentionBackend):
     @staticmethod
     def get_supported_kernel_block_sizes() -> list[int | MultipleOf]:
         return [MultipleOf(16)]
+
+    @classmethod
+    def supports_kv_cache_dtype(cls, kv_cache_dtype: str | None) -> bool:
+        if kv_cache_dtype is not None and kv_cache_dtype.startswith("fp8"):
+            return flash_attn_supports_fp8()  # FA3 only
+        return super().supports_kv_cache_dtype(kv_cache_dtype)
+
+    @classmethod
+    def supports_sink(cls) -> bool:
+        return flash_attn_supports_sinks()
 
     @classmethod
     def supports_head_size(cls, head_size: int) -> bool:

@@ -5,6 +5,7 @@ from typing import ClassVar
 import torch
 
 from vllm.platforms.interface import DeviceCapability
+from vllm.utils.flashinfer import supports_trtllm_attention
 from vllm.v1.attention.backend import AttentionBackend, AttentionImpl
 
 
@@ -27,6 +28,10 @@ class FlashInferBackend(AttentionBackend):
     @classmethod
     def get_supported_head_sizes(cls) -> list[int]:
         return [64, 128, 256]
+
+    @classmethod
+    def supports_sink(cls) -> bool:
+        return supports_trtllm_attention()  # the TRTLLM kernels on Blackwell
 
     @classmethod
     def supports_compute_capability(cls, capability: DeviceCapability) -> bool:
