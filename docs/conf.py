@@ -75,10 +75,9 @@ elif _tree:
     attn_tree_label = f"the vLLM tree ``{Path(attention_backends_root).name}``"
 else:
     attention_backends_root = "_demo_tree"
+    # The demo tree has a backend interface, a CUDA platform and a selector config
+    # to evaluate, so it is read in the default (runtime) profile like a release.
     attn_tree_label = "the bundled demo tree (``docs/_demo_tree``), not a real vLLM release"
-    # The demo tree has class bodies but no backend interface or platform code to
-    # evaluate, so its tables are read the way vLLM's own page reads them.
-    attention_backends_profile = "vllm-page"
 
 attention_backends_strict = os.environ.get("ATTN_DOCS_STRICT", "") == "1"
 

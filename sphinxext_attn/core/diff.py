@@ -75,9 +75,16 @@ def _rows(
     return out
 
 
+def _list_key(p: PriorityList) -> str:
+    """``standard/sm100``, with the conditions of an evaluated list (an architecture
+    can have several lists, one per condition)."""
+    key = f"{p.category}/{p.arch}"
+    return f"{key} ({p.conditions})" if p.conditions else key
+
+
 def _priorities(old: list[PriorityList], new: list[PriorityList]) -> list[Change]:
-    before = {f"{p.category}/{p.arch}": ", ".join(p.backends) for p in old}
-    after = {f"{p.category}/{p.arch}": ", ".join(p.backends) for p in new}
+    before = {_list_key(p): ", ".join(p.backends) for p in old}
+    after = {_list_key(p): ", ".join(p.backends) for p in new}
     out: list[Change] = []
     for key in [*before, *(k for k in after if k not in before)]:
         was, now = before.get(key, ""), after.get(key, "")

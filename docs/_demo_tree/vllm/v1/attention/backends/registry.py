@@ -1,5 +1,6 @@
 """Demo registry: each member's value is the class path of a backend."""
 
+import importlib
 from enum import Enum
 
 
@@ -21,3 +22,13 @@ class AttentionBackendEnum(Enum):
     # fmt: on
     TORCH_SDPA = ""  # not a decoder backend: left out of the tables
     CUSTOM = None  # a placeholder, filled in at run time
+
+    def get_path(self) -> str:
+        if not self.value:
+            raise ValueError(f"Backend {self.name} must be registered before use")
+        return self.value
+
+    def get_class(self) -> type:
+        """The backend class, imported from its path."""
+        module_name, _, class_name = self.get_path().rpartition(".")
+        return getattr(importlib.import_module(module_name), class_name)

@@ -1,11 +1,19 @@
 """Demo ROCm backend: KV cache dtypes come from a method, not a class variable."""
 
-from vllm.v1.attention.backend import AttentionBackend
+from vllm.v1.attention.backend import AttentionBackend, AttentionImpl
+
+
+class RocmAttentionImpl(AttentionImpl):
+    pass
 
 
 class RocmAttentionBackend(AttentionBackend):
+    @staticmethod
+    def get_impl_cls() -> type[RocmAttentionImpl]:
+        return RocmAttentionImpl
+
     @classmethod
-    def supports_kv_cache_dtype(cls, kv_cache_dtype: str) -> bool:
+    def supports_kv_cache_dtype(cls, kv_cache_dtype: str | None) -> bool:
         return kv_cache_dtype in ["auto", "fp8"]
 
     @staticmethod

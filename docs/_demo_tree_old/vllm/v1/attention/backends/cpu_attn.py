@@ -1,10 +1,15 @@
-"""Demo CPU backend: its compute capability column reads N/A."""
+"""Demo CPU backend: its compute capability column reads N/A; its KV cache dtypes are
+the interface's defaults."""
 
 from typing import ClassVar
 
 import torch
 
-from vllm.v1.attention.backend import AttentionBackend, AttentionType
+from vllm.v1.attention.backend import AttentionBackend, AttentionImpl, AttentionType
+
+
+class CPUAttentionImpl(AttentionImpl):
+    pass
 
 
 class CPUAttentionBackend(AttentionBackend):
@@ -13,6 +18,10 @@ class CPUAttentionBackend(AttentionBackend):
         torch.bfloat16,
         torch.float32,
     ]
+
+    @staticmethod
+    def get_impl_cls() -> type[CPUAttentionImpl]:
+        return CPUAttentionImpl
 
     @classmethod
     def get_supported_head_sizes(cls) -> list[int]:

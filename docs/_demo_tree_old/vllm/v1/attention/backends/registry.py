@@ -1,5 +1,6 @@
 """Demo registry of the *previous* demo release (see docs/beyond.rst): no ROCm backend yet."""
 
+import importlib
 from enum import Enum
 
 
@@ -12,12 +13,22 @@ class AttentionBackendEnum(Enum):
     CPU_ATTN = "vllm.v1.attention.backends.cpu_attn.CPUAttentionBackend"
     FLASHMLA = "vllm.v1.attention.backends.mla.flashmla.FlashMLABackend"
     TRITON_MLA = "vllm.v1.attention.backends.mla.triton_mla.TritonMLABackend"
-    XFORMERS = "vllm.v1.attention.backends.xformers.XFormersAttentionBackend"
     # kept wrapped, as vLLM's 88-column style writes long class paths
     # fmt: off
     FLASHMLA_SPARSE = (
         "vllm.v1.attention.backends.mla.flashmla_sparse.FlashMLASparseBackend"
     )
     # fmt: on
+    XFORMERS = "vllm.v1.attention.backends.xformers.XFormersAttentionBackend"
     TORCH_SDPA = ""  # not a decoder backend: left out of the tables
     CUSTOM = None  # a placeholder, filled in at run time
+
+    def get_path(self) -> str:
+        if not self.value:
+            raise ValueError(f"Backend {self.name} must be registered before use")
+        return self.value
+
+    def get_class(self) -> type:
+        """The backend class, imported from its path."""
+        module_name, _, class_name = self.get_path().rpartition(".")
+        return getattr(importlib.import_module(module_name), class_name)
