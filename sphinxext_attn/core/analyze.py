@@ -8,6 +8,7 @@ import os
 from sphinxext_attn.core import features
 from sphinxext_attn.core.classes import ClassFinder, base_name
 from sphinxext_attn.core.models import Analysis, BackendFeatures, Location
+from sphinxext_attn.core.pagecolumns import dcp, page_columns
 from sphinxext_attn.core.prefill import read_prefill
 from sphinxext_attn.core.priorities import read_priorities
 from sphinxext_attn.core.registry import RegistryEntry, read_registry
@@ -69,11 +70,12 @@ def analyze_backend(
         ("Sparse", "is_sparse"),
         ("MM Prefix", "supports_mm_prefix"),
         ("Non-Causal", "supports_non_causal"),
-        ("DCP", "supports_dcp"),
         ("MLA", "is_mla"),
     ):
         flags[column], loc = features.flag(scope, method)
         note(column, loc)
+    flags["DCP"], loc = dcp(tree, ref)
+    note("DCP", loc)
     first_base = base_name(ref.node.bases[0]) if ref.node.bases else None
     is_mla = (
         first_base in MLA_PARENTS
@@ -158,6 +160,7 @@ def _analyze(tree: SourceTree) -> Analysis:
     fa = flash_attn_facts(tree, fa_class, "FLASH_ATTN" in registered)
     fi = flashinfer_facts(tree, "FLASHINFER" in registered)
     result.backends, result.footnotes = expand_variants(rows, fa, fi)
+    result.page_columns = page_columns(tree, rows)
     result.mla_prefill = read_prefill(tree, finder, fa)
     result.version = read_version(tree)
     tree.check_partly_parsed()

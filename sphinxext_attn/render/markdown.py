@@ -93,8 +93,9 @@ def priority_section(analysis: Analysis) -> str:
     return "\n".join(lines)
 
 
-def legend_section() -> str:
-    rows = [[f"**{c}**", d] for c, d in prose.legend_rows()]
+def legend_section(analysis: Analysis | None = None) -> str:
+    columns = analysis.legend_columns() if analysis else prose.SEED_LEGEND_COLUMNS
+    rows = [[f"**{c}**", d] for c, d in prose.legend_rows(columns)]
     return "\n".join(
         [
             "## Legend",
@@ -187,7 +188,7 @@ def render_markdown(
     """The whole page; ``header`` is the prose above ``## Backend Priority (CUDA)``;
     ``links`` a source-link template for the feature cells (none by default)."""
     parts = [(header if header is not None else DEFAULT_HEADER).rstrip("\n") + "\n"]
-    parts += [priority_section(analysis), legend_section(), standard_section(analysis, links)]
+    parts += [priority_section(analysis), legend_section(analysis), standard_section(analysis, links)]
     notes = footnotes_section(analysis)
     if notes is not None:
         parts.append(notes)

@@ -374,7 +374,7 @@ def page_nodes(
         analysis, plain, categories=CATEGORIES, arches=ARCHES, backends=backends, deco=deco
     )
     out.append(nodes.note("", paragraph(prose.PRIORITY_NOTE)))
-    out += [rubric(LEGEND_HEADING), *legend_nodes(plain)]
+    out += [rubric(LEGEND_HEADING), *legend_nodes(plain, analysis.legend_columns())]
     out.append(rubric(STANDARD_HEADING))
     out += feature_nodes(analysis, "standard", spec, columns=columns, backends=backends, deco=deco)
     out += family_nodes(analysis, "minimax", spec, columns=columns, backends=backends, deco=deco)

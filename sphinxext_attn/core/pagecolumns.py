@@ -1,0 +1,171 @@
+"""Which columns beyond the seed's a release's page shows, and the DCP cell rule.
+
+vLLM's page grew columns as its generator grew them (DCP in 0.17, Non-Causal
+in 0.21), while the backend interface had each concept a release earlier. So
+the column set is read from the generator the tree ships (parsed, never
+run); a tree without one (an installed distribution) shows a column when
+some backend of the release claims the capability.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from sphinxext_attn.core.classes import ClassRef, absolute_module
+from sphinxext_attn.core.models import BackendFeatures, Location
+from sphinxext_attn.core.source import SourceTree
+
+#: Where vLLM keeps its page generator (the pre-commit hook, later a mkdocs hook).
+GENERATORS = (
+    "tools/pre_commit/generate_attention_backend_docs.py",
+    "docs/mkdocs/gen_files/generate_attention_backends.py",
+)
+#: Columns of later pages, and the row fact each one shows.
+OPTIONAL_COLUMNS: dict[str, str] = {
+    "Non-Causal": "supports_non_causal",
+    "DCP": "supports_dcp",
+}
+#: The impl attribute vLLM's generator reads for the DCP cell.
+DCP_ATTRIBUTE = "can_return_lse_for_decode"
+MAX_HOPS = 12
+
+
+def _strings(module: ast.Module) -> Iterable[str]:
+    for node in ast.walk(module):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.value
+
+
+def generator_columns(module: ast.Module) -> set[str]:
+    """Column headers a generator writes: ``("DCP", lambda b: ...)`` specs, literal
+    ``| Backend | ... |`` headers and ``| **DCP** |`` legend rows."""
+    found: set[str] = set()
+    for node in ast.walk(module):
+        if (
+            isinstance(node, ast.Tuple)
+            and len(node.elts) == 2
+            and isinstance(node.elts[0], ast.Constant)
+            and isinstance(node.elts[0].value, str)
+            and isinstance(node.elts[1], ast.Lambda)
+        ):
+            found.add(node.elts[0].value)
+    for text in _strings(module):
+        for line in text.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.lstrip().startswith("| Backend |"):
+                found.update(cells)
+            elif len(cells) >= 2 and cells[0].startswith("**") and cells[0].endswith("**"):
+                found.add(cells[0].strip("*"))
+    return found
+
+
+def page_columns(tree: SourceTree, rows: list[BackendFeatures]) -> tuple[str, ...]:
+    """The optional columns the release's page shows, in page order."""
+    for rel in GENERATORS:
+        if tree.exists(rel):
+            module = tree.parse(rel)
+            if module is not None:
+                declared = generator_columns(module)
+                return tuple(c for c in OPTIONAL_COLUMNS if c in declared)
+    return tuple(
+        c for c, fact in OPTIONAL_COLUMNS.items() if any(getattr(r, fact) for r in rows)
+    )
+
+
+# -- the DCP cell -----------------------------------------------------------------
+
+
+def _class_in(tree: SourceTree, path: str, name: str) -> ast.ClassDef | None:
+    """A class of that name anywhere in the file (top level first, cheaply)."""
+    segment = tree.class_segment(path, name)
+    if segment is not None:
+        return segment
+    module = tree.parse(path)
+    if module is None:
+        return None
+    return next(
+        (n for n in ast.walk(module) if isinstance(n, ast.ClassDef) and n.name == name), None
+    )
+
+
+def _bool_var(node: ast.ClassDef, name: str) -> ast.Constant | None:
+    """``name = True`` / ``name: bool = False`` in the class body (literal bools only)."""
+    for item in node.body:
+        targets = (
+            [item.target]
+            if isinstance(item, ast.AnnAssign)
+            else item.targets
+            if isinstance(item, ast.Assign)
+            else []
+        )
+        value = getattr(item, "value", None)
+        if (
+            any(isinstance(t, ast.Name) and t.id == name for t in targets)
+            and isinstance(value, ast.Constant)
+            and isinstance(value.value, bool)
+        ):
+            return value
+    return None
+
+
+def _imported_file(tree: SourceTree, path: str, name: str) -> str | None:
+    """The module file a ``from X import name`` of ``path`` names (a ``.py`` file,
+    as the generator looks; packages are not followed)."""
+    module = tree.parse(path)
+    if module is None:
+        return None
+    for node in ast.walk(module):
+        if not isinstance(node, ast.ImportFrom) or not node.module:
+            continue
+        if any((a.asname or a.name) == name for a in node.names):
+            dotted = absolute_module(path, node.module, node.level)
+            rel = f"{dotted.replace('.', '/')}.py" if dotted else None
+            if rel and not tree.is_outside(rel) and tree.exists(rel):
+                return rel
+    return None
+
+
+def _parent_name(node: ast.ClassDef) -> str | None:
+    """The first base as a plain name (``Base`` or ``Base[T]``; ``mod.Base`` is not read)."""
+    base = node.bases[0] if node.bases else None
+    if isinstance(base, ast.Subscript):
+        base = base.value
+    return base.id if isinstance(base, ast.Name) else None
+
+
+def _impl_name(backend: ClassRef) -> str | None:
+    """The first ``return Name`` of the backend's own ``get_impl_cls``."""
+    for item in backend.node.body:
+        if isinstance(item, ast.FunctionDef) and item.name == "get_impl_cls":
+            for node in ast.walk(item):
+                if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
+                    return node.value.id
+            return None
+    return None
+
+
+def dcp(tree: SourceTree, backend: ClassRef) -> tuple[bool, Location | None]:
+    """The page's DCP cell: the impl class (defined in the backend's file) says
+    ``can_return_lse_for_decode = True``, itself or along its first bases."""
+    name = _impl_name(backend)
+    path = backend.path
+    seen: set[str] = set()
+    while name and name not in seen and len(seen) < MAX_HOPS:
+        seen.add(name)
+        node = _class_in(tree, path, name)
+        if node is None:
+            return False, None
+        value = _bool_var(node, DCP_ATTRIBUTE)
+        if value is not None:
+            return bool(value.value), Location(path, value.lineno)
+        parent = _parent_name(node)
+        if parent is None:
+            return False, None
+        if _class_in(tree, path, parent) is None:
+            other = _imported_file(tree, path, parent)
+            if other is None:
+                return False, None
+            path = other
+        name = parent
+    return False, None
