@@ -6,9 +6,9 @@ import gc
 import os
 
 from sphinxext_attn.core import features
-from sphinxext_attn.core.classes import ClassFinder, base_name
-from sphinxext_attn.core.models import Analysis, BackendFeatures, Location
-from sphinxext_attn.core.pagecolumns import dcp, page_columns
+from sphinxext_attn.core.classes import ClassFinder, ClassRef, base_name
+from sphinxext_attn.core.models import EXTRA_COLUMNS, Analysis, BackendFeatures, Location
+from sphinxext_attn.core.pagecolumns import dcp, interface_columns, page_columns
 from sphinxext_attn.core.prefill import read_prefill
 from sphinxext_attn.core.priorities import read_priorities
 from sphinxext_attn.core.registry import RegistryEntry, read_registry
@@ -36,11 +36,13 @@ def model_family(entry: RegistryEntry, is_mla: bool) -> str:
 
 
 def analyze_backend(
-    tree: SourceTree, finder: ClassFinder, entry: RegistryEntry
+    tree: SourceTree, finder: ClassFinder, entry: RegistryEntry, refs: list[ClassRef] | None = None
 ) -> BackendFeatures | None:
     ref = finder.resolve(entry)
     if ref is None:
         return None
+    if refs is not None:
+        refs.append(ref)
     path = ref.path
     scope = [ref]
     sources: dict[str, Location] = {"Backend": Location(path, ref.node.lineno)}
@@ -76,6 +78,8 @@ def analyze_backend(
         note(column, loc)
     flags["DCP"], loc = dcp(tree, ref)
     note("DCP", loc)
+    # further capabilities, read as the page reads its flags (``:columns:`` can ask)
+    extras = {m: features.flag(scope, m)[0] for m in EXTRA_COLUMNS.values()}
     first_base = base_name(ref.node.bases[0]) if ref.node.bases else None
     is_mla = (
         first_base in MLA_PARENTS
@@ -100,6 +104,7 @@ def analyze_backend(
         supports_non_causal=flags["Non-Causal"],
         supports_dcp=flags["DCP"],
         sources=sources,
+        extras=extras,
     )
 
 
@@ -140,12 +145,13 @@ def _analyze(tree: SourceTree) -> Analysis:
         tree.warn(f"no vllm/ package under {tree.root}", None, subtype="root")
     finder = ClassFinder(tree)
     rows: list[BackendFeatures] = []
+    refs: list[ClassRef] = []
     entries = read_registry(tree)
     for entry in entries:
         if entry.name in SKIPPED:
             continue
         try:
-            row = analyze_backend(tree, finder, entry)
+            row = analyze_backend(tree, finder, entry, refs)
         except RecursionError:
             tree.warn(
                 f"{entry.name}: expression nesting too deep", entry.location.path, subtype="syntax"
@@ -161,6 +167,7 @@ def _analyze(tree: SourceTree) -> Analysis:
     fi = flashinfer_facts(tree, "FLASHINFER" in registered)
     result.backends, result.footnotes = expand_variants(rows, fa, fi)
     result.page_columns = page_columns(tree, rows)
+    result.capability_columns = interface_columns(finder, refs)
     result.mla_prefill = read_prefill(tree, finder, fa)
     result.version = read_version(tree)
     tree.check_partly_parsed()

@@ -306,6 +306,8 @@ class Analysis:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     #: columns beyond the seed's that the release's own page shows (DCP, Non-Causal)
     page_columns: tuple[str, ...] = ()
+    #: further capability columns the release's backend interface declares
+    capability_columns: tuple[str, ...] = ()
 
     def rows(self, table: str) -> list[BackendFeatures]:
         """Rows of one feature table in the seed's order."""
@@ -323,6 +325,10 @@ class Analysis:
         if not self.page_columns:
             return base
         return tuple(c for c in FEATURE_COLUMNS if c in base or c in self.page_columns)
+
+    def column_choices(self) -> tuple[str, ...]:
+        """Every column a ``:columns:`` option may name for this release."""
+        return (*FEATURE_COLUMNS, *self.capability_columns)
 
     def legend_columns(self) -> tuple[str, ...]:
         """The columns the page's legend describes (the MLA table's, without Backend)."""

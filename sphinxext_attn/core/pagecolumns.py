@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from sphinxext_attn.core.classes import ClassRef, absolute_module
-from sphinxext_attn.core.models import BackendFeatures, Location
+from sphinxext_attn.core.classes import ClassFinder, ClassRef, absolute_module, base_name
+from sphinxext_attn.core.models import EXTRA_COLUMNS, BackendFeatures, Location
 from sphinxext_attn.core.source import SourceTree
 
 #: Where vLLM keeps its page generator (the pre-commit hook, later a mkdocs hook).
@@ -68,9 +68,7 @@ def page_columns(tree: SourceTree, rows: list[BackendFeatures]) -> tuple[str, ..
             if module is not None:
                 declared = generator_columns(module)
                 return tuple(c for c in OPTIONAL_COLUMNS if c in declared)
-    return tuple(
-        c for c, fact in OPTIONAL_COLUMNS.items() if any(getattr(r, fact) for r in rows)
-    )
+    return tuple(c for c, fact in OPTIONAL_COLUMNS.items() if any(getattr(r, fact) for r in rows))
 
 
 # -- the DCP cell -----------------------------------------------------------------
@@ -169,3 +167,35 @@ def dcp(tree: SourceTree, backend: ClassRef) -> tuple[bool, Location | None]:
             path = other
         name = parent
     return False, None
+
+
+# -- capability columns a ``:columns:`` option may ask for -------------------------
+
+
+def _root_class(finder: ClassFinder, ref: ClassRef) -> ClassRef:
+    """The end of a backend's first-base chain: the release's backend interface."""
+    seen = {(ref.path, ref.name)}
+    while ref.node.bases and len(seen) < MAX_HOPS:
+        base = _parent_name(ref.node) or base_name(ref.node.bases[0])
+        parent = finder.find(ref.path, base) if base else None
+        if parent is None or (parent.path, parent.name) in seen:
+            break
+        seen.add((parent.path, parent.name))
+        ref = parent
+    return ref
+
+
+def interface_columns(finder: ClassFinder, refs: Iterable[ClassRef]) -> tuple[str, ...]:
+    """The extra capability columns whose question (a ``supports_*(cls)`` method)
+    the backend interface of the release declares, in :data:`EXTRA_COLUMNS` order."""
+    declared: set[str] = set()
+    roots: set[tuple[str, str]] = set()
+    for ref in refs:
+        root = _root_class(finder, ref)
+        if (root.path, root.name) in roots:
+            continue
+        roots.add((root.path, root.name))
+        for item in root.node.body:
+            if isinstance(item, ast.FunctionDef) and len(item.args.args) == 1:
+                declared.add(item.name)
+    return tuple(c for c, method in EXTRA_COLUMNS.items() if method in declared)

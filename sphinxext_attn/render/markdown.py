@@ -188,7 +188,11 @@ def render_markdown(
     """The whole page; ``header`` is the prose above ``## Backend Priority (CUDA)``;
     ``links`` a source-link template for the feature cells (none by default)."""
     parts = [(header if header is not None else DEFAULT_HEADER).rstrip("\n") + "\n"]
-    parts += [priority_section(analysis), legend_section(analysis), standard_section(analysis, links)]
+    parts += [
+        priority_section(analysis),
+        legend_section(analysis),
+        standard_section(analysis, links),
+    ]
     notes = footnotes_section(analysis)
     if notes is not None:
         parts.append(notes)
