@@ -9,6 +9,7 @@ from treebuilder import (
     BACKEND_INTERFACE,
     BACKENDS,
     DEFAULT_ENTRIES,
+    FA_UTILS,
     REGISTRY,
     analyze,
     backend_source,
@@ -205,3 +206,43 @@ def test_runtime_dcp_asks_the_impl_before_backends_had_the_question(tmp_path):
     found = row(analyze_any(root, profile="runtime"), "MY_ATTN")
     assert found.supports_dcp is True and "DCP" not in found.unknown
     assert json.dumps(to_data(analyze_any(root)))  # serialisable as it is
+
+
+KV_BODY = """
+supported_kv_cache_dtypes = [
+    "auto",
+    "fp8_ds_mla",
+    "fp8",  # alias for fp8_ds_mla
+]
+"""
+
+
+def test_kv_dtypes_left_out_as_the_release_generator_says(tmp_path):
+    # no generator: an entry commented as an alias is shown once
+    assert analyze_backend_kv(tmp_path / "none", None) == ("auto", "fp8_ds_mla")
+    # the generator names what it leaves out, per backend; comments do not count then
+    excludes = 'BACKEND_KV_DTYPE_EXCLUDES: dict[str, set[str]] = {"MY_ATTN": {"auto"}}\n'
+    assert analyze_backend_kv(tmp_path / "dict", excludes) == ("fp8_ds_mla", "fp8")
+    assert analyze_backend_kv(tmp_path / "empty", GENERATOR_0_17) == ("auto", "fp8_ds_mla", "fp8")
+
+
+def analyze_backend_kv(root, generator):
+    extra = {OLD_GENERATOR: dedent(generator)} if generator is not None else {}
+    return row(analyze(one_backend(root, KV_BODY, extra=extra)), "MY_ATTN").kv_cache_dtypes
+
+
+def test_selector_era_prefill_row_keeps_the_generator_words(tmp_path):
+    # the page writes what that era's generator wrote whatever FA versions exist;
+    # the runtime profile says which versions the tree has
+    fa_utils = """
+        def get_flash_attn_version(requires_alibi=False):
+            if device_capability.major == 10:
+                return 4
+            return 3 if device_capability.major == 9 else 2
+    """
+    root = build_tree(tmp_path, {FA_UTILS: dedent(fa_utils)})
+    page = {p.name: p for p in analyze(root).mla_prefill}["FlashAttention"]
+    assert page.description == "FlashAttention varlen (FA2/FA3)"
+    assert page.notes == "FA3 on SM90, FA2 otherwise"
+    runtime = {p.name: p for p in analyze_any(root).mla_prefill}["FlashAttention"]
+    assert "FA4" in runtime.description

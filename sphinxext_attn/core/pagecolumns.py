@@ -60,14 +60,47 @@ def generator_columns(module: ast.Module) -> set[str]:
     return found
 
 
-def page_columns(tree: SourceTree, rows: list[BackendFeatures]) -> tuple[str, ...]:
-    """The optional columns the release's page shows, in page order."""
+def read_generator(tree: SourceTree) -> ast.Module | None:
+    """The release's own page generator, parsed (None when the tree ships none)."""
     for rel in GENERATORS:
         if tree.exists(rel):
-            module = tree.parse(rel)
-            if module is not None:
-                declared = generator_columns(module)
-                return tuple(c for c in OPTIONAL_COLUMNS if c in declared)
+            return tree.parse(rel)
+    return None
+
+
+def kv_excludes(generator: ast.Module | None) -> dict[str, frozenset[str]] | None:
+    """KV dtypes the generator leaves out per backend (``BACKEND_KV_DTYPE_EXCLUDES``,
+    from 0.18: an alias shown once); None without a generator."""
+    if generator is None:
+        return None
+    for node in generator.body:
+        if isinstance(node, ast.AnnAssign):
+            target: ast.expr = node.target
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        else:
+            continue
+        value = node.value
+        if not (
+            isinstance(target, ast.Name)
+            and target.id == "BACKEND_KV_DTYPE_EXCLUDES"
+            and isinstance(value, ast.Dict)
+        ):
+            continue
+        out: dict[str, frozenset[str]] = {}
+        for key, items in zip(value.keys, value.values, strict=True):
+            if isinstance(key, ast.Constant) and isinstance(items, ast.Set | ast.List | ast.Tuple):
+                names = [e.value for e in items.elts if isinstance(e, ast.Constant)]
+                out[str(key.value)] = frozenset(str(n) for n in names)
+        return out
+    return {}
+
+
+def page_columns(generator: ast.Module | None, rows: list[BackendFeatures]) -> tuple[str, ...]:
+    """The optional columns the release's page shows, in page order."""
+    if generator is not None:
+        declared = generator_columns(generator)
+        return tuple(c for c in OPTIONAL_COLUMNS if c in declared)
     return tuple(c for c, fact in OPTIONAL_COLUMNS.items() if any(getattr(r, fact) for r in rows))
 
 

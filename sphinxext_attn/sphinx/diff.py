@@ -18,7 +18,8 @@ from sphinxext_attn.core.models import Analysis
 from sphinxext_attn.render import diffout
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.sphinx import config
-from sphinxext_attn.sphinx.directives import COMMON_OPTIONS, AttentionBackendsDirective
+from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
+from sphinxext_attn.sphinx.options import COMMON_OPTIONS
 
 
 class DiffDirective(AttentionBackendsDirective):
