@@ -74,7 +74,9 @@ class MyBackend(AttentionBackend):
 def test_dcp_read_from_the_impl_class_in_the_same_file(tmp_path):
     found = _dcp_backend(tmp_path, BACKEND_WITH_IMPL.format(imports="", impl=dedent(IMPL_TRUE)))
     assert found.supports_dcp is True
-    assert found.sources["DCP"].path.endswith("my_attn.py") and found.sources["DCP"].line
+    where = found.sources["DCP"]
+    lines = (tmp_path / f"{BACKENDS}/my_attn.py").read_text().splitlines()
+    assert where.path.endswith("my_attn.py") and "can_return" in lines[where.line - 1]
 
 
 def test_dcp_follows_bases_in_the_file_and_across_imports(tmp_path):
@@ -127,6 +129,23 @@ def test_dcp_false_when_the_generator_cannot_see_the_impl(tmp_path):
         BACKEND_WITH_IMPL.format(imports="import x", impl="class MyImpl(x.Base):\n    pass\n"),
     )
     assert found.supports_dcp is False
+
+
+def test_dcp_read_in_part_from_a_long_class(tmp_path):
+    # a header over several lines, the attribute among other members; then one
+    # written over several lines (the whole class is read instead)
+    impl = (
+        "class MyImpl(\n    Base,\n):\n    x = 1\n\n    def f(self):\n"
+        "        can_return_lse_for_decode = False\n\n"
+        "    can_return_lse_for_decode: bool = True\n"
+    )
+    module = BACKEND_WITH_IMPL.format(imports="", impl="class Base:\n    pass\n\n" + impl)
+    found = _dcp_backend(tmp_path / "a", module)
+    lines = (tmp_path / "a" / f"{BACKENDS}/my_attn.py").read_text().splitlines()
+    assert found.supports_dcp is True
+    assert lines[found.sources["DCP"].line - 1].strip().startswith("can_return_lse_for_decode: b")
+    split = module.replace("bool = True", "bool = (\n        True\n    )")
+    assert _dcp_backend(tmp_path / "b", split).supports_dcp is True
 
 
 def test_cyclic_bases_end(tmp_path):

@@ -184,7 +184,7 @@ def _analyze(tree: SourceTree, page: bool = False) -> Analysis:
     fi = flashinfer_facts(tree, "FLASHINFER" in registered)
     result.backends, result.footnotes = expand_variants(rows, fa, fi)
     result.page_columns = page_columns(generator, rows)
-    result.capability_columns = interface_columns(finder, refs)
+    result.capability_columns = interface_columns(tree, refs)
     result.mla_prefill = read_prefill(tree, finder, fa, page)
     result.version = read_version(tree)
     tree.check_partly_parsed()

@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from sphinxext_attn.core.classes import ClassFinder, ClassRef, absolute_module, base_name
+from sphinxext_attn.core.classes import ClassRef, base_name
+from sphinxext_attn.core.lookup import find_class, imports_of
 from sphinxext_attn.core.models import EXTRA_COLUMNS, BackendFeatures, Location
 from sphinxext_attn.core.source import SourceTree
 
@@ -31,32 +32,22 @@ DCP_ATTRIBUTE = "can_return_lse_for_decode"
 MAX_HOPS = 12
 
 
-def _strings(module: ast.Module) -> Iterable[str]:
-    for node in ast.walk(module):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            yield node.value
-
-
 def generator_columns(module: ast.Module) -> set[str]:
     """Column headers a generator writes: ``("DCP", lambda b: ...)`` specs, literal
     ``| Backend | ... |`` headers and ``| **DCP** |`` legend rows."""
     found: set[str] = set()
     for node in ast.walk(module):
-        if (
-            isinstance(node, ast.Tuple)
-            and len(node.elts) == 2
-            and isinstance(node.elts[0], ast.Constant)
-            and isinstance(node.elts[0].value, str)
-            and isinstance(node.elts[1], ast.Lambda)
-        ):
-            found.add(node.elts[0].value)
-    for text in _strings(module):
-        for line in text.splitlines():
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if line.lstrip().startswith("| Backend |"):
-                found.update(cells)
-            elif len(cells) >= 2 and cells[0].startswith("**") and cells[0].endswith("**"):
-                found.add(cells[0].strip("*"))
+        if isinstance(node, ast.Tuple) and len(node.elts) == 2:
+            head, spec = node.elts
+            if isinstance(head, ast.Constant) and isinstance(spec, ast.Lambda):
+                found.add(str(head.value))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "|" in node.value:
+            for line in node.value.splitlines():
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                if line.lstrip().startswith("| Backend |"):
+                    found.update(cells)
+                elif len(cells) >= 2 and cells[0].startswith("**") and cells[0].endswith("**"):
+                    found.add(cells[0].strip("*"))
     return found
 
 
@@ -107,19 +98,6 @@ def page_columns(generator: ast.Module | None, rows: list[BackendFeatures]) -> t
 # -- the DCP cell -----------------------------------------------------------------
 
 
-def _class_in(tree: SourceTree, path: str, name: str) -> ast.ClassDef | None:
-    """A class of that name anywhere in the file (top level first, cheaply)."""
-    segment = tree.class_segment(path, name)
-    if segment is not None:
-        return segment
-    module = tree.parse(path)
-    if module is None:
-        return None
-    return next(
-        (n for n in ast.walk(module) if isinstance(n, ast.ClassDef) and n.name == name), None
-    )
-
-
 def _bool_var(node: ast.ClassDef, name: str) -> ast.Constant | None:
     """``name = True`` / ``name: bool = False`` in the class body (literal bools only)."""
     for item in node.body:
@@ -143,17 +121,10 @@ def _bool_var(node: ast.ClassDef, name: str) -> ast.Constant | None:
 def _imported_file(tree: SourceTree, path: str, name: str) -> str | None:
     """The module file a ``from X import name`` of ``path`` names (a ``.py`` file,
     as the generator looks; packages are not followed)."""
-    module = tree.parse(path)
-    if module is None:
-        return None
-    for node in ast.walk(module):
-        if not isinstance(node, ast.ImportFrom) or not node.module:
-            continue
-        if any((a.asname or a.name) == name for a in node.names):
-            dotted = absolute_module(path, node.module, node.level)
-            rel = f"{dotted.replace('.', '/')}.py" if dotted else None
-            if rel and not tree.is_outside(rel) and tree.exists(rel):
-                return rel
+    for dotted, _ in imports_of(tree, path, name):
+        rel = f"{dotted.replace('.', '/')}.py"
+        if not tree.is_outside(rel) and tree.exists(rel):
+            return rel
     return None
 
 
@@ -184,7 +155,7 @@ def dcp(tree: SourceTree, backend: ClassRef) -> tuple[bool, Location | None]:
     seen: set[str] = set()
     while name and name not in seen and len(seen) < MAX_HOPS:
         seen.add(name)
-        node = _class_in(tree, path, name)
+        node = find_class(tree, path, name, needing=DCP_ATTRIBUTE)
         if node is None:
             return False, None
         value = _bool_var(node, DCP_ATTRIBUTE)
@@ -193,7 +164,7 @@ def dcp(tree: SourceTree, backend: ClassRef) -> tuple[bool, Location | None]:
         parent = _parent_name(node)
         if parent is None:
             return False, None
-        if _class_in(tree, path, parent) is None:
+        if find_class(tree, path, parent, needing=DCP_ATTRIBUTE) is None:
             other = _imported_file(tree, path, parent)
             if other is None:
                 return False, None
@@ -205,26 +176,54 @@ def dcp(tree: SourceTree, backend: ClassRef) -> tuple[bool, Location | None]:
 # -- capability columns a ``:columns:`` option may ask for -------------------------
 
 
-def _root_class(finder: ClassFinder, ref: ClassRef) -> ClassRef:
-    """The end of a backend's first-base chain: the release's backend interface."""
+def _root_class(
+    tree: SourceTree, ref: ClassRef, memo: dict[tuple[str, str], ClassRef]
+) -> ClassRef:
+    """The end of a backend's first-base chain: the release's backend interface
+    (``memo``: roots already found from a base, as most backends share theirs)."""
     seen = {(ref.path, ref.name)}
+    chain: list[tuple[str, str]] = []
     while ref.node.bases and len(seen) < MAX_HOPS:
-        base = _parent_name(ref.node) or base_name(ref.node.bases[0])
-        parent = finder.find(ref.path, base) if base else None
+        key = (ref.path, base_name(ref.node.bases[0]) or "")
+        if key in memo:
+            ref = memo[key]
+            break
+        chain.append(key)
+        parent = _base_class(tree, *key)
         if parent is None or (parent.path, parent.name) in seen:
             break
         seen.add((parent.path, parent.name))
         ref = parent
+    if ref.node.body and isinstance(ref.node.body[0], ast.Pass):  # a header: read it all
+        whole = find_class(tree, ref.path, ref.name)
+        ref = ClassRef(ref.path, whole) if whole is not None else ref
+    memo.update(dict.fromkeys(chain, ref))
     return ref
 
 
-def interface_columns(finder: ClassFinder, refs: Iterable[ClassRef]) -> tuple[str, ...]:
+def _base_class(tree: SourceTree, path: str, name: str, depth: int = 0) -> ClassRef | None:
+    """Class ``name`` as module ``path`` sees it: defined there or imported (re-exports
+    through packages followed)."""
+    if not name or depth > MAX_HOPS:
+        return None
+    node = find_class(tree, path, name, header=True)  # bases only
+    if node is not None:
+        return ClassRef(path, node)
+    for dotted, original in imports_of(tree, path, name):
+        target = tree.module_file(dotted)
+        if target is not None:
+            return _base_class(tree, target, original, depth + 1)
+    return None
+
+
+def interface_columns(tree: SourceTree, refs: Iterable[ClassRef]) -> tuple[str, ...]:
     """The extra capability columns whose question (a ``supports_*(cls)`` method)
     the backend interface of the release declares, in :data:`EXTRA_COLUMNS` order."""
     declared: set[str] = set()
     roots: set[tuple[str, str]] = set()
+    memo: dict[tuple[str, str], ClassRef] = {}
     for ref in refs:
-        root = _root_class(finder, ref)
+        root = _root_class(tree, ref, memo)
         if (root.path, root.name) in roots:
             continue
         roots.add((root.path, root.name))
