@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Score our tables on every vLLM release against the best reference there is.
 
-    python scripts/check_releases.py [VERSION ...] [-v] [--run-generator] [--profile P]
+    python scripts/check_releases.py [VERSION ...] [-v] [--profile P]
+                                     [--run-generator [--python PY]]
 
 Two scores per release: attncmp as it is (the seed's nine feature columns) and
 the same comparison over every column the reference page shows (``all``: DCP
@@ -128,10 +129,13 @@ def main() -> int:
     parser.add_argument("--profile", default="vllm-page", choices=("vllm-page", "runtime"))
     parser.add_argument(
         "--run-generator",
-        nargs="?",
-        const="python3",
-        metavar="PYTHON",
-        help="run the release's own generator with PYTHON (needs what it imports, e.g. regex)",
+        action="store_true",
+        help="where there is no other reference, run the release's own generator",
+    )
+    parser.add_argument(
+        "--python",
+        default="python3",
+        help="the Python --run-generator uses (needs what the generator imports, e.g. regex)",
     )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="attn-check-"))
@@ -148,7 +152,7 @@ def main() -> int:
                 check=True,
                 capture_output=True,
             )
-            ref = reference(version, tree, work, args.run_generator)
+            ref = reference(version, tree, work, args.python if args.run_generator else None)
             if ref is None:
                 print(f"{version}: no reference (try --run-generator)")
                 continue
