@@ -32,6 +32,9 @@ RELEVANT_PATTERNS = (
     "vllm/model_executor/layers/attention/*.py",
     "vllm/platforms/cuda.py",
     "vllm/utils/flashinfer.py",
+    # vLLM's own generator: which columns the release's page has (pagecolumns.py)
+    "tools/pre_commit/generate_attention_backend_docs.py",
+    "docs/mkdocs/gen_files/generate_attention_backends.py",
     "docs/design/attention_backends.md",
 )
 

@@ -114,6 +114,9 @@ SAMPLE_PATHS = [
     "vllm/utils/flashinfer.py",
     "vllm/utils/flashinfer.pyc",
     "docs/design/attention_backends.md",
+    "tools/pre_commit/generate_attention_backend_docs.py",
+    "docs/mkdocs/gen_files/generate_attention_backends.py",
+    "docs/mkdocs/gen_files/other.py",
     "docs/design/other.md",
     "README.md",
     "vllm/v1/attention/backends/README.md",
@@ -133,4 +136,4 @@ def test_hook_entry():
         in text
     )
     assert "pass_filenames: true" in text and "language: python" in text
-    assert len(RELEVANT_PATTERNS) == 7
+    assert len(RELEVANT_PATTERNS) == 9

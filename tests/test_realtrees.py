@@ -24,13 +24,13 @@ MARKER = "## Backend Priority (CUDA)"
 #: Minimum attncmp score (percent of cells, floor of matched/total) per golden.
 THRESHOLDS: dict[str, float] = {
     "0.16.0": 100.0,
-    "0.18.0": 99.2,
-    "0.20.0": 99.2,
-    "0.23.0": 99.6,
-    "0.25.0": 99.7,
+    "0.18.0": 100.0,
+    "0.20.0": 100.0,
+    "0.23.0": 100.0,
+    "0.25.0": 100.0,
     "0.28.0": 100.0,
     "0.30.0": 100.0,
-    "0.33.0": 99.7,
+    "0.33.0": 100.0,
 }
 #: Releases the CI fetches (.ci/run): every one from 0.16 to 0.33 must analyse cleanly.
 RELEASES = tuple(f"0.{minor}.0" for minor in range(16, 34))

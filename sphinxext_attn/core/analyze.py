@@ -6,8 +6,15 @@ import gc
 import os
 
 from sphinxext_attn.core import features
-from sphinxext_attn.core.classes import ClassFinder, base_name
-from sphinxext_attn.core.models import Analysis, BackendFeatures, Location
+from sphinxext_attn.core.classes import ClassFinder, ClassRef, base_name
+from sphinxext_attn.core.models import EXTRA_COLUMNS, Analysis, BackendFeatures, Location
+from sphinxext_attn.core.pagecolumns import (
+    dcp,
+    interface_columns,
+    kv_excludes,
+    page_columns,
+    read_generator,
+)
 from sphinxext_attn.core.prefill import read_prefill
 from sphinxext_attn.core.priorities import read_priorities
 from sphinxext_attn.core.registry import RegistryEntry, read_registry
@@ -35,11 +42,20 @@ def model_family(entry: RegistryEntry, is_mla: bool) -> str:
 
 
 def analyze_backend(
-    tree: SourceTree, finder: ClassFinder, entry: RegistryEntry
+    tree: SourceTree,
+    finder: ClassFinder,
+    entry: RegistryEntry,
+    refs: list[ClassRef] | None = None,
+    excludes: dict[str, frozenset[str]] | None = None,
 ) -> BackendFeatures | None:
+    """One backend's row as vLLM's generator reads it. ``excludes``: the KV dtypes
+    the release's generator leaves out per backend (None: no generator; an entry
+    commented as an alias of another is shown once instead)."""
     ref = finder.resolve(entry)
     if ref is None:
         return None
+    if refs is not None:
+        refs.append(ref)
     path = ref.path
     scope = [ref]
     sources: dict[str, Location] = {"Backend": Location(path, ref.node.lineno)}
@@ -50,7 +66,9 @@ def analyze_backend(
 
     dtypes, loc = features.dtypes(scope)
     note("Dtypes", loc)
-    kv, loc = features.kv_cache_dtypes(scope, tree.lines)
+    kv, loc = features.kv_cache_dtypes(scope, tree.lines if excludes is None else None)
+    if excludes:
+        kv = tuple(d for d in kv if d not in excludes.get(entry.name, ()))
     note("KV Dtypes", loc)
     blocks, loc = features.block_sizes(scope)
     note("Block Sizes", loc)
@@ -69,11 +87,14 @@ def analyze_backend(
         ("Sparse", "is_sparse"),
         ("MM Prefix", "supports_mm_prefix"),
         ("Non-Causal", "supports_non_causal"),
-        ("DCP", "supports_dcp"),
         ("MLA", "is_mla"),
     ):
         flags[column], loc = features.flag(scope, method)
         note(column, loc)
+    flags["DCP"], loc = dcp(tree, ref)
+    note("DCP", loc)
+    # further capabilities, read as the page reads its flags (``:columns:`` can ask)
+    extras: dict[str, object] = {m: features.flag(scope, m)[0] for m in EXTRA_COLUMNS.values()}
     first_base = base_name(ref.node.bases[0]) if ref.node.bases else None
     is_mla = (
         first_base in MLA_PARENTS
@@ -98,6 +119,7 @@ def analyze_backend(
         supports_non_causal=flags["Non-Causal"],
         supports_dcp=flags["DCP"],
         sources=sources,
+        extras=extras,
     )
 
 
@@ -121,7 +143,7 @@ def analyze(
     gc.disable()
     try:
         tree = source if source is not None else SourceTree(root)
-        result = _analyze(tree)
+        result = _analyze(tree, page=profile != "runtime")
         result.profile = profile
         if profile == "runtime":
             from sphinxext_attn.core.runtime_analysis import apply_runtime
@@ -133,18 +155,21 @@ def analyze(
             gc.enable()
 
 
-def _analyze(tree: SourceTree) -> Analysis:
+def _analyze(tree: SourceTree, page: bool = False) -> Analysis:
     result = Analysis(root=str(tree.root))
     if not tree.safe_path("vllm") or not (tree.root / "vllm").is_dir():
         tree.warn(f"no vllm/ package under {tree.root}", None, subtype="root")
     finder = ClassFinder(tree)
     rows: list[BackendFeatures] = []
+    refs: list[ClassRef] = []
+    generator = read_generator(tree)
+    excludes = kv_excludes(generator)
     entries = read_registry(tree)
     for entry in entries:
         if entry.name in SKIPPED:
             continue
         try:
-            row = analyze_backend(tree, finder, entry)
+            row = analyze_backend(tree, finder, entry, refs, excludes)
         except RecursionError:
             tree.warn(
                 f"{entry.name}: expression nesting too deep", entry.location.path, subtype="syntax"
@@ -159,7 +184,9 @@ def _analyze(tree: SourceTree) -> Analysis:
     fa = flash_attn_facts(tree, fa_class, "FLASH_ATTN" in registered)
     fi = flashinfer_facts(tree, "FLASHINFER" in registered)
     result.backends, result.footnotes = expand_variants(rows, fa, fi)
-    result.mla_prefill = read_prefill(tree, finder, fa)
+    result.page_columns = page_columns(generator, rows)
+    result.capability_columns = interface_columns(tree, refs)
+    result.mla_prefill = read_prefill(tree, finder, fa, page)
     result.version = read_version(tree)
     tree.check_partly_parsed()
     result.files = list(tree.files)

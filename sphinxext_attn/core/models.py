@@ -315,6 +315,10 @@ class Analysis:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     #: "runtime" or "vllm-page": how the cells were read
     profile: str = "runtime"
+    #: columns beyond the seed's that the release's own page shows (DCP, Non-Causal)
+    page_columns: tuple[str, ...] = ()
+    #: further capability columns the release's backend interface declares
+    capability_columns: tuple[str, ...] = ()
 
     def rows(self, table: str) -> list[BackendFeatures]:
         """Rows of one feature table in the seed's order."""
@@ -324,12 +328,22 @@ class Analysis:
         return any(b.version for b in self.backends if b.table == table)
 
     def feature_columns(self, table: str) -> tuple[str, ...]:
-        """The seed's columns of a feature table; ``Version`` only where a row has one."""
-        if table in MLA_TABLES:
-            return MLA_COLUMNS
-        if self.has_versions(table):
-            return STANDARD_COLUMNS
-        return tuple(c for c in STANDARD_COLUMNS if c != "Version")
+        """The columns of a feature table as the release's page has them: the seed's,
+        ``Version`` only where a row has one, and the release's later columns."""
+        base = MLA_COLUMNS if table in MLA_TABLES else STANDARD_COLUMNS
+        if table not in MLA_TABLES and not self.has_versions(table):
+            base = tuple(c for c in base if c != "Version")
+        if not self.page_columns:
+            return base
+        return tuple(c for c in FEATURE_COLUMNS if c in base or c in self.page_columns)
+
+    def column_choices(self) -> tuple[str, ...]:
+        """Every column a ``:columns:`` option may name for this release."""
+        return (*FEATURE_COLUMNS, *self.capability_columns)
+
+    def legend_columns(self) -> tuple[str, ...]:
+        """The columns the page's legend describes (the MLA table's, without Backend)."""
+        return tuple(c for c in self.feature_columns("mla") if c != "Backend")
 
     def prefill_columns(self) -> tuple[str, ...]:
         """The seed's six prefill columns for selector-era rows; registry rows show

@@ -279,8 +279,10 @@ def read_registry_rows(
 
 
 def read_prefill(
-    tree: SourceTree, finder: ClassFinder, fa: FlashAttnFacts | None = None
+    tree: SourceTree, finder: ClassFinder, fa: FlashAttnFacts | None = None, page: bool = False
 ) -> list[PrefillBackend]:
+    """The prefill rows. ``page``: as vLLM's generator wrote them; its selector-era
+    FlashAttention row had fixed words ("FA2/FA3") whatever versions the tree has."""
     if tree.exists(PREFILL_REGISTRY_FILE):
         return read_registry_rows(tree, finder, fa)
-    return read_legacy(tree, fa)  # warns when mla_attention.py is missing too
+    return read_legacy(tree, None if page else fa)  # warns when mla_attention.py is missing

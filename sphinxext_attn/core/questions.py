@@ -107,6 +107,24 @@ class Asker:
             answer.value = self.interp.truth(answer.value, NODE, self.cls.path)
         return answer
 
+    def ask_impl_flag(self, attribute: str) -> Answer:
+        """``get_impl_cls().<attribute>``: where releases without a backend-level
+        question keep a capability (DCP: ``can_return_lse_for_decode``). A backend
+        with no impl class (``NotImplementedError``) has none, as later vLLM says."""
+        try:
+            try:
+                impl = self.call("get_impl_cls")
+            except Raised as exc:
+                if exc.kind == "NotImplementedError":
+                    return Answer(False)
+                raise
+            value = self.interp.getattr(impl, attribute, NODE, self.cls.path)
+            return Answer(self.interp.truth(value, NODE, self.cls.path))
+        except Raised as exc:
+            return Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
+        except Unknown as exc:
+            return Answer(unknown=exc)
+
     def ask_each(self, name: str, values: list[Any], labels: list[str]) -> Answer:
         """Which of ``values`` the one-argument question accepts (by label)."""
         accepted: list[str] = []

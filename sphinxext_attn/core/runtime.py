@@ -39,6 +39,8 @@ FLAG_METHODS: dict[str, str] = {
     "Non-Causal": "supports_non_causal",
     "DCP": "supports_dcp",
 }
+#: Before the backend had the question, vLLM asked the impl class instead.
+IMPL_FLAGS: dict[str, str] = {"DCP": "can_return_lse_for_decode"}
 #: Cells of the variant rows that depend on the FlashAttention version or the
 #: TRTLLM kernels present: kept as the variant rule reads them.
 VARIANT_CELLS = {
@@ -159,7 +161,10 @@ class RuntimeReader:
         )
         facts["Attention Types"] = types
         for column, method in FLAG_METHODS.items():
-            facts[column] = take(column, ask.ask_flag(method))
+            answer = ask.ask_flag(method)
+            if column in IMPL_FLAGS and answer.raised.startswith("AttributeError"):
+                answer = ask.ask_impl_flag(IMPL_FLAGS[column])
+            facts[column] = take(column, answer)
         facts["MLA"] = take("MLA", ask.ask_flag("is_mla"))
         for method in self.extra_methods(cls):
             facts["extras"][method] = take(method, ask.ask_flag(method))

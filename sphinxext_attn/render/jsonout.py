@@ -1,15 +1,18 @@
 """Records to JSON: the analysis as data, with a documented, versioned shape.
 
-Shape (``schema`` 1)::
+Shape (``schema`` 2)::
 
-    {"schema": 1, "root": str, "version": str|null,
+    {"schema": 2, "root": str, "version": str|null,
+     "columns": {table: [column]},  # what each feature table shows by default
+     "capability_columns": [column],  # further columns ``:columns:`` may ask for
      "priorities": [{"category", "arch", "backends": [str], "source",
                      runtime: "title", "conditions", "capabilities"}],
      "backends": [{"name", "version", "table", "class_path", "dtypes": [str],
                    "kv_cache_dtypes": [str], "block_sizes": [str], "head_sizes": [str],
                    "attn_types", "compute_capability", "is_mla", "supports_sink",
                    "is_sparse", "supports_mm_prefix", "supports_non_causal",
-                   "supports_dcp", "sources": {column: "path:line"}}],
+                   "supports_dcp", "sources": {column: "path:line"},
+                   runtime profile: "supports", "unknown", "extras"}],
      "mla_prefill": [{"name", "description", "dtypes", "compute_capability",
                       "enable", "disable", "notes"}],
      "footnotes": [{"marker", "text"}],
@@ -64,6 +67,8 @@ def to_data(analysis: Analysis) -> dict[str, Any]:
         "schema": SCHEMA,
         "root": analysis.root,
         "version": analysis.version,
+        "columns": {t: list(analysis.feature_columns(t)) for t in TABLES if analysis.rows(t)},
+        "capability_columns": list(analysis.capability_columns),
         "priorities": [
             {
                 "category": p.category,

@@ -90,9 +90,11 @@ def priority_section(analysis: Analysis) -> str:
     return "\n".join(lines)
 
 
-def legend_section(evaluated: bool = False) -> str:
-    """The seed's legend; evaluated cells (runtime profile) add their notation."""
-    rows = [[f"**{c}**", d] for c, d in prose.legend_rows()]
+def legend_section(analysis: Analysis | None = None) -> str:
+    """The legend of the release's columns; evaluated cells (runtime profile) add
+    their notation."""
+    columns = analysis.legend_columns() if analysis else prose.SEED_LEGEND_COLUMNS
+    rows = [[f"**{c}**", d] for c, d in prose.legend_rows(columns)]
     lines = [
         "## Legend",
         "",
@@ -101,7 +103,7 @@ def legend_section(evaluated: bool = False) -> str:
         f"**Symbols:** {prose.SYMBOLS}",
         "",
     ]
-    if evaluated:
+    if analysis is not None and analysis.profile == "runtime":
         notation = [[f"`{n}`", d] for n, d in prose.NOTATION]
         lines += ["**Notation of evaluated cells:**", "", *_table(["Cell", "Means"], notation), ""]
     return "\n".join(lines)
@@ -189,7 +191,7 @@ def render_markdown(
     parts = [(header if header is not None else DEFAULT_HEADER).rstrip("\n") + "\n"]
     parts += [
         priority_section(analysis),
-        legend_section(analysis.profile == "runtime"),
+        legend_section(analysis),
         standard_section(analysis, links),
     ]
     notes = footnotes_section(analysis)

@@ -394,7 +394,10 @@ def page_nodes(
     ]
     out += priority_nodes(analysis, plain, categories=CATEGORIES, backends=backends, deco=deco)
     out.append(nodes.note("", paragraph(prose.PRIORITY_NOTE)))
-    out += [rubric(LEGEND_HEADING), *legend_nodes(plain, evaluated=analysis.profile == "runtime")]
+    out += [
+        rubric(LEGEND_HEADING),
+        *legend_nodes(plain, analysis.legend_columns(), evaluated=analysis.profile == "runtime"),
+    ]
     out.append(rubric(STANDARD_HEADING))
     out += feature_nodes(analysis, "standard", spec, columns=columns, backends=backends, deco=deco)
     out += family_nodes(analysis, "minimax", spec, columns=columns, backends=backends, deco=deco)

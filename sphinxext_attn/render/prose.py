@@ -17,6 +17,16 @@ LEGEND: tuple[tuple[str, str], ...] = (
     ("DCP", "Decode Context Parallelism support (`--decode-context-parallel-size`)"),
     ("Attention Types", "Supported attention patterns (Decoder, Encoder, Enc-Dec)"),
     ("Compute Cap.", "Required CUDA compute capability (N/A for non-CUDA backends)"),
+    # capability columns a `:columns:` option can ask for (not on vLLM's page)
+    ("Sliding Window", "Sliding window attention support"),
+    ("ALiBi sqrt", "ALiBi with square-root slopes support"),
+    ("Per-Head Quant Scales", "Per-head quantization scales for the KV cache"),
+    ("Batch Invariance", "Batch-invariant (deterministic) results support"),
+    ("KV Connector", "KV connector (disaggregated prefill, KV transfer) support"),
+    ("PCP", "Prefill Context Parallelism support"),
+    ("R-SWA", "Reference Sliding Window Attention (prompt global, later tokens windowed)"),
+    ("Non-Causal DCP", "Non-causal attention together with DCP (MLA)"),
+    ("CPU Query Lens Mismatch", "Runs batches whose device and CPU query lengths differ"),
 )
 #: Legend rows the seed's page shows: the columns of its MLA table.
 SEED_LEGEND_COLUMNS: tuple[str, ...] = tuple(c for c in MLA_COLUMNS if c != "Backend")

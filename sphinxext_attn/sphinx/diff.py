@@ -21,11 +21,8 @@ from sphinxext_attn.core.models import Analysis
 from sphinxext_attn.render import diffout
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.sphinx import config
-from sphinxext_attn.sphinx.directives import (
-    COMMON_OPTIONS,
-    AttentionBackendsDirective,
-    profile_option,
-)
+from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
+from sphinxext_attn.sphinx.options import COMMON_OPTIONS, profile_option
 from sphinxext_attn.sphinx.provenance import SphinxDecorations
 
 

@@ -10,16 +10,15 @@ courtesy.
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 from docutils import nodes
-from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
 from sphinxext_attn.core.models import (
     CATEGORIES,
+    EXTRA_COLUMNS,
     FEATURE_COLUMNS,
     PREFILL_COLUMNS,
     Analysis,
@@ -28,100 +27,13 @@ from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render import prose
 from sphinxext_attn.render.decorate import PLAIN, Decorations
 from sphinxext_attn.sphinx import cache, config
+from sphinxext_attn.sphinx.options import (
+    COMMON_OPTIONS,
+    arch_option,
+    choices_option,
+    columns_option,
+)
 from sphinxext_attn.sphinx.provenance import SphinxDecorations
-
-
-def _split(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
-
-
-def columns_option(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
-    """A converter for ``:columns:`` that names the allowed columns on error."""
-    by_lower = {a.lower(): a for a in allowed}
-
-    def convert(value: str) -> tuple[str, ...]:
-        names = _split(value or "")
-        if not names:
-            raise ValueError(f"no columns given; choose from {', '.join(allowed)}")
-        out = []
-        for name in names:
-            canon = by_lower.get(name.lower())
-            if canon is None:
-                raise ValueError(f"unknown column {name!r}; choose from {', '.join(allowed)}")
-            if canon in out:
-                raise ValueError(f"column {canon!r} given twice")
-            out.append(canon)
-        return tuple(out)
-
-    return convert
-
-
-def choices_option(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
-    """Comma-separated values, each one of ``allowed``."""
-
-    def convert(value: str) -> tuple[str, ...]:
-        names = _split(value or "")
-        bad = [n for n in names if n not in allowed]
-        if bad or not names:
-            raise ValueError(
-                f"{', '.join(bad) or 'nothing'} unknown; choose from {', '.join(allowed)}"
-            )
-        return tuple(names)
-
-    return convert
-
-
-def arch_option(value: str) -> tuple[str, ...]:
-    """Architectures as the release's code tells them apart (``sm90``, ``sm100``,
-    ``default``, ...); checked against the tree's lists when the table renders."""
-    names = _split(value or "")
-    bad = [n for n in names if not re.fullmatch(r"default|sm\d+(\+sm\d+)*", n)]
-    if bad or not names:
-        raise ValueError(
-            f"{', '.join(bad) or 'nothing'} is not an architecture; use names such as "
-            f"{', '.join(ARCH_EXAMPLES)}"
-        )
-    return tuple(names)
-
-
-def widths_option(value: str) -> str | list[int]:
-    try:
-        widths: str | list[int] = directives.value_or(
-            ("auto", "grid"),
-            directives.positive_int_list,  # type: ignore[arg-type]  # the stub types value_or too narrowly
-        )(value)
-    except ValueError as err:
-        raise ValueError(f"{err}; give auto, grid or a list of positive integers") from None
-    return widths
-
-
-def backends_option(value: str) -> tuple[str, ...]:
-    names = _split(value or "")
-    if not names:
-        raise ValueError("give comma-separated backend names")
-    return tuple(names)
-
-
-def profile_option(value: str | None) -> str:
-    choice = (value or "").strip()
-    if choice not in ("runtime", "vllm-page"):
-        raise ValueError("give runtime or vllm-page")
-    return choice
-
-
-COMMON_OPTIONS = {
-    "root": directives.unchanged_required,
-    "profile": profile_option,
-    "backends": backends_option,
-    "class": directives.class_option,
-    "name": directives.unchanged,
-    "caption": directives.unchanged_required,
-    "widths": widths_option,
-    "source-url": directives.unchanged,
-}
-
-
-ARCH_EXAMPLES = ("sm80", "sm90", "sm100", "sm120", "default")
 
 
 class AttentionBackendsDirective(SphinxDirective):
@@ -131,8 +43,12 @@ class AttentionBackendsDirective(SphinxDirective):
     required_arguments = 0
     optional_arguments = 0
     final_argument_whitespace = False
-    allowed_columns: ClassVar[Sequence[str]] = FEATURE_COLUMNS
-    option_spec = {**COMMON_OPTIONS, "columns": columns_option(FEATURE_COLUMNS)}
+    #: feature-table columns any release may have; each tree narrows the extras to
+    #: those its backend interface declares (:meth:`check_columns`)
+    allowed_columns: ClassVar[Sequence[str]] = (*FEATURE_COLUMNS, *EXTRA_COLUMNS)
+    option_spec = {**COMMON_OPTIONS, "columns": columns_option(allowed_columns)}
+    #: ``:columns:`` names feature-table columns (not priority, prefill, legend ones)
+    feature_columns: ClassVar[bool] = True
 
     #: the legend is fixed text and renders without a tree
     needs_tree: ClassVar[bool] = True
@@ -166,8 +82,22 @@ class AttentionBackendsDirective(SphinxDirective):
                 self.env.note_dependency(path)
         return analysis
 
+    def check_columns(self, analysis: Analysis) -> None:
+        """A capability column is offered where the release's interface asks it."""
+        wanted = self.options.get("columns") or ()
+        if not self.feature_columns:
+            return
+        allowed = analysis.column_choices()
+        bad = [c for c in wanted if c not in allowed]
+        if bad:
+            raise self.error(
+                f"{self.name}: column(s) {', '.join(bad)} not in this release's backend "
+                f"interface; choose from {', '.join(allowed)}"
+            )
+
     def rendered(self, analysis: Analysis, backends: frozenset[str] | None) -> list[nodes.Node]:
         if self.needs_tree:
+            self.check_columns(analysis)
             self.deco = SphinxDecorations(
                 self.env,
                 analysis.version,
@@ -277,6 +207,8 @@ class AllTablesDirective(AttentionBackendsDirective):
 class PriorityDirective(AttentionBackendsDirective):
     """``attention-backends-priority``: the CUDA priority lists."""
 
+    feature_columns = False
+
     option_spec = {
         **COMMON_OPTIONS,
         "columns": columns_option(render.PRIORITY_COLUMNS),
@@ -314,8 +246,10 @@ class PriorityDirective(AttentionBackendsDirective):
 
 
 class LegendDirective(AttentionBackendsDirective):
-    """``attention-backends-legend``; ``:columns:`` picks the described columns."""
+    """``attention-backends-legend``: the columns of the configured release's page
+    (the seed's without a tree); ``:columns:`` picks the described columns."""
 
+    feature_columns = False
     needs_tree = False
 
     option_spec = {
@@ -323,11 +257,16 @@ class LegendDirective(AttentionBackendsDirective):
         "columns": columns_option([c for c, _ in prose.LEGEND]),
     }
 
+    def run(self) -> list[nodes.Node]:
+        root = None if "columns" in self.options else self.tree_root()
+        if root is None:
+            return super().run()  # fixed text, no tree needed
+        return self.rendered(self.analysis_of(root), None)
+
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
+        default = analysis.legend_columns() if analysis.root else prose.SEED_LEGEND_COLUMNS
         profile = self.options.get("profile") or config.profile(self.env)
-        return render.legend_nodes(
-            spec, self.columns() or prose.SEED_LEGEND_COLUMNS, evaluated=profile == "runtime"
-        )
+        return render.legend_nodes(spec, self.columns() or default, evaluated=profile == "runtime")
 
 
 class StandardDirective(AttentionBackendsDirective):
@@ -360,6 +299,8 @@ class MLADecodeDirective(StandardDirective):
 
 class MLAPrefillDirective(AttentionBackendsDirective):
     """``attention-backends-mla-prefill``: the MLA prefill backends (+ the ``‡`` note)."""
+
+    feature_columns = False
 
     option_spec = {**COMMON_OPTIONS, "columns": columns_option(PREFILL_COLUMNS)}
 

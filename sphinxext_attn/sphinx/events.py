@@ -51,6 +51,10 @@ def _copy(source: Path, folder: Path) -> None:
     shutil.copyfile(source, folder / source.name)
 
 
+#: From this many columns a table gets less padding between them in LaTeX.
+WIDE_COLUMNS = 12
+
+
 def breakable_literals(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """LaTeX: let long names in table cells break after ``_`` (paths after ``/``)
     so wide tables fit.
@@ -67,10 +71,14 @@ def breakable_literals(app: Sphinx, doctree: nodes.document, docname: str) -> No
     for table in list(doctree.findall(nodes.table)):
         if TABLE_CLASS not in table["classes"] or table.parent is None:
             continue
-        # a wider floor for squeezed columns, for this table only (sphinxextattn.sty)
+        # a wider floor for squeezed columns, for this table only (sphinxextattn.sty);
+        # less padding where a dozen columns share the line
+        wide = len(list(table.findall(nodes.colspec))) >= WIDE_COLUMNS
+        begin = r"\sphinxextattnbegintable" + (r"\sphinxextattnbeginwide{}" if wide else "")
+        end = r"\sphinxextattnendtable" + (r"\sphinxextattnendwide{}" if wide else "")
         index = table.parent.index(table)
-        table.parent.insert(index + 1, nodes.raw("", r"\sphinxextattnendtable", format="latex"))
-        table.parent.insert(index, nodes.raw("", r"\sphinxextattnbegintable", format="latex"))
+        table.parent.insert(index + 1, nodes.raw("", end, format="latex"))
+        table.parent.insert(index, nodes.raw("", begin, format="latex"))
         for literal in list(table.findall(nodes.literal)):
             text = texescape.escape(literal.astext(), app.config.latex_engine)
             text = text.replace(r"\_", r"\_\allowbreak{}").replace("/", r"/\allowbreak{}")

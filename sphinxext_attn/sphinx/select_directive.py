@@ -21,7 +21,8 @@ from sphinxext_attn.core.selection import ATTN_TYPES, DTYPE_NAMES, Config, Selec
 from sphinxext_attn.core.source import SourceTree
 from sphinxext_attn.render.select_nodes import decision_nodes
 from sphinxext_attn.sphinx import cache
-from sphinxext_attn.sphinx.directives import COMMON_OPTIONS, AttentionBackendsDirective
+from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
+from sphinxext_attn.sphinx.options import COMMON_OPTIONS
 
 
 def capability_option(value: str | None) -> str:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
 #: bump when what is kept on the environment changes shape
-ENV_VERSION = 3
+ENV_VERSION = 3  # 3: Analysis.page_columns, capability_columns, profile; PriorityList conditions
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

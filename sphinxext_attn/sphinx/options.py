@@ -1,0 +1,107 @@
+"""Option converters of the directive family.
+
+Values that can be checked without the tree are checked here, by docutils
+option converters whose messages list the allowed values; the rest wait
+for the analysis (see :mod:`.directives`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from docutils.parsers.rst import directives
+
+
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def columns_option(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
+    """A converter for ``:columns:`` that names the allowed columns on error."""
+    by_lower = {a.lower(): a for a in allowed}
+
+    def convert(value: str) -> tuple[str, ...]:
+        names = _split(value or "")
+        if not names:
+            raise ValueError(f"no columns given; choose from {', '.join(allowed)}")
+        out = []
+        for name in names:
+            canon = by_lower.get(name.lower())
+            if canon is None:
+                raise ValueError(f"unknown column {name!r}; choose from {', '.join(allowed)}")
+            if canon in out:
+                raise ValueError(f"column {canon!r} given twice")
+            out.append(canon)
+        return tuple(out)
+
+    return convert
+
+
+def choices_option(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
+    """Comma-separated values, each one of ``allowed``."""
+
+    def convert(value: str) -> tuple[str, ...]:
+        names = _split(value or "")
+        bad = [n for n in names if n not in allowed]
+        if bad or not names:
+            raise ValueError(
+                f"{', '.join(bad) or 'nothing'} unknown; choose from {', '.join(allowed)}"
+            )
+        return tuple(names)
+
+    return convert
+
+
+#: architecture names as the code tells GPUs apart (for messages)
+ARCH_EXAMPLES = ("sm80", "sm90", "sm100", "sm120", "default")
+
+
+def arch_option(value: str) -> tuple[str, ...]:
+    """Architectures as the release's code tells them apart (``sm90``, ``sm100``,
+    ``default``, ...); checked against the tree's lists when the table renders."""
+    names = _split(value or "")
+    bad = [n for n in names if not re.fullmatch(r"default|sm\d+(\+sm\d+)*", n)]
+    if bad or not names:
+        raise ValueError(
+            f"{', '.join(bad) or 'nothing'} is not an architecture; use names such as "
+            f"{', '.join(ARCH_EXAMPLES)}"
+        )
+    return tuple(names)
+
+
+def widths_option(value: str) -> str | list[int]:
+    try:
+        widths: str | list[int] = directives.value_or(
+            ("auto", "grid"),
+            directives.positive_int_list,  # type: ignore[arg-type]  # the stub types value_or too narrowly
+        )(value)
+    except ValueError as err:
+        raise ValueError(f"{err}; give auto, grid or a list of positive integers") from None
+    return widths
+
+
+def backends_option(value: str) -> tuple[str, ...]:
+    names = _split(value or "")
+    if not names:
+        raise ValueError("give comma-separated backend names")
+    return tuple(names)
+
+
+def profile_option(value: str | None) -> str:
+    choice = (value or "").strip()
+    if choice not in ("runtime", "vllm-page"):
+        raise ValueError("give runtime or vllm-page")
+    return choice
+
+
+COMMON_OPTIONS = {
+    "root": directives.unchanged_required,
+    "profile": profile_option,
+    "backends": backends_option,
+    "class": directives.class_option,
+    "name": directives.unchanged,
+    "caption": directives.unchanged_required,
+    "widths": widths_option,
+    "source-url": directives.unchanged,
+}
