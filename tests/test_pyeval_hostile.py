@@ -278,11 +278,6 @@ MODULE_LEVEL = {  # name: (file, source appended)
 
 
 @pytest.mark.parametrize("name", MODULE_LEVEL)
-@pytest.mark.xfail(
-    strict=True,
-    reason="RecursionError escapes analyze(): runtime.resolve_class and "
-    "questions.kv_cache_dtypes catch only Unknown and Raised",
-)
 def test_deep_module_level_binding_does_not_escape_analyze(tmp_path, name):
     rel, source = MODULE_LEVEL[name]
     runtime_backend(tmp_path, "pass\n", extra={"vllm/config/__init__.py": ""})

@@ -129,6 +129,8 @@ class Asker:
     def capabilities(self) -> Answer:
         try:
             device_capability = self.interp.machine_capability_class()
+        except RecursionError:
+            return Answer(unknown=Unknown("expression nested too deeply", self.cls.path))
         except (Unknown, Raised) as exc:
             return Answer(unknown=exc if isinstance(exc, Unknown) else Unknown(str(exc)))
         accepted = []
@@ -173,7 +175,7 @@ def kv_cache_dtypes(interp: Interpreter) -> tuple[str, ...]:
             if module is None or not module.has("CacheDType"):
                 continue
             literal = module.lookup("CacheDType", interp, NODE)
-        except (Unknown, Raised):
+        except (Unknown, Raised, RecursionError):
             continue
         if isinstance(literal, LiteralType) and all(isinstance(i, str) for i in literal.items):
             return tuple(literal.items)
@@ -191,7 +193,7 @@ def attention_types(interp: Interpreter, cls: PyClass) -> list[EnumMember]:
                 return [
                     m for m in interp.iterate(enum, NODE, klass.path) if isinstance(m, EnumMember)
                 ]
-            except (Unknown, Raised):
+            except (Unknown, Raised, RecursionError):
                 continue
     return []
 

@@ -49,7 +49,7 @@ def _bases(interp: Interpreter, cls: PyClass) -> list[Any]:
                 expr = expr.value  # Generic[T], AttentionMetadataBuilder[M]
             try:
                 base = interp.eval(expr, scope)
-            except Unknown:
+            except (Unknown, RecursionError):
                 base = External("<unknown base>")
             if isinstance(base, Builtin) and base.name in PLAIN_TYPES:
                 base = External(f"builtins.{base.name}")

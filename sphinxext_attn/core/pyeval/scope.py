@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval.chunks import Chunk, ChunkError, chunk_names
-from sphinxext_attn.core.pyeval.values import Unbound, Unknown
+from sphinxext_attn.core.pyeval.values import Raised, Unbound, Unknown
 
 if TYPE_CHECKING:
     from sphinxext_attn.core.pyeval.interp import Interpreter
@@ -171,7 +171,7 @@ class ModuleScope(Scope):
         self.values[name] = _PENDING
         try:
             value = self._evaluate(name, interp)
-        except Unknown:
+        except (Unknown, Raised, RecursionError):
             del self.values[name]
             raise
         self.values[name] = value
