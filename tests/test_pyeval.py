@@ -374,15 +374,11 @@ SEMANTICS_BUGS = [
 @pytest.mark.parametrize(
     ("expr", "want", "why"), SEMANTICS_BUGS, ids=[b[0] for b in SEMANTICS_BUGS]
 )
-@pytest.mark.xfail(strict=True, reason="evaluator semantics differ from Python (see test id)")
 def test_semantics_that_differ_from_python(tmp_path, expr, want, why):
     it, cls = load(tmp_path, f"@classmethod\ndef f(cls):\n    return {expr}\n")
     assert ask(it, cls, "f") == want, why
 
 
-@pytest.mark.xfail(
-    strict=True, reason="`except ValueError` does not catch a tree class derived from ValueError"
-)
 def test_except_catches_a_tree_subclass_of_a_builtin_exception(tmp_path):
     header = HEADER + "class MyError(ValueError):\n    pass\n"
     body = cm("f", "try:", "    raise MyError('x')", "except ValueError:", "    return 'caught'")

@@ -201,7 +201,6 @@ def test_hostile_body_is_unknown_quickly_in_bounded_memory(tmp_path, name):
 
 
 @pytest.mark.parametrize("name", BUGS)
-@pytest.mark.xfail(strict=True, reason="evaluator work or memory not bounded (see BUGS)")
 def test_hostile_body_not_yet_bounded(tmp_path, name):
     body, _ = BUGS[name]
     runtime_backend(tmp_path, body)

@@ -122,6 +122,9 @@ class CallMixin:
                 func.node.lineno,
             )
         key: Any = MISSING
+        where = (func.path, func.node.lineno)
+        for arg in (*args, *kwargs.values()):
+            ops.weigh(arg, self.budget, where)  # _frozen walks it
         if not kwargs or all(_frozen(v) is not MISSING for v in kwargs.values()):
             frozen_args = tuple(_frozen(a) for a in args)
             if MISSING not in frozen_args:
@@ -225,10 +228,12 @@ class CallMixin:
         path: str,
     ) -> Any:
         if self.is_enum(cls):
+            where = (path, getattr(node, "lineno", 0))
             for member in self.iterate(cls, node, path):
-                if args and ops.equal(member.value, args[0]):
+                if args and ops.equal(member.value, args[0], self.budget, where):
                     return member
-            raise Raised("ValueError", f"{args[0] if args else None!r} is not a valid {cls.name}")
+            value = ops.text(args[0] if args else None, self.budget, where)
+            raise Raised("ValueError", f"{value} is not a valid {cls.name}")
         fields = self._fields(cls)
         if fields is None:
             if any(
@@ -255,7 +260,7 @@ class CallMixin:
                 values[name] = self.eval(default, self.class_body_scope(cls))
         ordered = {name: values[name] for name, _ in fields}
         items = tuple(ordered.values()) if self.is_namedtuple(cls) else None
-        return Instance(cls, ordered, items)
+        return Instance(cls, ordered, items, by_fields=items is None and _dataclass_eq(cls))
 
     def _construct(
         self: Interpreter,
@@ -312,10 +317,25 @@ class CallMixin:
         return method_of(obj, name)
 
 
-def _is_dataclass(cls: PyClass) -> bool:
+def _dataclass_decorator(cls: PyClass) -> ast.expr | None:
     for decorator in cls.node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
         if name == "dataclass":
-            return True
-    return False
+            return decorator
+    return None
+
+
+def _is_dataclass(cls: PyClass) -> bool:
+    return _dataclass_decorator(cls) is not None
+
+
+def _dataclass_eq(cls: PyClass) -> bool:
+    """A dataclass compares by its fields unless declared ``eq=False``."""
+    decorator = _dataclass_decorator(cls)
+    if not isinstance(decorator, ast.Call):
+        return decorator is not None
+    return not any(
+        kw.arg == "eq" and isinstance(kw.value, ast.Constant) and kw.value.value is False
+        for kw in decorator.keywords
+    )

@@ -115,7 +115,7 @@ class ObjectMixin:
         else:
             value = self.bind_statement(stmt, name, scope)
             if self.is_enum(cls) and not name.startswith("_"):
-                value = EnumMember(cls, name, value)
+                value = EnumMember(cls, name, value, ops.plain_enum_class(class_mro(cls, self)))
         cls.attrs[name] = value
         return value
 
@@ -254,9 +254,9 @@ class ObjectMixin:
         if isinstance(op, ast.IsNot):
             return not _same(left, right)
         if isinstance(op, ast.In):
-            return ops.contains(right, left, where)
+            return ops.contains(right, left, where, self.budget)
         if isinstance(op, ast.NotIn):
-            return not ops.contains(right, left, where)
+            return not ops.contains(right, left, where, self.budget)
         dunder = {
             ast.Eq: "__eq__",
             ast.NotEq: "__ne__",
@@ -276,10 +276,10 @@ class ObjectMixin:
                     ):
                         return self.truth(result, node, path)
         if isinstance(op, ast.Eq):
-            return ops.equal(left, right)
+            return ops.equal(left, right, self.budget, where)
         if isinstance(op, ast.NotEq):
-            return not ops.equal(left, right)
-        return ops.order(op, left, right, where)
+            return not ops.equal(left, right, self.budget, where)
+        return ops.order(op, left, right, where, self.budget)
 
     def subscript(self: Interpreter, value: Any, index: Any, node: ast.AST, path: str) -> Any:
         if isinstance(value, External):
@@ -292,14 +292,16 @@ class ObjectMixin:
                 return member
             raise Raised("KeyError", index)
         if isinstance(value, list | tuple | str | dict | range):
+            where = (path, getattr(node, "lineno", 0))
             try:
                 if isinstance(value, dict):
                     for key, item in value.items():
-                        if ops.equal(key, index):
+                        if ops.equal(key, index, self.budget, where):
                             return item
-                    raise Raised("KeyError", str(index))
-                return value[index]
-            except (IndexError, TypeError) as exc:
+                    raise Raised("KeyError", ops.text(index, self.budget, where))
+                got = value[index]
+                return ops.paid(got, self.budget, where) if isinstance(index, slice) else got
+            except (IndexError, TypeError, ValueError) as exc:
                 raise Raised(type(exc).__name__, str(exc)) from None
         raise Unknown(
             f"subscript of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
@@ -308,11 +310,10 @@ class ObjectMixin:
     def iterate(self: Interpreter, value: Any, node: ast.AST, path: str) -> list[Any]:
         if isinstance(value, Instance) and value.items is not None:
             return list(value.items)
-        if isinstance(value, list | tuple | str | range | set | frozenset):
+        if isinstance(value, list | tuple | str | range | set | frozenset | dict):
             if len(value) > ops.MAX_ITEMS:
                 raise Unknown("sequence too long to evaluate", path, getattr(node, "lineno", 0))
-            return list(value)
-        if isinstance(value, dict):
+            ops.charge(self.budget, 8 * len(value), (path, getattr(node, "lineno", 0)))
             return list(value)
         if isinstance(value, PyClass) and self.is_enum(value):
             members = [self.class_own_attr(value, n) for n in _member_names(value)]
@@ -324,40 +325,61 @@ class ObjectMixin:
         )
 
     def make_set(self: Interpreter, items: list[Any], node: ast.AST, path: str) -> Any:
+        where = (path, getattr(node, "lineno", 0))
+        ops.weigh(items, self.budget, where)
+        ops.charge(self.budget, 32 * len(items), where)
         try:
             return set(items)
         except TypeError:
-            raise Unknown("set of unhashable values", path, getattr(node, "lineno", 0)) from None
+            raise Unknown("set of unhashable values", *where) from None
+
+    def hashable(self: Interpreter, value: Any, node: ast.AST, path: str) -> Any:
+        """``value`` as a dict key: its hash (a native walk) charged first."""
+        ops.weigh(value, self.budget, (path, getattr(node, "lineno", 0)))
+        try:
+            hash(value)
+        except TypeError:
+            raise Raised("TypeError", "unhashable type") from None
+        return value
 
     def format_value(
         self: Interpreter, value: Any, conversion: int, spec: str, node: ast.AST, path: str
     ) -> str:
+        where = (path, getattr(node, "lineno", 0))
         if isinstance(value, EnumMember):
-            text = f"{value.cls.name}.{value.name}"
+            text = ops.enum_str(value)
         elif isinstance(value, int | float | str | bool | type(None)):
             if conversion == ord("r"):
                 text = repr(value)
             else:
                 try:
-                    text = format(value, spec) if spec else str(value)
+                    text = format(value, ops.format_spec(spec, where)) if spec else str(value)
                 except (ValueError, TypeError):
-                    raise Unknown(
-                        "format spec not evaluated", path, getattr(node, "lineno", 0)
-                    ) from None
+                    raise Unknown("format spec not evaluated", *where) from None
         elif isinstance(value, PyClass):
             text = f"<class '{value.module.dotted}.{value.name}'>"
         elif isinstance(value, External):
             text = value.qualname
         elif isinstance(value, Instance) and value.items is not None:
+            ops.weigh(value, self.budget, where)
             fields = ", ".join(f"{k}={v!r}" for k, v in value.fields.items())
             text = f"{value.cls.name}({fields})"
         else:
-            raise Unknown(
-                f"formatting {type(value).__name__} not evaluated",
-                path,
-                getattr(node, "lineno", 0),
-            )
-        return text
+            raise Unknown(f"formatting {type(value).__name__} not evaluated", *where)
+        return ops.paid(text, self.budget, where)
+
+    def raised(self: Interpreter, value: Any, message: str, where: tuple[str, int]) -> Raised:
+        """The exception ``raise value(message)`` raises, with its bases' names."""
+        kind = self.exception_name(value)
+        if kind is None:
+            raise Unknown("raise of an unknown exception", *where)
+        bases: list[str] = []
+        if isinstance(value, PyClass):
+            for klass in class_mro(value, self)[1:]:
+                name = self.exception_name(klass)
+                if name is not None:
+                    bases.append(name)
+        return Raised(kind, message, tuple(bases))
 
     def exception_name(self: Interpreter, value: Any) -> str | None:
         if isinstance(value, External) and value.qualname.startswith("builtins."):
