@@ -1,9 +1,11 @@
 """Calls: functions and methods of the tree, class instantiation, builtins.
 
 Calls with plain, immutable arguments are memoised per device capability:
-the evaluated subset has no global mutation, so a classmethod asked the same
-question twice answers the same (``supports_head_size(128)`` is evaluated
-once per backend however many configurations ask it).
+a classmethod asked the same question twice answers the same
+(``supports_head_size(128)`` is evaluated once per backend however many
+configurations ask it) until a class attribute is set (``cls.x = ...``), the
+one global mutation of the evaluated subset: answers memoised before it are
+not used after it.
 """
 
 from __future__ import annotations
@@ -129,7 +131,7 @@ class CallMixin:
             frozen_args = tuple(_frozen(a) for a in args)
             if MISSING not in frozen_args:
                 kw = tuple(sorted((k, _frozen(v)) for k, v in kwargs.items()))
-                key = (id(func), frozen_args, kw, self.capability)
+                key = (id(func), frozen_args, kw, self.capability, self.mutations)
         if key is not MISSING and key in self.memo:
             ok, value, read = self.memo[key]
             self.capability_read |= read

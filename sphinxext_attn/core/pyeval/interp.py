@@ -79,6 +79,8 @@ class Interpreter(CallMixin, ObjectMixin):
         self.modules: dict[str, ModuleScope | None] = {}
         self.budget = Budget()
         self.memo: dict[Any, tuple[bool, Any, bool]] = {}
+        #: class attributes set so far (``cls.x = ...``): memoised answers before are stale
+        self.mutations = 0
         #: the device capability of the question being asked, if any
         self.capability: tuple[int, int] | None = None
         #: set when an evaluation read the device capability

@@ -6,7 +6,13 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval import ops
-from sphinxext_attn.core.pyeval.scope import MISSING, ModuleScope, index_bindings
+from sphinxext_attn.core.pyeval.scope import (
+    MISSING,
+    ModuleScope,
+    cached,
+    index_bindings,
+    remember,
+)
 from sphinxext_attn.core.pyeval.values import (
     Bound,
     Builtin,
@@ -100,8 +106,9 @@ class ObjectMixin:
 
     def class_own_attr(self: Interpreter, cls: PyClass, name: str) -> Any:
         """An attribute defined in ``cls``'s own body (or set on it), evaluated once."""
-        if name in cls.attrs:
-            return cls.attrs[name]
+        found = cached(cls.attrs, name, self)
+        if found is not MISSING:
+            return found
         index = self._class_index.get(id(cls.node))
         if index is None:
             index = self._class_index[id(cls.node)] = index_bindings(cls.node.body, nested=False)
@@ -111,12 +118,13 @@ class ObjectMixin:
         stmt = bindings[-1].stmt
         scope = self.class_body_scope(cls)
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            value = self.make_function(stmt, scope, owner=cls)
-        else:
-            value = self.bind_statement(stmt, name, scope)
-            if self.is_enum(cls) and not name.startswith("_"):
-                value = EnumMember(cls, name, value, ops.plain_enum_class(class_mro(cls, self)))
-        cls.attrs[name] = value
+            return remember(cls.attrs, name, self, self.make_function(stmt, scope, owner=cls))
+        return remember(cls.attrs, name, self, lambda: self._class_value(cls, stmt, name, scope))
+
+    def _class_value(self: Interpreter, cls: PyClass, stmt: Any, name: str, scope: Any) -> Any:
+        value = self.bind_statement(stmt, name, scope)
+        if self.is_enum(cls) and not name.startswith("_"):
+            value = EnumMember(cls, name, value, ops.plain_enum_class(class_mro(cls, self)))
         return value
 
     def class_attr(
@@ -221,6 +229,7 @@ class ObjectMixin:
     ) -> None:
         if isinstance(obj, PyClass):
             obj.attrs[name] = value
+            self.mutations += 1
         elif isinstance(obj, Instance):
             obj.fields[name] = value
         else:
