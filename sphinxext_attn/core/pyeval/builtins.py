@@ -180,8 +180,8 @@ def _convert(kind: str) -> Any:
                 if kind == "int" and len(args) > 1:
                     return ops.check_size(int(value, args[1]), _where(node, path))
                 return ops.check_size(py(value), _where(node, path))
-            except (ValueError, TypeError) as exc:
-                raise Raised("ValueError", str(exc)) from None
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise Raised(type(exc).__name__, str(exc)) from None
         raise Unknown(f"{kind}() of {type(value).__name__} not evaluated", *_where(node, path))
 
     return run
@@ -200,7 +200,10 @@ def _pairs(it: Interpreter, items: Any, node: ast.AST, path: str) -> dict[Any, A
 def _range(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     if not all(isinstance(a, int) for a in args):
         raise Raised("TypeError", "range() needs integers")
-    result = range(*args)
+    try:
+        result = range(*args)
+    except ValueError as exc:
+        raise Raised("ValueError", str(exc)) from None
     if len(result) > ops.MAX_ITEMS:
         raise Unknown("range too long to evaluate", *_where(node, path))
     return result
@@ -330,12 +333,12 @@ def _method(obj: Any, name: str) -> Any:
         plain_args = [ops.plain_value(a) for a in args]
         if name in ("join",) and args:
             plain_args = [[ops.plain_value(x) for x in it.iterate(args[0], node, path)]]
-            _join_size(obj, plain_args[0], where)
+            ops.join_size(obj, plain_args[0], where)
         if name in ("extend", "update", "union", "intersection", "difference", "issubset"):
             plain_args = [it.iterate(a, node, path) for a in args]
         try:
             result = attr(*plain_args, **kw)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
             raise Raised(type(exc).__name__, str(exc)) from None
         if isinstance(result, dict_views):
             result = list(result)  # type: ignore[call-overload,unused-ignore]
@@ -348,15 +351,6 @@ def _method(obj: Any, name: str) -> Any:
 
 #: Methods that compare their argument with every item natively.
 SCANS = frozenset({"index", "count", "remove"})
-
-
-def _join_size(sep: Any, items: list[Any], where: tuple[str, int]) -> None:
-    """``sep.join(items)`` too long is unknown before it is built."""
-    if isinstance(sep, str):
-        size = len(sep) * max(len(items) - 1, 0)
-        size += sum(len(x) if isinstance(x, str) else 0 for x in items)
-        if size > ops.MAX_ITEMS:
-            raise Unknown("string too long to evaluate", *where)
 
 
 dict_views: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))

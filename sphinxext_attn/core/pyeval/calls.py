@@ -246,6 +246,8 @@ class CallMixin:
             ):
                 return External(f"builtins.{cls.name}")
             return self._construct(cls, args, kwargs, node, path)
+        if len(args) > len(fields):
+            raise Raised("TypeError", f"{cls.name}() takes {len(fields)} positional arguments")
         values: dict[str, Any] = {}
         for (name, _default), value in zip(fields, args, strict=False):
             values[name] = value

@@ -331,7 +331,7 @@ class Interpreter(CallMixin, ObjectMixin):
     def _formatted(self, node: ast.FormattedValue, scope: Scope) -> Any:
         value = self.eval(node.value, scope)
         spec = self.eval(node.format_spec, scope) if node.format_spec is not None else ""
-        return self.format_value(value, node.conversion, spec, node, scope.module.path)
+        return ops.format_value(value, node.conversion, spec, self.budget, self.where(node, scope))
 
     def _namedexpr(self, node: ast.NamedExpr, scope: Scope) -> Any:
         value = self.eval(node.value, scope)

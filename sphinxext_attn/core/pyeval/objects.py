@@ -304,6 +304,7 @@ class ObjectMixin:
             where = (path, getattr(node, "lineno", 0))
             try:
                 if isinstance(value, dict):
+                    self.budget.spend(1 + len(value), where)  # the key compared with each
                     for key, item in value.items():
                         if ops.equal(key, index, self.budget, where):
                             return item
@@ -350,32 +351,6 @@ class ObjectMixin:
         except TypeError:
             raise Raised("TypeError", "unhashable type") from None
         return value
-
-    def format_value(
-        self: Interpreter, value: Any, conversion: int, spec: str, node: ast.AST, path: str
-    ) -> str:
-        where = (path, getattr(node, "lineno", 0))
-        if isinstance(value, EnumMember):
-            text = ops.enum_str(value)
-        elif isinstance(value, int | float | str | bool | type(None)):
-            if conversion == ord("r"):
-                text = repr(value)
-            else:
-                try:
-                    text = format(value, ops.format_spec(spec, where)) if spec else str(value)
-                except (ValueError, TypeError):
-                    raise Unknown("format spec not evaluated", *where) from None
-        elif isinstance(value, PyClass):
-            text = f"<class '{value.module.dotted}.{value.name}'>"
-        elif isinstance(value, External):
-            text = value.qualname
-        elif isinstance(value, Instance) and value.items is not None:
-            ops.weigh(value, self.budget, where)
-            fields = ", ".join(f"{k}={v!r}" for k, v in value.fields.items())
-            text = f"{value.cls.name}({fields})"
-        else:
-            raise Unknown(f"formatting {type(value).__name__} not evaluated", *where)
-        return ops.paid(text, self.budget, where)
 
     def raised(self: Interpreter, value: Any, message: str, where: tuple[str, int]) -> Raised:
         """The exception ``raise value(message)`` raises, with its bases' names."""

@@ -17,6 +17,7 @@ from sphinxext_attn.core.pyeval.values import (
     EnumMember,
     External,
     Instance,
+    PyClass,
     Raised,
     Unknown,
 )
@@ -153,11 +154,14 @@ def binop(op: ast.operator, left: Any, right: Any, where: tuple[str, int], budge
     if isinstance(op, ast.Mod) and isinstance(left, str):
         charge(budget, printf_size(left, right, where), where)
     try:
-        return check_size(fn(left, right), where)
+        result = fn(left, right)
     except ZeroDivisionError:
         _zero_div()
     except (TypeError, ValueError, OverflowError) as exc:
-        raise Raised("TypeError", str(exc)) from None
+        raise Raised(type(exc).__name__, str(exc)) from None
+    if isinstance(result, complex):
+        raise Unknown("complex numbers not evaluated", *where)
+    return check_size(result, where)
 
 
 _CONVERSION = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)?", re.S)
@@ -197,6 +201,42 @@ def format_spec(spec: Any, where: tuple[str, int]) -> str:
     return spec
 
 
+def join_size(sep: Any, items: list[Any], where: tuple[str, int]) -> None:
+    """``sep.join(items)`` too long is unknown before it is built."""
+    if isinstance(sep, str):
+        size = len(sep) * max(len(items) - 1, 0)
+        size += sum(len(x) if isinstance(x, str) else 0 for x in items)
+        if size > MAX_ITEMS:
+            raise Unknown("string too long to evaluate", *where)
+
+
+def format_value(
+    value: Any, conversion: int, spec: str, budget: Budget, where: tuple[str, int]
+) -> str:
+    """A replacement field of an f-string, its size checked before it is built."""
+    if isinstance(value, EnumMember):
+        text = enum_str(value)
+    elif isinstance(value, int | float | str | bool | type(None)):
+        if conversion == ord("r"):
+            text = repr(value)
+        else:
+            try:
+                text = format(value, format_spec(spec, where)) if spec else str(value)
+            except (ValueError, TypeError):
+                raise Unknown("format spec not evaluated", *where) from None
+    elif isinstance(value, PyClass):
+        text = f"<class '{value.module.dotted}.{value.name}'>"
+    elif isinstance(value, External):
+        text = value.qualname
+    elif isinstance(value, Instance) and value.items is not None:
+        weigh(value, budget, where)
+        fields = ", ".join(f"{k}={v!r}" for k, v in value.fields.items())
+        text = f"{value.cls.name}({fields})"
+    else:
+        raise Unknown(f"formatting {type(value).__name__} not evaluated", *where)
+    return paid(text, budget, where)
+
+
 def _zero_div() -> Any:
     raise Raised("ZeroDivisionError", "division by zero")
 
@@ -232,8 +272,7 @@ def plain_value(value: Any) -> Any:
 
 
 def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool:
-    """``left == right``, a step for each pair of values compared."""
-    budget.spend(1, where)
+    """``left == right``, a step for each item of the sequences compared."""
     if left is right:
         return True
     if isinstance(left, Instance) and left.items is not None:
@@ -246,11 +285,10 @@ def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool
         a, b = plain_value(left), plain_value(right)
         return not isinstance(a, EnumMember) and not isinstance(b, EnumMember) and a == b
     if isinstance(left, list | tuple) and isinstance(right, list | tuple):
-        return (
-            type(left) is type(right)
-            and len(left) == len(right)
-            and all(equal(a, b, budget, where) for a, b in zip(left, right, strict=True))
-        )
+        if type(left) is not type(right) or len(left) != len(right):
+            return False
+        budget.spend(1 + len(left), where)
+        return all(equal(a, b, budget, where) for a, b in zip(left, right, strict=True))
     if isinstance(left, Instance) or isinstance(right, Instance):
         if not (isinstance(left, Instance) and isinstance(right, Instance)):
             return False
@@ -270,9 +308,8 @@ def contains(container: Any, item: Any, where: tuple[str, int], budget: Budget) 
         if not isinstance(item, str):
             raise Raised("TypeError", "'in <string>' requires string")
         return item in container
-    if isinstance(container, dict):
-        return any(equal(item, k, budget, where) for k in container)
-    if isinstance(container, list | tuple | set | frozenset):
+    if isinstance(container, dict | list | tuple | set | frozenset):
+        budget.spend(1 + len(container), where)  # an item compared with each
         return any(equal(item, x, budget, where) for x in container)
     if isinstance(container, range):
         return item in container

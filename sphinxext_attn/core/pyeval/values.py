@@ -79,6 +79,7 @@ EXCEPTION_PARENTS: dict[str, str] = {
     "OSError": "Exception",
     "ConnectionError": "OSError",
     "ZeroDivisionError": "ArithmeticError",
+    "OverflowError": "ArithmeticError",
     "ArithmeticError": "Exception",
 }
 
