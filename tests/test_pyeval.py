@@ -421,3 +421,55 @@ def test_unknown_names_reason_file_and_line(tmp_path, stmt, reason, where):
         ask(it, cls, "f", capability=(9, 0))
     assert reason in exc.value.reason
     assert (exc.value.path, exc.value.line) == (FILE, line_of(tmp_path, where))
+
+
+def test_asking_each_value_raised_unsupported_and_missing_methods(tmp_path):
+    from sphinxext_attn.core.questions import Asker
+
+    body = cm(
+        "supports_head_size", "if h > 128:", "    raise ValueError(h)", "return True", args="h"
+    )
+    body += cm("supports_dtype", "return True", args="dtype, extra")
+    it, cls = load(tmp_path, body)
+    ask = Asker(it, cls)
+    # a value the method raises for is not accepted: vLLM asking it would fail
+    assert ask.ask_each("supports_head_size", [64, 128, 256], ["64", "128", "256"]).value == [
+        "64",
+        "128",
+    ]
+    # a signature that does not take the one argument vLLM passes answers nothing
+    answer = ask.ask_each("supports_dtype", [1, 2], ["a", "b"])
+    assert answer.unknown is not None and "argument" in answer.unknown.reason
+    # nor does a method the class does not have (not an empty list)
+    answer = ask.ask_each("supports_nothing", [1, 2], ["a", "b"])
+    assert answer.value is None and "AttributeError" in answer.raised
+
+
+def test_import_module_of_a_package_outside_the_tree_imports(tmp_path):
+    body = cm(
+        "f",
+        "import importlib",
+        "a = importlib.import_module('flash_attn.ops')",
+        "try:",
+        "    importlib.import_module('vllm.not_here')",
+        "except ImportError:",
+        "    return a",
+    )
+    it, cls = load(tmp_path, body)
+    assert ask(it, cls, "f") == External("flash_attn.ops")
+
+
+def test_str_enum_and_dataclass_values_behave_as_in_python(tmp_path):
+    header = (
+        HEADER
+        + "from dataclasses import dataclass\n\n\n@dataclass(eq=False)\nclass Ident:\n    x: int\n"
+    )
+    body = cm(
+        "f",
+        "d = {AttentionType.DECODER: 1, 'encoder': 2}",
+        "s = {AttentionType.DECODER, 'decoder'}",
+        "return (d['decoder'], d[AttentionType.ENCODER], len(s), Ident(1) == Ident(1),",
+        "        MultipleOf(16) != MultipleOf(32), f'{AttentionType.DECODER}')",
+    )
+    it, cls = load(tmp_path, body, header=header)
+    assert ask(it, cls, "f") == (1, 2, 1, False, True, "AttentionType.DECODER")
