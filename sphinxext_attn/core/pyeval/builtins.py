@@ -168,6 +168,7 @@ def _convert(kind: str) -> Any:
             return py()
         if kind == "str" and isinstance(args[0], EnumMember):
             return ops.enum_str(args[0])
+        ops.weigh(args[0], it.budget, _where(node, path))  # plain_value copies named tuples
         value = ops.plain_value(args[0])
         if kind == "bool":
             return it.truth(value, node, path)

@@ -33,18 +33,29 @@ if TYPE_CHECKING:
     from sphinxext_attn.core.pyeval.interp import Interpreter
 
 
-def _frozen(value: Any) -> Any:
-    """A memo key for an argument, or MISSING when it is mutable."""
+#: Values a memo key may hold; a call with bigger arguments is not memoised.
+MEMO_KEY_SIZE = 1000
+
+
+def _frozen(value: Any, room: list[int]) -> Any:
+    """A memo key for an argument, or MISSING when it is mutable or too big
+    (``room``: how many more values the key may hold)."""
+    room[0] -= 1
+    if room[0] < 0:
+        return MISSING
     if value is None or isinstance(value, bool | int | float | str):
         return (type(value).__name__, value)
     if isinstance(value, External | EnumMember | PyClass | PyFunction):
         return ("id", id(value)) if not isinstance(value, External) else ("ext", value.qualname)
-    if isinstance(value, tuple):
-        parts = tuple(_frozen(v) for v in value)
-        return MISSING if MISSING in parts else ("tuple", parts)
-    if isinstance(value, Instance) and value.items is not None:
-        parts = tuple(_frozen(v) for v in value.items)
-        return MISSING if MISSING in parts else ("nt", id(value.cls), parts)
+    items = value.items if isinstance(value, Instance) else value
+    if isinstance(value, tuple) or (isinstance(value, Instance) and items is not None):
+        parts = []
+        for item in items:
+            part = _frozen(item, room)
+            if part is MISSING:
+                return MISSING
+            parts.append(part)
+        return ("tuple", tuple(parts)) if items is value else ("nt", id(value.cls), tuple(parts))
     return MISSING
 
 
@@ -124,14 +135,11 @@ class CallMixin:
                 func.node.lineno,
             )
         key: Any = MISSING
-        where = (func.path, func.node.lineno)
-        for arg in (*args, *kwargs.values()):
-            ops.weigh(arg, self.budget, where)  # _frozen walks it
-        if not kwargs or all(_frozen(v) is not MISSING for v in kwargs.values()):
-            frozen_args = tuple(_frozen(a) for a in args)
-            if MISSING not in frozen_args:
-                kw = tuple(sorted((k, _frozen(v)) for k, v in kwargs.items()))
-                key = (id(func), frozen_args, kw, self.capability, self.mutations)
+        room = [MEMO_KEY_SIZE]
+        frozen = [_frozen(a, room) for a in args]
+        frozen += [_frozen(v, room) for _, v in sorted(kwargs.items())]
+        if all(f is not MISSING for f in frozen):
+            key = (id(func), tuple(frozen), tuple(sorted(kwargs)), self.capability, self.mutations)
         if key is not MISSING and key in self.memo:
             ok, value, read = self.memo[key]
             self.capability_read |= read

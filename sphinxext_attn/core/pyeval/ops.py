@@ -91,10 +91,11 @@ def paid(value: Any, budget: Budget, where: tuple[str, int]) -> Any:
     return value
 
 
-def weigh(value: Any, budget: Budget, where: tuple[str, int]) -> None:
+def weigh(value: Any, budget: Budget, where: tuple[str, int], text: bool = False) -> None:
     """Charge the budget for a native walk of ``value`` (hash, ``==``, ordering,
     ``str``) before it is made: a step per nested container, counted as often as
-    the walk visits it (``t = (t, t)`` sixty times is 2**60 visits, not 60)."""
+    the walk visits it (``t = (t, t)`` sixty times is 2**60 visits, not 60).
+    Instances compared by identity are not walked, except to print them (``text``)."""
     if not isinstance(value, NESTED):
         return
     steps = budget.steps
@@ -102,7 +103,9 @@ def weigh(value: Any, budget: Budget, where: tuple[str, int]) -> None:
     while stack:
         item = stack.pop()
         if isinstance(item, Instance):
-            parts: Any = item.items if item.items is not None else tuple(item.fields.values())
+            parts: Any = item.items
+            if parts is None:
+                parts = tuple(item.fields.values()) if text or item.by_fields else ()
         elif isinstance(item, dict):
             parts = (*item, *item.values())
         else:
@@ -117,7 +120,7 @@ def weigh(value: Any, budget: Budget, where: tuple[str, int]) -> None:
 
 def text(value: Any, budget: Budget, where: tuple[str, int]) -> str:
     """``str(value)`` for a message, its walk charged first."""
-    weigh(value, budget, where)
+    weigh(value, budget, where, text=True)
     return str(value)[:1000]
 
 
