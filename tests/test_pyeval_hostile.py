@@ -187,6 +187,15 @@ HOSTILE: dict[str, tuple[str, str]] = {  # name: (class body, reason)
         + "    return [t].count(u)\n",
         "budget",
     ),
+    "dict == over 1500-deep tuples": (
+        method("t = (1,)", "u = (1,)", "for i in range(1500):", "    t = (t,)", "    u = (u,)")
+        + "    return {1: t} == {1: u}\n",
+        "too deeply",
+    ),
+    "hash of a 1500-deep tuple": (
+        method("t = (1,)", "for i in range(1500):", "    t = (t,)", "return {t: 1}"),
+        "too deeply",
+    ),
     "raise with a shared nested message": (
         method("t = (1,)", "for i in range(60):", "    t = (t, t)", "raise ValueError(t)"),
         "budget",

@@ -28,6 +28,8 @@ MAX_INT_BITS = 4096
 MAX_ITEMS = 100_000
 #: Bytes one step of the budget may allocate: copies are charged by their size.
 STEP_BYTES = 512
+#: Deepest nesting of values a native walk is allowed to descend.
+MAX_NESTING = 1000
 #: Values a native walk (hash, ``==``, ordering, ``str``) descends into.
 NESTED = (list, tuple, dict, set, frozenset, Instance)
 
@@ -99,9 +101,11 @@ def weigh(value: Any, budget: Budget, where: tuple[str, int], text: bool = False
     if not isinstance(value, NESTED):
         return
     steps = budget.steps
-    stack = [value]
+    stack = [(value, 0)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:  # hashing a deeper tuple can overflow the C stack
+            raise Unknown("value nested too deeply", *where)
         if isinstance(item, Instance):
             parts: Any = item.items
             if parts is None:
@@ -114,7 +118,7 @@ def weigh(value: Any, budget: Budget, where: tuple[str, int], text: bool = False
         if steps < 0:
             budget.steps = steps
             raise Unknown("step budget exhausted", *where)
-        stack.extend(p for p in parts if isinstance(p, NESTED))
+        stack.extend((p, depth + 1) for p in parts if isinstance(p, NESTED))
     budget.steps = steps
 
 
@@ -302,6 +306,8 @@ def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool
     weigh(right, budget, where)
     try:
         return bool(left == right)
+    except RecursionError:
+        raise Unknown("value nested too deeply", *where) from None
     except Exception:  # noqa: BLE001 - values are plain data here
         return False
 
