@@ -473,3 +473,12 @@ def test_str_enum_and_dataclass_values_behave_as_in_python(tmp_path):
     )
     it, cls = load(tmp_path, body, header=header)
     assert ask(it, cls, "f") == (1, 2, 1, False, True, "AttentionType.DECODER")
+
+
+def test_math_domain_errors_are_raised(tmp_path):
+    body = cm("f", "import math", "return math.sqrt(x)", args="x")
+    it, cls = load(tmp_path, body)
+    assert ask(it, cls, "f", 4) == 2.0
+    with pytest.raises(Raised) as exc:
+        ask(it, cls, "f", -1)
+    assert exc.value.kind == "ValueError"

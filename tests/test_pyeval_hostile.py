@@ -231,6 +231,13 @@ ERRORS = [
     ("2.0 ** 10000", "OverflowError"),
     ("(-8) ** (1 / 3)", "complex numbers not evaluated"),
     ("MultipleOf(1, 2)", "TypeError"),
+    ("len()", "not evaluated"),
+    ("isinstance(1)", "not evaluated"),
+    ("issubclass(1)", "not evaluated"),
+    ("'a'.replace('a')", "not evaluated"),
+    ("range()", "not evaluated"),
+    ("str(1, 2, 3)", "not evaluated"),
+    ("__import__('math').sqrt(-1)", "not evaluated"),
 ]
 
 

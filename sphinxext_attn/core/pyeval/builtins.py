@@ -164,6 +164,8 @@ def _convert(kind: str) -> Any:
             value = args[0] if args else {}
             items = value.items() if isinstance(value, dict) else it.iterate(value, node, path)
             return {**_pairs(it, items, node, path), **kw}
+        if kw or len(args) > (2 if kind == "int" else 1):
+            raise Unknown(f"{kind}() with these arguments not evaluated", *_where(node, path))
         if not args:
             return py()
         if kind == "str" and isinstance(args[0], EnumMember):

@@ -114,7 +114,13 @@ class CallMixin:
         if isinstance(func, PyClass):
             return self.instantiate(func, args, kwargs, node, path)
         if isinstance(func, Builtin):
-            return func.fn(self, args, kwargs, node, path)
+            try:
+                return func.fn(self, args, kwargs, node, path)
+            except (IndexError, KeyError, ValueError, TypeError, AttributeError, OverflowError):
+                # arguments the implementation does not expect (``len()``, ``range()``)
+                raise Unknown(
+                    f"{func.name}() with these arguments not evaluated", path, line
+                ) from None
         if isinstance(func, External):
             result = self.machine.call_external(self, func, args, kwargs)
             if result is MISSING:

@@ -142,7 +142,11 @@ class Machine:
         if name in MATH and all(
             isinstance(a, int | float) and not isinstance(a, bool) for a in args
         ):
-            return MATH[name](*args)
+            try:
+                result = MATH[name](*args)
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise Raised(type(exc).__name__, str(exc)) from None
+            return MISSING if isinstance(result, int) and result.bit_length() > 4096 else result
         if name in ("typing.cast", "typing_extensions.cast") and len(args) == 2:
             return args[1]
         if name in ("typing.get_args", "typing_extensions.get_args") and args:
