@@ -257,16 +257,19 @@ WALKS = [
     "{x: 1}", "{x}", "set([x])", "{1: x} == {1: y}", "x == y", "[x] == [y]", "x < y",
     "x in [y]", "[y].count(x)", "[y].index(x)", "{x: 1}.get(y)", "sorted([x, y])",
     "max([x, y])", "str(x)", "f'{x}'", "'%s' % (x,)", "cls.g(x)", "{k: 1 for k in [x]}",
+    "cls.h(x)",
 ]  # fmt: skip
+#: ``g`` takes the value and does nothing with it; ``h`` stores it as a dict key.
+TAKERS = (
+    "@classmethod\ndef g(cls, v):\n    return 1\n"
+    "@classmethod\ndef h(cls, v):\n    d = {}\n    d[v] = 1\n    return d\n"
+)
 
 
 @pytest.mark.parametrize("walk", WALKS)
 @pytest.mark.parametrize("shape", SHARED)
 def test_walking_shared_nesting_is_charged(tmp_path, shape, walk):
-    body = (
-        method(*SHARED[shape], f"return {walk}") + "@classmethod\ndef g(cls, v):\n    return 1\n"
-    )
-    runtime_backend(tmp_path, body)
+    runtime_backend(tmp_path, method(*SHARED[shape], f"return {walk}") + TAKERS)
     (kind, detail, _), elapsed, peak = contained(evaluate, tmp_path)
     # passing it to a call walks nothing (a memo key that would be too big is not made)
     assert (kind, detail) == ("value", "1") if walk == "cls.g(x)" else kind != "value"

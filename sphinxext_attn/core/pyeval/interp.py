@@ -536,7 +536,7 @@ class Interpreter(CallMixin, ObjectMixin):
             )
         elif isinstance(target, ast.Subscript):
             container = self.eval(target.value, frame)
-            key = self.eval(target.slice, frame)
+            key = self.hashable(self.eval(target.slice, frame), target, frame.module.path)
             if isinstance(container, list | dict):
                 try:
                     container[key] = value
