@@ -164,6 +164,10 @@ HOSTILE: dict[str, tuple[str, str]] = {  # name: (class body, reason)
         method("return len([sum(range(100000)) for _ in range(100000)])"),
         "budget",
     ),
+    "slice assignment doubling a list": (
+        method("a = [0] * 1000", "for i in range(64):", "    a[0:0] = a"),
+        "too long",
+    ),
     "copies of a long list per step": (
         method("r = list(range(100000))", "return len([r[:] for _ in range(100000)])"),
         "budget",

@@ -536,14 +536,8 @@ class Interpreter(CallMixin, ObjectMixin):
             )
         elif isinstance(target, ast.Subscript):
             container = self.eval(target.value, frame)
-            key = self.hashable(self.eval(target.slice, frame), target, frame.module.path)
-            if isinstance(container, list | dict):
-                try:
-                    container[key] = value
-                except (TypeError, IndexError, KeyError) as exc:
-                    raise Raised(type(exc).__name__) from None
-            else:
-                raise Unknown("item assignment not evaluated", frame.module.path, target.lineno)
+            key = self.eval(target.slice, frame)
+            self.set_item(container, key, value, target, frame.module.path)
         else:
             raise Unknown("assignment target not evaluated", frame.module.path, target.lineno)
 

@@ -235,6 +235,24 @@ class ObjectMixin:
         else:
             raise Unknown(f"setting {name} not evaluated", path, getattr(node, "lineno", 0))
 
+    def set_item(
+        self: Interpreter, container: Any, key: Any, value: Any, node: ast.AST, path: str
+    ) -> None:
+        """``container[key] = value`` for a dict or a list (a slice sized first)."""
+        if isinstance(container, dict):
+            container[self.hashable(key, node, path)] = value
+            return
+        if not isinstance(container, list):
+            raise Unknown("item assignment not evaluated", path, getattr(node, "lineno", 0))
+        if isinstance(key, slice):
+            value = self.iterate(value, node, path)
+            if len(container) + len(value) > ops.MAX_ITEMS:
+                raise Unknown("sequence too long to evaluate", path, getattr(node, "lineno", 0))
+        try:
+            container[key] = value
+        except (TypeError, IndexError, ValueError) as exc:
+            raise Raised(type(exc).__name__, str(exc)) from None
+
     def object_truth(self: Interpreter, value: Any, node: ast.AST, path: str) -> bool:
         if isinstance(value, Instance):
             if value.items is not None:
