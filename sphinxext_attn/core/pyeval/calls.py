@@ -318,6 +318,28 @@ class CallMixin:
                     fields[stmt.target.id] = stmt.value
         return list(fields.items())
 
+    def raised(self: Interpreter, value: Any, message: str, where: tuple[str, int]) -> Raised:
+        """The exception ``raise value(message)`` raises, with its bases' names."""
+        kind = self.exception_name(value)
+        if kind is None:
+            raise Unknown("raise of an unknown exception", *where)
+        bases: list[str] = []
+        if isinstance(value, PyClass):
+            for klass in class_mro(value, self)[1:]:
+                name = self.exception_name(klass)
+                if name is not None:
+                    bases.append(name)
+        return Raised(kind, message, tuple(bases))
+
+    def exception_name(self: Interpreter, value: Any) -> str | None:
+        if isinstance(value, External) and value.qualname.startswith("builtins."):
+            return value.qualname.removeprefix("builtins.")
+        if isinstance(value, Builtin) and value.name.endswith(("Error", "Exception")):
+            return value.name
+        if isinstance(value, PyClass):
+            return value.name
+        return None
+
     def builtins_value(self: Interpreter, name: str) -> Any:
         from sphinxext_attn.core.pyeval.builtins import BUILTINS
 
