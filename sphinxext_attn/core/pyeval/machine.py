@@ -139,6 +139,8 @@ class Machine:
                 if self.installed(interp, args[0])
                 else None
             )
+        if name.startswith(("requests.", "urllib.request.", "socket.")):
+            raise Raised("ConnectionError", "no network while the docs build")
         if name in MATH and all(
             isinstance(a, int | float) and not isinstance(a, bool) for a in args
         ):
