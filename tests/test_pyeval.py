@@ -355,7 +355,7 @@ def test_setattr_on_a_class_is_seen_by_later_calls(tmp_path):
     assert ask(it, cls, "f") == (0, 5)
 
 
-SEMANTICS_BUGS = [
+SEMANTICS = [
     ("MultipleOf(16) == MultipleOf(16)", True, "dataclass instances compare by fields"),
     (
         "str(AttentionType.DECODER)",
@@ -367,10 +367,8 @@ SEMANTICS_BUGS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("expr", "want", "why"), SEMANTICS_BUGS, ids=[b[0] for b in SEMANTICS_BUGS]
-)
-def test_semantics_that_differ_from_python(tmp_path, expr, want, why):
+@pytest.mark.parametrize(("expr", "want", "why"), SEMANTICS, ids=[b[0] for b in SEMANTICS])
+def test_semantics_as_in_python(tmp_path, expr, want, why):
     it, cls = load(tmp_path, f"@classmethod\ndef f(cls):\n    return {expr}\n")
     assert ask(it, cls, "f") == want, why
 
