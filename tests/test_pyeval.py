@@ -363,7 +363,7 @@ SEMANTICS = [
         "str() of a str-enum member is its qualified name",
     ),
     ("{AttentionType.DECODER: 1}.get('decoder')", 1, "a str-enum member hashes like its value"),
-    ("dict(a=1)", {"a": 1}, "dict() ignores keyword arguments"),
+    ("dict(a=1)", {"a": 1}, "dict() takes keyword arguments"),
 ]
 
 
