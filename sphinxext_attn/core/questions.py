@@ -14,7 +14,14 @@ from typing import Any
 
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.core.pyeval.machine import LiteralType
-from sphinxext_attn.core.pyeval.values import EnumMember, External, Instance, PyClass
+from sphinxext_attn.core.pyeval.values import (
+    Bound,
+    EnumMember,
+    External,
+    Instance,
+    PyClass,
+    PyFunction,
+)
 
 CAPABILITIES: tuple[tuple[int, int], ...] = (
     (7, 0), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9),
@@ -71,7 +78,15 @@ class Asker:
         interp.budget.steps = 50_000
         interp.budget.depth = 0
         try:
-            return interp.call(self.method(name), list(args), {}, NODE, self.cls.path)
+            method = self.method(name)
+            if not takes(method, len(args)):
+                func = method.func if isinstance(method, Bound) else method
+                raise Unknown(
+                    f"{name}() does not take the {len(args)} argument(s) vLLM passes",
+                    func.path,
+                    func.node.lineno,
+                )
+            return interp.call(method, list(args), {}, NODE, self.cls.path)
         except RecursionError:
             raise Unknown(
                 "expression nested too deeply", self.cls.path, self.cls.node.lineno
@@ -125,8 +140,28 @@ class Asker:
         except Unknown as exc:
             return Answer(unknown=exc)
 
+    def has(self, name: str) -> Answer | None:
+        """None when the class has the method ``name``; else why there is no answer."""
+        try:
+            self.method(name)
+        except Raised as exc:
+            return Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
+        except Unknown as exc:
+            return Answer(unknown=exc)
+        except RecursionError:
+            return Answer(unknown=Unknown("expression nested too deeply", self.cls.path))
+        return None
+
     def ask_each(self, name: str, values: list[Any], labels: list[str]) -> Answer:
-        """Which of ``values`` the one-argument question accepts (by label)."""
+        """Which of ``values`` the one-argument question accepts (by label).
+
+        A value for which the method raises is not accepted: vLLM, asking it, would
+        fail with that exception. A method the class does not have, or that does not
+        take the argument, is no answer for any value (the question does not apply);
+        what the machine model lacks is :class:`Unknown`, never a raise."""
+        missing = self.has(name)
+        if missing is not None:
+            return missing
         accepted: list[str] = []
         by_cap = False
         for value, label in zip(values, labels, strict=True):
@@ -145,8 +180,13 @@ class Asker:
         return Answer(accepted, by_capability=by_cap)
 
     def capabilities(self) -> Answer:
+        missing = self.has("supports_compute_capability")
+        if missing is not None:
+            return missing
         try:
             device_capability = self.interp.machine_capability_class()
+        except RecursionError:
+            return Answer(unknown=Unknown("expression nested too deeply", self.cls.path))
         except (Unknown, Raised) as exc:
             return Answer(unknown=exc if isinstance(exc, Unknown) else Unknown(str(exc)))
         accepted = []
@@ -164,6 +204,19 @@ class Asker:
             if self.interp.truth(value, NODE, self.cls.path):
                 accepted.append(cap)
         return Answer(accepted)
+
+
+def takes(method: Any, count: int) -> bool:
+    """Whether a tree function called as ``method(*count arguments)`` binds them."""
+    func = method.func if isinstance(method, Bound) else method
+    if not isinstance(func, PyFunction):
+        return True
+    spec = func.node.args
+    positional = [*spec.posonlyargs, *spec.args][1 if isinstance(method, Bound) else 0 :]
+    if count > len(positional) and spec.vararg is None:
+        return False
+    required = len(positional) - len(spec.defaults)
+    return count >= required and all(d is not None for d in spec.kw_defaults)
 
 
 def block_size_labels(value: Any) -> list[str] | None:
@@ -191,7 +244,7 @@ def kv_cache_dtypes(interp: Interpreter) -> tuple[str, ...]:
             if module is None or not module.has("CacheDType"):
                 continue
             literal = module.lookup("CacheDType", interp, NODE)
-        except (Unknown, Raised):
+        except (Unknown, Raised, RecursionError):
             continue
         if isinstance(literal, LiteralType) and all(isinstance(i, str) for i in literal.items):
             return tuple(literal.items)
@@ -209,7 +262,7 @@ def attention_types(interp: Interpreter, cls: PyClass) -> list[EnumMember]:
                 return [
                     m for m in interp.iterate(enum, NODE, klass.path) if isinstance(m, EnumMember)
                 ]
-            except (Unknown, Raised):
+            except (Unknown, Raised, RecursionError):
                 continue
     return []
 

@@ -59,7 +59,7 @@ def resolve_class(interp: Interpreter, entry: RegistryEntry) -> PyClass | None:
         if module is None:
             return None
         value = interp.module_attr(module, name, NODE)
-    except (Unknown, Raised):
+    except (Unknown, Raised, RecursionError):
         return None
     return value if isinstance(value, PyClass) else None
 

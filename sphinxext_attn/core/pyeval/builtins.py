@@ -63,7 +63,7 @@ def _minmax(pick: Any) -> Any:
                 return kw["default"]
             raise Raised("ValueError", "empty sequence")
         key = _key(it, kw, node, path)
-        keyed = [(key(v), v) for v in items]
+        keyed = [(key(v), v) for v in _walked(it, items, node, path)]
         try:
             return pick(keyed, key=lambda p: p[0])[1]
         except TypeError:
@@ -75,6 +75,7 @@ def _minmax(pick: Any) -> Any:
 def _anyall(want: bool) -> Any:
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
         for value in it.iterate(args[0], node, path):
+            it.budget.tick(node, path)
             if it.truth(value, node, path) is want:
                 return want
         return not want
@@ -83,12 +84,21 @@ def _anyall(want: bool) -> Any:
 
 
 def _sorted(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
-    items = it.iterate(args[0], node, path)
+    items = _walked(it, it.iterate(args[0], node, path), node, path)
     key = _key(it, kw, node, path)
     try:
         return sorted(items, key=key, reverse=bool(kw.get("reverse", False)))
     except TypeError:
         raise Unknown("sorting values that do not order", *_where(node, path)) from None
+
+
+def _walked(it: Interpreter, items: list[Any], node: ast.AST, path: str) -> list[Any]:
+    """``items`` about to be compared natively (sorted, min, max): a step each,
+    and the walk of nested values charged first."""
+    where = _where(node, path)
+    it.budget.spend(len(items), where)
+    ops.weigh(items, it.budget, where)
+    return items
 
 
 def is_instance(it: Interpreter, value: Any, kind: Any, node: ast.AST, path: str) -> bool:
@@ -150,35 +160,53 @@ def _convert(kind: str) -> Any:
     py = PLAIN_TYPES[kind]
 
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        if kind == "dict":
+            value = args[0] if args else {}
+            items = value.items() if isinstance(value, dict) else it.iterate(value, node, path)
+            return {**_pairs(it, items, node, path), **kw}
+        if kw or len(args) > (2 if kind == "int" else 1):
+            raise Unknown(f"{kind}() with these arguments not evaluated", *_where(node, path))
         if not args:
             return py()
+        if kind == "str" and isinstance(args[0], EnumMember):
+            return ops.enum_str(args[0])
+        ops.weigh(args[0], it.budget, _where(node, path))  # plain_value copies named tuples
         value = ops.plain_value(args[0])
         if kind == "bool":
             return it.truth(value, node, path)
-        if kind in ("list", "tuple", "set", "frozenset"):
+        if kind in ("list", "tuple"):
             return py(it.iterate(value, node, path))
-        if kind == "dict":
-            return dict(value) if isinstance(value, dict) else dict(it.iterate(value, node, path))
+        if kind in ("set", "frozenset"):
+            return py(it.make_set(it.iterate(value, node, path), node, path))
         if isinstance(value, int | float | str | bool):
-            if kind == "str" and isinstance(value, EnumMember):
-                return f"{value.cls.name}.{value.name}"
             try:
                 if kind == "int" and len(args) > 1:
                     return ops.check_size(int(value, args[1]), _where(node, path))
                 return ops.check_size(py(value), _where(node, path))
-            except (ValueError, TypeError) as exc:
-                raise Raised("ValueError", str(exc)) from None
-        if kind == "str" and isinstance(args[0], EnumMember):
-            return f"{args[0].cls.name}.{args[0].name}"
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise Raised(type(exc).__name__, str(exc)) from None
         raise Unknown(f"{kind}() of {type(value).__name__} not evaluated", *_where(node, path))
 
     return run
 
 
+def _pairs(it: Interpreter, items: Any, node: ast.AST, path: str) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for pair in items:
+        pair = it.iterate(pair, node, path)
+        if len(pair) != 2:
+            raise Raised("ValueError", "dictionary update sequence element has wrong length")
+        out[it.hashable(pair[0], node, path)] = pair[1]
+    return out
+
+
 def _range(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     if not all(isinstance(a, int) for a in args):
         raise Raised("TypeError", "range() needs integers")
-    result = range(*args)
+    try:
+        result = range(*args)
+    except ValueError as exc:
+        raise Raised("ValueError", str(exc)) from None
     if len(result) > ops.MAX_ITEMS:
         raise Unknown("range too long to evaluate", *_where(node, path))
     return result
@@ -186,11 +214,15 @@ def _range(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any
 
 def _enumerate(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     start = args[1] if len(args) > 1 else kw.get("start", 0)
-    return list(enumerate(it.iterate(args[0], node, path), start))
+    items = it.iterate(args[0], node, path)
+    ops.charge(it.budget, 64 * len(items), _where(node, path))
+    return list(enumerate(items, start))
 
 
 def _zip(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
-    return list(zip(*(it.iterate(a, node, path) for a in args), strict=False))
+    columns = [it.iterate(a, node, path) for a in args]
+    ops.charge(it.budget, 64 * min(map(len, columns), default=0), _where(node, path))
+    return list(zip(*columns, strict=False))
 
 
 def _reversed(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
@@ -199,8 +231,10 @@ def _reversed(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> 
 
 def _sum(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     total = args[1] if len(args) > 1 else 0
-    for value in it.iterate(args[0], node, path):
-        total = ops.binop(ast.Add(), total, value, _where(node, path))
+    items = it.iterate(args[0], node, path)
+    it.budget.spend(3 * len(items), _where(node, path))  # as a loop of ``total + item``
+    for value in items:
+        total = ops.binop(ast.Add(), total, value, _where(node, path), it.budget)
     return total
 
 
@@ -296,20 +330,30 @@ def _method(obj: Any, name: str) -> Any:
         return MISSING
 
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        where = _where(node, path)
+        # the method hashes or compares its arguments (and a list its items) natively
+        ops.weigh([args, kw, obj if name in SCANS else ()], it.budget, where)
         plain_args = [ops.plain_value(a) for a in args]
         if name in ("join",) and args:
             plain_args = [[ops.plain_value(x) for x in it.iterate(args[0], node, path)]]
+            ops.join_size(obj, plain_args[0], where)
         if name in ("extend", "update", "union", "intersection", "difference", "issubset"):
             plain_args = [it.iterate(a, node, path) for a in args]
         try:
             result = attr(*plain_args, **kw)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
             raise Raised(type(exc).__name__, str(exc)) from None
         if isinstance(result, dict_views):
             result = list(result)  # type: ignore[call-overload,unused-ignore]
-        return ops.check_size(result, _where(node, path))
+        if name in ("get", "pop", "setdefault", "index", "count"):
+            return ops.check_size(result, where)  # an item, not a new value
+        return ops.paid(result, it.budget, where)
 
     return Builtin(f"{type(obj).__name__}.{name}", run)
+
+
+#: Methods that compare their argument with every item natively.
+SCANS = frozenset({"index", "count", "remove"})
 
 
 dict_views: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))

@@ -1,9 +1,11 @@
 """Calls: functions and methods of the tree, class instantiation, builtins.
 
 Calls with plain, immutable arguments are memoised per device capability:
-the evaluated subset has no global mutation, so a classmethod asked the same
-question twice answers the same (``supports_head_size(128)`` is evaluated
-once per backend however many configurations ask it).
+a classmethod asked the same question twice answers the same
+(``supports_head_size(128)`` is evaluated once per backend however many
+configurations ask it) until a class attribute is set (``cls.x = ...``), the
+one global mutation of the evaluated subset: answers memoised before it are
+not used after it.
 """
 
 from __future__ import annotations
@@ -31,18 +33,29 @@ if TYPE_CHECKING:
     from sphinxext_attn.core.pyeval.interp import Interpreter
 
 
-def _frozen(value: Any) -> Any:
-    """A memo key for an argument, or MISSING when it is mutable."""
+#: Values a memo key may hold; a call with bigger arguments is not memoised.
+MEMO_KEY_SIZE = 1000
+
+
+def _frozen(value: Any, room: list[int]) -> Any:
+    """A memo key for an argument, or MISSING when it is mutable or too big
+    (``room``: how many more values the key may hold)."""
+    room[0] -= 1
+    if room[0] < 0:
+        return MISSING
     if value is None or isinstance(value, bool | int | float | str):
         return (type(value).__name__, value)
     if isinstance(value, External | EnumMember | PyClass | PyFunction):
         return ("id", id(value)) if not isinstance(value, External) else ("ext", value.qualname)
-    if isinstance(value, tuple):
-        parts = tuple(_frozen(v) for v in value)
-        return MISSING if MISSING in parts else ("tuple", parts)
-    if isinstance(value, Instance) and value.items is not None:
-        parts = tuple(_frozen(v) for v in value.items)
-        return MISSING if MISSING in parts else ("nt", id(value.cls), parts)
+    items = value.items if isinstance(value, Instance) else value
+    if isinstance(value, tuple) or (isinstance(value, Instance) and items is not None):
+        parts = []
+        for item in items:
+            part = _frozen(item, room)
+            if part is MISSING:
+                return MISSING
+            parts.append(part)
+        return ("tuple", tuple(parts)) if items is value else ("nt", id(value.cls), tuple(parts))
     return MISSING
 
 
@@ -101,7 +114,13 @@ class CallMixin:
         if isinstance(func, PyClass):
             return self.instantiate(func, args, kwargs, node, path)
         if isinstance(func, Builtin):
-            return func.fn(self, args, kwargs, node, path)
+            try:
+                return func.fn(self, args, kwargs, node, path)
+            except (IndexError, KeyError, ValueError, TypeError, AttributeError, OverflowError):
+                # arguments the implementation does not expect (``len()``, ``range()``)
+                raise Unknown(
+                    f"{func.name}() with these arguments not evaluated", path, line
+                ) from None
         if isinstance(func, External):
             result = self.machine.call_external(self, func, args, kwargs)
             if result is MISSING:
@@ -122,11 +141,11 @@ class CallMixin:
                 func.node.lineno,
             )
         key: Any = MISSING
-        if not kwargs or all(_frozen(v) is not MISSING for v in kwargs.values()):
-            frozen_args = tuple(_frozen(a) for a in args)
-            if MISSING not in frozen_args:
-                kw = tuple(sorted((k, _frozen(v)) for k, v in kwargs.items()))
-                key = (id(func), frozen_args, kw, self.capability)
+        room = [MEMO_KEY_SIZE]
+        frozen = [_frozen(a, room) for a in args]
+        frozen += [_frozen(v, room) for _, v in sorted(kwargs.items())]
+        if all(f is not MISSING for f in frozen):
+            key = (id(func), tuple(frozen), tuple(sorted(kwargs)), self.capability, self.mutations)
         if key is not MISSING and key in self.memo:
             ok, value, read = self.memo[key]
             self.capability_read |= read
@@ -225,10 +244,12 @@ class CallMixin:
         path: str,
     ) -> Any:
         if self.is_enum(cls):
+            where = (path, getattr(node, "lineno", 0))
             for member in self.iterate(cls, node, path):
-                if args and ops.equal(member.value, args[0]):
+                if args and ops.equal(member.value, args[0], self.budget, where):
                     return member
-            raise Raised("ValueError", f"{args[0] if args else None!r} is not a valid {cls.name}")
+            value = ops.text(args[0] if args else None, self.budget, where)
+            raise Raised("ValueError", f"{value} is not a valid {cls.name}")
         fields = self._fields(cls)
         if fields is None:
             if any(
@@ -239,6 +260,8 @@ class CallMixin:
             ):
                 return External(f"builtins.{cls.name}")
             return self._construct(cls, args, kwargs, node, path)
+        if len(args) > len(fields):
+            raise Raised("TypeError", f"{cls.name}() takes {len(fields)} positional arguments")
         values: dict[str, Any] = {}
         for (name, _default), value in zip(fields, args, strict=False):
             values[name] = value
@@ -255,7 +278,7 @@ class CallMixin:
                 values[name] = self.eval(default, self.class_body_scope(cls))
         ordered = {name: values[name] for name, _ in fields}
         items = tuple(ordered.values()) if self.is_namedtuple(cls) else None
-        return Instance(cls, ordered, items)
+        return Instance(cls, ordered, items, by_fields=items is None and _dataclass_eq(cls))
 
     def _construct(
         self: Interpreter,
@@ -295,6 +318,28 @@ class CallMixin:
                     fields[stmt.target.id] = stmt.value
         return list(fields.items())
 
+    def raised(self: Interpreter, value: Any, message: str, where: tuple[str, int]) -> Raised:
+        """The exception ``raise value(message)`` raises, with its bases' names."""
+        kind = self.exception_name(value)
+        if kind is None:
+            raise Unknown("raise of an unknown exception", *where)
+        bases: list[str] = []
+        if isinstance(value, PyClass):
+            for klass in class_mro(value, self)[1:]:
+                name = self.exception_name(klass)
+                if name is not None:
+                    bases.append(name)
+        return Raised(kind, message, tuple(bases))
+
+    def exception_name(self: Interpreter, value: Any) -> str | None:
+        if isinstance(value, External) and value.qualname.startswith("builtins."):
+            return value.qualname.removeprefix("builtins.")
+        if isinstance(value, Builtin) and value.name.endswith(("Error", "Exception")):
+            return value.name
+        if isinstance(value, PyClass):
+            return value.name
+        return None
+
     def builtins_value(self: Interpreter, name: str) -> Any:
         from sphinxext_attn.core.pyeval.builtins import BUILTINS
 
@@ -312,10 +357,25 @@ class CallMixin:
         return method_of(obj, name)
 
 
-def _is_dataclass(cls: PyClass) -> bool:
+def _dataclass_decorator(cls: PyClass) -> ast.expr | None:
     for decorator in cls.node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
         if name == "dataclass":
-            return True
-    return False
+            return decorator
+    return None
+
+
+def _is_dataclass(cls: PyClass) -> bool:
+    return _dataclass_decorator(cls) is not None
+
+
+def _dataclass_eq(cls: PyClass) -> bool:
+    """A dataclass compares by its fields unless declared ``eq=False``."""
+    decorator = _dataclass_decorator(cls)
+    if not isinstance(decorator, ast.Call):
+        return decorator is not None
+    return not any(
+        kw.arg == "eq" and isinstance(kw.value, ast.Constant) and kw.value.value is False
+        for kw in decorator.keywords
+    )

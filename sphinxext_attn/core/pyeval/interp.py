@@ -79,6 +79,8 @@ class Interpreter(CallMixin, ObjectMixin):
         self.modules: dict[str, ModuleScope | None] = {}
         self.budget = Budget()
         self.memo: dict[Any, tuple[bool, Any, bool]] = {}
+        #: class attributes set so far (``cls.x = ...``): memoised answers before are stale
+        self.mutations = 0
         #: the device capability of the question being asked, if any
         self.capability: tuple[int, int] | None = None
         #: set when an evaluation read the device capability
@@ -269,7 +271,7 @@ class Interpreter(CallMixin, ObjectMixin):
     def _binop(self, node: ast.BinOp, scope: Scope) -> Any:
         left = self.eval(node.left, scope)
         right = self.eval(node.right, scope)
-        return ops.binop(node.op, left, right, self.where(node, scope))
+        return ops.binop(node.op, left, right, self.where(node, scope), self.budget)
 
     def _compare(self, node: ast.Compare, scope: Scope) -> Any:
         left = self.eval(node.left, scope)
@@ -311,15 +313,9 @@ class Interpreter(CallMixin, ObjectMixin):
                     raise Unknown("** of a non-dict", *self.where(node, scope))
                 out.update(merged)
             else:
-                out[self.hashable(self.eval(key, scope), key, scope)] = self.eval(value, scope)
+                key_value = self.hashable(self.eval(key, scope), key, scope.module.path)
+                out[key_value] = self.eval(value, scope)
         return out
-
-    def hashable(self, value: Any, node: ast.AST, scope: Scope) -> Any:
-        try:
-            hash(value)
-        except TypeError:
-            raise Raised("TypeError", "unhashable type") from None
-        return value
 
     def _slice(self, node: ast.Slice, scope: Scope) -> Any:
         parts = [
@@ -334,12 +330,12 @@ class Interpreter(CallMixin, ObjectMixin):
 
     def _joinedstr(self, node: ast.JoinedStr, scope: Scope) -> Any:
         out = "".join(str(self.eval(v, scope)) for v in node.values)
-        return ops.check_size(out, self.where(node, scope))
+        return ops.paid(out, self.budget, self.where(node, scope))
 
     def _formatted(self, node: ast.FormattedValue, scope: Scope) -> Any:
         value = self.eval(node.value, scope)
         spec = self.eval(node.format_spec, scope) if node.format_spec is not None else ""
-        return self.format_value(value, node.conversion, spec, node, scope.module.path)
+        return ops.format_value(value, node.conversion, spec, self.budget, self.where(node, scope))
 
     def _namedexpr(self, node: ast.NamedExpr, scope: Scope) -> Any:
         value = self.eval(node.value, scope)
@@ -359,7 +355,7 @@ class Interpreter(CallMixin, ObjectMixin):
         if isinstance(node, ast.SetComp):
             return self.make_set(results, node, scope.module.path)
         if isinstance(node, ast.DictComp):
-            return dict(results)
+            return {self.hashable(k, node, scope.module.path): v for k, v in results}
         return results
 
     def _generate(
@@ -446,7 +442,7 @@ class Interpreter(CallMixin, ObjectMixin):
                 ops.check_size(current, (path, stmt.lineno))
                 value = current
             else:
-                value = ops.binop(stmt.op, current, value, (path, stmt.lineno))
+                value = ops.binop(stmt.op, current, value, (path, stmt.lineno), self.budget)
             self.assign(stmt.target, value, frame)
         elif isinstance(stmt, ast.For):
             self._for(stmt, frame)
@@ -511,28 +507,25 @@ class Interpreter(CallMixin, ObjectMixin):
             name = self.exception_name(kind)
             if name is None:
                 raise Unknown("except clause not understood", frame.module.path, handler.lineno)
-            if ops_exception_matches(exc.kind, name):
+            if exc.matches(name):
                 return True
         return False
 
     def _raise(self, stmt: ast.Raise, frame: Frame) -> None:
+        path = frame.module.path
         if stmt.exc is None:
-            raise Unknown("bare raise not evaluated", frame.module.path, stmt.lineno)
+            raise Unknown("bare raise not evaluated", path, stmt.lineno)
         exc = stmt.exc
-        if isinstance(exc, ast.Call):
-            kind = self.exception_name(self.eval(exc.func, frame))
-            message = ""
-            if exc.args and not isinstance(exc.args[0], ast.Starred):
-                try:
-                    message = str(self.eval(exc.args[0], frame))
-                except Unknown:
-                    message = ""
-        else:
-            kind = self.exception_name(self.eval(exc, frame))
-            message = ""
-        if kind is None:
-            raise Unknown("raise of an unknown exception", frame.module.path, stmt.lineno)
-        raise Raised(kind, message)
+        kind = self.eval(exc.func if isinstance(exc, ast.Call) else exc, frame)
+        message = ""
+        if isinstance(exc, ast.Call) and exc.args and not isinstance(exc.args[0], ast.Starred):
+            try:
+                where = (path, stmt.lineno)
+                message = ops.text(self.eval(exc.args[0], frame), self.budget, where)
+            except Unknown as unknown:
+                if "budget" in unknown.reason:
+                    raise
+        raise self.raised(kind, message, (path, stmt.lineno))
 
     def assign(self, target: ast.expr, value: Any, frame: Frame) -> None:
         if isinstance(target, ast.Name):
@@ -552,13 +545,7 @@ class Interpreter(CallMixin, ObjectMixin):
         elif isinstance(target, ast.Subscript):
             container = self.eval(target.value, frame)
             key = self.eval(target.slice, frame)
-            if isinstance(container, list | dict):
-                try:
-                    container[key] = value
-                except (TypeError, IndexError, KeyError) as exc:
-                    raise Raised(type(exc).__name__) from None
-            else:
-                raise Unknown("item assignment not evaluated", frame.module.path, target.lineno)
+            self.set_item(container, key, value, target, frame.module.path)
         else:
             raise Unknown("assignment target not evaluated", frame.module.path, target.lineno)
 
@@ -617,9 +604,3 @@ def _as_load(target: ast.expr) -> ast.expr:
     )
     clone.ctx = ast.Load()  # type: ignore[attr-defined,unused-ignore]
     return clone
-
-
-def ops_exception_matches(kind: str, handler: str) -> bool:
-    from sphinxext_attn.core.pyeval.values import exception_matches
-
-    return exception_matches(kind, handler)

@@ -131,9 +131,11 @@ class Machine:
             return True if name != "os.path.dirname" else ""
         if name == "importlib.import_module" and args and isinstance(args[0], str):
             module = interp.module(args[0])
-            if module is None:
-                raise Raised("ModuleNotFoundError", f"No module named {args[0]!r}")
-            return module
+            if module is not None:
+                return module
+            if args[0].split(".")[0] != "vllm":
+                return External(args[0])  # packages outside the tree import
+            raise Raised("ModuleNotFoundError", f"No module named {args[0]!r}")
         if name == "enum.auto":
             return External("enum.auto()")
         if name == "importlib.util.find_spec" and args and isinstance(args[0], str):
@@ -147,7 +149,11 @@ class Machine:
         if name in MATH and all(
             isinstance(a, int | float) and not isinstance(a, bool) for a in args
         ):
-            return MATH[name](*args)
+            try:
+                result = MATH[name](*args)
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise Raised(type(exc).__name__, str(exc)) from None
+            return MISSING if isinstance(result, int) and result.bit_length() > 4096 else result
         if name in ("typing.cast", "typing_extensions.cast") and len(args) == 2:
             return args[1]
         if name in ("typing.get_args", "typing_extensions.get_args") and args:

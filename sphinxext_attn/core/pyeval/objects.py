@@ -6,7 +6,13 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval import ops
-from sphinxext_attn.core.pyeval.scope import MISSING, ModuleScope, index_bindings
+from sphinxext_attn.core.pyeval.scope import (
+    MISSING,
+    ModuleScope,
+    cached,
+    index_bindings,
+    remember,
+)
 from sphinxext_attn.core.pyeval.values import (
     Bound,
     Builtin,
@@ -49,7 +55,7 @@ def _bases(interp: Interpreter, cls: PyClass) -> list[Any]:
                 expr = expr.value  # Generic[T], AttentionMetadataBuilder[M]
             try:
                 base = interp.eval(expr, scope)
-            except Unknown:
+            except (Unknown, RecursionError):
                 base = External("<unknown base>")
             if isinstance(base, Builtin) and base.name in PLAIN_TYPES:
                 base = External(f"builtins.{base.name}")
@@ -100,8 +106,9 @@ class ObjectMixin:
 
     def class_own_attr(self: Interpreter, cls: PyClass, name: str) -> Any:
         """An attribute defined in ``cls``'s own body (or set on it), evaluated once."""
-        if name in cls.attrs:
-            return cls.attrs[name]
+        found = cached(cls.attrs, name, self)
+        if found is not MISSING:
+            return found
         index = self._class_index.get(id(cls.node))
         if index is None:
             index = self._class_index[id(cls.node)] = index_bindings(cls.node.body, nested=False)
@@ -111,12 +118,13 @@ class ObjectMixin:
         stmt = bindings[-1].stmt
         scope = self.class_body_scope(cls)
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            value = self.make_function(stmt, scope, owner=cls)
-        else:
-            value = self.bind_statement(stmt, name, scope)
-            if self.is_enum(cls) and not name.startswith("_"):
-                value = EnumMember(cls, name, value)
-        cls.attrs[name] = value
+            return remember(cls.attrs, name, self, self.make_function(stmt, scope, owner=cls))
+        return remember(cls.attrs, name, self, lambda: self._class_value(cls, stmt, name, scope))
+
+    def _class_value(self: Interpreter, cls: PyClass, stmt: Any, name: str, scope: Any) -> Any:
+        value = self.bind_statement(stmt, name, scope)
+        if self.is_enum(cls) and not name.startswith("_"):
+            value = EnumMember(cls, name, value, ops.plain_enum_class(class_mro(cls, self)))
         return value
 
     def class_attr(
@@ -221,10 +229,29 @@ class ObjectMixin:
     ) -> None:
         if isinstance(obj, PyClass):
             obj.attrs[name] = value
+            self.mutations += 1
         elif isinstance(obj, Instance):
             obj.fields[name] = value
         else:
             raise Unknown(f"setting {name} not evaluated", path, getattr(node, "lineno", 0))
+
+    def set_item(
+        self: Interpreter, container: Any, key: Any, value: Any, node: ast.AST, path: str
+    ) -> None:
+        """``container[key] = value`` for a dict or a list (a slice sized first)."""
+        if isinstance(container, dict):
+            container[self.hashable(key, node, path)] = value
+            return
+        if not isinstance(container, list):
+            raise Unknown("item assignment not evaluated", path, getattr(node, "lineno", 0))
+        if isinstance(key, slice):
+            value = self.iterate(value, node, path)
+            if len(container) + len(value) > ops.MAX_ITEMS:
+                raise Unknown("sequence too long to evaluate", path, getattr(node, "lineno", 0))
+        try:
+            container[key] = value
+        except (TypeError, IndexError, ValueError) as exc:
+            raise Raised(type(exc).__name__, str(exc)) from None
 
     def object_truth(self: Interpreter, value: Any, node: ast.AST, path: str) -> bool:
         if isinstance(value, Instance):
@@ -254,9 +281,9 @@ class ObjectMixin:
         if isinstance(op, ast.IsNot):
             return not _same(left, right)
         if isinstance(op, ast.In):
-            return ops.contains(right, left, where)
+            return ops.contains(right, left, where, self.budget)
         if isinstance(op, ast.NotIn):
-            return not ops.contains(right, left, where)
+            return not ops.contains(right, left, where, self.budget)
         dunder = {
             ast.Eq: "__eq__",
             ast.NotEq: "__ne__",
@@ -276,10 +303,10 @@ class ObjectMixin:
                     ):
                         return self.truth(result, node, path)
         if isinstance(op, ast.Eq):
-            return ops.equal(left, right)
+            return ops.equal(left, right, self.budget, where)
         if isinstance(op, ast.NotEq):
-            return not ops.equal(left, right)
-        return ops.order(op, left, right, where)
+            return not ops.equal(left, right, self.budget, where)
+        return ops.order(op, left, right, where, self.budget)
 
     def subscript(self: Interpreter, value: Any, index: Any, node: ast.AST, path: str) -> Any:
         if isinstance(value, External):
@@ -292,14 +319,17 @@ class ObjectMixin:
                 return member
             raise Raised("KeyError", index)
         if isinstance(value, list | tuple | str | dict | range):
+            where = (path, getattr(node, "lineno", 0))
             try:
                 if isinstance(value, dict):
+                    self.budget.spend(1 + len(value), where)  # the key compared with each
                     for key, item in value.items():
-                        if ops.equal(key, index):
+                        if ops.equal(key, index, self.budget, where):
                             return item
-                    raise Raised("KeyError", str(index))
-                return value[index]
-            except (IndexError, TypeError) as exc:
+                    raise Raised("KeyError", ops.text(index, self.budget, where))
+                got = value[index]
+                return ops.paid(got, self.budget, where) if isinstance(index, slice) else got
+            except (IndexError, TypeError, ValueError) as exc:
                 raise Raised(type(exc).__name__, str(exc)) from None
         raise Unknown(
             f"subscript of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
@@ -308,11 +338,10 @@ class ObjectMixin:
     def iterate(self: Interpreter, value: Any, node: ast.AST, path: str) -> list[Any]:
         if isinstance(value, Instance) and value.items is not None:
             return list(value.items)
-        if isinstance(value, list | tuple | str | range | set | frozenset):
+        if isinstance(value, list | tuple | str | range | set | frozenset | dict):
             if len(value) > ops.MAX_ITEMS:
                 raise Unknown("sequence too long to evaluate", path, getattr(node, "lineno", 0))
-            return list(value)
-        if isinstance(value, dict):
+            ops.charge(self.budget, 8 * len(value), (path, getattr(node, "lineno", 0)))
             return list(value)
         if isinstance(value, PyClass) and self.is_enum(value):
             members = [self.class_own_attr(value, n) for n in _member_names(value)]
@@ -324,49 +353,22 @@ class ObjectMixin:
         )
 
     def make_set(self: Interpreter, items: list[Any], node: ast.AST, path: str) -> Any:
+        where = (path, getattr(node, "lineno", 0))
+        ops.weigh(items, self.budget, where)
+        ops.charge(self.budget, 32 * len(items), where)
         try:
             return set(items)
         except TypeError:
-            raise Unknown("set of unhashable values", path, getattr(node, "lineno", 0)) from None
+            raise Unknown("set of unhashable values", *where) from None
 
-    def format_value(
-        self: Interpreter, value: Any, conversion: int, spec: str, node: ast.AST, path: str
-    ) -> str:
-        if isinstance(value, EnumMember):
-            text = f"{value.cls.name}.{value.name}"
-        elif isinstance(value, int | float | str | bool | type(None)):
-            if conversion == ord("r"):
-                text = repr(value)
-            else:
-                try:
-                    text = format(value, spec) if spec else str(value)
-                except (ValueError, TypeError):
-                    raise Unknown(
-                        "format spec not evaluated", path, getattr(node, "lineno", 0)
-                    ) from None
-        elif isinstance(value, PyClass):
-            text = f"<class '{value.module.dotted}.{value.name}'>"
-        elif isinstance(value, External):
-            text = value.qualname
-        elif isinstance(value, Instance) and value.items is not None:
-            fields = ", ".join(f"{k}={v!r}" for k, v in value.fields.items())
-            text = f"{value.cls.name}({fields})"
-        else:
-            raise Unknown(
-                f"formatting {type(value).__name__} not evaluated",
-                path,
-                getattr(node, "lineno", 0),
-            )
-        return text
-
-    def exception_name(self: Interpreter, value: Any) -> str | None:
-        if isinstance(value, External) and value.qualname.startswith("builtins."):
-            return value.qualname.removeprefix("builtins.")
-        if isinstance(value, Builtin) and value.name.endswith(("Error", "Exception")):
-            return value.name
-        if isinstance(value, PyClass):
-            return value.name
-        return None
+    def hashable(self: Interpreter, value: Any, node: ast.AST, path: str) -> Any:
+        """``value`` as a dict key: its hash (a native walk) charged first."""
+        ops.weigh(value, self.budget, (path, getattr(node, "lineno", 0)))
+        try:
+            hash(value)
+        except TypeError:
+            raise Raised("TypeError", "unhashable type") from None
+        return value
 
 
 def _member_names(cls: PyClass) -> list[str]:

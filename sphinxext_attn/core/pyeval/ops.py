@@ -9,14 +9,29 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from typing import Any
 
-from sphinxext_attn.core.pyeval.values import EnumMember, External, Instance, Raised, Unknown
+from sphinxext_attn.core.pyeval.values import (
+    Budget,
+    EnumMember,
+    External,
+    Instance,
+    PyClass,
+    Raised,
+    Unknown,
+)
 
 #: Largest integer the evaluator builds, in bits.
 MAX_INT_BITS = 4096
 #: Longest string, list or tuple the evaluator builds.
 MAX_ITEMS = 100_000
+#: Bytes one step of the budget may allocate: copies are charged by their size.
+STEP_BYTES = 512
+#: Deepest nesting of values a native walk is allowed to descend.
+MAX_NESTING = 1000
+#: Values a native walk (hash, ``==``, ordering, ``str``) descends into.
+NESTED = (list, tuple, dict, set, frozenset, Instance)
 
 BINOPS: dict[type[ast.operator], Any] = {
     ast.Add: operator.add,
@@ -54,12 +69,72 @@ def check_size(value: Any, where: tuple[str, int]) -> Any:
     return value
 
 
-def binop(op: ast.operator, left: Any, right: Any, where: tuple[str, int]) -> Any:
+def footprint(value: Any) -> int:
+    """Bytes a new value of this size takes, roughly (what its copy is charged)."""
+    if isinstance(value, str | bytes):
+        return len(value)
+    if isinstance(value, list | tuple):
+        return 8 * len(value)
+    if isinstance(value, dict | set | frozenset):
+        return 32 * len(value)
+    return _size(value) // 8
+
+
+def charge(budget: Budget, nbytes: int, where: tuple[str, int]) -> None:
+    """Charge the budget for allocating ``nbytes`` (before the allocation)."""
+    if nbytes >= STEP_BYTES:
+        budget.spend(nbytes // STEP_BYTES, where)
+
+
+def paid(value: Any, budget: Budget, where: tuple[str, int]) -> Any:
+    """``value``, size-checked, with its allocation charged to the budget."""
+    check_size(value, where)
+    charge(budget, footprint(value), where)
+    return value
+
+
+def weigh(value: Any, budget: Budget, where: tuple[str, int], text: bool = False) -> None:
+    """Charge the budget for a native walk of ``value`` (hash, ``==``, ordering,
+    ``str``) before it is made: a step per nested container, counted as often as
+    the walk visits it (``t = (t, t)`` sixty times is 2**60 visits, not 60).
+    Instances compared by identity are not walked, except to print them (``text``)."""
+    if not isinstance(value, NESTED):
+        return
+    steps = budget.steps
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:  # hashing a deeper tuple can overflow the C stack
+            raise Unknown("value nested too deeply", *where)
+        if isinstance(item, Instance):
+            parts: Any = item.items
+            if parts is None:
+                parts = tuple(item.fields.values()) if text or item.by_fields else ()
+        elif isinstance(item, dict):
+            parts = (*item, *item.values())
+        else:
+            parts = item
+        steps -= 1 + len(parts) * 8 // STEP_BYTES
+        if steps < 0:
+            budget.steps = steps
+            raise Unknown("step budget exhausted", *where)
+        stack.extend((p, depth + 1) for p in parts if isinstance(p, NESTED))
+    budget.steps = steps
+
+
+def text(value: Any, budget: Budget, where: tuple[str, int]) -> str:
+    """``str(value)`` for a message, its walk charged first."""
+    weigh(value, budget, where, text=True)
+    return str(value)[:1000]
+
+
+def binop(op: ast.operator, left: Any, right: Any, where: tuple[str, int], budget: Budget) -> Any:
     fn = BINOPS.get(type(op))
     if fn is None:
         raise Unknown(f"operator {type(op).__name__} not evaluated", *where)
     if isinstance(op, ast.BitOr) and not (isinstance(left, int) and isinstance(right, int)):
         if isinstance(left, set | frozenset | dict) and isinstance(right, type(left)):
+            charge(budget, footprint(left) + footprint(right), where)
             return fn(left, right)
         raise Unknown("| on these values is not evaluated (a type union?)", *where)
     for value in (left, right):
@@ -77,29 +152,121 @@ def binop(op: ast.operator, left: Any, right: Any, where: tuple[str, int]) -> An
         for seq, count in ((left, right), (right, left)):
             if _length(seq) and isinstance(count, int) and _length(seq) * count > MAX_ITEMS:
                 raise Unknown("sequence too long to evaluate", *where)
-    if isinstance(op, ast.Add) and _length(left) + _length(right) > MAX_ITEMS:
-        raise Unknown("sequence too long to evaluate", *where)
+            if isinstance(count, int) and count > 0:
+                charge(budget, footprint(seq) * count, where)
+    if isinstance(op, ast.Add):
+        if _length(left) + _length(right) > MAX_ITEMS:
+            raise Unknown("sequence too long to evaluate", *where)
+        charge(budget, footprint(left) + footprint(right), where)
+    if isinstance(op, ast.Mod) and isinstance(left, str):
+        charge(budget, printf_size(left, right, where), where)
     try:
-        return check_size(fn(left, right), where)
+        result = fn(left, right)
     except ZeroDivisionError:
         _zero_div()
     except (TypeError, ValueError, OverflowError) as exc:
-        raise Raised("TypeError", str(exc)) from None
+        raise Raised(type(exc).__name__, str(exc)) from None
+    if isinstance(result, complex):
+        raise Unknown("complex numbers not evaluated", *where)
+    return check_size(result, where)
+
+
+_CONVERSION = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)?", re.S)
+
+
+def printf_size(fmt: str, args: Any, where: tuple[str, int]) -> int:
+    """An upper bound of the length of ``fmt % args``, before it is built: too
+    long or not a plain format (``*`` widths, arguments that are not scalars)
+    is unknown, as Python's ``str()`` of nested values is not bounded."""
+    values = args if isinstance(args, tuple) else (args,)
+    if not all(isinstance(v, int | float | str) for v in values):
+        raise Unknown("% formatting of these values not evaluated", *where)
+    size = len(fmt) + sum(len(str(v)) for v in values)
+    for match in _CONVERSION.finditer(fmt):
+        width, precision, _ = match.groups()
+        if "*" in (width, precision) or len(width or "") + len(precision or "") > 12:
+            raise Unknown("% formatting with this width not evaluated", *where)
+        size += int(width or 0) + int(precision or 0) + 400
+        if size > MAX_ITEMS:
+            raise Unknown("string too long to evaluate", *where)
+    return size
+
+
+_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[a-zA-Z%]?", re.S)
+
+
+def format_spec(spec: Any, where: tuple[str, int]) -> str:
+    """A format spec whose width and precision are checked before formatting."""
+    if not isinstance(spec, str):
+        raise Unknown("format spec not evaluated", *where)
+    match = _SPEC.fullmatch(spec)
+    if match is None:
+        raise Unknown("format spec not evaluated", *where)
+    for digits in match.groups():
+        if digits and (len(digits) > 6 or int(digits) > MAX_ITEMS):
+            raise Unknown("string too long to evaluate", *where)
+    return spec
+
+
+def join_size(sep: Any, items: list[Any], where: tuple[str, int]) -> None:
+    """``sep.join(items)`` too long is unknown before it is built."""
+    if isinstance(sep, str):
+        size = len(sep) * max(len(items) - 1, 0)
+        size += sum(len(x) if isinstance(x, str) else 0 for x in items)
+        if size > MAX_ITEMS:
+            raise Unknown("string too long to evaluate", *where)
+
+
+def format_value(
+    value: Any, conversion: int, spec: str, budget: Budget, where: tuple[str, int]
+) -> str:
+    """A replacement field of an f-string, its size checked before it is built."""
+    if isinstance(value, EnumMember):
+        text = enum_str(value)
+    elif isinstance(value, int | float | str | bool | type(None)):
+        if conversion == ord("r"):
+            text = repr(value)
+        else:
+            try:
+                text = format(value, format_spec(spec, where)) if spec else str(value)
+            except (ValueError, TypeError):
+                raise Unknown("format spec not evaluated", *where) from None
+    elif isinstance(value, PyClass):
+        text = f"<class '{value.module.dotted}.{value.name}'>"
+    elif isinstance(value, External):
+        text = value.qualname
+    elif isinstance(value, Instance) and value.items is not None:
+        weigh(value, budget, where)
+        fields = ", ".join(f"{k}={v!r}" for k, v in value.fields.items())
+        text = f"{value.cls.name}({fields})"
+    else:
+        raise Unknown(f"formatting {type(value).__name__} not evaluated", *where)
+    return paid(text, budget, where)
 
 
 def _zero_div() -> Any:
     raise Raised("ZeroDivisionError", "division by zero")
 
 
-def enum_is_plain(member: EnumMember) -> bool:
-    """A ``str``/``int`` enum compares equal to its value (``AttentionType``)."""
-    from sphinxext_attn.core.pyeval.objects import class_mro  # objects imports ops
-
+def plain_enum_class(mro: list[Any]) -> bool:
+    """Members of a ``str``/``int`` enum compare equal to their values (``AttentionType``)."""
     return any(
         isinstance(c, External)
         and c.qualname in ("builtins.str", "builtins.int", "enum.StrEnum", "enum.IntEnum")
-        for c in class_mro(member.cls)
+        for c in mro
     )
+
+
+def enum_is_plain(member: EnumMember) -> bool:
+    return member.plain
+
+
+def enum_str(member: EnumMember) -> str:
+    """``str(member)``: ``Cls.NAME``, or the value for ``StrEnum`` and ``IntEnum``."""
+    for c in member.cls.mro_cache or ():
+        if isinstance(c, External) and c.qualname in ("enum.StrEnum", "enum.IntEnum"):
+            return str(member.value)
+    return f"{member.cls.name}.{member.name}"
 
 
 def plain_value(value: Any) -> Any:
@@ -111,40 +278,48 @@ def plain_value(value: Any) -> Any:
     return value
 
 
-def equal(left: Any, right: Any) -> bool:
+def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool:
+    """``left == right``, a step for each item of the sequences compared."""
     if left is right:
         return True
+    if isinstance(left, Instance) and left.items is not None:
+        left = left.items  # a named tuple compares as a tuple
+    if isinstance(right, Instance) and right.items is not None:
+        right = right.items
     if isinstance(left, EnumMember) or isinstance(right, EnumMember):
         if isinstance(left, EnumMember) and isinstance(right, EnumMember):
             return left.cls is right.cls and left.name == right.name
         a, b = plain_value(left), plain_value(right)
         return not isinstance(a, EnumMember) and not isinstance(b, EnumMember) and a == b
     if isinstance(left, list | tuple) and isinstance(right, list | tuple):
-        return (
-            type(left) is type(right)
-            and len(left) == len(right)
-            and all(equal(a, b) for a, b in zip(left, right, strict=True))
-        )
-    if isinstance(left, Instance) or isinstance(right, Instance):
-        a, b = plain_value(left), plain_value(right)
-        if isinstance(a, Instance) or isinstance(b, Instance):
+        if type(left) is not type(right) or len(left) != len(right):
             return False
-        return bool(a == b)
+        budget.spend(1 + len(left), where)
+        return all(equal(a, b, budget, where) for a, b in zip(left, right, strict=True))
+    if isinstance(left, Instance) or isinstance(right, Instance):
+        if not (isinstance(left, Instance) and isinstance(right, Instance)):
+            return False
+        if not (left.by_fields and left.cls is right.cls):
+            return False  # compared by identity
+        return equal(tuple(left.fields.values()), tuple(right.fields.values()), budget, where)
+    weigh(left, budget, where)
+    weigh(right, budget, where)
     try:
         return bool(left == right)
+    except RecursionError:
+        raise Unknown("value nested too deeply", *where) from None
     except Exception:  # noqa: BLE001 - values are plain data here
         return False
 
 
-def contains(container: Any, item: Any, where: tuple[str, int]) -> bool:
+def contains(container: Any, item: Any, where: tuple[str, int], budget: Budget) -> bool:
     if isinstance(container, str):
         if not isinstance(item, str):
             raise Raised("TypeError", "'in <string>' requires string")
         return item in container
-    if isinstance(container, dict):
-        return any(equal(item, k) for k in container)
-    if isinstance(container, list | tuple | set | frozenset):
-        return any(equal(item, x) for x in container)
+    if isinstance(container, dict | list | tuple | set | frozenset):
+        budget.spend(1 + len(container), where)  # an item compared with each
+        return any(equal(item, x, budget, where) for x in container)
     if isinstance(container, range):
         return item in container
     raise Unknown(f"membership in {type(container).__name__} not evaluated", *where)
@@ -158,7 +333,9 @@ ORDER = {
 }
 
 
-def order(op: ast.cmpop, left: Any, right: Any, where: tuple[str, int]) -> bool:
+def order(op: ast.cmpop, left: Any, right: Any, where: tuple[str, int], budget: Budget) -> bool:
+    weigh(left, budget, where)
+    weigh(right, budget, where)
     a, b = plain_value(left), plain_value(right)
     ok = (int, float, str, tuple, list)
     if not (isinstance(a, ok) and isinstance(b, ok)):

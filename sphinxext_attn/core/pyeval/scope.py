@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval.chunks import Chunk, ChunkError, chunk_names
-from sphinxext_attn.core.pyeval.values import Unbound, Unknown
+from sphinxext_attn.core.pyeval.values import Raised, Unbound, Unknown
 
 if TYPE_CHECKING:
     from sphinxext_attn.core.pyeval.interp import Interpreter
@@ -161,21 +161,19 @@ class ModuleScope(Scope):
         return name in self.index
 
     def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
-        if name in self.values:
-            value = self.values[name]
-            if value is _PENDING:
-                raise Unknown(f"{name} is defined in terms of itself", self.path, _line(node))
+        value = cached(self.values, name, interp)
+        if value is _PENDING:
+            raise Unknown(f"{name} is defined in terms of itself", self.path, _line(node))
+        if value is not MISSING:
             return value
         if name not in self.index:
             return interp.builtin(name, self, node)
-        self.values[name] = _PENDING
+        remember(self.values, name, interp, _PENDING)
         try:
-            value = self._evaluate(name, interp)
-        except Unknown:
-            del self.values[name]
+            return remember(self.values, name, interp, lambda: self._evaluate(name, interp))
+        except (Unknown, Raised, RecursionError):
+            forget(self.values, name, interp)
             raise
-        self.values[name] = value
-        return value
 
     def _evaluate(self, name: str, interp: Interpreter) -> Any:
         # The last binding whose enclosing blocks run is the value at import's end.
@@ -197,6 +195,50 @@ class ModuleScope(Scope):
         # A ``try`` body is taken to succeed (every kernel and optional dependency
         # is present: the machine model); its handlers do not run.
         return branch == "body"
+
+
+class PerCapability(dict):  # type: ignore[type-arg]
+    """The values of a name whose evaluation read the device capability, by capability."""
+
+
+def cached(store: dict[str, Any], name: str, interp: Interpreter) -> Any:
+    """The value remembered for ``name`` (for the question's capability), or MISSING."""
+    value = store.get(name, MISSING)
+    if isinstance(value, PerCapability):
+        interp.capability_read = True
+        return value.get(interp.capability, MISSING)
+    return value
+
+
+def remember(store: dict[str, Any], name: str, interp: Interpreter, compute: Any) -> Any:
+    """``compute()`` remembered as ``name``: per capability if computing it read the
+    capability (a module or class value of one GPU is not the value of another)."""
+    if not callable(compute):
+        value, read = compute, False
+    else:
+        saved = interp.capability_read
+        interp.capability_read = False
+        try:
+            value = compute()
+        finally:
+            read = interp.capability_read
+            interp.capability_read = saved or read
+    per = store.get(name)
+    if read or isinstance(per, PerCapability):
+        if not isinstance(per, PerCapability):
+            per = store[name] = PerCapability()
+        per[interp.capability] = value
+    else:
+        store[name] = value
+    return value
+
+
+def forget(store: dict[str, Any], name: str, interp: Interpreter) -> None:
+    per = store.get(name)
+    if isinstance(per, PerCapability):
+        per.pop(interp.capability, None)
+    else:
+        store.pop(name, None)
 
 
 def _line(node: ast.AST) -> int:

@@ -50,10 +50,16 @@ class ConfigDefaults:
 class Raised(Exception):
     """An exception raised by the analysed code (``raise ValueError(...)``)."""
 
-    def __init__(self, kind: str, message: str = "") -> None:
+    def __init__(self, kind: str, message: str = "", bases: tuple[str, ...] = ()) -> None:
         super().__init__(kind, message)
         self.kind = kind
         self.message = message
+        #: names of the raised class's bases (a tree class deriving from ValueError)
+        self.bases = bases
+
+    def matches(self, handler: str) -> bool:
+        """Whether ``except handler:`` catches it."""
+        return any(exception_matches(kind, handler) for kind in (self.kind, *self.bases))
 
 
 #: Builtin exception hierarchy, enough for ``except`` clauses of backend code.
@@ -73,6 +79,7 @@ EXCEPTION_PARENTS: dict[str, str] = {
     "OSError": "Exception",
     "ConnectionError": "OSError",
     "ZeroDivisionError": "ArithmeticError",
+    "OverflowError": "ArithmeticError",
     "ArithmeticError": "Exception",
 }
 
@@ -154,6 +161,8 @@ class Instance:
     fields: dict[str, Any] = field(default_factory=dict)
     #: the items of a ``NamedTuple`` instance, in field order
     items: tuple[Any, ...] | None = None
+    #: a dataclass instance: ``==`` compares the fields
+    by_fields: bool = False
 
     def __repr__(self) -> str:
         return f"{self.cls.name}({', '.join(f'{k}={v!r}' for k, v in self.fields.items())})"
@@ -166,6 +175,16 @@ class EnumMember:
     cls: PyClass
     name: str
     value: Any
+    #: a ``str``/``int`` enum member: equal to its value and hashed like it
+    plain: bool = False
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EnumMember):
+            return self.cls is other.cls and self.name == other.name
+        return self.plain and type(other) in (str, int) and self.value == other
+
+    def __hash__(self) -> int:
+        return hash(self.value) if self.plain else hash((id(self.cls), self.name))
 
     def __repr__(self) -> str:
         return f"{self.cls.name}.{self.name}"
@@ -202,3 +221,9 @@ class Budget:
         self.steps -= 1
         if self.steps < 0:
             raise Unknown("step budget exhausted", path, getattr(node, "lineno", 0))
+
+    def spend(self, steps: int, where: tuple[str, int]) -> None:
+        """Charge work proportional to a size, before the work is done."""
+        self.steps -= steps
+        if self.steps < 0:
+            raise Unknown("step budget exhausted", *where)
