@@ -42,10 +42,11 @@ class Chunk:
     def nodes(self) -> list[ast.stmt]:
         if self._nodes is None:
             try:
-                module = parse_quietly(self.text, self.path)
+                # blank lines ahead put the piece at its place in the file (cheaper
+                # than renumbering every node with ast.increment_lineno)
+                module = parse_quietly("\n" * (self.line - 1) + self.text, self.path)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 raise ChunkError(self.path) from None
-            ast.increment_lineno(module, self.line - 1)
             self._nodes = module.body
         return self._nodes
 
