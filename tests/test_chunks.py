@@ -41,9 +41,7 @@ def test_cuts_skip_triple_quoted_text() -> None:
     whole = ast.parse(DOCSTRING_AT_COLUMN_0)
     for chunk, node in zip(chunks, whole.body, strict=True):
         (parsed,) = chunk.nodes()
-        assert ast.dump(parsed, include_attributes=True) == ast.dump(
-            node, include_attributes=True
-        )
+        assert ast.dump(parsed, include_attributes=True) == ast.dump(node, include_attributes=True)
 
 
 def test_a_merged_piece_must_be_one_statement() -> None:
