@@ -122,10 +122,11 @@ class CallMixin:
                 func.node.lineno,
             )
         key: Any = MISSING
-        if not kwargs or all(_frozen(v) is not MISSING for v in kwargs.values()):
-            frozen_args = tuple(_frozen(a) for a in args)
+        kargs, kkwargs = self.statement_memo.project(func, args, kwargs)  # unread: None
+        if not kkwargs or all(_frozen(v) is not MISSING for v in kkwargs.values()):
+            frozen_args = tuple(_frozen(a) for a in kargs)
             if MISSING not in frozen_args:
-                kw = tuple(sorted((k, _frozen(v)) for k, v in kwargs.items()))
+                kw = tuple(sorted((k, _frozen(v)) for k, v in kkwargs.items()))
                 key = (id(func), frozen_args, kw, self.capability)
         if key is not MISSING and key in self.memo:
             ok, value, read = self.memo[key]

@@ -22,6 +22,7 @@ from sphinxext_attn.core.pyeval.calls import CallMixin
 from sphinxext_attn.core.pyeval.machine import Machine
 from sphinxext_attn.core.pyeval.objects import ObjectMixin, class_mro
 from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame, ModuleScope, Scope
+from sphinxext_attn.core.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.core.pyeval.values import (
     Budget,
     External,
@@ -87,6 +88,9 @@ class Interpreter(CallMixin, ObjectMixin):
         #: functions whose top-level checks are evaluated one by one (see run_lenient)
         self.lenient_functions: frozenset[str] = frozenset()
         self.skipped_checks: list[Unknown] = []
+        #: writes of class attributes so far (part of every statement memo key)
+        self.class_writes = 0
+        self.statement_memo = StatementMemo()
         self._exprs = {
             ast.Constant: self._constant,
             ast.Name: self._name,
@@ -395,7 +399,7 @@ class Interpreter(CallMixin, ObjectMixin):
         try:
             for stmt in body:
                 try:
-                    self.exec_stmt(stmt, frame)
+                    self.statement_memo.run(self, stmt, frame)
                 except Unknown as exc:
                     if "budget" in exc.reason or isinstance(stmt, ast.Return):
                         raise

@@ -221,6 +221,7 @@ class ObjectMixin:
     ) -> None:
         if isinstance(obj, PyClass):
             obj.attrs[name] = value
+            self.class_writes += 1  # statements remembered before read the old value
         elif isinstance(obj, Instance):
             obj.fields[name] = value
         else:

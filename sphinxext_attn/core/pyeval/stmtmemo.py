@@ -1,0 +1,283 @@
+"""Memoised statements of list-of-reasons functions (``validate_configuration``).
+
+Such a body is a run of independent checks, each ``if <test>:
+reasons.append("...")``. Asked for hundreds of configurations, most checks
+see the same few values (``has_sink`` is False, the class is the same), so
+each top-level statement is remembered by the values it reads:
+
+- the key is the statement, the device capability, the count of class
+  attribute writes so far, and the value of every local name the statement
+  loads or binds (plain values, and classes, enum members and names from
+  outside the tree, which the key holds so their identity stays theirs); a
+  local that is mutable or a closure makes the statement run as usual;
+- its effect is what it appended to local lists used only as ``.append`` /
+  ``.extend`` receivers, and the immutable values it bound to local names;
+  anything else (an attribute or item set, a nested ``def``, ``return``,
+  ``super()``) is not memoised, nor is a statement whose effect is not
+  immutable data.
+
+Called functions are taken to answer the same for the same arguments, as the
+call memo (:mod:`.calls`) already does.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.core.pyeval.scope import Frame
+from sphinxext_attn.core.pyeval.values import (
+    EnumMember,
+    External,
+    Instance,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unknown,
+)
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.pyeval.interp import Interpreter
+
+#: List methods whose receiver is a write-only sink of a checks body.
+SINK_METHODS = frozenset({"append", "extend"})
+#: Statements and expressions whose effects are not tracked here.
+_UNTRACKED = (
+    ast.Return,
+    ast.Break,
+    ast.Continue,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.NamedExpr,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Delete,
+    ast.Import,
+    ast.ImportFrom,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.Await,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+_NO = object()
+#: Builtins that read the calling frame (its first argument, its locals).
+_IMPLICIT = frozenset({"super", "locals", "vars", "eval", "exec"})
+
+
+class _Plan:
+    """What one statement reads and writes, from its syntax."""
+
+    __slots__ = ("reads", "sinks", "stores")
+
+    def __init__(self, reads: tuple[str, ...], sinks: tuple[str, ...], stores: tuple[str, ...]):
+        self.reads = reads
+        self.sinks = sinks
+        self.stores = stores
+
+
+def _plan(stmt: ast.stmt) -> _Plan | None:
+    """None when the statement may have effects this memo does not replay."""
+    sinks: set[str] = set()
+    receivers: set[int] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, _UNTRACKED):
+            return None
+        if isinstance(node, ast.Attribute | ast.Subscript | ast.Starred) and not isinstance(
+            node.ctx, ast.Load
+        ):
+            return None
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in SINK_METHODS
+            and isinstance(node.func.value, ast.Name)
+        ):
+            sinks.add(node.func.value.id)
+            receivers.add(id(node.func.value))
+    reads: set[str] = set()
+    stores: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.ExceptHandler) and node.name:
+            stores.add(node.name)
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                stores.add(node.id)
+            elif id(node) not in receivers:
+                reads.add(node.id)
+    if sinks & (reads | stores) or reads & _IMPLICIT:
+        return None  # a sink also read or rebound; names that read the frame itself
+    return _Plan(tuple(sorted(reads | stores)), tuple(sorted(sinks)), tuple(sorted(stores)))
+
+
+_PLAIN = frozenset({type(None), bool, int, float, str})
+_KEPT = frozenset({PyClass, EnumMember, External})
+
+
+def _frozen(value: Any, instances: bool = True) -> Any:
+    """A key part that keeps ``value`` alive and compares like it, or _NO.
+    Named-tuple instances are keyed by their items (``instances``); they are
+    never replayed as an effect, since the evaluator can set their fields."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return (kind, value)
+    if kind in _KEPT:
+        return value
+    if kind is PyFunction:
+        return _NO if isinstance(value.scope, Frame) else value
+    if kind is tuple:
+        parts = tuple(_frozen(v, instances) for v in value)
+        return _NO if any(p is _NO for p in parts) else (tuple, parts)
+    if instances and kind is Instance and value.items is not None:
+        parts = tuple(_frozen(v) for v in value.items)
+        return _NO if any(p is _NO for p in parts) else (Instance, value.cls, parts)
+    return _NO
+
+
+#: An entry whose statement read the device capability: look again with it.
+_BY_CAPABILITY = (None, True, (), ())
+
+
+class StatementMemo:
+    """Per interpreter: plans by statement, and the remembered effects.
+
+    An effect is remembered without the device capability when recording it
+    did not read the capability (it is then the same on every GPU), else
+    under the capability too."""
+
+    def __init__(self) -> None:
+        self.plans: dict[ast.stmt, _Plan | None] = {}
+        self.effects: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        #: parameters each function body never names (see project)
+        self.unused: dict[Any, frozenset[str | None]] = {}
+
+    def run(self, interp: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
+        plan = self.plans.get(stmt, _NO)
+        if plan is _NO:
+            plan = self.plans[stmt] = _plan(stmt)
+        if plan is None or isinstance(frame.parent, Frame):
+            interp.exec_stmt(stmt, frame)
+            return
+        local = frame.locals
+        key: list[Any] = [stmt, interp.class_writes]
+        for name in plan.reads:
+            value = local.get(name, _NO)
+            if value is _NO:
+                key.append(None)  # a module or builtin name: the same for every call
+                continue
+            part = _frozen(value)
+            if part is _NO:
+                interp.exec_stmt(stmt, frame)
+                return
+            key.append(part)
+        lists = [local.get(name) for name in plan.sinks]
+        for i, sink in enumerate(lists):
+            if type(sink) is not list or any(sink is other for other in lists[:i]):
+                interp.exec_stmt(stmt, frame)
+                return
+        base = tuple(key)
+        found = self.effects.get(base)
+        if found is _BY_CAPABILITY:
+            found = self.effects.get((*base, interp.capability))
+        if found is None:
+            self._record(interp, stmt, frame, plan, lists, base)
+            return
+        failure, read, added, after = found
+        interp.capability_read |= read
+        if failure is not None:
+            raise failure.with_traceback(None)
+        for sink, items in zip(lists, added, strict=True):
+            sink.extend(items)
+        for name, value in zip(plan.stores, after, strict=True):
+            if value is _NO:
+                local.pop(name, None)
+            else:
+                local[name] = value
+
+    def _record(
+        self,
+        interp: Interpreter,
+        stmt: ast.stmt,
+        frame: Frame,
+        plan: _Plan,
+        lists: list[list[Any]],
+        base: tuple[Any, ...],
+    ) -> None:
+        local = frame.locals
+        sizes = [len(s) for s in lists]
+        before = [local.get(name, _NO) for name in plan.stores]
+        saved_read = interp.capability_read
+        interp.capability_read = False
+        failure: Exception | None = None
+        try:
+            interp.exec_stmt(stmt, frame)
+        except (Unknown, Raised) as exc:
+            failure = exc
+        read = interp.capability_read
+        interp.capability_read = saved_read or read
+        added = tuple(tuple(s[n:]) for s, n in zip(lists, sizes, strict=True))
+        after = tuple(local.get(name, _NO) for name in plan.stores)
+        entry: tuple[Any, ...] | None = None
+        if failure is not None:
+            changed = any(added) or any(a is not b for a, b in zip(after, before, strict=True))
+            budget = isinstance(failure, Unknown) and "budget" in failure.reason
+            if not changed and not budget:
+                entry = (failure, read, (), ())
+        elif all(_frozen(v, False) is not _NO for part in added for v in part) and all(
+            v is _NO or _frozen(v, False) is not _NO for v in after
+        ):
+            entry = (None, read, added, after)
+        if entry is not None:
+            if read:
+                self.effects[base] = _BY_CAPABILITY
+                self.effects[(*base, interp.capability)] = entry
+            else:
+                self.effects[base] = entry
+        if failure is not None:
+            raise failure
+
+    # -- calls ---------------------------------------------------------------
+    def project(
+        self, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
+    ) -> tuple[list[Any], dict[str, Any]]:
+        """The arguments as the call memo should key them: a parameter the body
+        never names cannot change the answer, so its value is keyed as None
+        (positions and keyword names are kept: they decide binding errors)."""
+        unused = self.unused.get(func.node)
+        if unused is None:
+            unused = self.unused[func.node] = _unused_parameters(func.node)
+        if not unused:
+            return args, kwargs
+        spec = func.node.args
+        names = [a.arg for a in (*spec.posonlyargs, *spec.args)]
+        rest = spec.vararg.arg if spec.vararg else None
+        keyed = [
+            None if (names[i] if i < len(names) else rest) in unused else value
+            for i, value in enumerate(args)
+        ]
+        extra = spec.kwarg.arg if spec.kwarg else None
+        params = {*names, *(a.arg for a in spec.kwonlyargs)}
+        keyed_kw = {
+            k: None if (k if k in params else extra) in unused else v for k, v in kwargs.items()
+        }
+        return keyed, keyed_kw
+
+
+def _unused_parameters(node: Any) -> frozenset[str | None]:
+    """Parameters of a ``def`` or ``lambda`` its body never loads by name."""
+    spec = node.args
+    params = [a.arg for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)]
+    params += [a.arg for a in (spec.vararg, spec.kwarg) if a is not None]
+    body = node.body if isinstance(node.body, list) else [node.body]
+    loaded: set[str] = set()
+    for stmt in body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name):
+                loaded.add(sub.id)
+    if loaded & _IMPLICIT:
+        return frozenset()  # super() reads the first argument; locals() all of them
+    return frozenset(p for p in params if p not in loaded)
