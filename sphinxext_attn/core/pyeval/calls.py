@@ -1,15 +1,17 @@
 """Calls: functions and methods of the tree, class instantiation, builtins.
 
-Calls with plain, immutable arguments are memoised per device capability:
-the evaluated subset has no global mutation, so a classmethod asked the same
-question twice answers the same (``supports_head_size(128)`` is evaluated
-once per backend however many configurations ask it).
+Calls are memoised per device capability, by the arguments they read (see
+:mod:`.callmemo`): the evaluated subset has no global mutation, so a
+classmethod asked the same question twice answers the same
+(``supports_head_size(128)`` is evaluated once per backend however many
+configurations ask it).
 """
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.objects import PLAIN_TYPES, class_mro
@@ -30,20 +32,8 @@ from sphinxext_attn.core.pyeval.values import (
 if TYPE_CHECKING:
     from sphinxext_attn.core.pyeval.interp import Interpreter
 
-
-def _frozen(value: Any) -> Any:
-    """A memo key for an argument, or MISSING when it is mutable."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return (type(value).__name__, value)
-    if isinstance(value, External | EnumMember | PyClass | PyFunction):
-        return ("id", id(value)) if not isinstance(value, External) else ("ext", value.qualname)
-    if isinstance(value, tuple):
-        parts = tuple(_frozen(v) for v in value)
-        return MISSING if MISSING in parts else ("tuple", parts)
-    if isinstance(value, Instance) and value.items is not None:
-        parts = tuple(_frozen(v) for v in value.items)
-        return MISSING if MISSING in parts else ("nt", id(value.cls), parts)
-    return MISSING
+#: fields by class object (weak: a class is one tree's, and dies with it)
+_FIELDS: WeakKeyDictionary[PyClass, list[tuple[str, ast.expr | None]] | None] = WeakKeyDictionary()
 
 
 class CallMixin:
@@ -121,15 +111,9 @@ class CallMixin:
                 func.path,
                 func.node.lineno,
             )
-        key: Any = MISSING
-        kargs, kkwargs = self.statement_memo.project(func, args, kwargs)  # unread: None
-        if not kkwargs or all(_frozen(v) is not MISSING for v in kkwargs.values()):
-            frozen_args = tuple(_frozen(a) for a in kargs)
-            if MISSING not in frozen_args:
-                kw = tuple(sorted((k, _frozen(v)) for k, v in kkwargs.items()))
-                key = (id(func), frozen_args, kw, self.capability)
-        if key is not MISSING and key in self.memo:
-            ok, value, read = self.memo[key]
+        found = self.call_memo.lookup(self, func, args, kwargs)
+        if found is not None:
+            ok, value, read = found
             self.capability_read |= read
             if ok:
                 return value
@@ -140,13 +124,14 @@ class CallMixin:
         saved_read = self.capability_read
         self.capability_read = False
         budget.depth += 1
+        looked_up = self.call_memo.reads(func)
         try:
-            value = self._run(func, args, kwargs)
+            value = self._run(func, args, kwargs, looked_up)
         except (Unknown, Raised) as exc:
             read = self.capability_read
             self.capability_read = saved_read or read
-            if key is not MISSING and not (isinstance(exc, Unknown) and "budget" in exc.reason):
-                self.memo[key] = (False, exc, read)
+            if not (isinstance(exc, Unknown) and "budget" in exc.reason):
+                self.call_memo.store(self, func, args, kwargs, looked_up, (False, exc, read))
             raise
         except RecursionError:
             self.capability_read = saved_read
@@ -155,13 +140,18 @@ class CallMixin:
             budget.depth -= 1
         read = self.capability_read
         self.capability_read = saved_read or read
-        if key is not MISSING:
-            self.memo[key] = (True, value, read)
+        self.call_memo.store(self, func, args, kwargs, looked_up, (True, value, read))
         return value
 
-    def _run(self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def _run(
+        self: Interpreter,
+        func: PyFunction,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        reads: set[str] | None = None,
+    ) -> Any:
         node = func.node
-        frame = Frame(func.module, func.scope, func=func if func.owner else None)
+        frame = Frame(func.module, func.scope, func=func if func.owner else None, reads=reads)
         self._bind_args(func, node.args, args, kwargs, frame)
         if isinstance(node, ast.Lambda):
             return self.eval(node.body, frame)
@@ -282,7 +272,11 @@ class CallMixin:
         return inst
 
     def _fields(self: Interpreter, cls: PyClass) -> list[tuple[str, ast.expr | None]] | None:
-        """Fields of a named tuple or dataclass (annotated class-level names), else None."""
+        """Fields of a named tuple or dataclass (annotated class-level names), else None.
+        Read once per class (its statements and bases do not change)."""
+        if cls in _FIELDS:
+            return _FIELDS[cls]
+        _FIELDS[cls] = None
         if not (self.is_namedtuple(cls) or _is_dataclass(cls)):
             return None
         fields: dict[str, ast.expr | None] = {}
@@ -294,7 +288,8 @@ class CallMixin:
                     if "ClassVar" in ast.dump(stmt.annotation):
                         continue
                     fields[stmt.target.id] = stmt.value
-        return list(fields.items())
+        found = _FIELDS[cls] = list(fields.items())
+        return found
 
     def builtins_value(self: Interpreter, name: str) -> Any:
         from sphinxext_attn.core.pyeval.builtins import BUILTINS

@@ -18,6 +18,7 @@ from typing import Any
 
 from sphinxext_attn.core.classes import absolute_module
 from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.callmemo import CallMemo
 from sphinxext_attn.core.pyeval.calls import CallMixin
 from sphinxext_attn.core.pyeval.machine import Machine
 from sphinxext_attn.core.pyeval.objects import ObjectMixin, class_mro
@@ -88,9 +89,7 @@ class Interpreter(CallMixin, ObjectMixin):
         #: functions whose top-level checks are evaluated one by one (see run_lenient)
         self.lenient_functions: frozenset[str] = frozenset()
         self.skipped_checks: list[Unknown] = []
-        #: writes of class attributes so far (part of every statement memo key)
-        self.class_writes = 0
-        self.statement_memo = StatementMemo()
+        self.statement_memo, self.call_memo = StatementMemo(), CallMemo()
         self._exprs = {
             ast.Constant: self._constant,
             ast.Name: self._name,

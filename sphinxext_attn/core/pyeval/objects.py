@@ -87,6 +87,9 @@ def class_mro(cls: PyClass, interp: Interpreter | None = None) -> list[Any]:
 class ObjectMixin:
     """Attribute access and the protocols of values, for :class:`Interpreter`."""
 
+    #: writes of class attributes so far (part of every statement memo key)
+    class_writes = 0
+
     def is_enum(self: Interpreter, cls: PyClass) -> bool:
         return any(
             isinstance(c, External) and c.qualname in ENUM_BASES for c in class_mro(cls, self)

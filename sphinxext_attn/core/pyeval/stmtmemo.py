@@ -152,8 +152,6 @@ class StatementMemo:
     def __init__(self) -> None:
         self.plans: dict[ast.stmt, _Plan | None] = {}
         self.effects: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        #: parameters each function body never names (see project)
-        self.unused: dict[Any, frozenset[str | None]] = {}
 
     def run(self, interp: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
         plan = self.plans.get(stmt, _NO)
@@ -162,6 +160,8 @@ class StatementMemo:
         if plan is None or isinstance(frame.parent, Frame):
             interp.exec_stmt(stmt, frame)
             return
+        if frame.reads is not None:
+            frame.reads.update(plan.reads)  # the call memo keys on what was read
         local = frame.locals
         key: list[Any] = [stmt, interp.class_writes]
         for name in plan.reads:
@@ -240,44 +240,13 @@ class StatementMemo:
         if failure is not None:
             raise failure
 
-    # -- calls ---------------------------------------------------------------
-    def project(
-        self, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
-    ) -> tuple[list[Any], dict[str, Any]]:
-        """The arguments as the call memo should key them: a parameter the body
-        never names cannot change the answer, so its value is keyed as None
-        (positions and keyword names are kept: they decide binding errors)."""
-        unused = self.unused.get(func.node)
-        if unused is None:
-            unused = self.unused[func.node] = _unused_parameters(func.node)
-        if not unused:
-            return args, kwargs
-        spec = func.node.args
-        names = [a.arg for a in (*spec.posonlyargs, *spec.args)]
-        rest = spec.vararg.arg if spec.vararg else None
-        keyed = [
-            None if (names[i] if i < len(names) else rest) in unused else value
-            for i, value in enumerate(args)
-        ]
-        extra = spec.kwarg.arg if spec.kwarg else None
-        params = {*names, *(a.arg for a in spec.kwonlyargs)}
-        keyed_kw = {
-            k: None if (k if k in params else extra) in unused else v for k, v in kwargs.items()
-        }
-        return keyed, keyed_kw
 
-
-def _unused_parameters(node: Any) -> frozenset[str | None]:
-    """Parameters of a ``def`` or ``lambda`` its body never loads by name."""
-    spec = node.args
-    params = [a.arg for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)]
-    params += [a.arg for a in (spec.vararg, spec.kwarg) if a is not None]
+def reads_frame(node: Any) -> bool:
+    """A ``def`` or ``lambda`` whose body names ``super``, ``locals`` and the like
+    (they read the calling frame itself, not a name in it)."""
     body = node.body if isinstance(node.body, list) else [node.body]
-    loaded: set[str] = set()
-    for stmt in body:
-        for sub in ast.walk(stmt):
-            if isinstance(sub, ast.Name):
-                loaded.add(sub.id)
-    if loaded & _IMPLICIT:
-        return frozenset()  # super() reads the first argument; locals() all of them
-    return frozenset(p for p in params if p not in loaded)
+    return any(
+        isinstance(sub, ast.Name) and sub.id in _IMPLICIT
+        for stmt in body
+        for sub in ast.walk(stmt)
+    )
