@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Compare whole-process times of our CLI and vLLM's seed generator on one tree.
 
-    python scripts/bench.py [--version 0.33.0] [--runs 15]
+    python scripts/bench.py [--version 0.33.0] [--runs 15] [--cases FILE]
 
-Machines here are noisy, so the two commands run interleaved in one session
-and the result is a ratio of medians (ours / seed; below 1.0 means faster).
+Machines here are noisy, so the commands run interleaved in one session and
+each result is a ratio of medians (ours / seed; below 1.0 means faster): the
+page (markdown, runtime profile), the page as JSON, and ``select --cases``
+over the release's selection cases (``../shared/vllm/select/select-VERSION.json``
+unless ``--cases`` names a file; skipped when there is none), each against
+the seed writing its page.
 The seed is taken from ``../shared/seed`` at run time and placed in a scratch
 folder beside a symlink to the tree's ``vllm/``; it is never part of the repo.
 Our package is byte-compiled first, as a pip install leaves it (this machine
@@ -25,6 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+SELECT = SHARED / "vllm" / "select"
 
 
 def fetch(version: str) -> Path:
@@ -59,6 +64,7 @@ def main() -> int:
     parser.add_argument("--version", default="0.33.0")
     parser.add_argument("--tree", help="use this tree instead of fetching")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--cases", help="selection cases for select --cases")
     args = parser.parse_args()
     tree = Path(args.tree) if args.tree else fetch(args.version)
     subprocess.run(
@@ -67,28 +73,39 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="attn-bench-"))
     try:
         seed = seed_script(scratch, tree)
-        ours_cmd = [
-            sys.executable,
-            "-m",
-            "sphinxext_attn",
-            "--root",
-            str(tree),
-            "-o",
-            str(scratch / "ours.md"),
-        ]
-        seed_cmd = [sys.executable, str(seed), "-o", str(scratch / "seed.md")]
-        timed(ours_cmd), timed(seed_cmd)  # warm the page cache for both
-        ours: list[float] = []
-        theirs: list[float] = []
+        ours = [sys.executable, "-m", "sphinxext_attn", "--root", str(tree)]
+        cases = Path(args.cases) if args.cases else SELECT / f"select-{args.version}.json"
+        commands = {
+            "seed": [sys.executable, str(seed), "-o", str(scratch / "seed.md")],
+            "page": [*ours, "-o", str(scratch / "ours.md")],
+            "json": [*ours, "--format", "json", "-o", str(scratch / "ours.json")],
+        }
+        if cases.is_file():
+            commands["select"] = [
+                sys.executable,
+                "-m",
+                "sphinxext_attn",
+                "select",
+                "--root",
+                str(tree),
+                "--cases",
+                str(cases),
+                "-o",
+                str(scratch / "select.json"),
+            ]
+        for cmd in commands.values():
+            timed(cmd)  # warm the page cache
+        times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.runs):
-            ours.append(timed(ours_cmd))
-            theirs.append(timed(seed_cmd))
-        o, s = statistics.median(ours), statistics.median(theirs)
+            for name, cmd in commands.items():
+                times[name].append(timed(cmd))
+        seed_median = statistics.median(times["seed"])
         print(f"tree: {tree}")
         print(f"runs: {args.runs} each, interleaved")
-        print(f"ours  median {o * 1000:7.1f} ms  (min {min(ours) * 1000:.1f})")
-        print(f"seed  median {s * 1000:7.1f} ms  (min {min(theirs) * 1000:.1f})")
-        print(f"ratio ours/seed: {o / s:.2f}")
+        for name, spent in times.items():
+            median = statistics.median(spent)
+            ratio = "" if name == "seed" else f"  ratio ours/seed: {median / seed_median:.2f}"
+            print(f"{name:6} median {median * 1000:7.1f} ms  (min {min(spent) * 1000:.1f}){ratio}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
