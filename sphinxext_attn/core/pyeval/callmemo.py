@@ -2,9 +2,10 @@
 
 A call of a tree function is remembered under the values of the parameters
 its body actually looked up (recorded by its frame, see ``Frame.reads``), the
-binding shape (how many positional arguments, which keywords) and the device
-capability. ``supports_combination(head_size, dtype, ..., has_sink, ...)``
-that only looks at ``has_sink`` when it is False is evaluated once for every
+binding shape (how many positional arguments, which keywords), the device
+capability and the count of class attribute writes so far. So
+``supports_combination(head_size, dtype, ..., has_sink, ...)``, which only
+looks at ``has_sink`` when it is False, is evaluated once for every
 configuration with ``has_sink=False``. A later call is looked up under each
 set of parameters the function was seen to read: if an earlier run read only
 those parameters, with these values, this run takes the same path.
@@ -95,6 +96,7 @@ class CallMemo:
         kwargs: dict[str, Any],
     ) -> tuple[Any, ...] | None:
         parts: list[Any] = [func, len(args), tuple(sorted(kwargs)), read, interp.capability]
+        parts.append(interp.class_writes)  # a class attribute set since: asked again
         for name in read:
             value = sig.value(name, args, kwargs)
             part = value if value is _DEFAULT else _frozen(value)
