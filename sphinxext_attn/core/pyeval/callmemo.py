@@ -108,6 +108,8 @@ class CallMemo:
     def lookup(
         self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
     ) -> tuple[bool, Any, bool] | None:
+        if func.name in interp.lenient_functions:
+            return None  # asked once per configuration; its checks are remembered
         sig = self.signature(func)
         if not sig.tracked:
             key = self._key(interp, func, sig, sig.params, args, kwargs)
@@ -124,6 +126,9 @@ class CallMemo:
         """A set for the frame to record its lookups in, or None (keyed by all)."""
         return set() if self.signature(func).tracked else None
 
+    #: Statements of list-of-reasons functions (see stmtmemo) are remembered one by
+    #: one instead: the whole call is asked once per configuration.
+
     def store(
         self,
         interp: Interpreter,
@@ -133,6 +138,8 @@ class CallMemo:
         looked_up: set[str] | None,
         answer: tuple[bool, Any, bool],
     ) -> None:
+        if func.name in interp.lenient_functions:
+            return
         sig = self.signature(func)
         if looked_up is None:
             read = sig.params

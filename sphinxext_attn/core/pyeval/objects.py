@@ -224,7 +224,10 @@ class ObjectMixin:
     ) -> None:
         if isinstance(obj, PyClass):
             obj.attrs[name] = value
-            self.class_writes += 1  # statements remembered before read the old value
+            if obj.mro_cache is not None:
+                # remembered answers may have read the old value; a class never
+                # looked up along its MRO (one just built) was read by none
+                self.class_writes += 1
         elif isinstance(obj, Instance):
             obj.fields[name] = value
         else:
