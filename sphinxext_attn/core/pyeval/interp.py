@@ -396,13 +396,7 @@ class Interpreter(CallMixin, ObjectMixin):
         skipped: list[Unknown] = []
         value: Any = None
         try:
-            for stmt in body:
-                try:
-                    self.statement_memo.run(self, stmt, frame)
-                except Unknown as exc:
-                    if "budget" in exc.reason or isinstance(stmt, ast.Return):
-                        raise
-                    skipped.append(exc)
+            self.statement_memo.run_checks(self, body, frame, skipped)
         except _Return as ret:
             value = ret.value
         if skipped and isinstance(value, list):

@@ -152,33 +152,93 @@ class StatementMemo:
     def __init__(self) -> None:
         self.plans: dict[ast.stmt, _Plan | None] = {}
         self.effects: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        #: the units of each checks body: statements, or runs of flag checks
+        self.units: dict[int, tuple[list[ast.stmt], list[Any]]] = {}
 
-    def run(self, interp: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
+    def plan(self, stmt: ast.stmt) -> _Plan | None:
         plan = self.plans.get(stmt, _NO)
         if plan is _NO:
             plan = self.plans[stmt] = _plan(stmt)
-        if plan is None or isinstance(frame.parent, Frame):
+        return plan  # type: ignore[return-value]
+
+    def run_checks(
+        self, interp: Interpreter, body: list[ast.stmt], frame: Frame, skipped: list[Unknown]
+    ) -> None:
+        """Run a checks body: a check that cannot be evaluated is skipped and
+        recorded (``skipped``), unless it is the ``return`` or ran out of budget.
+        Consecutive checks that read only flags (parameters annotated ``bool``)
+        and the class are remembered together, as one :class:`_Block`."""
+        found = self.units.get(id(body))
+        if found is None or found[0] is not body:
+            found = self.units[id(body)] = (body, self._units(body, frame))
+        for unit in found[1]:
+            if type(unit) is _Block:
+                if unit.run(self, interp, frame, skipped):
+                    continue
+                stmts = unit.stmts
+            else:
+                stmts = (unit,)
+            for stmt in stmts:
+                try:
+                    self.run(interp, stmt, frame)
+                except Unknown as exc:
+                    if "budget" in exc.reason or isinstance(stmt, ast.Return):
+                        raise
+                    skipped.append(exc)
+
+    def _units(self, body: list[ast.stmt], frame: Frame) -> list[Any]:
+        func = frame.func
+        node = getattr(func, "node", None)
+        if not isinstance(node, ast.FunctionDef):
+            return list(body)
+        spec = node.args
+        params = [*spec.posonlyargs, *spec.args, *spec.kwonlyargs]
+        flags = {
+            a.arg
+            for a in params
+            if isinstance(a.annotation, ast.Name) and a.annotation.id == "bool"
+        }
+        if params:
+            flags.add(params[0].arg)  # the class (or instance) every check asks
+        units: list[Any] = []
+        run: list[ast.stmt] = []
+
+        def close() -> None:
+            if len(run) > 1:
+                units.append(_Block(tuple(run), self))
+            else:
+                units.extend(run)
+            run.clear()
+
+        for stmt in body:
+            plan = self.plan(stmt)
+            fits = plan is not None and not plan.stores and set(plan.reads) <= flags
+            if fits and run and self.plan(run[0]).sinks != plan.sinks:  # type: ignore[union-attr]
+                close()
+            if fits:
+                run.append(stmt)
+            else:
+                close()
+                units.append(stmt)
+        close()
+        return units
+
+    def run(self, interp: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
+        plan = self.plan(stmt)
+        if plan is None or type(frame.parent) is Frame:
             interp.exec_stmt(stmt, frame)
             return
         if frame.reads is not None:
             frame.reads.update(plan.reads)  # the call memo keys on what was read
         local = frame.locals
         key: list[Any] = [stmt, interp.class_writes]
-        for name in plan.reads:
-            value = local.get(name, _NO)
-            if value is _NO:
-                key.append(None)  # a module or builtin name: the same for every call
-                continue
-            part = _frozen(value)
-            if part is _NO:
-                interp.exec_stmt(stmt, frame)
-                return
-            key.append(part)
-        lists = [local.get(name) for name in plan.sinks]
-        for i, sink in enumerate(lists):
-            if type(sink) is not list or any(sink is other for other in lists[:i]):
-                interp.exec_stmt(stmt, frame)
-                return
+        if not _key_parts(key, plan.reads, local):
+            interp.exec_stmt(stmt, frame)
+            return
+        lists = _sinks(plan.sinks, local)
+        if lists is None:
+            interp.exec_stmt(stmt, frame)
+            return
         base = tuple(key)
         found = self.effects.get(base)
         if found is _BY_CAPABILITY:
@@ -187,16 +247,25 @@ class StatementMemo:
             self._record(interp, stmt, frame, plan, lists, base)
             return
         failure, read, added, after = found
-        interp.capability_read |= read
+        if read:
+            interp.capability_read = True
         if failure is not None:
             raise failure.with_traceback(None)
         for sink, items in zip(lists, added, strict=True):
-            sink.extend(items)
+            if items:
+                sink.extend(items)
         for name, value in zip(plan.stores, after, strict=True):
             if value is _NO:
                 local.pop(name, None)
             else:
                 local[name] = value
+
+    def remember(self, interp: Interpreter, base: tuple[Any, ...], entry: tuple[Any, ...]) -> None:
+        if entry[1]:
+            self.effects[base] = _BY_CAPABILITY
+            self.effects[(*base, interp.capability)] = entry
+        else:
+            self.effects[base] = entry
 
     def _record(
         self,
@@ -232,13 +301,96 @@ class StatementMemo:
         ):
             entry = (None, read, added, after)
         if entry is not None:
-            if read:
-                self.effects[base] = _BY_CAPABILITY
-                self.effects[(*base, interp.capability)] = entry
-            else:
-                self.effects[base] = entry
+            self.remember(interp, base, entry)
         if failure is not None:
             raise failure
+
+
+def _key_parts(key: list[Any], names: tuple[str, ...], local: dict[str, Any]) -> bool:
+    """Append the key parts of ``names`` (False: a value that cannot be a key)."""
+    append = key.append
+    for name in names:
+        value = local.get(name, _NO)
+        if value is _NO:
+            append(None)  # a module or builtin name: the same for every call
+            continue
+        kind = type(value)
+        if kind in _PLAIN:
+            append((kind, value))
+        elif kind in _KEPT:
+            append(value)
+        else:
+            part = _frozen(value)
+            if part is _NO:
+                return False
+            append(part)
+    return True
+
+
+def _sinks(names: tuple[str, ...], local: dict[str, Any]) -> list[list[Any]] | None:
+    """The distinct lists the sink names hold, or None."""
+    lists = [local.get(name) for name in names]
+    for i, sink in enumerate(lists):
+        if type(sink) is not list or any(sink is other for other in lists[:i]):
+            return None
+    return lists
+
+
+class _Block:
+    """Consecutive flag checks remembered together: keyed by the values of every
+    name they read, their effect is what they appended. A run in which a check
+    could not be evaluated is not remembered (its checks run one by one)."""
+
+    def __init__(self, stmts: tuple[ast.stmt, ...], memo: StatementMemo) -> None:
+        self.stmts = stmts
+        plans = [memo.plan(s) for s in stmts]
+        self.reads = tuple(sorted({n for p in plans for n in p.reads}))  # type: ignore[union-attr]
+        self.sinks = plans[0].sinks  # type: ignore[union-attr]
+
+    def run(
+        self, memo: StatementMemo, interp: Interpreter, frame: Frame, skipped: list[Unknown]
+    ) -> bool:
+        """True when done (replayed or recorded); False: run the checks one by one."""
+        if type(frame.parent) is Frame:
+            return False
+        local = frame.locals
+        key: list[Any] = [self, interp.class_writes]
+        lists = _sinks(self.sinks, local)
+        if lists is None or not _key_parts(key, self.reads, local):
+            return False
+        if frame.reads is not None:
+            frame.reads.update(self.reads)
+        base = tuple(key)
+        found = memo.effects.get(base)
+        if found is _BY_CAPABILITY:
+            found = memo.effects.get((*base, interp.capability))
+        if found is not None:
+            if found[1]:
+                interp.capability_read = True
+            for sink, items in zip(lists, found[2], strict=True):
+                if items:
+                    sink.extend(items)
+            return True
+        sizes = [len(s) for s in lists]
+        saved_read = interp.capability_read
+        interp.capability_read = False
+        complete = True
+        try:
+            for stmt in self.stmts:
+                try:
+                    memo.run(interp, stmt, frame)
+                except Unknown as exc:
+                    if "budget" in exc.reason:
+                        raise
+                    skipped.append(exc)
+                    complete = False
+        finally:
+            read = interp.capability_read
+            interp.capability_read = saved_read or read
+        added = tuple(tuple(s[n:]) for s, n in zip(lists, sizes, strict=True))
+        if complete and all(_frozen(v, False) is not _NO for part in added for v in part):
+            memo.remember(interp, base, (None, read, added, ()))
+        return True
 
 
 def reads_frame(node: Any) -> bool:
