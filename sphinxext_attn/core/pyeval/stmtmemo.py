@@ -65,6 +65,8 @@ _UNTRACKED = (
     ast.GeneratorExp,
 )
 _NO = object()
+#: A statement recorded this often and replayed less is no longer remembered.
+GIVE_UP = 64
 #: Builtins that read the calling frame (its first argument, its locals).
 _IMPLICIT = frozenset({"super", "locals", "vars", "eval", "exec"})
 
@@ -154,6 +156,8 @@ class StatementMemo:
         self.effects: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         #: the units of each checks body: statements, or runs of flag checks
         self.units: dict[int, tuple[list[ast.stmt], list[Any]]] = {}
+        #: statement -> [times recorded, times replayed]
+        self.counts: dict[ast.stmt, list[int]] = {}
 
     def plan(self, stmt: ast.stmt) -> _Plan | None:
         plan = self.plans.get(stmt, _NO)
@@ -243,9 +247,16 @@ class StatementMemo:
         found = self.effects.get(base)
         if found is _BY_CAPABILITY:
             found = self.effects.get((*base, interp.capability))
+        counts = self.counts.get(stmt)
+        if counts is None:
+            counts = self.counts[stmt] = [0, 0]
         if found is None:
+            counts[0] += 1
+            if counts[0] > GIVE_UP and counts[1] < counts[0]:
+                self.plans[stmt] = None  # its values rarely repeat: just run it
             self._record(interp, stmt, frame, plan, lists, base)
             return
+        counts[1] += 1
         failure, read, added, after = found
         if read:
             interp.capability_read = True
