@@ -54,3 +54,45 @@ def test_a_merged_piece_must_be_one_statement() -> None:
     with pytest.raises(ChunkError):
         for chunk in merged:
             chunk.nodes()
+
+
+LONG_CLASS = (
+    "import os\n\n\n@decorate(\n    option=1,\n)\nclass Big(\n    Base,  # a comment\n"
+    "    metaclass=Meta,\n):  # trailing\n"
+    '    """Docs."""\n\n'
+    "    value: int = 1\n    plain = 2\n    a, b = 3, 4\n\n"
+    "    if os.name:\n        flag = True\n    else:\n        flag = False\n\n"
+    "    @classmethod\n    def method(\n        cls,\n        x: int,\n    ) -> int:\n"
+    '        """Text at column 0 follows.\n\nx = 1 is not a member\n"""\n'
+    "        return x\n\n"
+    "    async def later(self):\n        return 1\n\n"
+    "    class Inner:\n        deep = 1\n\n"
+    + "".join(f"    def f{i}(self):\n        return {i}\n\n" for i in range(300))
+)
+
+
+def test_lazy_class_body_equals_the_whole_parse() -> None:
+    from sphinxext_attn.core.pyeval.lazyclass import LazyBody, lazy_class, statements_for
+
+    (chunk,) = [c for c in split_chunks(LONG_CLASS, "m.py") if "class Big" in c.text]
+    lazy = lazy_class(chunk)
+    assert lazy is not None and isinstance(lazy.body, LazyBody)
+    names = {
+        name: [ast.unparse(s) for s in statements_for(lazy, name)]
+        for name in ("method", "plain", "flag", "a", "Inner", "f7")
+    }
+    assert any(s.startswith("@classmethod\ndef method(") for s in names["method"])
+    assert any(s.startswith("if os.name") for s in names["flag"])
+    assert any(s.startswith("a, b =") for s in names["a"])
+    assert any(s.startswith("def f7(") for s in names["f7"])
+    assert not any(s.startswith("def f8(") for s in names["f7"])
+    assert not lazy.body.loaded
+    (whole,) = chunk.nodes()
+    lazy_dump = [ast.dump(s, include_attributes=True) for s in lazy.body]
+    assert lazy_dump == [ast.dump(s, include_attributes=True) for s in whole.body]
+    for field in ("name", "lineno", "col_offset", "end_lineno"):
+        assert getattr(lazy, field) == getattr(whole, field)
+    for field in ("bases", "keywords", "decorator_list"):
+        assert ast.dump(ast.Module(getattr(lazy, field), []), include_attributes=True) == (
+            ast.dump(ast.Module(getattr(whole, field), []), include_attributes=True)
+        )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from sphinxext_attn.core.source import parse_quietly
 
@@ -43,6 +44,12 @@ class Chunk:
     #: cuts inside a triple-quoted string were dropped: must be one statement
     merged: bool = False
     _nodes: list[ast.stmt] | None = None
+    #: the class statement with a lazy body (see lazyclass), False if not one
+    lazy: Any = None
+
+    @property
+    def parsed(self) -> bool:
+        return self._nodes is not None
 
     def nodes(self) -> list[ast.stmt]:
         if self._nodes is None:
@@ -60,14 +67,25 @@ class Chunk:
 
 def split_chunks(text: str, path: str) -> list[Chunk]:
     """Top-level statements of ``text`` (decorators kept with their ``def``)."""
-    starts = [m.start() for m in _TOP.finditer(text)]
+    return [
+        Chunk(path, text.count("\n", 0, start) + 1, piece, start, merged)
+        for start, piece, merged in cut_pieces(text, "")
+    ]
+
+
+def cut_pieces(text: str, indent: str) -> list[tuple[int, str, bool]]:
+    """``(offset, text, merged)`` of each statement of a block whose statements
+    start with ``indent`` (``""`` for a module)."""
+    cut = _TOP if not indent else re.compile(rf"^{re.escape(indent)}(?=[^\s#)\]}}])", re.M)
+    starts = [m.start() for m in cut.finditer(text)]
     inside = _in_triple_strings(text, starts)
     pieces: list[tuple[int, int]] = []
     merged: set[int] = set()
     decorated = False  # the last piece is decorators still waiting for their def
+    skip = len(indent)
     for i, start in enumerate(starts):
         end = starts[i + 1] if i + 1 < len(starts) else len(text)
-        head = text[start : start + 10]
+        head = text[start + skip : start + skip + 10]
         if pieces and start in inside:
             pieces[-1] = (pieces[-1][0], end)
             merged.add(len(pieces) - 1)
@@ -77,10 +95,7 @@ def split_chunks(text: str, path: str) -> list[Chunk]:
         else:
             pieces.append((start, end))
         decorated = head.startswith("@")
-    return [
-        Chunk(path, text.count("\n", 0, start) + 1, text[start:end], start, i in merged)
-        for i, (start, end) in enumerate(pieces)
-    ]
+    return [(start, text[start:end], i in merged) for i, (start, end) in enumerate(pieces)]
 
 
 def _in_triple_strings(text: str, starts: list[int]) -> set[int]:

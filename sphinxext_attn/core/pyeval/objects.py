@@ -6,6 +6,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.lazyclass import LazyBody, statements_for
 from sphinxext_attn.core.pyeval.scope import MISSING, ModuleScope, index_bindings
 from sphinxext_attn.core.pyeval.values import (
     Bound,
@@ -106,7 +107,9 @@ class ObjectMixin:
         if name in cls.attrs:
             return cls.attrs[name]
         index = self._class_index.get(id(cls.node))
-        if index is None:
+        if isinstance(cls.node.body, LazyBody) and not cls.node.body.loaded:
+            index = index_bindings(statements_for(cls.node, name), nested=False)
+        elif index is None:
             index = self._class_index[id(cls.node)] = index_bindings(cls.node.body, nested=False)
         bindings = index.get(name)
         if not bindings:

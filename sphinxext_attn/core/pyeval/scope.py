@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval.chunks import Chunk, ChunkError, chunk_names
+from sphinxext_attn.core.pyeval.lazyclass import class_of_chunk
 from sphinxext_attn.core.pyeval.values import Unbound, Unknown
 
 if TYPE_CHECKING:
@@ -141,10 +142,22 @@ class ModuleScope(Scope):
         stmt: Any = binding.stmt
         if not isinstance(stmt, Chunk):
             return stmt
+        lazy = class_of_chunk(stmt, name, lambda: self._whole_class(name, stmt.line))
+        if lazy is not None:
+            return lazy
         for node in stmt.nodes():
             if name in bound_names(node):
                 return node
         raise ChunkError(self.path)
+
+    def _whole_class(self, name: str, line: int) -> ast.ClassDef | None:
+        module = self.reparse()
+        for node in module.body if module is not None else []:
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                if first == line:
+                    return node
+        return None
 
     def class_nodes(self) -> list[ast.ClassDef]:
         out = []
