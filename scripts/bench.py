@@ -19,6 +19,7 @@ recompiled on every run); the seed runs as the script it is.
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import statistics
 import subprocess
@@ -53,10 +54,15 @@ def seed_script(scratch: Path, tree: Path) -> Path:
     return target
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of one run of ``cmd``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def main() -> int:
@@ -95,17 +101,23 @@ def main() -> int:
             ]
         for cmd in commands.values():
             timed(cmd)  # warm the page cache
-        times: dict[str, list[float]] = {name: [] for name in commands}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(args.runs):
             for name, cmd in commands.items():
                 times[name].append(timed(cmd))
-        seed_median = statistics.median(times["seed"])
+        seed_wall = statistics.median(t[0] for t in times["seed"])
+        seed_cpu = statistics.median(t[1] for t in times["seed"])
         print(f"tree: {tree}")
-        print(f"runs: {args.runs} each, interleaved")
+        print(f"runs: {args.runs} each, interleaved; ratio = ours / seed (wall, and CPU)")
         for name, spent in times.items():
-            median = statistics.median(spent)
-            ratio = "" if name == "seed" else f"  ratio ours/seed: {median / seed_median:.2f}"
-            print(f"{name:6} median {median * 1000:7.1f} ms  (min {min(spent) * 1000:.1f}){ratio}")
+            wall = statistics.median(t[0] for t in spent)
+            cpu = statistics.median(t[1] for t in spent)
+            fastest = min(t[0] for t in spent)
+            line = f"{name:6} median {wall * 1000:7.1f} ms  (min {fastest * 1000:.1f})"
+            line += f"  cpu {cpu * 1000:7.1f} ms"
+            if name != "seed":
+                line += f"  ratio {wall / seed_wall:.2f}  cpu ratio {cpu / seed_cpu:.2f}"
+            print(line)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
