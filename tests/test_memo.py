@@ -116,3 +116,25 @@ def test_class_attribute_write_is_seen(tmp_path):
     assert ask(it, cls, "checks", **kw) == ["head_size not supported"]
     assert ask(it, cls, "grow") == 3
     assert ask(it, cls, "checks", **kw) == []
+
+
+KWARGS = """
+@classmethod
+def spread(cls, a, *rest, b=1, **extra):
+    if a:
+        return (rest, b, extra)
+    return None
+"""
+
+
+def test_call_memo_keys_varargs_and_keyword_extras(tmp_path):
+    runtime_backend(tmp_path, KWARGS, header=HEADER)
+    it = Interpreter(SourceTree(tmp_path))
+    cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
+    assert ask(it, cls, "spread", 0, 5) is None
+    assert ask(it, cls, "spread", 0, 6, b=2) is None
+    assert ask(it, cls, "spread", 1, 5) == ((5,), 1, {})
+    assert ask(it, cls, "spread", 1, 6) == ((6,), 1, {})
+    assert ask(it, cls, "spread", 1, 6, b=3) == ((6,), 3, {})
+    assert ask(it, cls, "spread", 1, extra=4) == ((), 1, {"extra": 4})
+    assert ask(it, cls, "spread", 1, extra=5) == ((), 1, {"extra": 5})

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame
-from sphinxext_attn.core.pyeval.stmtmemo import _NO, _frozen, reads_frame
+from sphinxext_attn.core.pyeval.stmtmemo import _KEPT, _NO, _PLAIN, _frozen, reads_frame
 from sphinxext_attn.core.pyeval.values import PyFunction
 
 if TYPE_CHECKING:
@@ -33,12 +33,15 @@ _DEFAULT = ("default",)
 class _Signature:
     """Where each parameter of a function comes from in a call."""
 
-    __slots__ = ("kwarg", "names", "params", "posonly", "tracked", "vararg")
+    __slots__ = ("kwarg", "named", "names", "params", "position", "posonly", "tracked", "vararg")
 
     def __init__(self, func: PyFunction) -> None:
         spec = func.node.args
         self.posonly = len(spec.posonlyargs)
         self.names = [a.arg for a in (*spec.posonlyargs, *spec.args)]
+        self.position = {name: i for i, name in enumerate(self.names)}
+        #: parameters a keyword argument binds (the rest go to ``**kwargs``)
+        self.named = {*self.names[self.posonly :], *(a.arg for a in spec.kwonlyargs)}
         self.vararg = spec.vararg.arg if spec.vararg else None
         self.kwarg = spec.kwarg.arg if spec.kwarg else None
         self.params = (
@@ -51,14 +54,13 @@ class _Signature:
         self.tracked = not _in_frame(func.scope) and not reads_frame(func.node)
 
     def value(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        names = self.names
-        if name == self.vararg:
-            return tuple(args[len(names) :])
         if name == self.kwarg:
-            extra = {k: v for k, v in kwargs.items() if k not in self.params[self.posonly :]}
+            extra = {k: v for k, v in kwargs.items() if k not in self.named}
             return extra or _DEFAULT  # a dict is mutable: unkeyable unless empty
-        i = names.index(name) if name in names else -1
-        if (i < 0 or i >= self.posonly) and name in kwargs:
+        if name == self.vararg:
+            return tuple(args[len(self.names) :])
+        i = self.position.get(name, -1)
+        if (i < 0 or i >= self.posonly) and kwargs and name in kwargs:
             return kwargs[name]
         if 0 <= i < len(args):
             return args[i]
@@ -95,14 +97,21 @@ class CallMemo:
         args: list[Any],
         kwargs: dict[str, Any],
     ) -> tuple[Any, ...] | None:
-        parts: list[Any] = [func, len(args), tuple(sorted(kwargs)), read, interp.capability]
-        parts.append(interp.class_writes)  # a class attribute set since: asked again
+        parts: list[Any] = [func, len(args), tuple(sorted(kwargs)) if kwargs else ()]
+        parts += (read, interp.capability, interp.class_writes)  # a class set since: ask again
+        append = parts.append
         for name in read:
             value = sig.value(name, args, kwargs)
-            part = value if value is _DEFAULT else _frozen(value)
-            if part is _NO:
-                return None
-            parts.append(part)
+            kind = type(value)
+            if kind in _PLAIN:
+                append((kind, value))
+            elif kind in _KEPT or value is _DEFAULT:
+                append(value)
+            else:
+                part = _frozen(value)
+                if part is _NO:
+                    return None
+                append(part)
         return tuple(parts)
 
     def lookup(
