@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame
-from sphinxext_attn.core.pyeval.stmtmemo import _KEPT, _NO, _PLAIN, _frozen, reads_frame
+from sphinxext_attn.core.pyeval.stmtmemo import KEY_KEPT, KEY_PLAIN, NO_KEY, key_part, reads_frame
 from sphinxext_attn.core.pyeval.values import PyFunction
 
 if TYPE_CHECKING:
@@ -103,13 +103,13 @@ class CallMemo:
         for name in read:
             value = sig.value(name, args, kwargs)
             kind = type(value)
-            if kind in _PLAIN:
+            if kind in KEY_PLAIN:
                 append((kind, value))
-            elif kind in _KEPT or value is _DEFAULT:
+            elif kind in KEY_KEPT or value is _DEFAULT:
                 append(value)
             else:
-                part = _frozen(value)
-                if part is _NO:
+                part = key_part(value)
+                if part is NO_KEY:
                     return None
                 append(part)
         return tuple(parts)

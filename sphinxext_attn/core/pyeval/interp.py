@@ -20,6 +20,7 @@ from sphinxext_attn.core.classes import absolute_module
 from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.callmemo import CallMemo
 from sphinxext_attn.core.pyeval.calls import CallMixin
+from sphinxext_attn.core.pyeval.checks import run_checks
 from sphinxext_attn.core.pyeval.machine import Machine
 from sphinxext_attn.core.pyeval.objects import ObjectMixin, class_mro
 from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame, ModuleScope, Scope
@@ -396,7 +397,7 @@ class Interpreter(CallMixin, ObjectMixin):
         skipped: list[Unknown] = []
         value: Any = None
         try:
-            self.statement_memo.run_checks(self, body, frame, skipped)
+            run_checks(self.statement_memo, self, body, frame, skipped)
         except _Return as ret:
             value = ret.value
         if skipped and isinstance(value, list):

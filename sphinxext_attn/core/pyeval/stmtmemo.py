@@ -17,7 +17,7 @@ each top-level statement is remembered by the values it reads:
   immutable data.
 
 Called functions are taken to answer the same for the same arguments, as the
-call memo (:mod:`.calls`) already does.
+call memo (:mod:`.callmemo`) does.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ _UNTRACKED = (
     ast.DictComp,
     ast.GeneratorExp,
 )
-_NO = object()
+NO_KEY = object()
 #: A statement recorded this often and replayed less is no longer remembered.
 GIVE_UP = 64
 #: Builtins that read the calling frame (its first argument, its locals).
@@ -116,32 +116,32 @@ def _plan(stmt: ast.stmt) -> _Plan | None:
     return _Plan(tuple(sorted(reads | stores)), tuple(sorted(sinks)), tuple(sorted(stores)))
 
 
-_PLAIN = frozenset({type(None), bool, int, float, str})
-_KEPT = frozenset({PyClass, EnumMember, External})
+KEY_PLAIN = frozenset({type(None), bool, int, float, str})
+KEY_KEPT = frozenset({PyClass, EnumMember, External})
 
 
-def _frozen(value: Any, instances: bool = True) -> Any:
-    """A key part that keeps ``value`` alive and compares like it, or _NO.
+def key_part(value: Any, instances: bool = True) -> Any:
+    """A key part that keeps ``value`` alive and compares like it, or NO_KEY.
     Named-tuple instances are keyed by their items (``instances``); they are
     never replayed as an effect, since the evaluator can set their fields."""
     kind = type(value)
-    if kind in _PLAIN:
+    if kind in KEY_PLAIN:
         return (kind, value)
-    if kind in _KEPT:
+    if kind in KEY_KEPT:
         return value
     if kind is PyFunction:
-        return _NO if isinstance(value.scope, Frame) else value
+        return NO_KEY if isinstance(value.scope, Frame) else value
     if kind is tuple:
-        parts = tuple(_frozen(v, instances) for v in value)
-        return _NO if any(p is _NO for p in parts) else (tuple, parts)
+        parts = tuple(key_part(v, instances) for v in value)
+        return NO_KEY if any(p is NO_KEY for p in parts) else (tuple, parts)
     if instances and kind is Instance and value.items is not None:
-        parts = tuple(_frozen(v) for v in value.items)
-        return _NO if any(p is _NO for p in parts) else (Instance, value.cls, parts)
-    return _NO
+        parts = tuple(key_part(v) for v in value.items)
+        return NO_KEY if any(p is NO_KEY for p in parts) else (Instance, value.cls, parts)
+    return NO_KEY
 
 
 #: An entry whose statement read the device capability: look again with it.
-_BY_CAPABILITY = (None, True, (), ())
+BY_CAPABILITY = (None, True, (), ())
 
 
 class StatementMemo:
@@ -154,78 +154,16 @@ class StatementMemo:
     def __init__(self) -> None:
         self.plans: dict[ast.stmt, _Plan | None] = {}
         self.effects: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        #: the units of each checks body: statements, or runs of flag checks
+        #: the units of each checks body: statements, or runs of flag checks (.checks)
         self.units: dict[int, tuple[list[ast.stmt], list[Any]]] = {}
         #: statement -> [times recorded, times replayed]
         self.counts: dict[ast.stmt, list[int]] = {}
 
     def plan(self, stmt: ast.stmt) -> _Plan | None:
-        plan = self.plans.get(stmt, _NO)
-        if plan is _NO:
+        plan = self.plans.get(stmt, NO_KEY)
+        if plan is NO_KEY:
             plan = self.plans[stmt] = _plan(stmt)
         return plan  # type: ignore[return-value]
-
-    def run_checks(
-        self, interp: Interpreter, body: list[ast.stmt], frame: Frame, skipped: list[Unknown]
-    ) -> None:
-        """Run a checks body: a check that cannot be evaluated is skipped and
-        recorded (``skipped``), unless it is the ``return`` or ran out of budget.
-        Consecutive checks that read only flags (parameters annotated ``bool``)
-        and the class are remembered together, as one :class:`_Block`."""
-        found = self.units.get(id(body))
-        if found is None or found[0] is not body:
-            found = self.units[id(body)] = (body, self._units(body, frame))
-        for unit in found[1]:
-            if type(unit) is _Block:
-                if unit.run(self, interp, frame, skipped):
-                    continue
-                stmts = unit.stmts
-            else:
-                stmts = (unit,)
-            for stmt in stmts:
-                try:
-                    self.run(interp, stmt, frame)
-                except Unknown as exc:
-                    if "budget" in exc.reason or isinstance(stmt, ast.Return):
-                        raise
-                    skipped.append(exc)
-
-    def _units(self, body: list[ast.stmt], frame: Frame) -> list[Any]:
-        func = frame.func
-        node = getattr(func, "node", None)
-        if not isinstance(node, ast.FunctionDef):
-            return list(body)
-        spec = node.args
-        params = [*spec.posonlyargs, *spec.args, *spec.kwonlyargs]
-        flags = {
-            a.arg
-            for a in params
-            if isinstance(a.annotation, ast.Name) and a.annotation.id == "bool"
-        }
-        if params:
-            flags.add(params[0].arg)  # the class (or instance) every check asks
-        units: list[Any] = []
-        run: list[ast.stmt] = []
-
-        def close() -> None:
-            if len(run) > 1:
-                units.append(_Block(tuple(run), self))
-            else:
-                units.extend(run)
-            run.clear()
-
-        for stmt in body:
-            plan = self.plan(stmt)
-            fits = plan is not None and not plan.stores and set(plan.reads) <= flags
-            if fits and run and self.plan(run[0]).sinks != plan.sinks:  # type: ignore[union-attr]
-                close()
-            if fits:
-                run.append(stmt)
-            else:
-                close()
-                units.append(stmt)
-        close()
-        return units
 
     def run(self, interp: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
         plan = self.plan(stmt)
@@ -236,16 +174,16 @@ class StatementMemo:
             frame.reads.update(plan.reads)  # the call memo keys on what was read
         local = frame.locals
         key: list[Any] = [stmt, interp.class_writes]
-        if not _key_parts(key, plan.reads, local):
+        if not key_parts(key, plan.reads, local):
             interp.exec_stmt(stmt, frame)
             return
-        lists = _sinks(plan.sinks, local)
+        lists = sinks_of(plan.sinks, local)
         if lists is None:
             interp.exec_stmt(stmt, frame)
             return
         base = tuple(key)
         found = self.effects.get(base)
-        if found is _BY_CAPABILITY:
+        if found is BY_CAPABILITY:
             found = self.effects.get((*base, interp.capability))
         counts = self.counts.get(stmt)
         if counts is None:
@@ -266,14 +204,14 @@ class StatementMemo:
             if items:
                 sink.extend(items)
         for name, value in zip(plan.stores, after, strict=True):
-            if value is _NO:
+            if value is NO_KEY:
                 local.pop(name, None)
             else:
                 local[name] = value
 
     def remember(self, interp: Interpreter, base: tuple[Any, ...], entry: tuple[Any, ...]) -> None:
         if entry[1]:
-            self.effects[base] = _BY_CAPABILITY
+            self.effects[base] = BY_CAPABILITY
             self.effects[(*base, interp.capability)] = entry
         else:
             self.effects[base] = entry
@@ -289,7 +227,7 @@ class StatementMemo:
     ) -> None:
         local = frame.locals
         sizes = [len(s) for s in lists]
-        before = [local.get(name, _NO) for name in plan.stores]
+        before = [local.get(name, NO_KEY) for name in plan.stores]
         saved_read = interp.capability_read
         interp.capability_read = False
         failure: Exception | None = None
@@ -300,15 +238,15 @@ class StatementMemo:
         read = interp.capability_read
         interp.capability_read = saved_read or read
         added = tuple(tuple(s[n:]) for s, n in zip(lists, sizes, strict=True))
-        after = tuple(local.get(name, _NO) for name in plan.stores)
+        after = tuple(local.get(name, NO_KEY) for name in plan.stores)
         entry: tuple[Any, ...] | None = None
         if failure is not None:
             changed = any(added) or any(a is not b for a, b in zip(after, before, strict=True))
             budget = isinstance(failure, Unknown) and "budget" in failure.reason
             if not changed and not budget:
                 entry = (failure, read, (), ())
-        elif all(_frozen(v, False) is not _NO for part in added for v in part) and all(
-            v is _NO or _frozen(v, False) is not _NO for v in after
+        elif all(key_part(v, False) is not NO_KEY for part in added for v in part) and all(
+            v is NO_KEY or key_part(v, False) is not NO_KEY for v in after
         ):
             entry = (None, read, added, after)
         if entry is not None:
@@ -317,91 +255,34 @@ class StatementMemo:
             raise failure
 
 
-def _key_parts(key: list[Any], names: tuple[str, ...], local: dict[str, Any]) -> bool:
+def key_parts(key: list[Any], names: tuple[str, ...], local: dict[str, Any]) -> bool:
     """Append the key parts of ``names`` (False: a value that cannot be a key)."""
     append = key.append
     for name in names:
-        value = local.get(name, _NO)
-        if value is _NO:
+        value = local.get(name, NO_KEY)
+        if value is NO_KEY:
             append(None)  # a module or builtin name: the same for every call
             continue
         kind = type(value)
-        if kind in _PLAIN:
+        if kind in KEY_PLAIN:
             append((kind, value))
-        elif kind in _KEPT:
+        elif kind in KEY_KEPT:
             append(value)
         else:
-            part = _frozen(value)
-            if part is _NO:
+            part = key_part(value)
+            if part is NO_KEY:
                 return False
             append(part)
     return True
 
 
-def _sinks(names: tuple[str, ...], local: dict[str, Any]) -> list[list[Any]] | None:
+def sinks_of(names: tuple[str, ...], local: dict[str, Any]) -> list[list[Any]] | None:
     """The distinct lists the sink names hold, or None."""
     lists = [local.get(name) for name in names]
     for i, sink in enumerate(lists):
         if type(sink) is not list or any(sink is other for other in lists[:i]):
             return None
     return lists
-
-
-class _Block:
-    """Consecutive flag checks remembered together: keyed by the values of every
-    name they read, their effect is what they appended. A run in which a check
-    could not be evaluated is not remembered (its checks run one by one)."""
-
-    def __init__(self, stmts: tuple[ast.stmt, ...], memo: StatementMemo) -> None:
-        self.stmts = stmts
-        plans = [memo.plan(s) for s in stmts]
-        self.reads = tuple(sorted({n for p in plans for n in p.reads}))  # type: ignore[union-attr]
-        self.sinks = plans[0].sinks  # type: ignore[union-attr]
-
-    def run(
-        self, memo: StatementMemo, interp: Interpreter, frame: Frame, skipped: list[Unknown]
-    ) -> bool:
-        """True when done (replayed or recorded); False: run the checks one by one."""
-        if type(frame.parent) is Frame:
-            return False
-        local = frame.locals
-        key: list[Any] = [self, interp.class_writes]
-        lists = _sinks(self.sinks, local)
-        if lists is None or not _key_parts(key, self.reads, local):
-            return False
-        if frame.reads is not None:
-            frame.reads.update(self.reads)
-        base = tuple(key)
-        found = memo.effects.get(base)
-        if found is _BY_CAPABILITY:
-            found = memo.effects.get((*base, interp.capability))
-        if found is not None:
-            if found[1]:
-                interp.capability_read = True
-            for sink, items in zip(lists, found[2], strict=True):
-                if items:
-                    sink.extend(items)
-            return True
-        sizes = [len(s) for s in lists]
-        saved_read = interp.capability_read
-        interp.capability_read = False
-        complete = True
-        try:
-            for stmt in self.stmts:
-                try:
-                    memo.run(interp, stmt, frame)
-                except Unknown as exc:
-                    if "budget" in exc.reason:
-                        raise
-                    skipped.append(exc)
-                    complete = False
-        finally:
-            read = interp.capability_read
-            interp.capability_read = saved_read or read
-        added = tuple(tuple(s[n:]) for s, n in zip(lists, sizes, strict=True))
-        if complete and all(_frozen(v, False) is not _NO for part in added for v in part):
-            memo.remember(interp, base, (None, read, added, ()))
-        return True
 
 
 def reads_frame(node: Any) -> bool:
