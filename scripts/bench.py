@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Compare whole-process times of our CLI and vLLM's seed generator on one tree.
 
-    python scripts/bench.py [--version 0.33.0] [--runs 15]
+    python scripts/bench.py [--version 0.33.0] [--runs 15] [--cases FILE]
 
-Machines here are noisy, so the two commands run interleaved in one session
-and the result is a ratio of medians (ours / seed; below 1.0 means faster).
+Machines here are noisy, so the commands run interleaved in one session and
+each result is a ratio of medians (ours / seed; below 1.0 means faster): the
+page (markdown, runtime profile), the page as JSON, and ``select --cases``
+over the release's selection cases (``../shared/vllm/select/select-VERSION.json``
+unless ``--cases`` names a file; skipped when there is none), each against
+the seed writing its page.
 The seed is taken from ``../shared/seed`` at run time and placed in a scratch
 folder beside a symlink to the tree's ``vllm/``; it is never part of the repo.
 Our package is byte-compiled first, as a pip install leaves it (this machine
@@ -15,6 +19,7 @@ recompiled on every run); the seed runs as the script it is.
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import statistics
 import subprocess
@@ -25,6 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+SELECT = SHARED / "vllm" / "select"
 
 
 def fetch(version: str) -> Path:
@@ -48,10 +54,15 @@ def seed_script(scratch: Path, tree: Path) -> Path:
     return target
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of one run of ``cmd``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def main() -> int:
@@ -59,6 +70,7 @@ def main() -> int:
     parser.add_argument("--version", default="0.33.0")
     parser.add_argument("--tree", help="use this tree instead of fetching")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--cases", help="selection cases for select --cases")
     args = parser.parse_args()
     tree = Path(args.tree) if args.tree else fetch(args.version)
     subprocess.run(
@@ -67,28 +79,45 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="attn-bench-"))
     try:
         seed = seed_script(scratch, tree)
-        ours_cmd = [
-            sys.executable,
-            "-m",
-            "sphinxext_attn",
-            "--root",
-            str(tree),
-            "-o",
-            str(scratch / "ours.md"),
-        ]
-        seed_cmd = [sys.executable, str(seed), "-o", str(scratch / "seed.md")]
-        timed(ours_cmd), timed(seed_cmd)  # warm the page cache for both
-        ours: list[float] = []
-        theirs: list[float] = []
+        ours = [sys.executable, "-m", "sphinxext_attn", "--root", str(tree)]
+        cases = Path(args.cases) if args.cases else SELECT / f"select-{args.version}.json"
+        commands = {
+            "seed": [sys.executable, str(seed), "-o", str(scratch / "seed.md")],
+            "page": [*ours, "-o", str(scratch / "ours.md")],
+            "json": [*ours, "--format", "json", "-o", str(scratch / "ours.json")],
+        }
+        if cases.is_file():
+            commands["select"] = [
+                sys.executable,
+                "-m",
+                "sphinxext_attn",
+                "select",
+                "--root",
+                str(tree),
+                "--cases",
+                str(cases),
+                "-o",
+                str(scratch / "select.json"),
+            ]
+        for cmd in commands.values():
+            timed(cmd)  # warm the page cache
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(args.runs):
-            ours.append(timed(ours_cmd))
-            theirs.append(timed(seed_cmd))
-        o, s = statistics.median(ours), statistics.median(theirs)
+            for name, cmd in commands.items():
+                times[name].append(timed(cmd))
+        seed_wall = statistics.median(t[0] for t in times["seed"])
+        seed_cpu = statistics.median(t[1] for t in times["seed"])
         print(f"tree: {tree}")
-        print(f"runs: {args.runs} each, interleaved")
-        print(f"ours  median {o * 1000:7.1f} ms  (min {min(ours) * 1000:.1f})")
-        print(f"seed  median {s * 1000:7.1f} ms  (min {min(theirs) * 1000:.1f})")
-        print(f"ratio ours/seed: {o / s:.2f}")
+        print(f"runs: {args.runs} each, interleaved; ratio = ours / seed (wall, and CPU)")
+        for name, spent in times.items():
+            wall = statistics.median(t[0] for t in spent)
+            cpu = statistics.median(t[1] for t in spent)
+            fastest = min(t[0] for t in spent)
+            line = f"{name:6} median {wall * 1000:7.1f} ms  (min {fastest * 1000:.1f})"
+            line += f"  cpu {cpu * 1000:7.1f} ms"
+            if name != "seed":
+                line += f"  ratio {wall / seed_wall:.2f}  cpu ratio {cpu / seed_cpu:.2f}"
+            print(line)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0

@@ -18,7 +18,9 @@ from typing import Any
 
 from sphinxext_attn.core.models import Location
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.core.pyeval.callmemo import CallMemo
 from sphinxext_attn.core.pyeval.objects import class_mro
+from sphinxext_attn.core.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.core.pyeval.values import Bound, External, PyClass, PyFunction
 from sphinxext_attn.core.questions import CAPABILITIES, DTYPES, HEAD_SIZES, attention_types
 
@@ -132,7 +134,7 @@ def deciding_lines(
 ) -> dict[str, Location]:
     """Column -> the line its answer was decided on (columns the class answered)."""
     out: dict[str, Location] = {}
-    saved_memo = interp.memo
+    saved = interp.call_memo, interp.statement_memo
     try:
         for column, method in QUESTIONS.items():
             if facts.get(column) is None or column in facts.get("unknown", {}):
@@ -140,7 +142,7 @@ def deciding_lines(
             where = _definition(interp, cls, method)
             if where is None:
                 continue
-            interp.memo = {}
+            interp.call_memo, interp.statement_memo = CallMemo(), StatementMemo()
             interp.last_return = ("", 0)
             interp.capability = _capability_for(column, facts) or (9, 0)
             interp.budget.steps = 50_000
@@ -158,7 +160,7 @@ def deciding_lines(
                 interp.returns = None
             out[column] = where
     finally:
-        interp.memo = saved_memo
+        interp.call_memo, interp.statement_memo = saved
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import deque
 
 
 def calls(node: ast.AST, name: str) -> bool:
@@ -37,10 +38,24 @@ def functions(module: ast.Module) -> dict[str, ast.FunctionDef]:
     """Every function of a module by name, the first in walk order winning: one walk
     answers all the lookups a rule makes in that module."""
     found: dict[str, ast.FunctionDef] = {}
-    for node in ast.walk(module):
+    # ast.walk's breadth-first order, over statements only: a def is never inside
+    # an expression, so skipping expressions keeps the order among defs
+    queue = deque([module])
+    while queue:
+        node = queue.popleft()
         if isinstance(node, ast.FunctionDef):
             found.setdefault(node.name, node)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                queue.extend(v for v in value if isinstance(v, _BLOCK_NODES))
+            elif isinstance(value, _BLOCK_NODES):
+                queue.append(value)
     return found
+
+
+#: Nodes that hold statements (a def can only be under these).
+_BLOCK_NODES = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def first_family_in(func: ast.AST | None) -> int | None:

@@ -1,17 +1,17 @@
 """Calls: functions and methods of the tree, class instantiation, builtins.
 
-Calls with plain, immutable arguments are memoised per device capability:
-a classmethod asked the same question twice answers the same
+Calls are memoised per device capability, by the arguments they read (see
+:mod:`.callmemo`): the evaluated subset has no global mutation, so a
+classmethod asked the same question twice answers the same
 (``supports_head_size(128)`` is evaluated once per backend however many
-configurations ask it) until a class attribute is set (``cls.x = ...``), the
-one global mutation of the evaluated subset: answers memoised before it are
-not used after it.
+configurations ask it).
 """
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.objects import PLAIN_TYPES, class_mro
@@ -32,31 +32,8 @@ from sphinxext_attn.core.pyeval.values import (
 if TYPE_CHECKING:
     from sphinxext_attn.core.pyeval.interp import Interpreter
 
-
-#: Values a memo key may hold; a call with bigger arguments is not memoised.
-MEMO_KEY_SIZE = 1000
-
-
-def _frozen(value: Any, room: list[int]) -> Any:
-    """A memo key for an argument, or MISSING when it is mutable or too big
-    (``room``: how many more values the key may hold)."""
-    room[0] -= 1
-    if room[0] < 0:
-        return MISSING
-    if value is None or isinstance(value, bool | int | float | str):
-        return (type(value).__name__, value)
-    if isinstance(value, External | EnumMember | PyClass | PyFunction):
-        return ("id", id(value)) if not isinstance(value, External) else ("ext", value.qualname)
-    items = value.items if isinstance(value, Instance) else value
-    if isinstance(value, tuple) or (isinstance(value, Instance) and items is not None):
-        parts = []
-        for item in items:
-            part = _frozen(item, room)
-            if part is MISSING:
-                return MISSING
-            parts.append(part)
-        return ("tuple", tuple(parts)) if items is value else ("nt", id(value.cls), tuple(parts))
-    return MISSING
+#: fields by class object (weak: a class is one tree's, and dies with it)
+_FIELDS: WeakKeyDictionary[PyClass, list[tuple[str, ast.expr | None]] | None] = WeakKeyDictionary()
 
 
 class CallMixin:
@@ -140,14 +117,9 @@ class CallMixin:
                 func.path,
                 func.node.lineno,
             )
-        key: Any = MISSING
-        room = [MEMO_KEY_SIZE]
-        frozen = [_frozen(a, room) for a in args]
-        frozen += [_frozen(v, room) for _, v in sorted(kwargs.items())]
-        if all(f is not MISSING for f in frozen):
-            key = (id(func), tuple(frozen), tuple(sorted(kwargs)), self.capability, self.mutations)
-        if key is not MISSING and key in self.memo:
-            ok, value, read = self.memo[key]
+        found = self.call_memo.lookup(self, func, args, kwargs)
+        if found is not None:
+            ok, value, read = found
             self.capability_read |= read
             if ok:
                 return value
@@ -158,13 +130,14 @@ class CallMixin:
         saved_read = self.capability_read
         self.capability_read = False
         budget.depth += 1
+        looked_up = self.call_memo.reads(func)
         try:
-            value = self._run(func, args, kwargs)
+            value = self._run(func, args, kwargs, looked_up)
         except (Unknown, Raised) as exc:
             read = self.capability_read
             self.capability_read = saved_read or read
-            if key is not MISSING and not (isinstance(exc, Unknown) and "budget" in exc.reason):
-                self.memo[key] = (False, exc, read)
+            if not (isinstance(exc, Unknown) and "budget" in exc.reason):
+                self.call_memo.store(self, func, args, kwargs, looked_up, (False, exc, read))
             raise
         except RecursionError:
             self.capability_read = saved_read
@@ -173,13 +146,18 @@ class CallMixin:
             budget.depth -= 1
         read = self.capability_read
         self.capability_read = saved_read or read
-        if key is not MISSING:
-            self.memo[key] = (True, value, read)
+        self.call_memo.store(self, func, args, kwargs, looked_up, (True, value, read))
         return value
 
-    def _run(self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def _run(
+        self: Interpreter,
+        func: PyFunction,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        reads: set[str] | None = None,
+    ) -> Any:
         node = func.node
-        frame = Frame(func.module, func.scope, func=func if func.owner else None)
+        frame = Frame(func.module, func.scope, func=func if func.owner else None, reads=reads)
         self._bind_args(func, node.args, args, kwargs, frame)
         if isinstance(node, ast.Lambda):
             return self.eval(node.body, frame)
@@ -304,7 +282,11 @@ class CallMixin:
         return inst
 
     def _fields(self: Interpreter, cls: PyClass) -> list[tuple[str, ast.expr | None]] | None:
-        """Fields of a named tuple or dataclass (annotated class-level names), else None."""
+        """Fields of a named tuple or dataclass (annotated class-level names), else None.
+        Read once per class (its statements and bases do not change)."""
+        if cls in _FIELDS:
+            return _FIELDS[cls]
+        _FIELDS[cls] = None
         if not (self.is_namedtuple(cls) or _is_dataclass(cls)):
             return None
         fields: dict[str, ast.expr | None] = {}
@@ -316,7 +298,8 @@ class CallMixin:
                     if "ClassVar" in ast.dump(stmt.annotation):
                         continue
                     fields[stmt.target.id] = stmt.value
-        return list(fields.items())
+        found = _FIELDS[cls] = list(fields.items())
+        return found
 
     def raised(self: Interpreter, value: Any, message: str, where: tuple[str, int]) -> Raised:
         """The exception ``raise value(message)`` raises, with its bases' names."""

@@ -5,8 +5,10 @@ no question needs. Its text is cut at lines that start a top-level statement;
 each piece's bound names are read from its first line, and the piece is
 parsed the first time one of them is looked up. ``import``, ``if``, ``try``
 and ``with`` pieces are parsed at once (they are short and bind several
-names). If any piece does not parse alone (a string spanning a cut), the
-whole file is parsed instead, so the answer never depends on the shortcut.
+names). Lines inside a triple-quoted string (a docstring whose text starts
+at column 0) are not cuts. If any piece does not parse alone, or a piece whose
+cuts were dropped is not exactly one statement, the whole file is parsed
+instead, so the answer never depends on the shortcut.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from sphinxext_attn.core.source import parse_quietly
 
@@ -22,6 +25,7 @@ _CONTINUES = re.compile(r"(else|elif|except|finally)\b")
 _DEF = re.compile(r"(?:async\s+)?def\s+(\w+)|class\s+(\w+)")
 _ASSIGN = re.compile(r"(\w+)\s*(?::[^=\n]*)?=(?!=)")
 _EAGER = re.compile(r"(import|from|if|try|with|for|while)\b")
+_TRIPLE = re.compile(r'"""|\'\'\'')
 
 
 class ChunkError(Exception):
@@ -37,36 +41,86 @@ class Chunk:
     text: str
     #: character offset of the piece in the file
     start: int = 0
+    #: cuts inside a triple-quoted string were dropped: must be one statement
+    merged: bool = False
     _nodes: list[ast.stmt] | None = None
+    #: the class statement with a lazy body (see lazyclass), False if not one
+    lazy: Any = None
+
+    @property
+    def parsed(self) -> bool:
+        return self._nodes is not None
 
     def nodes(self) -> list[ast.stmt]:
         if self._nodes is None:
             try:
-                module = parse_quietly(self.text, self.path)
+                # blank lines ahead put the piece at its place in the file (cheaper
+                # than renumbering every node with ast.increment_lineno)
+                module = parse_quietly("\n" * (self.line - 1) + self.text, self.path)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 raise ChunkError(self.path) from None
-            ast.increment_lineno(module, self.line - 1)
+            if self.merged and len(module.body) != 1:
+                raise ChunkError(self.path)
             self._nodes = module.body
         return self._nodes
 
 
 def split_chunks(text: str, path: str) -> list[Chunk]:
     """Top-level statements of ``text`` (decorators kept with their ``def``)."""
-    starts = [m.start() for m in _TOP.finditer(text)]
+    return [
+        Chunk(path, text.count("\n", 0, start) + 1, piece, start, merged)
+        for start, piece, merged in cut_pieces(text, "")
+    ]
+
+
+def cut_pieces(text: str, indent: str) -> list[tuple[int, str, bool]]:
+    """``(offset, text, merged)`` of each statement of a block whose statements
+    start with ``indent`` (``""`` for a module)."""
+    cut = _TOP if not indent else re.compile(rf"^{re.escape(indent)}(?=[^\s#)\]}}])", re.M)
+    starts = [m.start() for m in cut.finditer(text)]
+    inside = _in_triple_strings(text, starts)
     pieces: list[tuple[int, int]] = []
+    merged: set[int] = set()
     decorated = False  # the last piece is decorators still waiting for their def
+    skip = len(indent)
     for i, start in enumerate(starts):
         end = starts[i + 1] if i + 1 < len(starts) else len(text)
-        head = text[start : start + 10]
+        head = text[start + skip : start + skip + 10]
+        if pieces and start in inside:
+            pieces[-1] = (pieces[-1][0], end)
+            merged.add(len(pieces) - 1)
+            continue
         if pieces and (_CONTINUES.match(head) or decorated):
             pieces[-1] = (pieces[-1][0], end)
         else:
             pieces.append((start, end))
         decorated = head.startswith("@")
-    return [
-        Chunk(path, text.count("\n", 0, start) + 1, text[start:end], start)
-        for start, end in pieces
-    ]
+    return [(start, text[start:end], i in merged) for i, (start, end) in enumerate(pieces)]
+
+
+def _in_triple_strings(text: str, starts: list[int]) -> set[int]:
+    """Cut positions that fall inside a triple-quoted string. Quotes are paired
+    naively (one in a comment can mislead it): a piece built across a dropped cut
+    must then parse as one statement, or the whole file is parsed."""
+    spans: list[tuple[int, int]] = []
+    opening: tuple[int, str] | None = None
+    for match in _TRIPLE.finditer(text):
+        if opening is None:
+            opening = (match.start(), match.group())
+        elif match.group() == opening[1]:
+            spans.append((opening[0], match.end()))
+            opening = None
+    if opening is not None:
+        spans.append((opening[0], len(text)))
+    inside: set[int] = set()
+    i = 0
+    for begin, end in spans:
+        while i < len(starts) and starts[i] <= begin:
+            i += 1
+        while i < len(starts) and starts[i] < end:
+            inside.add(starts[i])
+            i += 1
+    return inside
 
 
 def chunk_names(chunk: Chunk) -> list[str] | None:

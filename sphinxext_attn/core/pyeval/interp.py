@@ -18,10 +18,13 @@ from typing import Any
 
 from sphinxext_attn.core.classes import absolute_module
 from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.callmemo import CallMemo
 from sphinxext_attn.core.pyeval.calls import CallMixin
+from sphinxext_attn.core.pyeval.checks import run_checks
 from sphinxext_attn.core.pyeval.machine import Machine
 from sphinxext_attn.core.pyeval.objects import ObjectMixin, class_mro
 from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame, ModuleScope, Scope
+from sphinxext_attn.core.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.core.pyeval.values import (
     Budget,
     External,
@@ -78,9 +81,6 @@ class Interpreter(CallMixin, ObjectMixin):
         self.machine = machine or Machine()
         self.modules: dict[str, ModuleScope | None] = {}
         self.budget = Budget()
-        self.memo: dict[Any, tuple[bool, Any, bool]] = {}
-        #: class attributes set so far (``cls.x = ...``): memoised answers before are stale
-        self.mutations = 0
         #: the device capability of the question being asked, if any
         self.capability: tuple[int, int] | None = None
         #: set when an evaluation read the device capability
@@ -93,6 +93,7 @@ class Interpreter(CallMixin, ObjectMixin):
         self.last_return: tuple[str, int] = ("", 0)
         #: when a list: every return executed (path, line, value, expression), for provenance
         self.returns: list[tuple[str, int, Any, ast.expr | None]] | None = None
+        self.statement_memo, self.call_memo = StatementMemo(), CallMemo()
         self._exprs = {
             ast.Constant: self._constant,
             ast.Name: self._name,
@@ -393,13 +394,7 @@ class Interpreter(CallMixin, ObjectMixin):
         skipped: list[Unknown] = []
         value: Any = None
         try:
-            for stmt in body:
-                try:
-                    self.exec_stmt(stmt, frame)
-                except Unknown as exc:
-                    if "budget" in exc.reason or isinstance(stmt, ast.Return):
-                        raise
-                    skipped.append(exc)
+            run_checks(self.statement_memo, self, body, frame, skipped)
         except _Return as ret:
             value = ret.value
         if skipped and isinstance(value, list):

@@ -16,6 +16,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from sphinxext_attn.core.pyeval.lazyclass import statements_for
 from sphinxext_attn.core.pyeval.scope import MISSING, Scope
 from sphinxext_attn.core.pyeval.values import (
     Builtin,
@@ -203,7 +204,7 @@ class Machine:
         for klass in class_mro(config.cls, interp):
             if not isinstance(klass, PyClass):
                 continue
-            for stmt in klass.node.body:
+            for stmt in statements_for(klass.node, name):
                 if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                     continue
                 if stmt.target.id != name:

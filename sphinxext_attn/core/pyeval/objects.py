@@ -6,6 +6,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.lazyclass import LazyBody, statements_for
 from sphinxext_attn.core.pyeval.scope import (
     MISSING,
     ModuleScope,
@@ -93,6 +94,9 @@ def class_mro(cls: PyClass, interp: Interpreter | None = None) -> list[Any]:
 class ObjectMixin:
     """Attribute access and the protocols of values, for :class:`Interpreter`."""
 
+    #: writes of class attributes so far (part of every statement memo key)
+    class_writes = 0
+
     def is_enum(self: Interpreter, cls: PyClass) -> bool:
         return any(
             isinstance(c, External) and c.qualname in ENUM_BASES for c in class_mro(cls, self)
@@ -110,7 +114,9 @@ class ObjectMixin:
         if found is not MISSING:
             return found
         index = self._class_index.get(id(cls.node))
-        if index is None:
+        if isinstance(cls.node.body, LazyBody) and not cls.node.body.loaded:
+            index = index_bindings(statements_for(cls.node, name), nested=False)
+        elif index is None:
             index = self._class_index[id(cls.node)] = index_bindings(cls.node.body, nested=False)
         bindings = index.get(name)
         if not bindings:
@@ -229,7 +235,10 @@ class ObjectMixin:
     ) -> None:
         if isinstance(obj, PyClass):
             obj.attrs[name] = value
-            self.mutations += 1
+            if obj.mro_cache is not None:
+                # remembered answers may have read the old value; a class never
+                # looked up along its MRO (one just built) was read by none
+                self.class_writes += 1
         elif isinstance(obj, Instance):
             obj.fields[name] = value
         else:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval.chunks import Chunk, ChunkError, chunk_names
+from sphinxext_attn.core.pyeval.lazyclass import class_of_chunk
 from sphinxext_attn.core.pyeval.values import Raised, Unbound, Unknown
 
 if TYPE_CHECKING:
@@ -141,10 +142,22 @@ class ModuleScope(Scope):
         stmt: Any = binding.stmt
         if not isinstance(stmt, Chunk):
             return stmt
+        lazy = class_of_chunk(stmt, name, lambda: self._whole_class(name, stmt.line))
+        if lazy is not None:
+            return lazy
         for node in stmt.nodes():
             if name in bound_names(node):
                 return node
         raise ChunkError(self.path)
+
+    def _whole_class(self, name: str, line: int) -> ast.ClassDef | None:
+        module = self.reparse()
+        for node in module.body if module is not None else []:
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                if first == line:
+                    return node
+        return None
 
     def class_nodes(self) -> list[ast.ClassDef]:
         out = []
@@ -255,11 +268,15 @@ class Frame(Scope):
     #: the function running (for ``super()``) and its first argument
     func: Any = None
     first: Any = None
+    #: names looked up in this frame, when the call memo keys on them
+    reads: set[str] | None = None
 
     def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
         scope: Scope | None = self
         while isinstance(scope, Frame):
             if name in scope.locals:
+                if scope.reads is not None:
+                    scope.reads.add(name)
                 return scope.locals[name]
             scope = scope.parent
         if isinstance(scope, ClassBodyScope):

@@ -1,0 +1,162 @@
+"""The call memo: a function's answer, keyed by the arguments it read.
+
+A call of a tree function is remembered under the values of the parameters
+its body actually looked up (recorded by its frame, see ``Frame.reads``), the
+binding shape (how many positional arguments, which keywords), the device
+capability and the count of class attribute writes so far. So
+``supports_combination(head_size, dtype, ..., has_sink, ...)``, which only
+looks at ``has_sink`` when it is False, is evaluated once for every
+configuration with ``has_sink=False``. A later call is looked up under each
+set of parameters the function was seen to read: if an earlier run read only
+those parameters, with these values, this run takes the same path.
+
+Functions whose body names ``super``, ``locals`` and the like (they read the
+frame itself) and closures (they read their defining frame) are keyed by
+every argument. A read parameter whose value is mutable is not remembered.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame
+from sphinxext_attn.core.pyeval.stmtmemo import KEY_KEPT, KEY_PLAIN, NO_KEY, key_part, reads_frame
+from sphinxext_attn.core.pyeval.values import PyFunction
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.pyeval.interp import Interpreter
+
+#: A parameter not passed: its default (evaluated in the defining scope).
+_DEFAULT = ("default",)
+
+
+class _Signature:
+    """Where each parameter of a function comes from in a call."""
+
+    __slots__ = ("kwarg", "named", "names", "params", "position", "posonly", "tracked", "vararg")
+
+    def __init__(self, func: PyFunction) -> None:
+        spec = func.node.args
+        self.posonly = len(spec.posonlyargs)
+        self.names = [a.arg for a in (*spec.posonlyargs, *spec.args)]
+        self.position = {name: i for i, name in enumerate(self.names)}
+        #: parameters a keyword argument binds (the rest go to ``**kwargs``)
+        self.named = {*self.names[self.posonly :], *(a.arg for a in spec.kwonlyargs)}
+        self.vararg = spec.vararg.arg if spec.vararg else None
+        self.kwarg = spec.kwarg.arg if spec.kwarg else None
+        self.params = (
+            *self.names,
+            *(a.arg for a in spec.kwonlyargs),
+            *(n for n in (self.vararg, self.kwarg) if n),
+        )
+        # super() reads the first argument without naming it; a closure reads its
+        # defining frame: both are keyed by every parameter
+        self.tracked = not _in_frame(func.scope) and not reads_frame(func.node)
+
+    def value(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if name == self.kwarg:
+            extra = {k: v for k, v in kwargs.items() if k not in self.named}
+            return extra or _DEFAULT  # a dict is mutable: unkeyable unless empty
+        if name == self.vararg:
+            return tuple(args[len(self.names) :])
+        i = self.position.get(name, -1)
+        if (i < 0 or i >= self.posonly) and kwargs and name in kwargs:
+            return kwargs[name]
+        if 0 <= i < len(args):
+            return args[i]
+        return _DEFAULT
+
+
+def _in_frame(scope: Any) -> bool:
+    while isinstance(scope, ClassBodyScope):
+        scope = scope.parent
+    return isinstance(scope, Frame)
+
+
+class CallMemo:
+    """Per interpreter: answers by (function, read parameters and their values)."""
+
+    def __init__(self) -> None:
+        self.signatures: dict[PyFunction, _Signature] = {}
+        #: the parameter sets each function was seen to read, newest last
+        self.read_sets: dict[PyFunction, list[tuple[str, ...]]] = {}
+        self.answers: dict[tuple[Any, ...], tuple[bool, Any, bool]] = {}
+
+    def signature(self, func: PyFunction) -> _Signature:
+        sig = self.signatures.get(func)
+        if sig is None:
+            sig = self.signatures[func] = _Signature(func)
+        return sig
+
+    def _key(
+        self,
+        interp: Interpreter,
+        func: PyFunction,
+        sig: _Signature,
+        read: tuple[str, ...],
+        args: list[Any],
+        kwargs: dict[str, Any],
+    ) -> tuple[Any, ...] | None:
+        parts: list[Any] = [func, len(args), tuple(sorted(kwargs)) if kwargs else ()]
+        parts += (read, interp.capability, interp.class_writes)  # a class set since: ask again
+        append = parts.append
+        for name in read:
+            value = sig.value(name, args, kwargs)
+            kind = type(value)
+            if kind in KEY_PLAIN:
+                append((kind, value))
+            elif kind in KEY_KEPT or value is _DEFAULT:
+                append(value)
+            else:
+                part = key_part(value)
+                if part is NO_KEY:
+                    return None
+                append(part)
+        return tuple(parts)
+
+    def lookup(
+        self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
+    ) -> tuple[bool, Any, bool] | None:
+        if func.name in interp.lenient_functions:
+            return None  # asked once per configuration; its checks are remembered
+        sig = self.signature(func)
+        if not sig.tracked:
+            key = self._key(interp, func, sig, sig.params, args, kwargs)
+            return None if key is None else self.answers.get(key)
+        for read in reversed(self.read_sets.get(func, ())):
+            key = self._key(interp, func, sig, read, args, kwargs)
+            if key is not None:
+                found = self.answers.get(key)
+                if found is not None:
+                    return found
+        return None
+
+    def reads(self, func: PyFunction) -> set[str] | None:
+        """A set for the frame to record its lookups in, or None (keyed by all)."""
+        return set() if self.signature(func).tracked else None
+
+    #: Statements of list-of-reasons functions (see stmtmemo) are remembered one by
+    #: one instead: the whole call is asked once per configuration.
+
+    def store(
+        self,
+        interp: Interpreter,
+        func: PyFunction,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        looked_up: set[str] | None,
+        answer: tuple[bool, Any, bool],
+    ) -> None:
+        if func.name in interp.lenient_functions:
+            return
+        sig = self.signature(func)
+        if looked_up is None:
+            read = sig.params
+        else:
+            read = tuple(p for p in sig.params if p in looked_up)
+            seen = self.read_sets.setdefault(func, [])
+            if read not in seen:
+                seen.append(read)
+        key = self._key(interp, func, sig, read, args, kwargs)
+        if key is not None:
+            self.answers[key] = answer
