@@ -202,13 +202,24 @@ class TableBuilder:
         observed: list[Sequence[int]] = [best, *(r for row in singles.values() for r in row)]
         actual: dict[tuple[int, int, int, int], list[int]] = {}
         for d1, d2 in itertools.combinations(sorted(singles), 2):
+            unions: dict[tuple[tuple[int, ...], tuple[int, ...]], bool] = {}
             for i1, i2 in itertools.product(
                 range(len(self.grid[DIMS[d1]])), range(len(self.grid[DIMS[d2]]))
             ):
-                if i1 != base[d1] and i2 != base[d2]:
-                    found = self._ask(backend, cap, _with(_with(base, d1, i1), d2, i2))
-                    actual[(d1, d2, i1, i2)] = found
-                    observed.append(found)
+                if i1 == base[d1] or i2 == base[d2]:
+                    continue
+                s1, s2 = singles[d1][i1], singles[d2][i2]
+                # Two settings each rejected on its own: one pair per kind of
+                # rejection is asked, the others only if it is not the union.
+                kind = (tuple(s1), tuple(s2))
+                both = bool(set(s1) - set(best)) and bool(set(s2) - set(best))
+                if both and unions.get(kind, False):
+                    continue
+                found = self._ask(backend, cap, _with(_with(base, d1, i1), d2, i2))
+                actual[(d1, d2, i1, i2)] = found
+                observed.append(found)
+                if both and kind not in unions:
+                    unions[kind] = set(found) == set(s1) | set(s2)
         order = _ordered(observed)
         pairs: dict[str, dict[str, list[list[int]]]] = {}
         for (d1, d2, i1, i2), found in actual.items():
