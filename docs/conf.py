@@ -82,6 +82,10 @@ else:
 
 attention_backends_strict = os.environ.get("ATTN_DOCS_STRICT", "") == "1"
 
+#: the backend selector (docs/selector.rst) evaluates vLLM's selection code,
+#: which the demo tree does not have: there the page says so instead
+attn_selector_available = bool(_tree)
+
 # Provenance and release diffs (docs/beyond.rst). Cells of a real release link
 # to its sources on GitHub; the bundled demo trees are the two sides of the
 # live diff, and the demo's files are copied next to the HTML pages so the
@@ -139,3 +143,33 @@ latex_show_urls = "no"
 # --- man / text -----------------------------------------------------------------
 
 man_pages = [("cli", "sphinxext-attn", "render vLLM attention-backend tables", [author], 1)]
+
+
+# --- the backend selector on the demo tree ----------------------------------------
+
+
+def _selector_note(app, docname, source):
+    """Demo tree: the selector directive becomes a note saying how to see it."""
+    if docname != "selector":
+        return
+    note = (
+        ".. note::\n\n   The selector evaluates vLLM's own selection code, which the bundled "
+        "demo tree does not have. Build these docs with ``ATTN_VLLM_TREE`` set to a real "
+        "vLLM tree to see it.\n\n"
+    )
+    lines, out, skipping = source[0].splitlines(keepends=True), [], False
+    for line in lines:
+        if line.startswith(".. attention-backends-selector::"):
+            out.append(note)
+            skipping = True
+            continue
+        if skipping and (not line.strip() or line.startswith(" ")):
+            continue
+        skipping = False
+        out.append(line)
+    source[0] = "".join(out)
+
+
+def setup(app):
+    if not attn_selector_available:
+        app.connect("source-read", _selector_note)
