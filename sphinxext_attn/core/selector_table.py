@@ -46,8 +46,8 @@ GRID: dict[str, tuple[Any, ...]] = {
 #: dimensions other than the capability, in the order the table indexes them
 DIMS = tuple(d for d in GRID if d != "capability")
 #: where a baseline is looked for first (MLA and sparsity decide most of the rest)
-SEARCH_ORDER = ("use_mla", "use_sparse", "head_size", "dtype", "kv_cache_dtype", "attn_type")
-SEARCH_ORDER += tuple(d for d in DIMS if d not in SEARCH_ORDER)
+_FIRST = ("use_mla", "use_sparse", "head_size", "dtype", "kv_cache_dtype", "attn_type")
+SEARCH_ORDER: tuple[str, ...] = _FIRST + tuple(d for d in DIMS if d not in _FIRST)
 
 
 def query_value(value: Any) -> str:
@@ -291,9 +291,10 @@ def build_selector_table(root: str, sample: int = 200) -> SelectorTable:
     tree = SourceTree(root)
     selector = Selector(Interpreter(tree))
     try:
-        table: dict[str, Any] | None = TableBuilder(selector).build()
-        if not any(c["priorities"]["table"] for c in table["caps"].values()):
+        built = TableBuilder(selector).build()
+        if not any(c["priorities"]["table"] for c in built["caps"].values()):
             raise Unknown("no priority list evaluated", "vllm/platforms/cuda.py")
+        table: dict[str, Any] | None = built
         error = ""
     except (Unknown, Raised, KeyError, RecursionError) as exc:
         table = None

@@ -124,7 +124,8 @@ def fallback_nodes(
         sizes = [len(grid[DIMS[d]]) for d in keys]
         by_list: dict[int, list[list[int]]] = {}
         for index, list_id in enumerate(prio["table"]):
-            point, rest = [], index
+            point: list[int] = []
+            rest = index
             for size in reversed(sizes):
                 point.insert(0, rest % size)
                 rest //= size

@@ -118,7 +118,7 @@ def table_of(env: BuildEnvironment, root: str) -> SelectorTable:
 class SelectorDirective(AttentionBackendsDirective):
     """``attention-backends-selector``: form controls and the decision they lead to."""
 
-    option_spec: ClassVar[dict[str, Callable[[str], Any]]] = {  # type: ignore[misc]
+    option_spec: ClassVar[dict[str, Callable[[str], Any]]] = {
         "root": COMMON_OPTIONS["root"],
         "class": directives.class_option,
         "name": directives.unchanged,
@@ -191,7 +191,7 @@ class SelectorDirective(AttentionBackendsDirective):
 
     def labelled(self, out: list[nodes.Node]) -> list[nodes.Node]:
         if "name" in self.options:
-            self.add_name(out[0])  # type: ignore[arg-type]
+            self.add_name(out[0])
         return out
 
 
@@ -199,7 +199,7 @@ class SelectorDirective(AttentionBackendsDirective):
 
 
 def visit_html(translator: HTML5Translator, node: attn_selector) -> None:
-    ids = node.get("ids", [])
+    ids: list[str] = node.get("ids", [])
     anchors = "".join(f'<span id="{i}"></span>' for i in ids)
     translator.body.append(anchors + node["html"])
     raise nodes.SkipNode
