@@ -209,16 +209,17 @@ class TableBuilder:
                 if i1 == base[d1] or i2 == base[d2]:
                     continue
                 s1, s2 = singles[d1][i1], singles[d2][i2]
-                # Two settings each rejected on its own: one pair per kind of
-                # rejection is asked, the others only if it is not the union.
+                # A setting rejected on its own: one pair per kind of answer of
+                # the two settings is asked, the others only if it was not the
+                # union (two settings each accepted alone are always asked).
                 kind = (tuple(s1), tuple(s2))
-                both = bool(set(s1) - set(best)) and bool(set(s2) - set(best))
-                if both and unions.get(kind, False):
+                loud = bool(set(s1) - set(best)) or bool(set(s2) - set(best))
+                if loud and unions.get(kind, False):
                     continue
                 found = self._ask(backend, cap, _with(_with(base, d1, i1), d2, i2))
                 actual[(d1, d2, i1, i2)] = found
                 observed.append(found)
-                if both and kind not in unions:
+                if loud and kind not in unions:
                     unions[kind] = set(found) == set(s1) | set(s2)
         order = _ordered(observed)
         pairs: dict[str, dict[str, list[list[int]]]] = {}

@@ -230,12 +230,23 @@ def copy_static(app: Sphinx, exception: BaseException | None) -> None:
             shutil.copyfile(STATIC / name, folder / name)
 
 
+def merge_info(app: Sphinx, env: BuildEnvironment, docnames: Any, other: BuildEnvironment) -> None:
+    """Parallel reads: keep the tables a reader built."""
+    theirs = getattr(other, "attention_backends_selector", None) or {}
+    mine = getattr(env, "attention_backends_selector", None)
+    if mine is None:
+        mine = env.attention_backends_selector = {}  # type: ignore[attr-defined]
+    for root, entry in theirs.items():
+        mine.setdefault(root, entry)
+
+
 def setup_selector(app: Sphinx) -> None:
     app.add_node(attn_selector, html=(visit_html, None))
     app.add_directive("attention-backends-selector", SelectorDirective)
     app.connect("doctree-resolved", static_for_other_builders)
     app.connect("html-page-context", page_context)
     app.connect("build-finished", copy_static)
+    app.connect("env-merge-info", merge_info)
 
 
 __all__ = ["SelectorDirective", "attn_selector", "setup_selector"]
