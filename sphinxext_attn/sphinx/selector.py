@@ -240,6 +240,27 @@ def merge_info(app: Sphinx, env: BuildEnvironment, docnames: Any, other: BuildEn
         mine.setdefault(root, entry)
 
 
+def prime(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """Parallel reads: build the table once, before the readers fork.
+
+    Pages are found by their text (a cheap scan of the sources to be read);
+    the table of the build's tree is then in the memo every reader inherits.
+    """
+    if app.parallel <= 1 or not docnames:
+        return
+    root = config.build_root(env)
+    if root is None:
+        return
+    for docname in docnames:
+        try:
+            text = Path(env.doc2path(docname)).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "attention-backends-selector" in text:
+            table_of(env, root)
+            return
+
+
 def setup_selector(app: Sphinx) -> None:
     app.add_node(attn_selector, html=(visit_html, None))
     app.add_directive("attention-backends-selector", SelectorDirective)
@@ -247,6 +268,7 @@ def setup_selector(app: Sphinx) -> None:
     app.connect("html-page-context", page_context)
     app.connect("build-finished", copy_static)
     app.connect("env-merge-info", merge_info)
+    app.connect("env-before-read-docs", prime)
 
 
 __all__ = ["SelectorDirective", "attn_selector", "setup_selector"]
