@@ -101,7 +101,9 @@ def selector_html(
 
 
 def _conditions(grid: dict[str, list[str]], keys: list[int], points: list[list[int]]) -> str:
-    """The values of each key dimension that lead to one list (all values: left out)."""
+    """The values of each setting that lead to one list (a setting whose every value
+    does is left out). Per setting: where two settings decide together (MLA on
+    SM100: KV cache dtype and head count), each shows the values it takes somewhere."""
     parts = []
     for j, d in enumerate(keys):
         dim = DIMS[d]
@@ -141,7 +143,7 @@ def fallback_nodes(
             reject_rows.append([name, option_text("capability", cap), _rejects(table, entry)])
     return [
         build_table(
-            ["Architecture", "When", "Priority list"],
+            ["Architecture", "Settings that lead to it", "Priority list"],
             prio_rows,
             TableSpec(widths=spec.widths, classes=spec.classes, caption=spec.caption),
             title="Priority lists of the selector",
