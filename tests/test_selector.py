@@ -261,3 +261,49 @@ def test_browser_shows_the_cli_decision(
         assert _shown(browser, url) == (cli or "none"), url
         agree_recorded += cli == case["selected"]
     assert agree_recorded >= len(picked) - 1
+
+
+CHANGE_CONTROLS = """<script>
+window.addEventListener("load", function () {
+  var box = document.querySelector(".attn-selector");
+  var cap = box.querySelector('[name="capability"]');
+  cap.value = "8.9";
+  cap.dispatchEvent(new Event("change", {bubbles: true}));
+  var mla = box.querySelector('[name="use_mla"]');
+  mla.checked = true;
+  mla.dispatchEvent(new Event("change", {bubbles: true}));
+  var out = document.createElement("pre");
+  out.id = "probe-search";
+  out.textContent = window.location.search;
+  document.body.appendChild(out);
+});
+</script>
+</body>"""
+
+
+def test_browser_changing_a_control_updates_decision_and_address(
+    site: Path, tree033: Path
+) -> None:
+    """A reader's change recomputes the decision and is written to the query string."""
+    browser = _browser()
+    page = site / "index.html"
+    probe = site / "changed.html"
+    probe.write_text(
+        page.read_text(encoding="utf-8").replace("</body>", CHANGE_CONTROLS), encoding="utf-8"
+    )
+    url = probe.as_uri() + "?dtype=fp16"
+    cli = Selector(Interpreter(SourceTree(tree033))).decide(
+        Config(capability="8.9", dtype="fp16", use_mla=True)
+    )
+    assert _shown(browser, url) == (cli.selected or "none")
+    proc = subprocess.run(
+        [browser, "--headless", "--disable-gpu", "--no-sandbox"]
+        + ["--virtual-time-budget=5000", "--dump-dom", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    search = re.search(r'id="probe-search">([^<]*)<', proc.stdout).group(1).replace("&amp;", "&")
+    for part in ("dtype=fp16", "capability=8.9", "use_mla=true", "block_size=&"):
+        assert part in search, search
