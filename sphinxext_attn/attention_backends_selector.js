@@ -127,6 +127,9 @@
       }
       return;
     }
+    if (want === "none" || want === "null" || want === "default" || want === "unknown") {
+      want = "";
+    }
     for (var i = 0; i < control.options.length; i++) {
       if (control.options[i].value.toLowerCase() === want) { control.selectedIndex = i; return; }
     }
