@@ -10,6 +10,7 @@ from sphinxext_attn.sphinx.diff import DiffDirective
 from sphinxext_attn.sphinx.directives import DIRECTIVES
 from sphinxext_attn.sphinx.provenance import setup_nodes
 from sphinxext_attn.sphinx.select_directive import SelectDirective
+from sphinxext_attn.sphinx.selector import setup_selector
 from sphinxext_attn.sphinx.xref import setup_xref
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("attention-backends-select", SelectDirective)
     setup_nodes(app)
     setup_xref(app)
+    setup_selector(app)
     app.connect("builder-inited", events.builder_inited)
     app.connect("env-get-outdated", events.get_outdated)
     app.connect("env-before-read-docs", events.before_read_docs)

@@ -49,9 +49,5 @@ class FlashAttentionBackend(AttentionBackend):
         )
 
     @classmethod
-    def supports_non_causal(cls) -> bool:
-        return True
-
-    @classmethod
     def supports_compute_capability(cls, capability: DeviceCapability) -> bool:
         return capability >= DeviceCapability(8, 0)

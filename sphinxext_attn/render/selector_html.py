@@ -1,0 +1,189 @@
+"""The interactive selector's markup (HTML) and its static stand-in (every other builder).
+
+The HTML is a form of labelled controls, a live region the decision is
+written into by ``attention_backends_selector.js``, and the factored table as
+inline JSON. Other builders get real docutils tables: the priority lists of
+each architecture with the values that lead to them, and what each backend
+rejects.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from docutils import nodes
+
+from sphinxext_attn.core.selector_table import DIMS
+from sphinxext_attn.render.nodes import TableSpec, build_table
+
+#: control labels; flags are checkboxes, the rest drop-down lists
+LABELS = {
+    "capability": "Architecture (compute capability)",
+    "dtype": "Model dtype",
+    "kv_cache_dtype": "KV cache dtype",
+    "head_size": "Head size",
+    "block_size": "Block size",
+    "num_heads": "Number of attention heads",
+    "attn_type": "Attention type",
+    "use_mla": "MLA (multi-head latent attention)",
+    "use_sparse": "Sparse attention",
+    "has_sink": "Attention sinks",
+    "use_mm_prefix": "Multimodal prefix (bidirectional)",
+    "use_non_causal": "Non-causal attention",
+}
+#: how an empty value (None) reads in a list
+NONE_TEXT = {"block_size": "default (any)", "num_heads": "unknown"}
+FLAG_DIMS = ("use_mla", "use_sparse", "has_sink", "use_mm_prefix", "use_non_causal")
+RAISES = "vLLM raises: no valid backend"
+
+
+def option_text(dim: str, value: str) -> str:
+    if value == "":
+        return NONE_TEXT.get(dim, "none")
+    if dim == "capability":
+        major, _, minor = value.partition(".")
+        return f"{value} (sm{major}{minor})"
+    return value
+
+
+def selector_html(
+    ident: str,
+    table: dict[str, Any],
+    allowed: dict[str, Sequence[str]],
+    defaults: dict[str, str],
+    caption: str | None = None,
+    classes: Sequence[str] = (),
+) -> str:
+    """The form, the decision region and the data, as one HTML fragment."""
+    esc = html.escape
+    out = [
+        f'<div class="attn-selector {" ".join(esc(c) for c in classes)}" id="{esc(ident)}">',
+    ]
+    if caption:
+        out.append(f'<p class="attn-selector-caption"><strong>{esc(caption)}</strong></p>')
+    out.append('<form class="attn-selector-form" action="#" onsubmit="return false;">')
+    out.append('<fieldset class="attn-selector-choices"><legend>Configuration</legend>')
+    for dim, values in allowed.items():
+        cid = f"{ident}-{dim}"
+        if dim in FLAG_DIMS:
+            fixed = len(values) == 1
+            checked = " checked" if defaults[dim] == "true" else ""
+            disabled = " disabled" if fixed else ""
+            out.append(
+                f'<div class="attn-selector-flag"><input type="checkbox" id="{cid}" '
+                f'name="{dim}"{checked}{disabled}> <label for="{cid}">{esc(LABELS[dim])}'
+                f"</label></div>"
+            )
+            continue
+        opts = "".join(
+            f'<option value="{esc(v)}"{" selected" if v == defaults[dim] else ""}>'
+            f"{esc(option_text(dim, v))}</option>"
+            for v in values
+        )
+        out.append(
+            f'<div class="attn-selector-field"><label for="{cid}">{esc(LABELS[dim])}</label> '
+            f'<select id="{cid}" name="{dim}">{opts}</select></div>'
+        )
+    out.append("</fieldset></form>")
+    out.append(
+        '<div class="attn-selector-decision" aria-live="polite" role="status">'
+        "<noscript><p>The selector needs JavaScript; the command line gives the same "
+        "decision: <code>python -m sphinxext_attn select</code>.</p></noscript></div>"
+    )
+    data = json.dumps(table, separators=(",", ":"), ensure_ascii=False)
+    data = data.replace("</", "<\\/").replace("<!--", "<\\!--")
+    out.append(f'<script type="application/json" class="attn-selector-data">{data}</script>')
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _conditions(grid: dict[str, list[str]], keys: list[int], points: list[list[int]]) -> str:
+    """The values of each setting that lead to one list (a setting whose every value
+    does is left out). Per setting: where two settings decide together (MLA on
+    SM100: KV cache dtype and head count), each shows the values it takes somewhere."""
+    parts = []
+    for j, d in enumerate(keys):
+        dim = DIMS[d]
+        seen = sorted({p[j] for p in points})
+        if len(seen) == len(grid[dim]):
+            continue
+        parts.append(f"{dim} = " + ", ".join(option_text(dim, grid[dim][i]) for i in seen))
+    return "; ".join(parts) or "always"
+
+
+def fallback_nodes(
+    table: dict[str, Any], capabilities: Sequence[str], spec: TableSpec
+) -> list[nodes.Node]:
+    """Static tables for builders that run no script."""
+    grid = {dim: values for dim, values in table["dims"]}
+    prio_rows: list[list[Any]] = []
+    for cap in capabilities:
+        prio = table["caps"][cap]["priorities"]
+        keys = prio["keys"]
+        sizes = [len(grid[DIMS[d]]) for d in keys]
+        by_list: dict[int, list[list[int]]] = {}
+        for index, list_id in enumerate(prio["table"]):
+            point: list[int] = []
+            rest = index
+            for size in reversed(sizes):
+                point.insert(0, rest % size)
+                rest //= size
+            by_list.setdefault(list_id, []).append(point)
+        for list_id, points in by_list.items():
+            names = table["lists"][list_id]
+            prio_rows.append(
+                [option_text("capability", cap), _conditions(grid, keys, points), _names(names)]
+            )
+    reject_rows = []
+    for cap in capabilities:
+        for name, entry in sorted(table["caps"][cap]["backends"].items()):
+            reject_rows.append([name, option_text("capability", cap), _rejects(table, entry)])
+    return [
+        build_table(
+            ["Architecture", "Settings that lead to it", "Priority list"],
+            prio_rows,
+            TableSpec(widths=spec.widths, classes=spec.classes, caption=spec.caption),
+            title="Priority lists of the selector",
+            classes=["attn-selector-static"],
+        ),
+        build_table(
+            ["Backend", "Architecture", "Rejects"],
+            reject_rows,
+            TableSpec(classes=spec.classes),
+            title="What each backend rejects, one setting at a time",
+            classes=["attn-selector-static"],
+        ),
+    ]
+
+
+def _names(names: Sequence[str]) -> list[nodes.Node]:
+    out: list[nodes.Node] = []
+    for i, name in enumerate(names):
+        if i:
+            out.append(nodes.Text(" > "))
+        out.append(nodes.literal(name, name))
+    return out
+
+
+def _rejects(table: dict[str, Any], entry: dict[str, Any]) -> str:
+    """Reason -> the settings that give it, from the backend's baseline."""
+    grid = {dim: values for dim, values in table["dims"]}
+    reasons = table["reasons"]
+    if entry["reasons"]:
+        always = "; ".join(reasons[r] for r in entry["reasons"])
+        return f"every configuration on this architecture ({always})"
+    by_reason: dict[int, list[str]] = {}
+    for key, row in entry["single"].items():
+        dim = DIMS[int(key)]
+        for i, found in enumerate(row):
+            for r in found:
+                by_reason.setdefault(r, []).append(f"{dim} {option_text(dim, grid[dim][i])}")
+    if not by_reason:
+        return "nothing in the grid"
+    return "; ".join(f"{reasons[r]} ({', '.join(where)})" for r, where in by_reason.items())
+
+
+__all__ = ["LABELS", "RAISES", "fallback_nodes", "option_text", "selector_html"]

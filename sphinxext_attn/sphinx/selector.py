@@ -1,0 +1,274 @@
+"""``attention-backends-selector``: pick a configuration, see which backend vLLM takes.
+
+The decision is computed at build time by the same code as ``sphinxext-attn
+select`` (:class:`~sphinxext_attn.core.selection.Selector`), over a grid,
+factored (:mod:`sphinxext_attn.core.selector_table`) and shipped as inline
+JSON; ``attention_backends_selector.js`` looks it up as the reader changes
+the controls. No server and no network: the page works from ``file://``.
+Builders other than HTML get static tables instead.
+
+The table of a tree is built once per build and kept on the environment,
+checked against the tree's files like the analyses (:mod:`.cache`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util import logging
+
+from sphinxext_attn.core.selector_table import GRID, SelectorTable, query_value
+from sphinxext_attn.render import selector_html
+from sphinxext_attn.render.nodes import TableSpec
+from sphinxext_attn.sphinx import cache, config
+from sphinxext_attn.sphinx.directives import COMMON_OPTIONS, AttentionBackendsDirective
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
+    from sphinx.writers.html5 import HTML5Translator
+
+logger = logging.getLogger(__name__)
+
+JS_FILE = "attention_backends_selector.js"
+CSS_FILE = "attention_backends_selector.css"
+STATIC = Path(__file__).resolve().parent.parent
+#: option name -> dimension of the grid
+OPTION_DIMS = {
+    "capability": "capability",
+    "dtype": "dtype",
+    "kv-cache-dtype": "kv_cache_dtype",
+    "head-size": "head_size",
+    "block-size": "block_size",
+    "num-heads": "num_heads",
+    "attn-type": "attn_type",
+    "mla": "use_mla",
+    "sparse": "use_sparse",
+    "sink": "has_sink",
+    "mm-prefix": "use_mm_prefix",
+    "non-causal": "use_non_causal",
+}
+#: words accepted for the empty (None) value of a dimension
+NONE_WORDS = ("", "none", "default", "unknown")
+
+_MEMO: dict[str, tuple[cache.Fingerprint, SelectorTable]] = {}
+
+
+class attn_selector(nodes.General, nodes.Element):  # noqa: N801  (docutils node naming)
+    """The selector: ``html`` for HTML builders, the children (static tables) elsewhere."""
+
+
+def values_option(dim: str) -> Callable[[str | None], tuple[str, ...]]:
+    """A converter narrowing ``dim`` to some of its default values (query spelling)."""
+    allowed = [query_value(v) for v in GRID[dim]]
+    flag = allowed == ["false", "true"]
+    shown = ", ".join(a or "none" for a in allowed)
+
+    def convert(value: str | None) -> tuple[str, ...]:
+        words = (value or "").replace(",", " ").split()
+        if not words:
+            if flag:  # ``:mla:`` alone: the flag set
+                return ("true",)
+            raise ValueError(f"give one or more of {shown}")
+        out = []
+        for word in words:
+            canon = "" if word.lower() in NONE_WORDS and "" in allowed else word.lower()
+            match = [a for a in allowed if a.lower() == canon]
+            if not match:
+                raise ValueError(f"{word!r} is not one of {shown}")
+            if match[0] not in out:
+                out.append(match[0])
+        return tuple(sorted(out, key=allowed.index))
+
+    return convert
+
+
+def table_of(env: BuildEnvironment, root: str) -> SelectorTable:
+    """The selector table of ``root``: memo, then the environment, then built."""
+    from sphinxext_attn.core.selector_table import build_selector_table
+
+    stored = getattr(env, "attention_backends_selector", None)
+    if stored is None:
+        stored = env.attention_backends_selector = {}  # type: ignore[attr-defined]
+    for candidate in (_MEMO.get(root), stored.get(root)):
+        if candidate is not None and cache.fingerprint(root, candidate[1]) == candidate[0]:  # type: ignore[arg-type]
+            break
+    else:
+        built = build_selector_table(root)
+        candidate = (cache.fingerprint(root, built), built)  # type: ignore[arg-type]
+        if built.table is not None:
+            same, chosen, total = built.agreement
+            size = len(json.dumps(built.table, separators=(",", ":")))
+            logger.info(
+                f"attention-backends-selector: {root}: table of {size // 1024} KB built in "
+                f"{built.seconds:.1f} s; it agrees with full decisions on {same}/{total} "
+                f"sampled configurations (selected backend: {chosen}/{total})"
+            )
+    _MEMO[root] = stored[root] = candidate
+    return candidate[1]
+
+
+class SelectorDirective(AttentionBackendsDirective):
+    """``attention-backends-selector``: form controls and the decision they lead to."""
+
+    option_spec: ClassVar[dict[str, Callable[[str], Any]]] = {
+        "root": COMMON_OPTIONS["root"],
+        "class": directives.class_option,
+        "name": directives.unchanged,
+        "caption": directives.unchanged_required,
+        **{opt: values_option(dim) for opt, dim in OPTION_DIMS.items()},
+    }
+
+    def run(self) -> list[nodes.Node]:
+        root = self.tree_root()
+        if root is None:
+            config.warn_no_root()
+            return []
+        built = table_of(self.env, root)
+        for rel in built.files:
+            path = os.path.join(root, rel)
+            if os.path.isfile(path):
+                self.env.note_dependency(path)
+        if built.table is None:
+            where, _, why = built.error.partition(": ")
+            path = os.path.join(root, where) if where else root
+            logger.warning(
+                f"attention-backends-selector: not available for this tree: {why} ({path})",
+                location=self.get_location(),
+                type=cache.WARNING_TYPE,
+                subtype="selector",
+            )
+            para = nodes.paragraph(
+                "",
+                f"The backend selector is not available for this tree ({why}, {where or root}).",
+                classes=["attn-selector-unavailable"],
+            )
+            return [para]
+        allowed = self.allowed(built.table)
+        node = attn_selector()
+        table = dict(built.table)
+        table["caps"] = {c: built.table["caps"][c] for c in allowed["capability"]}
+        ident = f"attn-selector-{self.env.new_serialno('attn-selector')}"
+        node["html"] = selector_html.selector_html(
+            ident,
+            table,
+            allowed,
+            self.defaults(allowed),
+            caption=self.options.get("caption"),
+            classes=self.options.get("class", []),
+        )
+        spec = TableSpec(caption=self.options.get("caption"), classes=[])
+        node.extend(selector_html.fallback_nodes(table, allowed["capability"], spec))
+        return self.labelled([node])
+
+    def allowed(self, table: dict[str, Any]) -> dict[str, Sequence[str]]:
+        grid = {dim: values for dim, values in table["dims"]}
+        out: dict[str, Sequence[str]] = {}
+        for opt, dim in OPTION_DIMS.items():
+            out[dim] = self.options.get(opt) or tuple(grid[dim])
+        out["capability"] = [c for c in out["capability"] if c in table["caps"]]
+        if not out["capability"]:
+            raise self.error(f"{self.name}: none of the capabilities was evaluated")
+        return out
+
+    @staticmethod
+    def defaults(allowed: dict[str, Sequence[str]]) -> dict[str, str]:
+        """Where the controls start: vLLM's usual values where allowed (9.0, bf16, ...)."""
+        base = {"capability": "9.0", "dtype": "bf16", "kv_cache_dtype": "auto"}
+        base.update(head_size="128", block_size="", num_heads="", attn_type="DECODER")
+        out = {}
+        for dim, values in allowed.items():
+            want = base.get(dim, "false")
+            out[dim] = want if want in values else values[0]
+        return out
+
+    def labelled(self, out: list[nodes.Node]) -> list[nodes.Node]:
+        if "name" in self.options:
+            self.add_name(out[0])
+        return out
+
+
+# -- builders ---------------------------------------------------------------------
+
+
+def visit_html(translator: HTML5Translator, node: attn_selector) -> None:
+    ids: list[str] = node.get("ids", [])
+    anchors = "".join(f'<span id="{i}"></span>' for i in ids)
+    translator.body.append(anchors + node["html"])
+    raise nodes.SkipNode
+
+
+def static_for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Builders other than HTML: the selector becomes its static tables."""
+    if app.builder.format == "html":
+        return
+    for node in list(doctree.findall(attn_selector)):
+        node.replace_self(node.children or [nodes.paragraph()])
+
+
+def page_context(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """Pages with a selector load its script and style (and only those pages)."""
+    if doctree is not None and any(True for _ in doctree.findall(attn_selector)):
+        app.add_js_file(JS_FILE)
+        app.add_css_file(CSS_FILE)
+
+
+def copy_static(app: Sphinx, exception: BaseException | None) -> None:
+    if exception is None and app.builder.format == "html":
+        folder = Path(app.outdir, "_static")
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in (JS_FILE, CSS_FILE):
+            shutil.copyfile(STATIC / name, folder / name)
+
+
+def merge_info(app: Sphinx, env: BuildEnvironment, docnames: Any, other: BuildEnvironment) -> None:
+    """Parallel reads: keep the tables a reader built."""
+    theirs = getattr(other, "attention_backends_selector", None) or {}
+    mine = getattr(env, "attention_backends_selector", None)
+    if mine is None:
+        mine = env.attention_backends_selector = {}  # type: ignore[attr-defined]
+    for root, entry in theirs.items():
+        mine.setdefault(root, entry)
+
+
+def prime(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """Parallel reads: build the table once, before the readers fork.
+
+    Pages are found by their text (a cheap scan of the sources to be read);
+    the table of the build's tree is then in the memo every reader inherits.
+    """
+    if app.parallel <= 1 or not docnames:
+        return
+    root = config.build_root(env)
+    if root is None:
+        return
+    for docname in docnames:
+        try:
+            text = Path(env.doc2path(docname)).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "attention-backends-selector" in text:
+            table_of(env, root)
+            return
+
+
+def setup_selector(app: Sphinx) -> None:
+    app.add_node(attn_selector, html=(visit_html, None))
+    app.add_directive("attention-backends-selector", SelectorDirective)
+    app.connect("doctree-resolved", static_for_other_builders)
+    app.connect("html-page-context", page_context)
+    app.connect("build-finished", copy_static)
+    app.connect("env-merge-info", merge_info)
+    app.connect("env-before-read-docs", prime)
+
+
+__all__ = ["SelectorDirective", "attn_selector", "setup_selector"]
