@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import vllm_trees
+from attn_sphinx_util import MINI_TREE
 from sphinx.testing.util import SphinxTestApp
 
 from sphinxext_attn.core.pyeval import Interpreter
@@ -161,7 +162,7 @@ def test_bad_option_names_the_allowed_values(tmp_path: Path) -> None:
 
 def test_tree_without_selection_code_says_so(tmp_path: Path) -> None:
     src = _project(tmp_path, {"index": PAGES["index"]})
-    app, warnings = _build(src, "html", DEMO, tmp_path / "_build")
+    app, warnings = _build(src, "html", MINI_TREE, tmp_path / "_build")
     assert "not available for this tree" in warnings
     assert re.search(r"\(/\S+\.py\)", warnings), "the warning names the file"
     html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")

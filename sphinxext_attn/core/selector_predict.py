@@ -83,8 +83,10 @@ def agreement(
             if truth.selected
             else truth.priorities
         )
+        # a reason two checks state alike (vLLM repeats it) is shown once
         truth_rejected = {
-            n: truth.rejected.get(n) or [f"not evaluated: {truth.unknown.get(n, '')}"]
+            n: list(dict.fromkeys(truth.rejected.get(n, [])))
+            or [f"not evaluated: {truth.unknown.get(n, '')}"]
             for n in ahead
             if n != truth.selected
         }
