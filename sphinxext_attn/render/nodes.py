@@ -68,12 +68,12 @@ def inline(text: str) -> list[nodes.Node]:
     return out
 
 
-def literal_list(items: Iterable[str]) -> list[nodes.Node]:
+def literal_list(items: Iterable[str], separator: str = ", ") -> list[nodes.Node]:
     """``a``, ``b``: each item its own inline literal, as the seed quotes them."""
     out: list[nodes.Node] = []
     for i, item in enumerate(items):
         if i:
-            out.append(nodes.Text(", "))
+            out.append(nodes.Text(separator))
         out.append(nodes.literal(item, item))
     return out
 

@@ -17,7 +17,7 @@ from typing import Any
 from docutils import nodes
 
 from sphinxext_attn.core.selector_table import DIMS
-from sphinxext_attn.render.nodes import TableSpec, build_table
+from sphinxext_attn.render.nodes import TableSpec, build_table, literal_list
 
 #: control labels; flags are checkboxes, the rest drop-down lists
 LABELS = {
@@ -160,12 +160,7 @@ def fallback_nodes(
 
 
 def _names(names: Sequence[str]) -> list[nodes.Node]:
-    out: list[nodes.Node] = []
-    for i, name in enumerate(names):
-        if i:
-            out.append(nodes.Text(" > "))
-        out.append(nodes.literal(name, name))
-    return out
+    return literal_list(names, " > ")
 
 
 def _rejects(table: dict[str, Any], entry: dict[str, Any]) -> str:
