@@ -74,7 +74,7 @@ def _definition(interp: Interpreter, cls: PyClass, method: str) -> Location | No
 
 def _capability_for(column: str, facts: dict[str, Any]) -> tuple[int, int] | None:
     if column == "Compute Cap." and facts.get(column):
-        return tuple(facts[column][0])  # type: ignore[return-value]
+        return tuple(facts[column][0])
     return None
 
 

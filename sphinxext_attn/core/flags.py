@@ -40,7 +40,7 @@ def functions(module: ast.Module) -> dict[str, ast.FunctionDef]:
     found: dict[str, ast.FunctionDef] = {}
     # ast.walk's breadth-first order, over statements only: a def is never inside
     # an expression, so skipping expressions keeps the order among defs
-    queue = deque([module])
+    queue: deque[ast.AST] = deque([module])
     while queue:
         node = queue.popleft()
         if isinstance(node, ast.FunctionDef):

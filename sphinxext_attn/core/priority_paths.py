@@ -111,10 +111,10 @@ def parameter_choices(interp: Interpreter, func: PyFunction) -> dict[str, list[C
     """The values each parameter is tried with, from its annotation and its uses."""
     args = func.node.args
     positional = [*args.posonlyargs, *args.args]
-    defaults: dict[str, Any] = {}
     with_defaults = positional[len(positional) - len(args.defaults) :]
-    for arg, default in zip(with_defaults, args.defaults, strict=True):
-        defaults[arg.arg] = default
+    defaults: dict[str, ast.expr] = {
+        a.arg: d for a, d in zip(with_defaults, args.defaults, strict=True)
+    }
     out: dict[str, list[Choice]] = {}
     for arg in [*positional, *args.kwonlyargs]:
         note = ast.unparse(arg.annotation) if arg.annotation is not None else ""
@@ -168,6 +168,8 @@ def _run(
     try:
         interp._bind_args(func, func.node.args, [], kwargs, frame)
         frame.locals.order.clear()
+        if isinstance(func.node, ast.Lambda):
+            raise Unknown(f"{func.name} is a lambda", func.path)
         value = interp.run_body(func.node.body, frame)
     finally:
         interp.capability = None

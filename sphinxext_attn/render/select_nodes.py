@@ -86,7 +86,9 @@ def decision_nodes(
     if decision.selected in decision.priorities:
         index = decision.priorities.index(decision.selected)
         body = next(iter(table.findall(nodes.tbody)))
-        body.children[index]["classes"].append(SELECTED_CLASS)
+        row = body.children[index]
+        if isinstance(row, nodes.Element):
+            row["classes"].append(SELECTED_CLASS)
     out.append(table)
     if decision.selected is None:
         out.append(

@@ -105,9 +105,9 @@ class SelectDirective(AttentionBackendsDirective):
         **CONFIG_OPTIONS,
     }
 
-    def analysis_of(self, root: str) -> Analysis:
+    def analysis_of(self, root: str, profile: str | None = None) -> Analysis:
         self.options.pop("profile", None)  # the selection is what runs: always runtime
-        return super().analysis_of(root)
+        return super().analysis_of(root, profile)
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
         selector = selector_for(analysis.root)

@@ -28,7 +28,8 @@ from sphinxext_attn.core.selector_table import GRID, SelectorTable, query_value
 from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
 from sphinxext_attn.sphinx import cache, config
-from sphinxext_attn.sphinx.directives import COMMON_OPTIONS, AttentionBackendsDirective
+from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
+from sphinxext_attn.sphinx.options import COMMON_OPTIONS
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

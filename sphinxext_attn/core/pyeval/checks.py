@@ -83,7 +83,7 @@ def _units(memo: StatementMemo, body: list[ast.stmt], frame: Frame) -> list[Any]
     for stmt in body:
         plan = memo.plan(stmt)
         fits = plan is not None and not plan.stores and set(plan.reads) <= flags
-        if fits and run and memo.plan(run[0]).sinks != plan.sinks:  # type: ignore[union-attr]
+        if fits and run and memo.plan(run[0]).sinks != plan.sinks:
             close()
         if fits:
             run.append(stmt)
@@ -102,8 +102,8 @@ class _Block:
     def __init__(self, stmts: tuple[ast.stmt, ...], memo: StatementMemo) -> None:
         self.stmts = stmts
         plans = [memo.plan(s) for s in stmts]
-        self.reads = tuple(sorted({n for p in plans for n in p.reads}))  # type: ignore[union-attr]
-        self.sinks = plans[0].sinks  # type: ignore[union-attr]
+        self.reads = tuple(sorted({n for p in plans for n in p.reads}))
+        self.sinks = plans[0].sinks
 
     def run(
         self, memo: StatementMemo, interp: Interpreter, frame: Frame, skipped: list[Unknown]

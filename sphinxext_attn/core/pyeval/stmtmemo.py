@@ -163,7 +163,7 @@ class StatementMemo:
         plan = self.plans.get(stmt, NO_KEY)
         if plan is NO_KEY:
             plan = self.plans[stmt] = _plan(stmt)
-        return plan  # type: ignore[return-value]
+        return plan
 
     def run(self, interp: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
         plan = self.plan(stmt)
