@@ -48,6 +48,8 @@ class ReasonLocator:
         self._entries = {e.name: e for e in read_registry(interp.tree)}
         self._files: dict[str, tuple[dict[str, int], list[tuple[re.Pattern[str], int]]]] = {}
         self._classes: dict[str, list[str]] = {}
+        #: (backend, reason) -> where: reasons repeat across configurations
+        self._found: dict[tuple[str, str], Location | None] = {}
 
     def _index(self, path: str) -> tuple[dict[str, int], list[tuple[re.Pattern[str], int]]]:
         if path not in self._files:
@@ -82,13 +84,30 @@ class ReasonLocator:
     def locate(self, backend: str, reason: str) -> Location | None:
         """The first literal whose text gives ``reason``: exact before f-string,
         the backend's modules before the others the evaluation read."""
+        key = (backend, reason)
+        if key not in self._found:
+            self._found[key] = self._search(backend, reason)
+        return self._found[key]
+
+    def _search(self, backend: str, reason: str) -> Location | None:
         paths = list(dict.fromkeys([*self._paths(backend), *self.interp.tree.files]))
+        # a plain literal is found in the text, without parsing the file
         for path in paths:
+            text = self.interp.tree.text(path) or ""
+            for quote in ('"', "'"):
+                at = text.find(f"{quote}{reason}{quote}")
+                if at >= 0:
+                    return Location(path, text.count("\n", 0, at) + 1)
+        # an f-string (or a literal written with escapes): parse the files whose
+        # text holds the reason's longest word
+        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", reason)
+        longest = max(words, key=len) if words else ""
+        candidates = [p for p in paths if longest in (self.interp.tree.text(p) or "")]
+        for path in candidates:  # nearest class first: stop at the first file that has it
             exact, patterns = self._index(path)
             if reason in exact:
                 return Location(path, exact[reason])
-        for path in paths:
-            for pattern, line in self._index(path)[1]:
+            for pattern, line in patterns:
                 if pattern.fullmatch(reason):
                     return Location(path, line)
         return None
