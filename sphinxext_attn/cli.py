@@ -114,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     tree = SourceTree(root)
     _KEEP.append(tree)  # freed by the operating system at exit, see run()
-    analysis = analyze(root, source=tree, profile=args.profile)
+    # a markdown page without source links shows no cell's deciding line
+    wants_lines = args.format == "json" or bool(args.source_links) or bool(args.diff)
+    analysis = analyze(root, source=tree, profile=args.profile, provenance=wants_lines)
     for diag in analysis.diagnostics:
         print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
     if args.diff:

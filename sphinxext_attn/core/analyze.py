@@ -130,9 +130,12 @@ def analyze(
     root: str | os.PathLike[str],
     source: SourceTree | None = None,
     profile: str = "runtime",
+    provenance: bool = True,
 ) -> Analysis:
     """Analyse the vLLM tree at ``root`` (the folder holding ``vllm/``). Never raises
-    for problems in the tree: they are returned as diagnostics.
+    for problems in the tree: they are returned as diagnostics. ``provenance``
+    False skips finding the line that decides each evaluated cell (a page
+    without source links has no use for it).
 
     The cyclic garbage collector is paused meanwhile: the cached ASTs are
     millions of acyclic objects it would otherwise rescan on every parse.
@@ -148,7 +151,7 @@ def analyze(
         if profile == "runtime":
             from sphinxext_attn.core.runtime_analysis import apply_runtime
 
-            apply_runtime(tree, result)
+            apply_runtime(tree, result, provenance=provenance)
         return result
     finally:
         if paused:

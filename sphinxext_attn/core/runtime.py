@@ -110,9 +110,11 @@ def _reason(answer: Answer) -> str:
 class RuntimeReader:
     """Asks each registered class its questions once and builds its row."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: Interpreter, provenance: bool = True) -> None:
         self.interp = interp
         self.kv_dtypes = list(kv_cache_dtypes(interp))
+        #: find the line deciding each cell (source links, tooltips, JSON)
+        self.provenance = provenance
 
     def facts(self, entry: RegistryEntry, cls: PyClass) -> dict[str, Any]:
         """Every answer of one backend: column -> value, plus ``unknown`` and ``supports``."""
@@ -168,7 +170,7 @@ class RuntimeReader:
         facts["MLA"] = take("MLA", ask.ask_flag("is_mla"))
         for method in self.extra_methods(cls):
             facts["extras"][method] = take(method, ask.ask_flag(method))
-        facts["sources"] = deciding_lines(self.interp, cls, facts)
+        facts["sources"] = deciding_lines(self.interp, cls, facts) if self.provenance else {}
         return facts
 
     def extra_methods(self, cls: PyClass) -> list[str]:

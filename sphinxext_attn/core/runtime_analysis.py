@@ -19,12 +19,12 @@ from sphinxext_attn.core.source import SourceTree
 LIMIT_WORDS = ("budget", "too large", "too long", "too deeply", "in terms of itself")
 
 
-def apply_runtime(tree: SourceTree, analysis: Analysis) -> Interpreter:
+def apply_runtime(tree: SourceTree, analysis: Analysis, provenance: bool = True) -> Interpreter:
     """Replace each row's cells by the class's answers; add rows the page lacks."""
     from sphinxext_attn.core.analyze import SKIPPED, model_family
 
     interp = Interpreter(tree)
-    reader = RuntimeReader(interp)
+    reader = RuntimeReader(interp, provenance=provenance)
     by_name: dict[str, list[int]] = {}
     for i, row in enumerate(analysis.backends):
         by_name.setdefault(row.name, []).append(i)
