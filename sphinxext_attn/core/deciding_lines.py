@@ -143,7 +143,6 @@ def deciding_lines(
             if where is None:
                 continue
             interp.call_memo, interp.statement_memo = CallMemo(), StatementMemo()
-            interp.last_return = ("", 0)
             interp.capability = _capability_for(column, facts) or (9, 0)
             interp.budget.steps = 50_000
             interp.budget.depth = 0

@@ -48,20 +48,6 @@ class Path:
     line: int
 
 
-class _Recording(dict):  # type: ignore[type-arg]
-    """Frame locals that note which parameters the function looked up."""
-
-    def __init__(self, watched: frozenset[str]) -> None:
-        super().__init__()
-        self.watched = watched
-        self.order: list[str] = []
-
-    def __getitem__(self, key: str) -> Any:
-        if key in self.watched and key not in self.order:
-            self.order.append(key)
-        return super().__getitem__(key)
-
-
 def _compared_numbers(func: ast.AST, name: str) -> list[int]:
     """Integer constants the parameter ``name`` is compared with in the body."""
     found: set[int] = set()
@@ -158,8 +144,7 @@ def _run(
     interp: Interpreter, func: PyFunction, choices: dict[str, list[Choice]], pick: dict[str, int]
 ) -> tuple[list[str], tuple[str, ...], int]:
     """One evaluation: (parameters read in order, the list's member names, return line)."""
-    frame = Frame(func.module, func.scope)
-    frame.locals = _Recording(frozenset(choices))
+    frame = Frame(func.module, func.scope, reads={})
     kwargs = {name: _argument(interp, name, choices[name][i]) for name, i in pick.items()}
     cap = choices.get("device_capability")
     interp.capability = cap[pick["device_capability"]].value if cap else None
@@ -167,17 +152,20 @@ def _run(
     interp.budget.depth = 0
     try:
         interp._bind_args(func, func.node.args, [], kwargs, frame)
-        frame.locals.order.clear()
         if isinstance(func.node, ast.Lambda):
             raise Unknown(f"{func.name} is a lambda", func.path)
+        interp.returns = []
         value = interp.run_body(func.node.body, frame)
+        line = interp.returns[-1][1] if interp.returns else 0
     finally:
         interp.capability = None
+        interp.returns = None
     items = list(interp.iterate(value, NODE, func.path))
     names = tuple(m.name for m in items if isinstance(m, EnumMember))
     if len(names) != len(items):
         raise Unknown(f"{func.name} returned something other than backends", func.path)
-    return frame.locals.order, names, interp.last_return[1]
+    read = [name for name in frame.reads or () if name in choices]
+    return read, names, line
 
 
 def explore(interp: Interpreter, func: PyFunction) -> tuple[dict[str, list[Choice]], list[Path]]:

@@ -101,8 +101,6 @@ class Decision:
     error: str = ""
     #: backend -> file:line of each reason (parallel to ``rejected``; "" = not found)
     sources: dict[str, list[str]] = field(default_factory=dict)
-    #: file:line of the list the pick was made from
-    list_source: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -18,11 +18,6 @@ SELECTED_CLASS = "attn-selected"
 HEADER = ("Priority", "Backend", "Result", "Why")
 
 
-def config_text(config: Config) -> str:
-    """The configuration in one line, in the words of ``select --format text``."""
-    return config.describe()
-
-
 def _location(text: str) -> Location | None:
     path, _, line = text.rpartition(":")
     return Location(path, int(line)) if path and line.isdigit() else None
@@ -80,7 +75,7 @@ def decision_nodes(
         list(HEADER),
         rows,
         spec,
-        title=config_text(config),
+        title=config.describe(),
         classes=("attn-select",),
     )
     if decision.selected in decision.priorities:
@@ -107,4 +102,4 @@ def decision_nodes(
     return out
 
 
-__all__ = ["HEADER", "SELECTED_CLASS", "config_text", "decision_nodes"]
+__all__ = ["HEADER", "SELECTED_CLASS", "decision_nodes"]

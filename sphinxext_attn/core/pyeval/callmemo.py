@@ -131,9 +131,9 @@ class CallMemo:
                     return found
         return None
 
-    def reads(self, func: PyFunction) -> set[str] | None:
-        """A set for the frame to record its lookups in, or None (keyed by all)."""
-        return set() if self.signature(func).tracked else None
+    def reads(self, func: PyFunction) -> dict[str, None] | None:
+        """A record for the frame to note its lookups in, or None (keyed by all)."""
+        return {} if self.signature(func).tracked else None
 
     #: Statements of list-of-reasons functions (see stmtmemo) are remembered one by
     #: one instead: the whole call is asked once per configuration.
@@ -144,7 +144,7 @@ class CallMemo:
         func: PyFunction,
         args: list[Any],
         kwargs: dict[str, Any],
-        looked_up: set[str] | None,
+        looked_up: dict[str, None] | None,
         answer: tuple[bool, Any, bool],
     ) -> None:
         if func.name in interp.lenient_functions:

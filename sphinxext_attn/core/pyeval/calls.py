@@ -154,7 +154,7 @@ class CallMixin:
         func: PyFunction,
         args: list[Any],
         kwargs: dict[str, Any],
-        reads: set[str] | None = None,
+        reads: dict[str, None] | None = None,
     ) -> Any:
         node = func.node
         frame = Frame(func.module, func.scope, func=func if func.owner else None, reads=reads)

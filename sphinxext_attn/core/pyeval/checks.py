@@ -117,7 +117,7 @@ class _Block:
         if lists is None or not key_parts(key, self.reads, local):
             return False
         if frame.reads is not None:
-            frame.reads.update(self.reads)
+            frame.reads.update(dict.fromkeys(self.reads))
         base = tuple(key)
         found = memo.effects.get(base)
         if found is BY_CAPABILITY:

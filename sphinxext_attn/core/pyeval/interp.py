@@ -89,8 +89,6 @@ class Interpreter(CallMixin, ObjectMixin):
         #: functions whose top-level checks are evaluated one by one (see run_lenient)
         self.lenient_functions: frozenset[str] = frozenset()
         self.skipped_checks: list[Unknown] = []
-        #: (path, line) of the last ``return`` executed: provenance of an answer
-        self.last_return: tuple[str, int] = ("", 0)
         #: when a list: every return executed (path, line, value, expression), for provenance
         self.returns: list[tuple[str, int, Any, ast.expr | None]] | None = None
         self.statement_memo, self.call_memo = StatementMemo(), CallMemo()
@@ -412,7 +410,6 @@ class Interpreter(CallMixin, ObjectMixin):
         path = frame.module.path
         if isinstance(stmt, ast.Return):
             value = None if stmt.value is None else self.eval(stmt.value, frame)
-            self.last_return = (path, stmt.lineno)  # the outermost return is noted last
             if self.returns is not None:
                 self.returns.append((path, stmt.lineno, value, stmt.value))
             raise _Return(value)

@@ -268,15 +268,16 @@ class Frame(Scope):
     #: the function running (for ``super()``) and its first argument
     func: Any = None
     first: Any = None
-    #: names looked up in this frame, when the call memo keys on them
-    reads: set[str] | None = None
+    #: names looked up in this frame, in first-read order (a dict used as an ordered
+    #: set), when the call memo keys on them or the priority paths branch on them
+    reads: dict[str, None] | None = None
 
     def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
         scope: Scope | None = self
         while isinstance(scope, Frame):
             if name in scope.locals:
                 if scope.reads is not None:
-                    scope.reads.add(name)
+                    scope.reads[name] = None
                 return scope.locals[name]
             scope = scope.parent
         if isinstance(scope, ClassBodyScope):

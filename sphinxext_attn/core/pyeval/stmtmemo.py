@@ -171,7 +171,7 @@ class StatementMemo:
             interp.exec_stmt(stmt, frame)
             return
         if frame.reads is not None:
-            frame.reads.update(plan.reads)  # the call memo keys on what was read
+            frame.reads.update(dict.fromkeys(plan.reads))  # the call memo keys on what was read
         local = frame.locals
         key: list[Any] = [stmt, interp.class_writes]
         if not key_parts(key, plan.reads, local):
