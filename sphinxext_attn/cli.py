@@ -13,14 +13,17 @@ import gc
 import os
 import sys
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from sphinxext_attn.core.analyze import analyze
 from sphinxext_attn.core.models import Analysis
-from sphinxext_attn.core.source import SourceTree
 from sphinxext_attn.locate import default_root
 from sphinxext_attn.render.diffout import render_diff_json, render_diff_markdown
 from sphinxext_attn.render.jsonout import render_json
 from sphinxext_attn.render.markdown import header_from_template, render_markdown
+from sphinxext_attn.runcache import RunCache, default_dir
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.source import SourceTree
 
 DEFAULT_OUTPUT = "docs/design/attention_backends.md"
 _KEEP: list[SourceTree] = []
@@ -86,10 +89,47 @@ def build_parser() -> argparse.ArgumentParser:
         help="write what changed from the tree OLD_ROOT to --root instead of the tables "
         "(to stdout unless -o is given)",
     )
+    add_cache_options(parser)
     parser.add_argument(
         "files", nargs="*", help="changed files (pre-commit); skip if none is relevant"
     )
     return parser
+
+
+def add_cache_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither use nor keep results of earlier runs on an unchanged tree",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where results are kept between runs (default: $SPHINXEXT_ATTN_CACHE_DIR, "
+        "else ~/.cache/sphinxext-attn)",
+    )
+
+
+def run_cache(args: argparse.Namespace) -> RunCache:
+    if args.no_cache:
+        return RunCache(None)
+    return RunCache(Path(args.cache_dir) if args.cache_dir else default_dir())
+
+
+def analysis_of(root: Path, profile: str, provenance: bool, cache: RunCache) -> Analysis:
+    """The tree's analysis: kept from an earlier run if no file it read has changed."""
+    options = {"profile": profile, "provenance": provenance}
+    analysis = cache.load("analysis", root, options)
+    if isinstance(analysis, Analysis):
+        return analysis
+    from sphinxext_attn.core.analyze import analyze  # not needed when the cache answers
+    from sphinxext_attn.core.source import SourceTree
+
+    tree = SourceTree(root)
+    _KEEP.append(tree)  # freed by the operating system at exit, see run()
+    analysis = analyze(root, source=tree, profile=profile, provenance=provenance)
+    cache.store("analysis", root, options, analysis, [*analysis.files, *analysis.directories])
+    return analysis
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,11 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     if not (root / "vllm").is_dir():
         print(f"sphinxext-attn: {root} holds no vllm/ package (use --root)", file=sys.stderr)
         return 2
-    tree = SourceTree(root)
-    _KEEP.append(tree)  # freed by the operating system at exit, see run()
     # a markdown page without source links shows no cell's deciding line
     wants_lines = args.format == "json" or bool(args.source_links) or bool(args.diff)
-    analysis = analyze(root, source=tree, profile=args.profile, provenance=wants_lines)
+    analysis = analysis_of(root, args.profile, wants_lines, run_cache(args))
     for diag in analysis.diagnostics:
         print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
     if args.diff:
@@ -161,7 +199,7 @@ def write_diff(args: argparse.Namespace, new: Analysis) -> int:
     if not (old_root / "vllm").is_dir():
         print(f"sphinxext-attn: {old_root} holds no vllm/ package (--diff)", file=sys.stderr)
         return 2
-    old = analyze(old_root, profile=args.profile)
+    old = analysis_of(old_root, args.profile, True, run_cache(args))
     for diag in old.diagnostics:
         print(f"warning: {diag}", file=sys.stderr)
     content = (

@@ -16,6 +16,10 @@ from typing import Any
 from sphinxext_attn.core.pyeval import Interpreter
 from sphinxext_attn.core.selection import ATTN_TYPES, Config, Decision, Selector
 from sphinxext_attn.core.source import SourceTree
+from sphinxext_attn.runcache import RunCache
+
+#: Decisions kept per tree between runs (the oldest are dropped beyond this).
+MAX_KEPT_DECISIONS = 100_000
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,7 +42,50 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--cases", help="a JSON list of cases (vLLM's select file format)")
     parser.add_argument("-o", "--output", help="write here instead of stdout")
+    from sphinxext_attn.cli import add_cache_options
+
+    add_cache_options(parser)
     return parser
+
+
+class Answers:
+    """Decisions for one tree, evaluated once per configuration and kept between
+    runs while no file they were read from changes (see :mod:`sphinxext_attn.runcache`)."""
+
+    def __init__(self, root: Path, cache: RunCache) -> None:
+        self.root = root
+        self.cache = cache
+        kept = cache.load("decisions", root, {})
+        if not (isinstance(kept, dict) and isinstance(kept.get("decisions"), dict)):
+            kept = {"decisions": {}, "paths": []}
+        self.known: dict[str, dict[str, Any]] = kept["decisions"]
+        self.paths: list[str] = list(kept.get("paths", []))
+        self.tree: SourceTree | None = None
+        self.selector: Selector | None = None
+        self.fresh = 0
+
+    def decide(self, config: Config) -> dict[str, Any]:
+        key = json.dumps(config.__dict__, sort_keys=True)
+        found = self.known.get(key)
+        if found is not None:
+            return found
+        if self.selector is None:
+            self.tree = SourceTree(self.root)
+            self.selector = Selector(Interpreter(self.tree))
+        data = self.selector.explain(self.selector.decide(config)).to_json()
+        self.known[key] = data
+        self.fresh += 1
+        return data
+
+    def keep(self) -> None:
+        """Store what this run evaluated with every file and folder read so far."""
+        if not self.fresh or self.tree is None:
+            return
+        known = self.known
+        if len(known) > MAX_KEPT_DECISIONS:
+            known = dict(list(known.items())[-MAX_KEPT_DECISIONS:])
+        paths = [*self.paths, *self.tree.files, *self.tree.directories]
+        self.cache.store("decisions", self.root, {}, {"decisions": known, "paths": paths}, paths)
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
@@ -92,7 +139,9 @@ def main(argv: list[str]) -> int:
             f"sphinxext-attn select: {root} holds no vllm/ package (use --root)", file=sys.stderr
         )
         return 2
-    selector = Selector(Interpreter(SourceTree(root)))
+    from sphinxext_attn.cli import run_cache
+
+    answers = Answers(root, run_cache(args))
     if args.cases:
         try:
             cases: Any = json.loads(Path(args.cases).read_text(encoding="utf-8"))
@@ -102,15 +151,16 @@ def main(argv: list[str]) -> int:
         if not isinstance(cases, list):
             print("sphinxext-attn select: --cases must hold a JSON list", file=sys.stderr)
             return 2
-        results = [selector.explain(selector.decide(Config.from_case(c))).to_json() for c in cases]
+        results = [answers.decide(Config.from_case(c)) for c in cases]
         content = json.dumps(results, ensure_ascii=False) + "\n"
     else:
         config = config_from_args(args)
-        decision = selector.explain(selector.decide(config))
+        data = answers.decide(config)
         if args.format == "json":
-            content = json.dumps(decision.to_json(), indent=2, ensure_ascii=False) + "\n"
+            content = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         else:
-            content = render_text(config, decision)
+            content = render_text(config, Decision.from_json(data))
+    answers.keep()
     if args.output and args.output != "-":
         Path(args.output).write_text(content, encoding="utf-8")
     else:

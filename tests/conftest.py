@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# The command line keeps results between runs (sphinxext_attn/runcache.py). Tests
+# run it with the cache off, subprocesses included, so that each one evaluates
+# what it asks (a monkeypatched rule must not be answered from an earlier run);
+# tests/test_runcache.py turns it on with --cache-dir.
+os.environ["SPHINXEXT_ATTN_CACHE_DIR"] = ""
 
 collect_ignore = ["roots", "trees"]
 

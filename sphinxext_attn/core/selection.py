@@ -116,6 +116,17 @@ class Decision:
             data["error"] = self.error
         return data
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Decision:
+        return cls(
+            data["selected"],
+            list(data["priorities"]),
+            dict(data["rejected"]),
+            dict(data.get("unknown", {})),
+            data.get("error", ""),
+            dict(data.get("sources", {})),
+        )
+
 
 class Selector:
     """Answers selection questions on one tree, sharing one evaluator."""

@@ -1,0 +1,125 @@
+"""Results kept on disk between command-line runs, valid while the tree is unchanged.
+
+Evaluating every backend class costs about a second on a release; a pre-commit
+hook or a script asking again on the same tree should not pay it twice. Like
+mypy's and ruff's caches, an entry records the state (size, mtime, inode) of
+every file the analysis read and every folder it looked in (a file added there
+can change the answer); any difference, a different version of this package,
+or another Python makes the entry stale and the work is done again.
+
+Entries are pickles in a folder only the user can write (``0700``); an entry
+owned by anyone else, or unreadable, is ignored, never trusted. ``--no-cache``
+or ``SPHINXEXT_ATTN_CACHE_DIR=`` (empty) turns the cache off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+#: Bumped when what is stored changes shape.
+FORMAT = 1
+ENV_DIR = "SPHINXEXT_ATTN_CACHE_DIR"
+#: An entry larger than this is not written (a decision map of many thousand cases).
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+
+Stamp = tuple[int, int, int] | None
+
+
+def default_dir() -> Path | None:
+    """``$SPHINXEXT_ATTN_CACHE_DIR``, else ``$XDG_CACHE_HOME/sphinxext-attn``, else
+    ``~/.cache/sphinxext-attn``; None when the variable is set but empty (off)."""
+    configured = os.environ.get(ENV_DIR)
+    if configured is not None:
+        return Path(configured) if configured.strip() else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "sphinxext-attn"
+
+
+def _stamp(path: str) -> Stamp:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _code_stamp() -> str:
+    """This package's own state: a changed checkout must not reuse old answers."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256(f"{sys.version}|{FORMAT}".encode())
+    for path in sorted(package.rglob("*.py")):
+        digest.update(f"{path.relative_to(package)}|{_stamp(str(path))}".encode())
+    return digest.hexdigest()
+
+
+class RunCache:
+    """One folder of entries; every method is a no-op when ``directory`` is None."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+        self._code: str | None = None
+
+    def _file(self, kind: str, root: Path, options: dict[str, Any]) -> Path | None:
+        if self.directory is None:
+            return None
+        if self._code is None:
+            self._code = _code_stamp()
+        key = repr((kind, os.path.realpath(root), sorted(options.items()), self._code))
+        return self.directory / f"{kind}-{hashlib.sha256(key.encode()).hexdigest()[:32]}.pickle"
+
+    def load(self, kind: str, root: Path, options: dict[str, Any]) -> Any | None:
+        """The stored value if every file and folder it was computed from is unchanged."""
+        path = self._file(kind, root, options)
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if hasattr(os, "getuid") and st.st_uid != os.getuid():
+                    return None  # written by someone else: not trusted
+                entry = pickle.load(fh)
+        except Exception:  # missing, truncated or from another version: recompute
+            return None
+        if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+            return None
+        base = str(Path(os.path.realpath(root)))
+        stamps: dict[str, Stamp] = entry.get("stamps", {})
+        for rel, stamp in stamps.items():
+            if _stamp(os.path.join(base, rel)) != stamp:
+                return None
+        return entry.get("value")
+
+    def store(
+        self, kind: str, root: Path, options: dict[str, Any], value: Any, paths: list[str]
+    ) -> None:
+        """Keep ``value`` with the state of ``paths`` (tree-relative files and folders)."""
+        path = self._file(kind, root, options)
+        if path is None:
+            return
+        base = str(Path(os.path.realpath(root)))
+        entry = {
+            "format": FORMAT,
+            "stamps": {rel: _stamp(os.path.join(base, rel)) for rel in dict.fromkeys(paths)},
+            "value": value,
+        }
+        try:
+            data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+            if len(data) > MAX_ENTRY_BYTES:
+                return
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, path)  # readers see the old entry or the new, never half
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except (OSError, pickle.PicklingError, RecursionError, TypeError):
+            return  # a cache that cannot be written only costs time
