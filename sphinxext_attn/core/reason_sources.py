@@ -4,16 +4,21 @@ vLLM's reasons are literals or f-strings appended in ``validate_configuration``
 and friends, in the backend's class or one of its bases. The literal is found
 by its text (an f-string by its constant parts, in order) in the modules of
 the class's resolution order, nearest class first, then in the other modules
-the evaluation read (helpers that return a reason).
+the evaluation read (helpers that return a reason). Only the top-level
+statements (and, of a large class, the members) whose text holds the reason's
+longest word are parsed, reusing what the evaluation already parsed.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 
 from sphinxext_attn.core.models import Location
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.core.pyeval.chunks import ChunkError
+from sphinxext_attn.core.pyeval.lazyclass import LazyBody
 from sphinxext_attn.core.pyeval.objects import class_mro
 from sphinxext_attn.core.pyeval.values import PyClass
 from sphinxext_attn.core.registry import read_registry
@@ -24,6 +29,8 @@ SELECTION_FILES = ("vllm/platforms/cuda.py", "vllm/v1/attention/backend.py")
 MAX_PATTERN = 2000
 #: an f-string with fewer literal characters says too little to be recognised
 MIN_FIXED = 12
+#: the reason's longest words tried in turn (one may be an interpolated value)
+WORDS_TRIED = 3
 
 
 def _pattern(node: ast.JoinedStr) -> re.Pattern[str] | None:
@@ -46,26 +53,50 @@ class ReasonLocator:
     def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self._entries = {e.name: e for e in read_registry(interp.tree)}
-        self._files: dict[str, tuple[dict[str, int], list[tuple[re.Pattern[str], int]]]] = {}
+        #: (path, word) -> the literals of the statements holding the word
+        self._files: dict[
+            tuple[str, str], tuple[dict[str, int], list[tuple[re.Pattern[str], int]]]
+        ] = {}
         self._classes: dict[str, list[str]] = {}
         #: (backend, reason) -> where: reasons repeat across configurations
         self._found: dict[tuple[str, str], Location | None] = {}
 
-    def _index(self, path: str) -> tuple[dict[str, int], list[tuple[re.Pattern[str], int]]]:
-        if path not in self._files:
-            exact: dict[str, int] = {}
-            patterns: list[tuple[re.Pattern[str], int]] = []
-            module = self.interp.tree.parse(path)
-            if module is not None:
-                for node in ast.walk(module):
-                    if isinstance(node, ast.JoinedStr):
-                        pattern = _pattern(node)
-                        if pattern is not None:
-                            patterns.append((pattern, node.lineno))
-                    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                        exact.setdefault(node.value, node.lineno)
-            self._files[path] = (exact, patterns)
-        return self._files[path]
+    def _index(
+        self, path: str, word: str
+    ) -> tuple[dict[str, int], list[tuple[re.Pattern[str], int]]]:
+        """The literals (exact texts, f-string patterns) of ``path`` on the
+        lines holding ``word``."""
+        key = (path, word)
+        if key not in self._files:
+            lines = self.interp.tree.lines(path)
+            holding = [i for i, line in enumerate(lines, 1) if word in line]
+            self._files[key] = _literals(self._statements(path, word), holding)
+        return self._files[key]
+
+    def _statements(self, path: str, word: str) -> list[ast.stmt]:
+        """The statements of ``path`` whose text holds ``word``: top-level pieces,
+        members of a class the evaluation cut lazily; the whole file if a piece
+        does not parse alone."""
+        tree = self.interp.tree
+        whole = tree.parsed(path)
+        chunks = tree.chunks(path) if whole is None else None
+        if chunks is None:
+            module = whole or tree.parse(path)
+            return list(module.body) if module is not None else []
+        found: list[ast.stmt] = []
+        try:
+            for chunk in chunks:
+                if word not in chunk.text:
+                    continue
+                lazy = chunk.lazy
+                if lazy and isinstance(lazy.body, LazyBody) and not chunk.parsed:
+                    found.extend(lazy.body.holding(word))
+                else:
+                    found.extend(chunk.nodes())
+        except (ChunkError, Unknown):
+            module = tree.parse(path)
+            return list(module.body) if module is not None else []
+        return found
 
     def _paths(self, backend: str) -> list[str]:
         if backend not in self._classes:
@@ -98,19 +129,49 @@ class ReasonLocator:
                 at = text.find(f"{quote}{reason}{quote}")
                 if at >= 0:
                     return Location(path, text.count("\n", 0, at) + 1)
-        # an f-string (or a literal written with escapes): parse the files whose
-        # text holds the reason's longest word
-        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", reason)
-        longest = max(words, key=len) if words else ""
-        candidates = [p for p in paths if longest in (self.interp.tree.text(p) or "")]
-        for path in candidates:  # nearest class first: stop at the first file that has it
-            exact, patterns = self._index(path)
-            if reason in exact:
-                return Location(path, exact[reason])
-            for pattern, line in patterns:
-                if pattern.fullmatch(reason):
-                    return Location(path, line)
+        # an f-string (or a literal written with escapes): parse the statements
+        # holding one of the reason's longest words (a word may be interpolated)
+        words = sorted(set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", reason)), key=len)
+        words = words[::-1][:WORDS_TRIED] or [""]
+        for path in paths:  # nearest class first: stop at the first file that has it
+            text = self.interp.tree.text(path) or ""
+            for word in (w for w in words if w in text):
+                exact, patterns = self._index(path, word)
+                if reason in exact:
+                    return Location(path, exact[reason])
+                for pattern, line in patterns:
+                    if pattern.fullmatch(reason):
+                        return Location(path, line)
         return None
+
+
+def _literals(
+    statements: list[ast.stmt], lines: list[int]
+) -> tuple[dict[str, int], list[tuple[re.Pattern[str], int]]]:
+    """String literals and f-strings of ``statements`` that span one of ``lines``
+    (sorted); subtrees elsewhere are not walked."""
+    exact: dict[str, int] = {}
+    patterns: list[tuple[re.Pattern[str], int]] = []
+    stack: list[ast.AST] = list(statements)
+    while stack:
+        node = stack.pop()
+        start = getattr(node, "lineno", None)
+        if start is not None:
+            end = getattr(node, "end_lineno", None) or start
+            at = bisect.bisect_left(lines, start)
+            if at == len(lines) or lines[at] > end:
+                continue  # no line of this node holds the word
+        if isinstance(node, ast.JoinedStr):
+            pattern = _pattern(node)
+            if pattern is not None:
+                patterns.append((pattern, node.lineno))
+        elif isinstance(node, ast.Constant):
+            if isinstance(node.value, str) and node.lineno < exact.get(node.value, 1 << 30):
+                exact[node.value] = node.lineno  # the first in the file
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    patterns.sort(key=lambda found: found[1])
+    return exact, patterns
 
 
 __all__ = ["ReasonLocator"]

@@ -110,6 +110,17 @@ class LazyBody(list):  # type: ignore[type-arg]
             self._parsed[i] = nodes
         return nodes
 
+    def holding(self, text: str) -> list[ast.stmt]:
+        """The parsed members whose source contains ``text`` (a reason's word)."""
+        if self.loaded:
+            return list(list.__iter__(self))
+        try:
+            picks = [i for i, member in enumerate(self.members) if text in member.text]
+            return [n for i in picks for n in self._member(i)]
+        except ChunkError:
+            self._whole()
+            return list(list.__iter__(self))
+
     def statements(self, name: str) -> list[ast.stmt]:
         """In source order, the statements that may bind or annotate ``name``."""
         if self.loaded:
