@@ -278,10 +278,16 @@ def plain_value(value: Any) -> Any:
     return value
 
 
+#: Types whose ``==`` is Python's own, constant-size (strings are size-checked).
+SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool:
     """``left == right``, a step for each item of the sequences compared."""
     if left is right:
         return True
+    if type(left) in SCALARS and type(right) in SCALARS:
+        return bool(left == right)  # plain data, compared natively at no extra cost
     if isinstance(left, Instance) and left.items is not None:
         left = left.items  # a named tuple compares as a tuple
     if isinstance(right, Instance) and right.items is not None:
