@@ -16,13 +16,13 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from sphinxext_attn.core.priorities import PRIORITY_FUNCTION
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.core.pyeval.scope import Frame
 from sphinxext_attn.core.pyeval.values import EnumMember, PyFunction
 from sphinxext_attn.core.questions import CAPABILITIES, kv_cache_dtypes
 
 PLATFORM_MODULE = "vllm.platforms.cuda"
-PRIORITY_FUNCTION = "_get_backend_priorities"
 #: Runs of the function before the exploration gives up (a function that reads
 #: every parameter at every branch has about a thousand paths on today's grids).
 MAX_RUNS = 4000
@@ -196,4 +196,12 @@ def explore(interp: Interpreter, func: PyFunction) -> tuple[dict[str, list[Choic
     return choices, paths
 
 
-__all__ = ["Choice", "Path", "explore", "parameter_choices", "priority_function"]
+__all__ = [
+    "PLATFORM_MODULE",
+    "PRIORITY_FUNCTION",
+    "Choice",
+    "Path",
+    "explore",
+    "parameter_choices",
+    "priority_function",
+]

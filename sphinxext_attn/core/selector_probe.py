@@ -18,14 +18,17 @@ import ast
 from dataclasses import astuple
 from typing import Any
 
+from sphinxext_attn.core.priority_paths import (
+    PLATFORM_MODULE,
+    PRIORITY_FUNCTION,
+    priority_function,
+)
 from sphinxext_attn.core.pyeval import Raised, Unknown
 from sphinxext_attn.core.pyeval.interp import NOT_EVALUATED
-from sphinxext_attn.core.pyeval.values import Bound, Builtin, EnumMember, Instance, PyFunction
+from sphinxext_attn.core.pyeval.values import Bound, Builtin, EnumMember, Instance
 from sphinxext_attn.core.selection import Config, Selector
 
 NODE = ast.Pass()
-PLATFORM_MODULE = "vllm.platforms.cuda"
-PRIORITY_FUNCTION = "_get_backend_priorities"
 #: parameters of the priority function that are not configuration fields
 CAPABILITY_PARAM = "device_capability"
 
@@ -36,13 +39,14 @@ class Prober:
     def __init__(self, selector: Selector) -> None:
         self.selector = selector
         self.interp = selector.interp
-        module = self.interp.module(PLATFORM_MODULE)
-        if module is None or not module.has(PRIORITY_FUNCTION):
-            raise Unknown(f"no {PRIORITY_FUNCTION} in the tree", "vllm/platforms/cuda.py")
-        self.module = module
-        self.function = module.lookup(PRIORITY_FUNCTION, self.interp, NODE)
-        if not isinstance(self.function, PyFunction):
-            raise Unknown(f"{PRIORITY_FUNCTION} is not a plain function", module.path)
+        function = priority_function(self.interp)
+        if function is None:
+            raise Unknown(
+                f"no plain function {PRIORITY_FUNCTION} in the tree", "vllm/platforms/cuda.py"
+            )
+        self.function = function
+        # where get_valid_backends looks the function up (the stand-in goes there)
+        self.module = self.interp.module(PLATFORM_MODULE) or function.module
         self.members: dict[str, EnumMember] = {}
         self._reasons: dict[tuple[str, tuple[Any, ...]], tuple[str, ...]] = {}
 

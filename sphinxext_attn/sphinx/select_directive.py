@@ -22,7 +22,7 @@ from sphinxext_attn.core.source import SourceTree
 from sphinxext_attn.render.select_nodes import decision_nodes
 from sphinxext_attn.sphinx import cache
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
-from sphinxext_attn.sphinx.options import COMMON_OPTIONS
+from sphinxext_attn.sphinx.options import COMMON_OPTIONS, CONFIG_FIELDS
 
 
 def capability_option(value: str | None) -> str:
@@ -53,7 +53,8 @@ def kv_dtype_option(value: str | None) -> str:
     return text
 
 
-#: The configuration options both selection directives take.
+#: The configuration options of ``attention-backends-select``: one value each
+#: (the selector takes the same names, each narrowing to several values).
 CONFIG_OPTIONS: dict[str, Any] = {
     "capability": capability_option,
     "dtype": dtype_option,
@@ -71,21 +72,14 @@ CONFIG_OPTIONS: dict[str, Any] = {
 
 
 def config_from_options(options: dict[str, Any]) -> Config:
-    defaults = Config()
-    return Config(
-        capability=options.get("capability", defaults.capability),
-        dtype=options.get("dtype", defaults.dtype),
-        kv_cache_dtype=options.get("kv-cache-dtype", defaults.kv_cache_dtype),
-        head_size=options.get("head-size", defaults.head_size),
-        block_size=options.get("block-size"),
-        num_heads=options.get("num-heads"),
-        attn_type=options.get("attn-type", defaults.attn_type),
-        use_mla="mla" in options,
-        use_sparse="sparse" in options,
-        has_sink="sink" in options,
-        use_mm_prefix="mm-prefix" in options,
-        use_non_causal="non-causal" in options,
-    )
+    """The configuration the options give; a flag option set alone means true."""
+    fields = Config.__dataclass_fields__
+    values: dict[str, Any] = {}
+    for option, name in CONFIG_FIELDS.items():
+        if option in options:
+            flag = fields[name].type in ("bool", bool)
+            values[name] = True if flag else options[option]
+    return Config(**values)
 
 
 def selector_for(root: str) -> Selector:

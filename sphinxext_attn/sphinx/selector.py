@@ -29,7 +29,7 @@ from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
 from sphinxext_attn.sphinx import cache, config
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
-from sphinxext_attn.sphinx.options import COMMON_OPTIONS
+from sphinxext_attn.sphinx.options import COMMON_OPTIONS, CONFIG_FIELDS
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -41,21 +41,8 @@ logger = logging.getLogger(__name__)
 JS_FILE = "attention_backends_selector.js"
 CSS_FILE = "attention_backends_selector.css"
 STATIC = Path(__file__).resolve().parent.parent
-#: option name -> dimension of the grid
-OPTION_DIMS = {
-    "capability": "capability",
-    "dtype": "dtype",
-    "kv-cache-dtype": "kv_cache_dtype",
-    "head-size": "head_size",
-    "block-size": "block_size",
-    "num-heads": "num_heads",
-    "attn-type": "attn_type",
-    "mla": "use_mla",
-    "sparse": "use_sparse",
-    "sink": "has_sink",
-    "mm-prefix": "use_mm_prefix",
-    "non-causal": "use_non_causal",
-}
+#: option name -> dimension of the grid (the configuration field it sets)
+OPTION_DIMS = CONFIG_FIELDS
 #: words accepted for the empty (None) value of a dimension
 NONE_WORDS = ("", "none", "default", "unknown")
 
