@@ -14,6 +14,7 @@ or ``SPHINXEXT_ATTN_CACHE_DIR=`` (empty) turns the cache off.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -27,6 +28,8 @@ FORMAT = 1
 ENV_DIR = "SPHINXEXT_ATTN_CACHE_DIR"
 #: An entry larger than this is not written (a decision map of many thousand cases).
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
+#: Entries kept; beyond this the least recently used go (trees, versions, options).
+MAX_ENTRIES = 48
 
 Stamp = tuple[int, int, int] | None
 
@@ -93,6 +96,8 @@ class RunCache:
         for rel, stamp in stamps.items():
             if _stamp(os.path.join(base, rel)) != stamp:
                 return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: pruned last
         return entry.get("value")
 
     def store(
@@ -121,5 +126,19 @@ class RunCache:
             except BaseException:
                 os.unlink(tmp)
                 raise
+            self._prune(path.parent)
         except (OSError, pickle.PicklingError, RecursionError, TypeError):
             return  # a cache that cannot be written only costs time
+
+    @staticmethod
+    def _prune(folder: Path) -> None:
+        """Keep the :data:`MAX_ENTRIES` most recently used entries."""
+        entries = []
+        for found in folder.glob("*.pickle"):
+            try:
+                entries.append((found.stat().st_mtime_ns, found))
+            except OSError:
+                continue
+        for _, stale in sorted(entries, reverse=True)[MAX_ENTRIES:]:
+            with contextlib.suppress(OSError):
+                stale.unlink()

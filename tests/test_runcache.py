@@ -172,3 +172,18 @@ def test_unwritable_cache_costs_only_time(tmp_path, kind):
     store = RunCache(blocker / "cache")
     store.store(kind, tmp_path, {}, {"a": 1}, [])
     assert store.load(kind, tmp_path, {}) is None
+
+
+def test_least_recently_used_entries_are_pruned(tmp_path, monkeypatch):
+    monkeypatch.setattr(runcache, "MAX_ENTRIES", 3)
+    store = RunCache(tmp_path / "cache")
+    for i in range(3):
+        store.store("x", tmp_path, {"i": i}, i, [])
+        entry = store._file("x", tmp_path, {"i": i})
+        assert entry is not None
+        os.utime(entry, ns=(i * 10**9, i * 10**9))  # written in order, a second apart
+    assert store.load("x", tmp_path, {"i": 0}) == 0  # used again: now the newest
+    store.store("x", tmp_path, {"i": 3}, 3, [])
+    assert len(list((tmp_path / "cache").glob("*.pickle"))) == 3
+    assert store.load("x", tmp_path, {"i": 1}) is None  # the least recently used went
+    assert [store.load("x", tmp_path, {"i": i}) for i in (0, 2, 3)] == [0, 2, 3]
