@@ -141,6 +141,32 @@ def test_tox_envs_are_the_documented_ones() -> None:
     assert "docs/_build/html" in cfg["testenv:docs"]["commands"]
 
 
+def test_oldest_env_pins_the_declared_floors() -> None:
+    """``tox -e oldest`` tests exactly the lowest versions pyproject.toml allows."""
+    import tomllib
+
+    def release(version: str) -> tuple[int, ...]:
+        parts = [int(p) for p in version.split(".")]
+        while parts and parts[-1] == 0:
+            parts.pop()  # 2 == 2.0.0
+        return tuple(parts)
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    floors = {}
+    for requirement in [*project["dependencies"], *project["optional-dependencies"]["myst"]]:
+        name, floor = requirement.split(">=")
+        floors[name] = floor
+    cfg = configparser.ConfigParser(interpolation=None)
+    cfg.read(REPO / "tox.ini", encoding="utf-8")
+    oldest = cfg["testenv:oldest"]
+    pins = dict(line.strip().split("==") for line in oldest["deps"].splitlines() if "==" in line)
+    assert set(pins) == set(floors) == {"sphinx", "docutils", "myst-parser"}
+    for name, floor in floors.items():
+        assert release(pins[name]) == release(floor), (name, pins[name], floor)
+        assert f"'{pins[name]}'" in oldest["commands"]  # the env checks what it got
+    assert oldest["base_python"].strip() == "python3.11"
+
+
 def test_ci_script_is_strict_and_executable() -> None:
     script = REPO / ".ci" / "run"
     assert os.access(script, os.X_OK)
@@ -149,6 +175,8 @@ def test_ci_script_is_strict_and_executable() -> None:
     assert "ATTN_REQUIRE_TREES=1" in text
     assert '"$tox" run\n' in text  # the README's test command
     assert "-e docs" in text
+    for package in ("texlive-latex-extra", "texlive-xetex", "latexmk", "poppler-utils"):
+        assert package in text  # the TeX the PDF tests need, from Debian
     for env in ("-e oldest,newest", "-e pdf", "-e tools"):
         assert env in text
     assert "apt-get install" in text and "command -v apt-get" in text

@@ -116,7 +116,7 @@ def test_wheel_holds_the_package_only(dists):
     metadata = next(n for n in names if n.endswith("METADATA"))
     with zipfile.ZipFile(wheel) as whl:
         text = whl.read(metadata).decode()
-    assert "Requires-Dist: sphinx>=7.2" in text
+    assert "Requires-Dist: sphinx>=7.2.1" in text
 
 
 def test_wheel_installs_and_renders_in_a_fresh_venv(dists, tmp_path):
@@ -187,3 +187,13 @@ def test_precommit_hook_rewrites_a_stale_page_then_passes(tmp_path):
     _git(repo, "add", "-A")
     skipped = _run([*hook, "--files", "README.md"], repo, env)
     assert skipped.returncode == 0 and "no files to check" in skipped.stdout, skipped.stdout
+
+    backend = repo / "vllm" / "v1" / "attention" / "backends" / "flash_attn.py"
+    text = backend.read_text(encoding="utf-8")
+    assert "torch.float16, torch.bfloat16]" in text
+    backend.write_text(text.replace("torch.float16, torch.bfloat16]", "torch.bfloat16]", 1))
+    _git(repo, "add", "-A")
+    changed = _run([*hook, "--files", str(backend.relative_to(repo))], repo, env)
+    assert changed.returncode == 1 and f"Regenerated: {PAGE}" in changed.stdout, changed.stdout
+    assert main(["--root", str(repo), "--profile", "vllm-page", "-o", str(expected)]) == 0
+    assert page.read_text(encoding="utf-8") == expected.read_text(encoding="utf-8")
