@@ -27,7 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sphinxext-attn select",
         description="The attention backend vLLM selects for a configuration, and why.",
     )
-    parser.add_argument("--root", default=".", help="vLLM source tree (the folder holding vllm/)")
+    parser.add_argument(
+        "--root",
+        help="vLLM source tree (the folder holding vllm/); default: the current folder if "
+        "it holds vllm/, else the installed vllm distribution (not imported)",
+    )
     parser.add_argument("--capability", default="9.0", help="GPU compute capability, e.g. 9.0")
     parser.add_argument("--dtype", default="bf16", help="fp16, bf16 or fp32")
     parser.add_argument("--kv-cache-dtype", default="auto", help="auto, fp8, fp8_e4m3, ...")
@@ -133,6 +137,15 @@ def render_text(config: Config, decision: Decision) -> str:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    if args.root is None:
+        from sphinxext_attn.locate import default_root
+
+        found, how = default_root()
+        if found is None:
+            print(f"sphinxext-attn select: no vLLM tree: {how} (use --root)", file=sys.stderr)
+            return 2
+        print(f"sphinxext-attn select: using the vLLM tree {found} ({how})", file=sys.stderr)
+        args.root = found
     root = Path(args.root)
     if not (root / "vllm").is_dir():
         print(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -137,3 +138,22 @@ def test_hook_entry():
     )
     assert "pass_filenames: true" in text and "language: python" in text
     assert len(RELEVANT_PATTERNS) == 9
+
+
+def test_select_finds_the_tree_as_the_page_does(tmp_path, monkeypatch, capsys):
+    from sphinxext_attn import select_cli
+
+    demo = REPO / "docs" / "_demo_tree"
+    tree = tmp_path / "checkout"
+    shutil.copytree(demo, tree)
+    monkeypatch.chdir(tree)
+    monkeypatch.setattr(locate, "installed_vllm_root", lambda: "/somewhere/else")
+    assert select_cli.main(["--format", "json"]) == 0
+    out = capsys.readouterr()
+    assert f"using the vLLM tree {tree} (the current folder)" in out.err
+    assert json.loads(out.out)["selected"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(locate, "installed_vllm_root", lambda: None)
+    assert select_cli.main([]) == 2
+    err = capsys.readouterr().err
+    assert "no vLLM tree" in err and "--root" in err and "Traceback" not in err
