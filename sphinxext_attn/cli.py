@@ -132,6 +132,19 @@ def analysis_of(root: Path, profile: str, provenance: bool, cache: RunCache) -> 
     return analysis
 
 
+def root_or_report(root: str | None, prog: str) -> str | None:
+    """``--root`` if given, else the tree found as the extension finds it (named
+    on stderr); None, after saying why on stderr, when there is none."""
+    if root is not None:
+        return root
+    found, how = default_root()
+    if found is None:
+        print(f"{prog}: no vLLM tree: {how} (use --root)", file=sys.stderr)
+        return None
+    print(f"{prog}: using the vLLM tree {found} ({how})", file=sys.stderr)
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["select"]:
@@ -139,13 +152,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return select_main(argv[1:])
     args = build_parser().parse_args(argv)
+    args.root = root_or_report(args.root, "sphinxext-attn")
     if args.root is None:
-        found, how = default_root()
-        if found is None:
-            print(f"sphinxext-attn: no vLLM tree: {how} (use --root)", file=sys.stderr)
-            return 2
-        print(f"sphinxext-attn: using the vLLM tree {found} ({how})", file=sys.stderr)
-        args.root = found
+        return 2
     root = Path(args.root)
     if args.files and not any(is_relevant(f, root) for f in args.files):
         return 0

@@ -137,15 +137,11 @@ def render_text(config: Config, decision: Decision) -> str:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    if args.root is None:
-        from sphinxext_attn.locate import default_root
+    from sphinxext_attn.cli import root_or_report
 
-        found, how = default_root()
-        if found is None:
-            print(f"sphinxext-attn select: no vLLM tree: {how} (use --root)", file=sys.stderr)
-            return 2
-        print(f"sphinxext-attn select: using the vLLM tree {found} ({how})", file=sys.stderr)
-        args.root = found
+    args.root = root_or_report(args.root, "sphinxext-attn select")
+    if args.root is None:
+        return 2
     root = Path(args.root)
     if not (root / "vllm").is_dir():
         print(
