@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 #: Bumped when what is stored changes shape.
-FORMAT = 1
+FORMAT = 2
 ENV_DIR = "SPHINXEXT_ATTN_CACHE_DIR"
 #: An entry larger than this is not written (a decision map of many thousand cases).
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
@@ -78,6 +78,14 @@ class RunCache:
 
     def load(self, kind: str, root: Path, options: dict[str, Any]) -> Any | None:
         """The stored value if every file and folder it was computed from is unchanged."""
+        entry = self.load_entry(kind, root, options)
+        return entry[0] if entry is not None else None
+
+    def load_entry(
+        self, kind: str, root: Path, options: dict[str, Any]
+    ) -> tuple[Any, list[str]] | None:
+        """The stored value and the paths it was computed from, if all are unchanged
+        (a value grown over runs is stored again with more paths)."""
         path = self._file(kind, root, options)
         if path is None:
             return None
@@ -98,7 +106,7 @@ class RunCache:
                 return None
         with contextlib.suppress(OSError):
             os.utime(path)  # recently used: pruned last
-        return entry.get("value")
+        return entry.get("value"), list(stamps)
 
     def store(
         self, kind: str, root: Path, options: dict[str, Any], value: Any, paths: list[str]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sphinxext_attn.core.pyeval import Interpreter
-from sphinxext_attn.core.selection import ATTN_TYPES, Config, Decision, Selector
+from sphinxext_attn.core.selection import ATTN_TYPES, OPTION_FIELDS, Config, Decision, Selector
 from sphinxext_attn.core.source import SourceTree
 from sphinxext_attn.runcache import RunCache
 
@@ -59,14 +59,11 @@ class Answers:
     def __init__(self, root: Path, cache: RunCache) -> None:
         self.root = root
         self.cache = cache
-        kept = cache.load("decisions", root, {})
-        if not (isinstance(kept, dict) and isinstance(kept.get("decisions"), dict)):
-            kept = {"decisions": {}, "paths": []}
-        self.known: dict[str, dict[str, Any]] = kept["decisions"]
-        self.paths: list[str] = list(kept.get("paths", []))
+        kept, self.paths = cache.load_entry("decisions", root, {}) or (None, [])
+        self.known: dict[str, dict[str, Any]] = kept if isinstance(kept, dict) else {}
+        #: made on the first configuration not kept (none: nothing new to store)
         self.tree: SourceTree | None = None
         self.selector: Selector | None = None
-        self.fresh = 0
 
     def decide(self, config: Config) -> dict[str, Any]:
         key = json.dumps(config.__dict__, sort_keys=True)
@@ -78,34 +75,23 @@ class Answers:
             self.selector = Selector(Interpreter(self.tree))
         data = self.selector.explain(self.selector.decide(config)).to_json()
         self.known[key] = data
-        self.fresh += 1
         return data
 
     def keep(self) -> None:
         """Store what this run evaluated with every file and folder read so far."""
-        if not self.fresh or self.tree is None:
+        if self.tree is None:
             return
         known = self.known
         if len(known) > MAX_KEPT_DECISIONS:
             known = dict(list(known.items())[-MAX_KEPT_DECISIONS:])
         paths = [*self.paths, *self.tree.files, *self.tree.directories]
-        self.cache.store("decisions", self.root, {}, {"decisions": known, "paths": paths}, paths)
+        self.cache.store("decisions", self.root, {}, known, paths)
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
+    """The configuration the options give (``--kv-cache-dtype`` -> ``kv_cache_dtype``)."""
     return Config(
-        capability=args.capability,
-        dtype=args.dtype,
-        kv_cache_dtype=args.kv_cache_dtype,
-        head_size=args.head_size,
-        block_size=args.block_size,
-        num_heads=args.num_heads,
-        attn_type=args.attn_type,
-        use_mla=args.mla,
-        use_sparse=args.sparse,
-        has_sink=args.sink,
-        use_mm_prefix=args.mm_prefix,
-        use_non_causal=args.non_causal,
+        **{field: getattr(args, opt.replace("-", "_")) for opt, field in OPTION_FIELDS.items()}
     )
 
 

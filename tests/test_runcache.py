@@ -187,3 +187,19 @@ def test_least_recently_used_entries_are_pruned(tmp_path, monkeypatch):
     assert len(list((tmp_path / "cache").glob("*.pickle"))) == 3
     assert store.load("x", tmp_path, {"i": 1}) is None  # the least recently used went
     assert [store.load("x", tmp_path, {"i": i}) for i in (0, 2, 3)] == [0, 2, 3]
+
+
+def test_kept_decisions_grow_by_new_cases_not_by_repeated_paths(tmp_path):
+    tree, cache = _tree(tmp_path, DEMO_TREE), tmp_path / "cache"
+    store = RunCache(cache)
+    _select(tree, cache, tmp_path)
+    first = store.load_entry("decisions", tree, {})
+    assert first is not None and len(first[0]) == len(CASES)
+    CASES.append({"capability": "10.0", "config": {"dtype": "bf16", "head_size": 64}})
+    try:
+        _select(tree, cache, tmp_path)
+    finally:
+        CASES.pop()
+    second = store.load_entry("decisions", tree, {})
+    assert second is not None and len(second[0]) == len(CASES) + 1
+    assert len(second[1]) == len(set(second[1])) >= len(first[1])

@@ -87,8 +87,8 @@ def test_good_values_pass(make_app, tmp_path):
 
 
 def test_both_selection_directives_take_the_same_option_names():
+    from sphinxext_attn.core.selection import OPTION_FIELDS as CONFIG_FIELDS
     from sphinxext_attn.core.selection import Config
-    from sphinxext_attn.sphinx.options import CONFIG_FIELDS
     from sphinxext_attn.sphinx.select_directive import CONFIG_OPTIONS, config_from_options
     from sphinxext_attn.sphinx.selector import SelectorDirective
 

@@ -30,6 +30,22 @@ DTYPE_NAMES = {
     "float": "torch.float32",
 }
 ATTN_TYPES = ("DECODER", "ENCODER", "ENCODER_ONLY", "ENCODER_DECODER")
+#: Option name (``select --kv-cache-dtype``, the directives' ``:kv-cache-dtype:``)
+#: -> the :class:`Config` field it sets; the fields are vLLM's case keys.
+OPTION_FIELDS: dict[str, str] = {
+    "capability": "capability",
+    "dtype": "dtype",
+    "kv-cache-dtype": "kv_cache_dtype",
+    "head-size": "head_size",
+    "block-size": "block_size",
+    "num-heads": "num_heads",
+    "attn-type": "attn_type",
+    "mla": "use_mla",
+    "sparse": "use_sparse",
+    "sink": "has_sink",
+    "mm-prefix": "use_mm_prefix",
+    "non-causal": "use_non_causal",
+}
 
 
 @dataclass
@@ -262,4 +278,4 @@ def _candidate(candidate: Any) -> tuple[EnumMember, int]:
     return backend, priority
 
 
-__all__ = ["Config", "Decision", "Selector"]
+__all__ = ["OPTION_FIELDS", "Config", "Decision", "Selector"]

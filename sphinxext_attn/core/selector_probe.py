@@ -40,13 +40,13 @@ class Prober:
         self.selector = selector
         self.interp = selector.interp
         function = priority_function(self.interp)
-        if function is None:
+        module = self.interp.module(PLATFORM_MODULE)  # where the stand-in goes (see _ask)
+        if function is None or module is None:
             raise Unknown(
                 f"no plain function {PRIORITY_FUNCTION} in the tree", "vllm/platforms/cuda.py"
             )
         self.function = function
-        # where get_valid_backends looks the function up (the stand-in goes there)
-        self.module = self.interp.module(PLATFORM_MODULE) or function.module
+        self.module = module
         self.members: dict[str, EnumMember] = {}
         self._reasons: dict[tuple[str, tuple[Any, ...]], tuple[str, ...]] = {}
 

@@ -105,21 +105,3 @@ COMMON_OPTIONS = {
     "widths": widths_option,
     "source-url": directives.unchanged,
 }
-
-
-#: Option of the selection directives -> the configuration field it sets (the
-#: case keys of vLLM's selection files); both directives take these names.
-CONFIG_FIELDS: dict[str, str] = {
-    "capability": "capability",
-    "dtype": "dtype",
-    "kv-cache-dtype": "kv_cache_dtype",
-    "head-size": "head_size",
-    "block-size": "block_size",
-    "num-heads": "num_heads",
-    "attn-type": "attn_type",
-    "mla": "use_mla",
-    "sparse": "use_sparse",
-    "sink": "has_sink",
-    "mm-prefix": "use_mm_prefix",
-    "non-causal": "use_non_causal",
-}

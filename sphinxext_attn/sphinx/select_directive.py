@@ -17,12 +17,18 @@ from docutils.parsers.rst import directives
 
 from sphinxext_attn.core.models import Analysis
 from sphinxext_attn.core.pyeval import Interpreter
-from sphinxext_attn.core.selection import ATTN_TYPES, DTYPE_NAMES, Config, Selector
+from sphinxext_attn.core.selection import (
+    ATTN_TYPES,
+    DTYPE_NAMES,
+    OPTION_FIELDS,
+    Config,
+    Selector,
+)
 from sphinxext_attn.core.source import SourceTree
 from sphinxext_attn.render.select_nodes import decision_nodes
 from sphinxext_attn.sphinx import cache
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
-from sphinxext_attn.sphinx.options import COMMON_OPTIONS, CONFIG_FIELDS
+from sphinxext_attn.sphinx.options import COMMON_OPTIONS
 
 
 def capability_option(value: str | None) -> str:
@@ -75,7 +81,7 @@ def config_from_options(options: dict[str, Any]) -> Config:
     """The configuration the options give; a flag option set alone means true."""
     fields = Config.__dataclass_fields__
     values: dict[str, Any] = {}
-    for option, name in CONFIG_FIELDS.items():
+    for option, name in OPTION_FIELDS.items():
         if option in options:
             flag = fields[name].type in ("bool", bool)
             values[name] = True if flag else options[option]

@@ -24,12 +24,13 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util import logging
 
+from sphinxext_attn.core.selection import OPTION_FIELDS
 from sphinxext_attn.core.selector_table import GRID, SelectorTable, query_value
 from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
 from sphinxext_attn.sphinx import cache, config
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
-from sphinxext_attn.sphinx.options import COMMON_OPTIONS, CONFIG_FIELDS
+from sphinxext_attn.sphinx.options import COMMON_OPTIONS
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -41,8 +42,6 @@ logger = logging.getLogger(__name__)
 JS_FILE = "attention_backends_selector.js"
 CSS_FILE = "attention_backends_selector.css"
 STATIC = Path(__file__).resolve().parent.parent
-#: option name -> dimension of the grid (the configuration field it sets)
-OPTION_DIMS = CONFIG_FIELDS
 #: words accepted for the empty (None) value of a dimension
 NONE_WORDS = ("", "none", "default", "unknown")
 
@@ -111,7 +110,7 @@ class SelectorDirective(AttentionBackendsDirective):
         "class": directives.class_option,
         "name": directives.unchanged,
         "caption": directives.unchanged_required,
-        **{opt: values_option(dim) for opt, dim in OPTION_DIMS.items()},
+        **{opt: values_option(dim) for opt, dim in OPTION_FIELDS.items()},
     }
 
     def run(self) -> list[nodes.Node]:
@@ -159,7 +158,7 @@ class SelectorDirective(AttentionBackendsDirective):
     def allowed(self, table: dict[str, Any]) -> dict[str, Sequence[str]]:
         grid = {dim: values for dim, values in table["dims"]}
         out: dict[str, Sequence[str]] = {}
-        for opt, dim in OPTION_DIMS.items():
+        for opt, dim in OPTION_FIELDS.items():
             out[dim] = self.options.get(opt) or tuple(grid[dim])
         out["capability"] = [c for c in out["capability"] if c in table["caps"]]
         if not out["capability"]:
