@@ -127,7 +127,7 @@ def analysis_of(root: Path, profile: str, provenance: bool, cache: RunCache) -> 
 
     tree = SourceTree(root)
     _KEEP.append(tree)  # freed by the operating system at exit, see run()
-    analysis = analyze(root, source=tree, profile=profile, provenance=provenance)
+    analysis = analyze(root, source=tree, profile=profile, provenance=provenance, parallel=True)
     cache.store("analysis", root, options, analysis, [*analysis.files, *analysis.directories])
     return analysis
 

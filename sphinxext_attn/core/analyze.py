@@ -131,11 +131,14 @@ def analyze(
     source: SourceTree | None = None,
     profile: str = "runtime",
     provenance: bool = True,
+    parallel: bool = False,
 ) -> Analysis:
     """Analyse the vLLM tree at ``root`` (the folder holding ``vllm/``). Never raises
     for problems in the tree: they are returned as diagnostics. ``provenance``
     False skips finding the line that decides each evaluated cell (a page
-    without source links has no use for it).
+    without source links has no use for it). ``parallel`` (the command line):
+    in the runtime profile, read the page in a forked process while this one
+    evaluates the classes; the result is the same.
 
     The cyclic garbage collector is paused meanwhile: the cached ASTs are
     millions of acyclic objects it would otherwise rescan on every parse.
@@ -146,12 +149,23 @@ def analyze(
     gc.disable()
     try:
         tree = source if source is not None else SourceTree(root)
-        result = _analyze(tree, page=profile != "runtime")
-        result.profile = profile
-        if profile == "runtime":
-            from sphinxext_attn.core.runtime_analysis import apply_runtime
+        if profile != "runtime":
+            result = _analyze(tree, page=True)
+            result.profile = profile
+            return result
+        from sphinxext_attn.core import forked
+        from sphinxext_attn.core.runtime_analysis import evaluate_runtime, merge_runtime
 
-            apply_runtime(tree, result, provenance=provenance)
+        if parallel and forked.can_fork():
+            page = forked.Forked(lambda: _analyze(SourceTree(tree.root)))
+            answers = evaluate_runtime(tree, provenance)
+            child = page.result()  # None if the child failed: then read it here
+            result = child if isinstance(child, Analysis) else _analyze(tree)
+        else:
+            result = _analyze(tree)
+            answers = evaluate_runtime(tree, provenance)
+        result.profile = profile
+        merge_runtime(result, answers)
         return result
     finally:
         if paused:

@@ -258,7 +258,7 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
 
 
 def new_row(
-    entry: RegistryEntry, cls: PyClass, facts: dict[str, Any], family: str
+    entry: RegistryEntry, where: Location, facts: dict[str, Any], family: str
 ) -> BackendFeatures:
     """A row for a backend the page analysis has none for (a composite)."""
     row = BackendFeatures(
@@ -266,7 +266,7 @@ def new_row(
         class_path=entry.class_path,
         is_mla=bool(facts.get("MLA")),
         family=family,
-        sources={"Backend": Location(cls.path, cls.node.lineno)},
+        sources={"Backend": where},
     )
     return apply_facts(row, facts, set())
 

@@ -1,11 +1,26 @@
-"""Turn a ``vllm-page`` analysis into the ``runtime`` profile's (see :mod:`.runtime`)."""
+"""Turn a ``vllm-page`` analysis into the ``runtime`` profile's (see :mod:`.runtime`).
+
+Two steps, so the command line can run them in two processes at once
+(:mod:`.forked`): :func:`evaluate_runtime` asks every class its questions
+(it needs no page analysis), :func:`merge_runtime` puts the answers into the
+page analysis's rows.
+"""
 
 from __future__ import annotations
 
-from sphinxext_attn.core.models import Analysis, BackendFeatures, Diagnostic, Location
+from dataclasses import dataclass, field
+from typing import Any
+
+from sphinxext_attn.core.models import (
+    Analysis,
+    BackendFeatures,
+    Diagnostic,
+    Location,
+    PriorityList,
+)
 from sphinxext_attn.core.priority_titles import safe_evaluated_priorities
-from sphinxext_attn.core.pyeval import Interpreter
-from sphinxext_attn.core.registry import read_registry
+from sphinxext_attn.core.pyeval import Interpreter, Unknown
+from sphinxext_attn.core.registry import RegistryEntry, read_registry
 from sphinxext_attn.core.runtime import (
     RuntimeReader,
     apply_facts,
@@ -19,32 +34,58 @@ from sphinxext_attn.core.source import SourceTree
 LIMIT_WORDS = ("budget", "too large", "too long", "too deeply", "in terms of itself")
 
 
-def apply_runtime(tree: SourceTree, analysis: Analysis, provenance: bool = True) -> Interpreter:
-    """Replace each row's cells by the class's answers; add rows the page lacks."""
-    from sphinxext_attn.core.analyze import SKIPPED, model_family
+@dataclass
+class RuntimeAnswers:
+    """What the classes answered, per registered backend, in registry order
+    (plain data: it crosses a process boundary)."""
+
+    #: (entry, where its class is defined, the facts of :meth:`RuntimeReader.facts`)
+    backends: list[tuple[RegistryEntry, Location, dict[str, Any]]] = field(default_factory=list)
+    priorities: list[PriorityList] = field(default_factory=list)
+    priorities_unknown: Unknown | None = None
+    files: list[str] = field(default_factory=list)
+    directories: list[str] = field(default_factory=list)
+
+
+def evaluate_runtime(tree: SourceTree, provenance: bool = True) -> RuntimeAnswers:
+    """Ask every registered class (and the priority function) through one interpreter."""
+    from sphinxext_attn.core.analyze import SKIPPED
 
     interp = Interpreter(tree)
     reader = RuntimeReader(interp, provenance=provenance)
-    by_name: dict[str, list[int]] = {}
-    for i, row in enumerate(analysis.backends):
-        by_name.setdefault(row.name, []).append(i)
-    resolved: set[str] = set()
-    added: list[BackendFeatures] = []
+    answers = RuntimeAnswers()
     for entry in read_registry(tree):
         if entry.name in SKIPPED:
             continue
         cls = resolve_class(interp, entry)
         if cls is None:
             continue
+        where = Location(cls.path, cls.node.lineno)
+        answers.backends.append((entry, where, reader.facts(entry, cls)))
+    answers.priorities, answers.priorities_unknown = safe_evaluated_priorities(interp)
+    answers.files = list(tree.files)
+    answers.directories = list(tree.directories)
+    return answers
+
+
+def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
+    """Replace each row's cells by the class's answers; add rows the page lacks."""
+    from sphinxext_attn.core.analyze import model_family
+
+    by_name: dict[str, list[int]] = {}
+    for i, row in enumerate(analysis.backends):
+        by_name.setdefault(row.name, []).append(i)
+    resolved: set[str] = set()
+    added: list[BackendFeatures] = []
+    for entry, where, facts in answers.backends:
         resolved.add(entry.name)
-        facts = reader.facts(entry, cls)
         if entry.name in by_name:
             for i in by_name[entry.name]:
                 row = analysis.backends[i]
                 analysis.backends[i] = apply_facts(row, facts, keep_for(row))
         else:
             is_mla = bool(facts.get("MLA"))
-            added.append(new_row(entry, cls, facts, model_family(entry, is_mla)))
+            added.append(new_row(entry, where, facts, model_family(entry, is_mla)))
         unknown = facts["unknown"]
         if unknown:
             column, reason = next(iter(unknown.items()))
@@ -54,15 +95,15 @@ def apply_runtime(tree: SourceTree, analysis: Analysis, provenance: bool = True)
             analysis.diagnostics.append(
                 Diagnostic(
                     f"{entry.name}: {len(unknown)} cell(s) not evaluated, e.g. {column}: {reason}",
-                    Location(cls.path, cls.node.lineno),
+                    where,
                     "unknown",
                     release=not hostile,
                 )
             )
     analysis.backends.extend(added)
-    lists, why = safe_evaluated_priorities(interp)
-    if lists:
-        analysis.priorities = lists
+    why = answers.priorities_unknown
+    if answers.priorities:
+        analysis.priorities = answers.priorities
     elif why is not None:
         analysis.diagnostics.append(
             Diagnostic(
@@ -74,6 +115,10 @@ def apply_runtime(tree: SourceTree, analysis: Analysis, provenance: bool = True)
         )
     # Classes the page reader could not find but the evaluator built (by a call).
     analysis.diagnostics = [d for d in analysis.diagnostics if d.backend not in resolved]
-    analysis.files = list(dict.fromkeys([*analysis.files, *tree.files]))
-    analysis.directories = list(dict.fromkeys([*analysis.directories, *tree.directories]))
-    return interp
+    analysis.files = list(dict.fromkeys([*analysis.files, *answers.files]))
+    analysis.directories = list(dict.fromkeys([*analysis.directories, *answers.directories]))
+
+
+def apply_runtime(tree: SourceTree, analysis: Analysis, provenance: bool = True) -> None:
+    """Both steps in this process, on the tree the page analysis read."""
+    merge_runtime(analysis, evaluate_runtime(tree, provenance))
