@@ -20,6 +20,8 @@ from sphinxext_attn.runcache import RunCache
 
 #: Decisions kept per tree between runs (the oldest are dropped beyond this).
 MAX_KEPT_DECISIONS = 100_000
+#: New cases below this are answered in this process alone (a fork costs more).
+MIN_FORKED_CASES = 40
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,6 +79,42 @@ class Answers:
         self.known[key] = data
         return data
 
+    def decide_all(self, configs: list[Config]) -> list[dict[str, Any]]:
+        """Every configuration's decision, in order. Past the first new one (which
+        readies the evaluator), a forked child answers the second half of the rest
+        while this process answers the first: decisions do not depend on order."""
+        keys = [json.dumps(c.__dict__, sort_keys=True) for c in configs]
+        pending = list(dict.fromkeys(k for k in keys if k not in self.known))
+        by_key = dict(zip(keys, configs, strict=True))
+        if pending:
+            self.decide(by_key[pending.pop(0)])
+        from sphinxext_attn.core import forked
+
+        if len(pending) >= MIN_FORKED_CASES and forked.can_fork():
+            # Cases of one architecture and attention kind share their checks' memos:
+            # grouping them keeps each process from repeating the other's work.
+            pending.sort(key=lambda k: _locality(by_key[k]))
+            half = len(pending) // 2
+            theirs = pending[half:]
+            child = forked.Forked(lambda: self._answer(theirs, by_key))
+            for key in pending[:half]:
+                self.decide(by_key[key])
+            got = child.result()
+            if got is not None:
+                decisions, paths = got
+                self.known.update(zip(theirs, decisions, strict=True))
+                self.paths = [*self.paths, *paths]  # what the child read counts too
+        for key in pending:
+            self.decide(by_key[key])  # those the child did not answer; known: no cost
+        return [self.known[k] for k in keys]
+
+    def _answer(
+        self, keys: list[str], by_key: dict[str, Config]
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        decisions = [self.decide(by_key[k]) for k in keys]
+        tree = self.tree
+        return decisions, [*tree.files, *tree.directories] if tree is not None else []
+
     def keep(self) -> None:
         """Store what this run evaluated with every file and folder read so far."""
         if self.tree is None:
@@ -86,6 +124,10 @@ class Answers:
             known = dict(list(known.items())[-MAX_KEPT_DECISIONS:])
         paths = [*self.paths, *self.tree.files, *self.tree.directories]
         self.cache.store("decisions", self.root, {}, known, paths)
+
+
+def _locality(config: Config) -> tuple[str, bool, bool]:
+    return config.capability, config.use_mla, config.use_sparse
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
@@ -146,7 +188,7 @@ def main(argv: list[str]) -> int:
         if not isinstance(cases, list):
             print("sphinxext-attn select: --cases must hold a JSON list", file=sys.stderr)
             return 2
-        results = [answers.decide(Config.from_case(c)) for c in cases]
+        results = answers.decide_all([Config.from_case(c) for c in cases])
         content = json.dumps(results, ensure_ascii=False) + "\n"
     else:
         config = config_from_args(args)

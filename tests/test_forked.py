@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 from treebuilder import runtime_backend
 
+from sphinxext_attn import select_cli
 from sphinxext_attn.core import forked
 from sphinxext_attn.core.analyze import analyze
 from sphinxext_attn.core.pyeval import Unknown
+from sphinxext_attn.core.selection import Config
 from sphinxext_attn.render.jsonout import render_json as to_json
+from sphinxext_attn.runcache import RunCache
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="this platform has no os.fork")
 
@@ -82,3 +85,32 @@ def test_a_failed_child_falls_back_to_reading_here(
 
     monkeypatch.setattr(forked, "Forked", Broken)
     assert to_json(analyze(root, parallel=True)) == expected
+
+
+DEMO_TREE = Path(__file__).resolve().parent.parent / "docs" / "_demo_tree"
+CASES = [
+    Config(capability=cap, dtype=dtype, head_size=head, use_mla=mla, block_size=block)
+    for cap in ("8.0", "9.0", "10.0", "12.0")
+    for dtype in ("bf16", "fp32")
+    for head, mla, block in ((64, False, None), (576, True, 64), (80, False, 16))
+]
+
+
+def _decide_all(monkeypatch: pytest.MonkeyPatch, fork: bool) -> tuple[list, list[str]]:
+    answers = select_cli.Answers(DEMO_TREE, RunCache(None))
+    with monkeypatch.context() as patch:
+        patch.setattr(select_cli, "MIN_FORKED_CASES", 2)
+        patch.setattr(forked, "can_fork", lambda: fork)
+        results = answers.decide_all(CASES * 2)
+    assert answers.tree is not None
+    return results, sorted({*answers.paths, *answers.tree.files, *answers.tree.directories})
+
+
+@needs_fork
+def test_forked_select_cases_equal_sequential(monkeypatch: pytest.MonkeyPatch) -> None:
+    together, read_together = _decide_all(monkeypatch, fork=True)
+    alone, read_alone = _decide_all(monkeypatch, fork=False)
+    assert together == alone
+    assert len(together) == 2 * len(CASES)
+    assert {r["selected"] for r in together} > {None}  # several different picks
+    assert read_together == read_alone  # what the child read is kept for the cache
