@@ -360,5 +360,5 @@ def unary(op: ast.unaryop, value: Any, where: tuple[str, int]) -> Any:
     if isinstance(op, ast.UAdd) and isinstance(value, int | float):
         return value
     if isinstance(op, ast.Invert) and isinstance(value, int):
-        return ~value
+        return ~int(value)  # ~True is -2; int() keeps Python 3.12+ from warning about it
     raise Unknown(f"unary {type(op).__name__} not evaluated", *where)
