@@ -159,8 +159,9 @@ def analyze(
         if parallel and forked.can_fork():
             page = forked.Forked(lambda: _analyze(SourceTree(tree.root)))
             answers = evaluate_runtime(tree, provenance)
-            child = page.result()  # None if the child failed: then read it here
-            result = child if isinstance(child, Analysis) else _analyze(tree)
+            child = page.result()  # None if the child failed: then read it here,
+            # on a fresh tree, as the child would have (diagnostics as in the child's)
+            result = child if isinstance(child, Analysis) else _analyze(SourceTree(tree.root))
         else:
             result = _analyze(tree)
             answers = evaluate_runtime(tree, provenance)

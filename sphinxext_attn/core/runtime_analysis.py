@@ -45,6 +45,8 @@ class RuntimeAnswers:
     priorities_unknown: Unknown | None = None
     files: list[str] = field(default_factory=list)
     directories: list[str] = field(default_factory=list)
+    #: problems met in files only the evaluator read (a helper that does not parse)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
 def evaluate_runtime(tree: SourceTree, provenance: bool = True) -> RuntimeAnswers:
@@ -65,6 +67,7 @@ def evaluate_runtime(tree: SourceTree, provenance: bool = True) -> RuntimeAnswer
     answers.priorities, answers.priorities_unknown = safe_evaluated_priorities(interp)
     answers.files = list(tree.files)
     answers.directories = list(tree.directories)
+    answers.diagnostics = list(tree.diagnostics)
     return answers
 
 
@@ -113,6 +116,10 @@ def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
                 release=True,
             )
         )
+    said = {(str(d.location), d.message) for d in analysis.diagnostics}
+    analysis.diagnostics.extend(
+        d for d in answers.diagnostics if (str(d.location), d.message) not in said
+    )
     # Classes the page reader could not find but the evaluator built (by a call).
     analysis.diagnostics = [d for d in analysis.diagnostics if d.backend not in resolved]
     analysis.files = list(dict.fromkeys([*analysis.files, *answers.files]))
