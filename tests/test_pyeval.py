@@ -349,6 +349,26 @@ def test_module_and_class_values_do_not_mix_capabilities(tmp_path):
     assert [ask(it, cls, "f", capability=c) for c in [(9, 0), (10, 0)]] == [(9, 9), (10, 10)]
 
 
+def test_class_body_blocks_bind_members_as_python_runs_them(tmp_path):
+    """Names bound inside ``if``/``try`` in a class body: the branch that runs
+    (per GPU when its test reads the GPU), never silently the base's value."""
+    body = "try:\n    X = 1\nexcept ImportError:\n    X = 2\n\n"
+    body += "if False:\n    block = 99\n\n"
+    body += (
+        "if current_platform.has_device_capability(90):\n    size = 256\nelse:\n    size = 128\n\n"
+    )
+    body += cm("f", "return cls.size")
+    body += cm("x", "return cls.X")
+    body += cm("b", "return cls.block")
+    it, cls = load(tmp_path, body)
+    assert [ask(it, cls, "f", capability=c) for c in [(8, 0), (9, 0)]] == [128, 256]
+    with pytest.raises(Unknown, match="capability"):
+        ask(it, cls, "f")  # no GPU named: an explicit unknown, not one branch
+    assert ask(it, cls, "x") == 1  # a ``try`` body runs; its handler does not
+    with pytest.raises(Raised, match="AttributeError"):
+        ask(it, cls, "b")  # bound only in a branch that does not run
+
+
 def test_setattr_on_a_class_is_seen_by_later_calls(tmp_path):
     body = "counter = 0\n\n" + cm("get", "return cls.counter")
     body += cm("f", "a = cls.get()", "cls.counter = 5", "return a, cls.get()")

@@ -296,3 +296,27 @@ def test_cli_json_scores_at_least_97_percent_against_the_truth(tmp_path, version
     match = re.search(r"TRUTH (\d+)/(\d+) ([\d.]+)%", last)
     assert match, done.stdout
     assert float(match.group(3)) >= 97.0, done.stdout
+
+
+GPU_CHOSEN_METHOD = """
+if current_platform.is_device_capability_family(100):
+
+    @classmethod
+    def supports_head_size(cls, head_size):
+        return head_size in (64, 256)
+
+else:
+
+    @classmethod
+    def supports_head_size(cls, head_size):
+        return head_size == 128
+"""
+
+
+def test_a_method_the_class_body_picks_by_gpu_is_looked_up_per_gpu(tmp_path):
+    """The method looked up for a grid is reused only when finding it read no GPU."""
+    header = "from vllm.platforms import current_platform\n"
+    runtime_backend(tmp_path, GPU_CHOSEN_METHOD, header=header)
+    row = only(analyze(tmp_path), "MY_ATTN")
+    assert row.unknown == {}
+    assert row.supports["head_sizes"] == [64, 128, 256]

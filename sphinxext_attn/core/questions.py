@@ -9,7 +9,7 @@ and the answers are joined (a KV dtype some GPU supports is listed).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
@@ -67,9 +67,26 @@ class Asker:
 
     interp: Interpreter
     cls: PyClass
+    #: methods looked up without reading the device capability, by name and the
+    #: count of class attribute writes (a grid asks the same method many times)
+    _methods: dict[tuple[str, int], Any] = field(default_factory=dict, init=False)
 
     def method(self, name: str) -> Any:
-        return self.interp.getattr(self.cls, name, NODE, self.cls.path)
+        interp = self.interp
+        key = (name, interp.class_writes)
+        found = self._methods.get(key)
+        if found is not None:
+            return found
+        read_before = interp.capability_read
+        interp.capability_read = False
+        try:
+            found = interp.getattr(self.cls, name, NODE, self.cls.path)
+        finally:
+            read = interp.capability_read
+            interp.capability_read = read_before or read
+        if not read and interp.class_writes == key[1]:
+            self._methods[key] = found
+        return found
 
     def call(self, name: str, *args: Any, capability: tuple[int, int] | None = None) -> Any:
         interp = self.interp
@@ -141,16 +158,28 @@ class Asker:
             return Answer(unknown=exc)
 
     def has(self, name: str) -> Answer | None:
-        """None when the class has the method ``name``; else why there is no answer."""
-        try:
-            self.method(name)
-        except Raised as exc:
-            return Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
-        except Unknown as exc:
-            return Answer(unknown=exc)
-        except RecursionError:
-            return Answer(unknown=Unknown("expression nested too deeply", self.cls.path))
-        return None
+        """None when the class has the method ``name`` (on some GPU of the grid, when
+        the class body picks it by GPU); else why there is no answer."""
+        interp = self.interp
+        interp.capability_read = False
+        why: Answer | None = None
+        for capability in (None, *CAPABILITIES):
+            interp.capability = capability
+            try:
+                self.method(name)
+                return None
+            except Raised as exc:
+                why = why or Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
+            except Unknown as exc:
+                if capability is not None or not interp.capability_read:
+                    return Answer(unknown=exc)
+            except RecursionError:
+                return Answer(unknown=Unknown("expression nested too deeply", self.cls.path))
+            finally:
+                interp.capability = None
+            if not interp.capability_read:
+                break  # the same on every GPU
+        return why
 
     def ask_each(self, name: str, values: list[Any], labels: list[str]) -> Answer:
         """Which of ``values`` the one-argument question accepts (by label).

@@ -12,6 +12,7 @@ from sphinxext_attn.core.pyeval.scope import (
     ModuleScope,
     cached,
     index_bindings,
+    live_binding,
     remember,
 )
 from sphinxext_attn.core.pyeval.values import (
@@ -115,17 +116,29 @@ class ObjectMixin:
             return found
         index = self._class_index.get(id(cls.node))
         if isinstance(cls.node.body, LazyBody) and not cls.node.body.loaded:
-            index = index_bindings(statements_for(cls.node, name), nested=False)
+            index = index_bindings(statements_for(cls.node, name), nested=True)
         elif index is None:
-            index = self._class_index[id(cls.node)] = index_bindings(cls.node.body, nested=False)
+            index = self._class_index[id(cls.node)] = index_bindings(cls.node.body, nested=True)
         bindings = index.get(name)
         if not bindings:
             return MISSING
-        stmt = bindings[-1].stmt
         scope = self.class_body_scope(cls)
+        if bindings[-1].guards:  # bound inside ``if``/``try``: the block that runs
+            return remember(cls.attrs, name, self, lambda: self._live(cls, bindings, name, scope))
+        stmt = bindings[-1].stmt
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             return remember(cls.attrs, name, self, self.make_function(stmt, scope, owner=cls))
         return remember(cls.attrs, name, self, lambda: self._class_value(cls, stmt, name, scope))
+
+    def _live(self: Interpreter, cls: PyClass, bindings: Any, name: str, scope: Any) -> Any:
+        """The member the class body's blocks bind (MISSING: none runs; a base has it)."""
+        binding = live_binding(bindings, self, scope, cls.path)
+        stmt = binding.stmt if binding is not None else None
+        if stmt is None:
+            return MISSING
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            return self.make_function(stmt, scope, owner=cls)
+        return self._class_value(cls, stmt, name, scope)
 
     def _class_value(self: Interpreter, cls: PyClass, stmt: Any, name: str, scope: Any) -> Any:
         value = self.bind_statement(stmt, name, scope)

@@ -189,25 +189,36 @@ class ModuleScope(Scope):
             raise
 
     def _evaluate(self, name: str, interp: Interpreter) -> Any:
-        # The last binding whose enclosing blocks run is the value at import's end.
-        for binding in reversed(self.index[name]):
-            if all(self._guard_holds(g, interp) for g in binding.guards):
-                try:
-                    stmt = self.statement(binding, name)
-                except ChunkError:
-                    self._whole()
-                    return self._evaluate(name, interp)
-                return interp.bind_statement(stmt, name, self)
-        raise Unbound(f"{name} is never bound when the module runs", self.path)
+        binding = live_binding(self.index[name], interp, self, self.path)
+        if binding is None:
+            raise Unbound(f"{name} is never bound when the module runs", self.path)
+        try:
+            stmt = self.statement(binding, name)
+        except ChunkError:
+            self._whole()
+            return self._evaluate(name, interp)
+        return interp.bind_statement(stmt, name, self)
 
-    def _guard_holds(self, guard: Guard, interp: Interpreter) -> bool:
-        kind, stmt, branch = guard
-        if kind == "if":
-            assert isinstance(stmt, ast.If)
-            return interp.truth(interp.eval(stmt.test, self), stmt.test, self.path) is branch
-        # A ``try`` body is taken to succeed (every kernel and optional dependency
-        # is present: the machine model); its handlers do not run.
-        return branch == "body"
+
+def live_binding(
+    bindings: list[Binding], interp: Interpreter, scope: Scope, path: str
+) -> Binding | None:
+    """The last binding whose enclosing blocks run (a module's or a class body's):
+    the value the name has once the body has run; None when no block binds it."""
+    for binding in reversed(bindings):
+        if all(_guard_holds(g, interp, scope, path) for g in binding.guards):
+            return binding
+    return None
+
+
+def _guard_holds(guard: Guard, interp: Interpreter, scope: Scope, path: str) -> bool:
+    kind, stmt, branch = guard
+    if kind == "if":
+        assert isinstance(stmt, ast.If)
+        return interp.truth(interp.eval(stmt.test, scope), stmt.test, path) is branch
+    # A ``try`` body is taken to succeed (every kernel and optional dependency
+    # is present: the machine model); its handlers do not run.
+    return branch == "body"
 
 
 class PerCapability(dict):  # type: ignore[type-arg]
