@@ -504,3 +504,72 @@ def test_math_domain_errors_are_raised(tmp_path):
     with pytest.raises(Raised) as exc:
         ask(it, cls, "f", -1)
     assert exc.value.kind == "ValueError"
+
+
+def _with_trailer(tmp_path, body: str, trailer: str) -> tuple[Interpreter, Any]:
+    """The backend module with ``trailer`` (module-level code) after the class."""
+    runtime_backend(tmp_path, body, header=HEADER)
+    path = tmp_path / FILE
+    path.write_text(path.read_text() + "\n" + trailer)
+    it = Interpreter(SourceTree(tmp_path))
+    return it, it.module_attr(it.module(MODULE), "MyBackend", NODE)
+
+
+@pytest.mark.parametrize(
+    ("trailer", "want"),
+    [
+        ("MyBackend.size = 256\n", 256),  # runs after the class body: it wins
+        ("MyBackend.size = 256\nMyBackend.size = 512\n", 512),
+        ("def later():\n    MyBackend.size = 1\n", 128),  # only when called
+        ("setattr(MyBackend, 'size', 256)\n", Unknown),
+        ("MyBackend.size += 1\n", Unknown),
+        ("if os.environ.get('X'):\n    MyBackend.size = 256\n", Unknown),
+        ("try:\n    import foo\nexcept ImportError:\n    MyBackend.size = 1\n", Unknown),
+        ("MyBackend.sizes.append(8)\n", 128),  # another attribute
+    ],
+)
+def test_class_attributes_set_by_module_level_code(tmp_path, trailer, want):
+    body = "size = 128\nsizes = [64]\n\n" + cm("f", "return cls.size")
+    it, cls = _with_trailer(tmp_path, body, trailer)
+    if want is Unknown:
+        with pytest.raises(Unknown, match="set by module-level code") as caught:
+            ask(it, cls, "f")
+        assert caught.value.path == FILE and caught.value.line > 1
+    else:
+        assert ask(it, cls, "f") == want
+
+
+def test_a_list_changed_by_module_level_code_is_unknown(tmp_path):
+    body = "sizes = [64]\n\n" + cm("f", "return cls.sizes")
+    it, cls = _with_trailer(tmp_path, body, "MyBackend.sizes.append(8)\n")
+    with pytest.raises(Unknown, match="set by module-level code"):
+        ask(it, cls, "f")
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "for size in (64, 256):\n    pass\n",
+        "del size\n",
+        "match 1:\n    case 1:\n        size = 256\n",
+        "_x = (size := 256)\n",
+        "with open('f') as size:\n    pass\n",
+        "while False:\n    size = 1\n",
+    ],
+)
+def test_class_body_bindings_not_evaluated_are_unknown_never_stale(tmp_path, binding):
+    """A name a loop, ``del``, ``match``, ``:=`` or ``with ... as`` may rebind is
+    unknown there, not the value an earlier line gave; other names are unaffected."""
+    body = "size = 128\nother = 1\n" + binding + "\n" + cm("f", "return cls.size")
+    body += cm("g", "return cls.other")
+    it, cls = load(tmp_path, body)
+    with pytest.raises(Unknown):
+        ask(it, cls, "f")
+    assert ask(it, cls, "g") == 1
+
+
+def test_module_level_loop_binding_is_unknown(tmp_path):
+    header = HEADER + "LIMIT = 128\nfor LIMIT in (256,):\n    pass\n"
+    it, cls = load(tmp_path, cm("f", "return LIMIT"), header=header)
+    with pytest.raises(Unknown, match="not evaluated"):
+        ask(it, cls, "f")

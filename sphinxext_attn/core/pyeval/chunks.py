@@ -129,8 +129,8 @@ def chunk_names(chunk: Chunk) -> list[str] | None:
     if chunk.text.startswith("@"):
         match = re.search(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)", chunk.text, re.M)
         return [match.group(1) or match.group(2)] if match else None
-    if _EAGER.match(head):
-        return None
+    if _EAGER.match(head) or ":=" in chunk.text:
+        return None  # blocks, and ``:=`` (it binds a second name): parse to tell
     match = _DEF.match(head)
     if match:
         return [match.group(1) or match.group(2)]

@@ -6,6 +6,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.attrsets import set_after_class, value_set
 from sphinxext_attn.core.pyeval.lazyclass import LazyBody, statements_for
 from sphinxext_attn.core.pyeval.scope import (
     MISSING,
@@ -114,11 +115,16 @@ class ObjectMixin:
         found = cached(cls.attrs, name, self)
         if found is not MISSING:
             return found
+        settings = set_after_class(self, cls, name)
+        if settings:  # set by module-level code after the class statement: it wins
+            return remember(cls.attrs, name, self, lambda: value_set(self, cls, settings))
         index = self._class_index.get(id(cls.node))
         if isinstance(cls.node.body, LazyBody) and not cls.node.body.loaded:
-            index = index_bindings(statements_for(cls.node, name), nested=True)
+            walrus = ":=" in cls.node.body.chunk.text
+            index = index_bindings(statements_for(cls.node, name), True, walrus)
         elif index is None:
-            index = self._class_index[id(cls.node)] = index_bindings(cls.node.body, nested=True)
+            walrus = cls.module.has_walrus
+            index = self._class_index[id(cls.node)] = index_bindings(cls.node.body, True, walrus)
         bindings = index.get(name)
         if not bindings:
             return MISSING

@@ -60,15 +60,79 @@ def _target_names(target: ast.expr) -> list[str]:
     return []
 
 
-def index_bindings(body: list[ast.stmt], nested: bool) -> dict[str, list[Binding]]:
+#: Statements whose bindings are not evaluated: a name they may bind is unknown
+#: where they are its last binding (never the value an earlier binding gave).
+_OPAQUE = (ast.For, ast.AsyncFor, ast.While, ast.Match, ast.Delete)
+#: Nested scopes: names bound inside them are not this scope's.
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def opaque_names(node: ast.AST) -> list[str]:
+    """Names ``node`` may bind or delete in the scope it runs in, ``:=`` included
+    (definitions inside it count by name; their bodies are other scopes)."""
+    found: list[str] = []
+    todo = [node]
+    while todo:
+        sub = todo.pop()
+        if sub is not node and isinstance(sub, _SCOPES):
+            if not isinstance(sub, ast.Lambda):
+                found.append(sub.name)
+            continue
+        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+            found.append(sub.id)
+        elif isinstance(sub, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and sub.name:
+            found.append(sub.name)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            found.append(sub.rest)
+        elif isinstance(sub, ast.Import | ast.ImportFrom) and sub is not node:
+            found += [a.asname or a.name.split(".")[0] for a in sub.names if a.name != "*"]
+        todo.extend(ast.iter_child_nodes(sub))
+    return found
+
+
+def _walrus_names(stmt: ast.stmt) -> list[str]:
+    """Names ``:=`` binds in the expressions of ``stmt`` itself (not its blocks)."""
+    if isinstance(stmt, _NO_WALRUS):
+        return []
+    found = []
+    for field_name, value in ast.iter_fields(stmt):
+        if field_name in _BLOCK_FIELDS:
+            continue
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, ast.expr | ast.withitem):
+                for sub in ast.walk(child):
+                    if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+                        found.append(sub.target.id)
+    return found
+
+
+_NO_WALRUS = (*_SCOPES, ast.Import, ast.ImportFrom, ast.Pass, ast.Global, ast.Nonlocal)
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def index_bindings(
+    body: list[ast.stmt], nested: bool, walrus: bool = True
+) -> dict[str, list[Binding]]:
     """Every binding of every name in ``body``, in source order; with ``nested``,
-    also those inside ``if``, ``try`` and ``with`` blocks (with their guards)."""
+    also those inside ``if``, ``try`` and ``with`` blocks (with their guards).
+    Loops, ``match``, ``del``, ``with ... as`` and ``:=`` are indexed as bindings
+    the evaluator does not evaluate, so a name they may bind is unknown, not stale
+    (``walrus`` False: the source has no ``:=``, skip looking for it)."""
     index: dict[str, list[Binding]] = {}
 
     def visit(stmts: list[ast.stmt], guards: tuple[Guard, ...]) -> None:
         for stmt in stmts:
-            for name in bound_names(stmt):
+            if isinstance(stmt, _OPAQUE):
+                for name in dict.fromkeys(opaque_names(stmt)):
+                    index.setdefault(name, []).append(Binding(stmt, guards))
+                continue
+            for name in bound_names(stmt) + (_walrus_names(stmt) if walrus else []):
                 index.setdefault(name, []).append(Binding(stmt, guards))
+            if isinstance(stmt, ast.With | ast.AsyncWith):
+                for item in stmt.items:
+                    if item.optional_vars is not None:
+                        for name in opaque_names(item.optional_vars):
+                            index.setdefault(name, []).append(Binding(stmt, guards))
             if not nested:
                 continue
             if isinstance(stmt, ast.If):
@@ -80,7 +144,7 @@ def index_bindings(body: list[ast.stmt], nested: bool) -> dict[str, list[Binding
                     visit(handler.body, (*guards, ("try", stmt, "handler")))
                 visit(stmt.orelse, (*guards, ("try", stmt, "body")))
                 visit(stmt.finalbody, (*guards, ("try", stmt, "body")))
-            elif isinstance(stmt, ast.With):
+            elif isinstance(stmt, ast.With | ast.AsyncWith):
                 visit(stmt.body, guards)
 
     visit(body, ())
@@ -108,6 +172,8 @@ class ModuleScope(Scope):
     reparse: Callable[[], ast.Module | None]
     index: dict[str, list[Binding]] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
+    #: owner name -> module-level statements setting its attributes (see attrsets)
+    settings: dict[str, list[Any]] | None = None
 
     def __post_init__(self) -> None:
         self.module = self
@@ -123,7 +189,8 @@ class ModuleScope(Scope):
         for chunk in self.chunks or []:
             names = chunk_names(chunk)
             if names is None:
-                for name, found in index_bindings(chunk.nodes(), nested=True).items():
+                nodes = chunk.nodes()
+                for name, found in index_bindings(nodes, True, ":=" in chunk.text).items():
                     index.setdefault(name, []).extend(found)
             else:
                 for name in names:
@@ -158,6 +225,13 @@ class ModuleScope(Scope):
                 if first == line:
                     return node
         return None
+
+    @property
+    def has_walrus(self) -> bool:
+        """Whether the file may hold ``:=`` (unknown when read whole: yes)."""
+        if self.chunks is None:
+            return True
+        return any(":=" in chunk.text for chunk in self.chunks)
 
     def class_nodes(self) -> list[ast.ClassDef]:
         out = []
