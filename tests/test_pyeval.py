@@ -573,3 +573,19 @@ def test_module_level_loop_binding_is_unknown(tmp_path):
     it, cls = load(tmp_path, cm("f", "return LIMIT"), header=header)
     with pytest.raises(Unknown, match="not evaluated"):
         ask(it, cls, "f")
+
+
+def test_a_default_is_one_object_for_every_call(tmp_path):
+    """As at ``def`` time: a list default keeps what earlier calls appended (so a
+    call that reads it is never answered from the call memo)."""
+    body = cm("g", "v.append(1)", "return len(v)", args="v=[]")
+    body += cm(
+        "f",
+        "def inner(v=[]):",
+        "    v.append(1)",
+        "    return len(v)",
+        "inner()",
+        "return inner(), cls.g(), cls.g(), cls.g([])",
+    )
+    it, cls = load(tmp_path, body)
+    assert ask(it, cls, "f") == (2, 1, 2, 1)

@@ -17,6 +17,7 @@ every argument. A read parameter whose value is mutable is not remembered.
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame
@@ -28,12 +29,26 @@ if TYPE_CHECKING:
 
 #: A parameter not passed: its default (evaluated in the defining scope).
 _DEFAULT = ("default",)
+#: A parameter not passed whose default may be a mutable object (``v=[]``): one
+#: object shared by every call, which a call may change, so never a key.
+_SHARED = object()
+_CONSTANT_DEFAULTS = (ast.Constant, ast.Name, ast.Attribute)
 
 
 class _Signature:
     """Where each parameter of a function comes from in a call."""
 
-    __slots__ = ("kwarg", "named", "names", "params", "position", "posonly", "tracked", "vararg")
+    __slots__ = (
+        "kwarg",
+        "named",
+        "names",
+        "params",
+        "position",
+        "posonly",
+        "shared",
+        "tracked",
+        "vararg",
+    )
 
     def __init__(self, func: PyFunction) -> None:
         spec = func.node.args
@@ -49,6 +64,13 @@ class _Signature:
             *(a.arg for a in spec.kwonlyargs),
             *(n for n in (self.vararg, self.kwarg) if n),
         )
+        positional = [*spec.posonlyargs, *spec.args]
+        pairs = [
+            *zip(positional[len(positional) - len(spec.defaults) :], spec.defaults, strict=True),
+            *zip(spec.kwonlyargs, spec.kw_defaults, strict=True),
+        ]
+        #: parameters whose default is not a constant, a name or an attribute
+        self.shared = {a.arg for a, d in pairs if d is not None and not _constant_default(d)}
         # super() reads the first argument without naming it; a closure reads its
         # defining frame: both are keyed by every parameter
         self.tracked = not _in_frame(func.scope) and not reads_frame(func.node)
@@ -64,7 +86,22 @@ class _Signature:
             return kwargs[name]
         if 0 <= i < len(args):
             return args[i]
-        return _DEFAULT
+        return _SHARED if name in self.shared else _DEFAULT
+
+
+def _constant_default(node: ast.expr) -> bool:
+    """A constant, name or attribute, negated or in tuples (walked without
+    recursion: a hostile default may nest thousands deep)."""
+    todo = [node]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, ast.Tuple):
+            todo.extend(item.elts)
+        elif isinstance(item, ast.UnaryOp):
+            todo.append(item.operand)
+        elif not isinstance(item, _CONSTANT_DEFAULTS):
+            return False
+    return True
 
 
 def _in_frame(scope: Any) -> bool:

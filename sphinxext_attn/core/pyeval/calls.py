@@ -15,7 +15,7 @@ from weakref import WeakKeyDictionary
 
 from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.objects import PLAIN_TYPES, class_mro
-from sphinxext_attn.core.pyeval.scope import MISSING, Frame
+from sphinxext_attn.core.pyeval.scope import MISSING, Frame, cached, remember
 from sphinxext_attn.core.pyeval.values import (
     Bound,
     Builtin,
@@ -165,6 +165,15 @@ class CallMixin:
             return self.run_lenient(node.body, frame)
         return self.run_body(node.body, frame)
 
+    def _default(self: Interpreter, func: PyFunction, node: ast.expr) -> Any:
+        """A default is one object for every call (a list default keeps its appends),
+        per GPU when evaluating it read the device capability."""
+        key = f"{node.lineno}:{node.col_offset}"
+        found = cached(func.defaults, key, self)
+        if found is not MISSING:
+            return found
+        return remember(func.defaults, key, self, lambda: self.eval(node, func.scope))
+
     def _bind_args(
         self: Interpreter,
         func: PyFunction,
@@ -202,12 +211,12 @@ class CallMixin:
             if name not in local:
                 if i < n_required:
                     raise Raised("TypeError", f"{func.name}() missing argument {name!r}")
-                local[name] = self.eval(defaults[i - n_required], func.scope)
+                local[name] = self._default(func, defaults[i - n_required])
         for arg, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
             if arg.arg not in local:
                 if default is None:
                     raise Raised("TypeError", f"{func.name}() missing argument {arg.arg!r}")
-                local[arg.arg] = self.eval(default, func.scope)
+                local[arg.arg] = self._default(func, default)
         if spec.kwarg is not None:
             local[spec.kwarg.arg] = extra
         if positional and args:

@@ -136,6 +136,8 @@ class PyFunction:
     kind: str = "function"
     #: the class whose body defines it (for ``super()``)
     owner: PyClass | None = None
+    #: default values, evaluated once (as at ``def`` time) when first needed
+    defaults: dict[str, Any] = field(default_factory=dict)
 
     @property
     def path(self) -> str:
