@@ -589,3 +589,32 @@ def test_a_default_is_one_object_for_every_call(tmp_path):
     )
     it, cls = load(tmp_path, body)
     assert ask(it, cls, "f") == (2, 1, 2, 1)
+
+
+def test_a_class_made_by_a_call_reads_that_calls_arguments(tmp_path):
+    """The class body runs lazily, after the call returned: the call memo must not
+    answer ``make(4)`` with the class ``make(3)`` made."""
+    header = HEADER + "\ndef make(n):\n    class Made:\n        val = n\n\n    return Made\n"
+    header += "\ndef adder(n):\n    return lambda x: x + n\n"
+    it, cls = load(
+        tmp_path,
+        cm("f", "return make(3).val, make(4).val, adder(1)(1), adder(2)(1)"),
+        header=header,
+    )
+    assert ask(it, cls, "f") == (3, 4, 2, 3)
+
+
+def test_what_python_adds_to_a_class_is_unknown_not_missing(tmp_path):
+    """``__mro__`` or a named tuple's ``_replace`` exist in Python although the tree
+    does not define them: unknown, never an AttributeError Python would not raise."""
+    header = HEADER + "\nfrom typing import NamedTuple\n\nclass NT(NamedTuple):\n    major: int\n"
+    header += "\nclass Same:\n    def __eq__(self, other):\n        return True\n"
+    body = cm("mro", "return cls.__mro__") + cm("replace", "return NT(9)._replace(major=1)")
+    body += cm("ne", "return Same() != 1, Same() == 1") + cm("missing", "return cls.nothing")
+    it, cls = load(tmp_path, body, header=header)
+    for name in ("mro", "replace"):
+        with pytest.raises(Unknown, match="Python's own"):
+            ask(it, cls, name)
+    assert ask(it, cls, "ne") == (False, True)  # != inverts a user __eq__
+    with pytest.raises(Raised, match="AttributeError"):
+        ask(it, cls, "missing")  # an ordinary missing attribute still raises

@@ -19,7 +19,7 @@ from typing import Any
 from sphinxext_attn.core.models import Location
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.core.pyeval.callmemo import CallMemo
-from sphinxext_attn.core.pyeval.objects import class_mro
+from sphinxext_attn.core.pyeval.members import class_mro
 from sphinxext_attn.core.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.core.pyeval.values import Bound, External, PyClass, PyFunction
 from sphinxext_attn.core.questions import CAPABILITIES, DTYPES, HEAD_SIZES, attention_types

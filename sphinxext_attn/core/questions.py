@@ -282,7 +282,7 @@ def kv_cache_dtypes(interp: Interpreter) -> tuple[str, ...]:
 
 def attention_types(interp: Interpreter, cls: PyClass) -> list[EnumMember]:
     """Members of the ``AttentionType`` enum the backend's interface module defines."""
-    from sphinxext_attn.core.pyeval.objects import class_mro
+    from sphinxext_attn.core.pyeval.members import class_mro
 
     for klass in reversed(class_mro(cls, interp)):
         if isinstance(klass, PyClass) and klass.module.has("AttentionType"):

@@ -19,7 +19,7 @@ from sphinxext_attn.core.models import Location
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.core.pyeval.chunks import ChunkError
 from sphinxext_attn.core.pyeval.lazyclass import LazyBody
-from sphinxext_attn.core.pyeval.objects import class_mro
+from sphinxext_attn.core.pyeval.members import class_mro
 from sphinxext_attn.core.pyeval.values import PyClass
 from sphinxext_attn.core.registry import read_registry
 from sphinxext_attn.core.runtime import resolve_class

@@ -176,7 +176,7 @@ class RuntimeReader:
     def extra_methods(self, cls: PyClass) -> list[str]:
         """Capability flags the release's backend interface declares (no-argument
         ``supports_*`` classmethods of the root backend class)."""
-        from sphinxext_attn.core.pyeval.objects import class_mro
+        from sphinxext_attn.core.pyeval.members import class_mro
 
         mro = [c for c in class_mro(cls, self.interp) if isinstance(c, PyClass)]
         base = mro[-1]

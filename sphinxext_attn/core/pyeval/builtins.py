@@ -10,7 +10,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval import ops
-from sphinxext_attn.core.pyeval.objects import PLAIN_TYPES, class_mro
+from sphinxext_attn.core.pyeval.members import PLAIN_TYPES, class_mro
 from sphinxext_attn.core.pyeval.scope import MISSING
 from sphinxext_attn.core.pyeval.values import (
     Builtin,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from sphinxext_attn.core.pyeval import ops
-from sphinxext_attn.core.pyeval.objects import PLAIN_TYPES, class_mro
+from sphinxext_attn.core.pyeval.members import PLAIN_TYPES, class_mro
 from sphinxext_attn.core.pyeval.scope import MISSING, Frame, cached, remember
 from sphinxext_attn.core.pyeval.values import (
     Bound,

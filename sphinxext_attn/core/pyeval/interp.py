@@ -22,7 +22,8 @@ from sphinxext_attn.core.pyeval.callmemo import CallMemo
 from sphinxext_attn.core.pyeval.calls import CallMixin
 from sphinxext_attn.core.pyeval.checks import run_checks
 from sphinxext_attn.core.pyeval.machine import Machine
-from sphinxext_attn.core.pyeval.objects import ObjectMixin, class_mro
+from sphinxext_attn.core.pyeval.members import class_mro
+from sphinxext_attn.core.pyeval.objects import ObjectMixin
 from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame, ModuleScope, Scope
 from sphinxext_attn.core.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.core.pyeval.values import (

@@ -199,7 +199,7 @@ class Machine:
         self, interp: Interpreter, config: ConfigDefaults, name: str, path: str
     ) -> Any:
         """A field of a default config: its declared default, or a nested default."""
-        from sphinxext_attn.core.pyeval.objects import class_mro
+        from sphinxext_attn.core.pyeval.members import class_mro
 
         for klass in class_mro(config.cls, interp):
             if not isinstance(klass, PyClass):

@@ -287,10 +287,15 @@ def sinks_of(names: tuple[str, ...], local: dict[str, Any]) -> list[list[Any]] |
 
 def reads_frame(node: Any) -> bool:
     """A ``def`` or ``lambda`` whose body names ``super``, ``locals`` and the like
-    (they read the calling frame itself, not a name in it)."""
+    (they read the calling frame itself, not a name in it), or defines a class,
+    function or lambda: that can read the frame after the call returned (a class
+    made by ``create_composite_backend(...)`` reads its arguments lazily)."""
     body = node.body if isinstance(node.body, list) else [node.body]
     return any(
-        isinstance(sub, ast.Name) and sub.id in _IMPLICIT
+        (isinstance(sub, ast.Name) and sub.id in _IMPLICIT) or isinstance(sub, _NESTED_SCOPES)
         for stmt in body
         for sub in ast.walk(stmt)
     )
+
+
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

@@ -1,0 +1,175 @@
+"""Class members: the method resolution order and what a class body binds.
+
+A class's own attribute is what its body binds as Python runs it (the block
+that runs; loops and the like are unknown, see :func:`.scope.index_bindings`),
+unless module-level code set it after the class statement (:mod:`.attrsets`);
+then the bases in C3 order. What Python's own machinery adds (``__mro__``, a
+named tuple's ``_replace``) is unknown rather than missing.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.attrsets import set_after_class, value_set
+from sphinxext_attn.core.pyeval.lazyclass import LazyBody, statements_for
+from sphinxext_attn.core.pyeval.scope import (
+    MISSING,
+    cached,
+    index_bindings,
+    live_binding,
+    remember,
+)
+from sphinxext_attn.core.pyeval.values import Builtin, EnumMember, External, PyClass, Unknown
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.pyeval.interp import Interpreter
+
+ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
+NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
+#: Builtin types the evaluator knows by name (for ``isinstance`` and conversions).
+PLAIN_TYPES: dict[str, Any] = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "list": list,
+    "tuple": tuple,
+    "dict": dict,
+    "set": set,
+    "frozenset": frozenset,
+}
+
+
+def _bases(interp: Interpreter, cls: PyClass) -> list[Any]:
+    if cls.bases_cache is None:
+        bases: list[Any] = []
+        scope = cls.scope
+        for expr in cls.node.bases:
+            if isinstance(expr, ast.Subscript):
+                expr = expr.value  # Generic[T], AttentionMetadataBuilder[M]
+            try:
+                base = interp.eval(expr, scope)
+            except (Unknown, RecursionError):
+                base = External("<unknown base>")
+            if isinstance(base, Builtin) and base.name in PLAIN_TYPES:
+                base = External(f"builtins.{base.name}")
+            bases.append(base)
+        cls.bases_cache = bases
+    return cls.bases_cache
+
+
+def class_mro(cls: PyClass, interp: Interpreter | None = None) -> list[Any]:
+    """C3 linearisation over tree classes; bases from outside the tree are kept
+    as :class:`External` entries (``enum.Enum``, ``builtins.str``)."""
+    if cls.mro_cache is not None:
+        return cls.mro_cache
+    if interp is None:
+        return [cls]
+    cls.mro_cache = [cls]  # a cycle in the bases ends here
+    seqs = [class_mro(b, interp) if isinstance(b, PyClass) else [b] for b in _bases(interp, cls)]
+    seqs.append(list(_bases(interp, cls)))
+    result: list[Any] = [cls]
+    while any(seqs):
+        for seq in seqs:
+            if not seq:
+                continue
+            head = seq[0]
+            if not any(head in s[1:] for s in seqs if s):
+                break
+        else:
+            head = next(s[0] for s in seqs if s)  # inconsistent: take the first
+        result.append(head)
+        seqs = [s[1:] if s and s[0] == head else s for s in seqs]
+    cls.mro_cache = result
+    return result
+
+
+class MemberMixin:
+    """Class attribute lookup along the MRO, for :class:`Interpreter`."""
+
+    #: writes of class attributes so far (part of every statement memo key)
+    class_writes = 0
+
+    def is_enum(self: Interpreter, cls: PyClass) -> bool:
+        return any(
+            isinstance(c, External) and c.qualname in ENUM_BASES for c in class_mro(cls, self)
+        )
+
+    def is_namedtuple(self: Interpreter, cls: PyClass) -> bool:
+        return any(
+            isinstance(c, External) and c.qualname in NAMEDTUPLE_BASES
+            for c in class_mro(cls, self)
+        )
+
+    def class_own_attr(self: Interpreter, cls: PyClass, name: str) -> Any:
+        """An attribute defined in ``cls``'s own body (or set on it), evaluated once."""
+        found = cached(cls.attrs, name, self)
+        if found is not MISSING:
+            return found
+        settings = set_after_class(self, cls, name)
+        if settings:  # set by module-level code after the class statement: it wins
+            return remember(cls.attrs, name, self, lambda: value_set(self, cls, settings))
+        index = self._class_index.get(id(cls.node))
+        if isinstance(cls.node.body, LazyBody) and not cls.node.body.loaded:
+            walrus = ":=" in cls.node.body.chunk.text
+            index = index_bindings(statements_for(cls.node, name), True, walrus)
+        elif index is None:
+            walrus = cls.module.has_walrus
+            index = self._class_index[id(cls.node)] = index_bindings(cls.node.body, True, walrus)
+        bindings = index.get(name)
+        if not bindings:
+            return MISSING
+        scope = self.class_body_scope(cls)
+        if bindings[-1].guards:  # bound inside ``if``/``try``: the block that runs
+            return remember(cls.attrs, name, self, lambda: self._live(cls, bindings, name, scope))
+        stmt = bindings[-1].stmt
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            return remember(cls.attrs, name, self, self.make_function(stmt, scope, owner=cls))
+        return remember(cls.attrs, name, self, lambda: self._class_value(cls, stmt, name, scope))
+
+    def _live(self: Interpreter, cls: PyClass, bindings: Any, name: str, scope: Any) -> Any:
+        """The member the class body's blocks bind (MISSING: none runs; a base has it)."""
+        binding = live_binding(bindings, self, scope, cls.path)
+        stmt = binding.stmt if binding is not None else None
+        if stmt is None:
+            return MISSING
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            return self.make_function(stmt, scope, owner=cls)
+        return self._class_value(cls, stmt, name, scope)
+
+    def _class_value(self: Interpreter, cls: PyClass, stmt: Any, name: str, scope: Any) -> Any:
+        value = self.bind_statement(stmt, name, scope)
+        if self.is_enum(cls) and not name.startswith("_"):
+            value = EnumMember(cls, name, value, ops.plain_enum_class(class_mro(cls, self)))
+        return value
+
+    def class_attr(
+        self: Interpreter, cls: PyClass, name: str, after: PyClass | None = None
+    ) -> tuple[Any, Any]:
+        """(value, defining class) along the MRO, starting after ``after`` if given."""
+        mro = class_mro(cls, self)
+        if after is not None:
+            mro = mro[mro.index(after) + 1 :] if after in mro else []
+        for klass in mro:
+            if isinstance(klass, PyClass):
+                value = self.class_own_attr(klass, name)
+                if value is not MISSING:
+                    return value, klass
+            elif isinstance(klass, External) and klass.qualname == "<unknown base>":
+                raise Unknown(
+                    f"{cls.name} has a base class that could not be resolved",
+                    cls.path,
+                    cls.node.lineno,
+                )
+        return MISSING, None
+
+    def _unmodelled(self: Interpreter, cls: PyClass, name: str, node: ast.AST) -> None:
+        """Unknown for what Python's own machinery gives a class the tree does not
+        define: dunders (``__mro__``, ``__dict__``) and a named tuple's ``_`` API."""
+        dunder = name.startswith("__") and name.endswith("__")
+        if dunder or (name.startswith("_") and self.is_namedtuple(cls)):
+            line = getattr(node, "lineno", 0) or cls.node.lineno
+            raise Unknown(f"{cls.name}.{name} (Python's own) not evaluated", cls.path, line)
