@@ -618,3 +618,19 @@ def test_what_python_adds_to_a_class_is_unknown_not_missing(tmp_path):
     assert ask(it, cls, "ne") == (False, True)  # != inverts a user __eq__
     with pytest.raises(Raised, match="AttributeError"):
         ask(it, cls, "missing")  # an ordinary missing attribute still raises
+
+
+def test_a_class_decorator_not_evaluated_makes_a_missing_member_unknown(tmp_path):
+    """A tree decorator may add members (``c.extra = 7``): a member the class does
+    not define is then unknown, not an AttributeError; dataclass adds none."""
+    header = HEADER + "\nimport dataclasses\n\ndef deco(c):\n    c.extra = 7\n    return c\n"
+    header += "\n@deco\nclass Decorated:\n    own = 1\n"
+    header += "\n@dataclasses.dataclass\nclass Plain:\n    own: int = 1\n"
+    body = cm("extra", "return Decorated.extra") + cm("own", "return Decorated.own")
+    body += cm("plain", "return Plain.extra")
+    it, cls = load(tmp_path, body, header=header)
+    with pytest.raises(Unknown, match="class decorator"):
+        ask(it, cls, "extra")
+    assert ask(it, cls, "own") == 1
+    with pytest.raises(Raised, match="AttributeError"):
+        ask(it, cls, "plain")

@@ -28,6 +28,18 @@ if TYPE_CHECKING:
     from sphinxext_attn.core.pyeval.interp import Interpreter
 
 ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
+#: Class decorators of the standard library that add no member a question reads.
+CLASS_DECORATORS = frozenset(
+    {
+        "dataclasses.dataclass",
+        "typing.final",
+        "typing_extensions.final",
+        "typing.runtime_checkable",
+        "typing_extensions.runtime_checkable",
+        "functools.total_ordering",
+        "enum.unique",
+    }
+)
 NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 #: Builtin types the evaluator knows by name (for ``isinstance`` and conversions).
 PLAIN_TYPES: dict[str, Any] = {
@@ -173,3 +185,22 @@ class MemberMixin:
         if dunder or (name.startswith("_") and self.is_namedtuple(cls)):
             line = getattr(node, "lineno", 0) or cls.node.lineno
             raise Unknown(f"{cls.name}.{name} (Python's own) not evaluated", cls.path, line)
+        for klass in class_mro(cls, self):
+            if isinstance(klass, PyClass):
+                for decorator in klass.node.decorator_list:
+                    if not self._keeps_members(klass, decorator):
+                        raise Unknown(
+                            f"{klass.name} has a class decorator that is not evaluated "
+                            f"(it may add {name})",
+                            klass.path,
+                            decorator.lineno,
+                        )
+
+    def _keeps_members(self: Interpreter, cls: PyClass, decorator: ast.expr) -> bool:
+        """A class decorator known to add no attribute a question reads."""
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        try:
+            value = self.eval(target, cls.scope)
+        except (Unknown, RecursionError):
+            return False
+        return isinstance(value, External) and value.qualname in CLASS_DECORATORS
