@@ -189,6 +189,50 @@ WITH_CLASSES: list[tuple[str, str]] = [
         "class A:\n    pass\nclass B(A):\n    pass\n",
         "return issubclass(B, A), isinstance(B(), A), type(B()) is B",
     ),
+    (
+        "import functools\nclass A:\n    @functools.cached_property\n    def p(self):\n        return 3\n",
+        "return A().p",
+    ),
+    (
+        "from typing import ClassVar\nclass A:\n    x: ClassVar[int] = 4\n    y: int\n",
+        "return A.x, hasattr(A, 'y')",
+    ),
+    ("class A:\n    x = 1\n", "return getattr(A, 'x', 9), getattr(A, 'z', 9), hasattr(A, 'x')"),
+    (
+        "class A:\n    @classmethod\n    def n(cls):\n        return cls.__name__.lower()\nclass BB(A):\n    pass\n",
+        "return BB.n(), A.n()",
+    ),
+    (
+        "class A:\n    LIST = ['a', 'b']\n    @classmethod\n    def ok(cls, v):\n        return v in cls.LIST\n",
+        "return A.ok('a'), A.ok('c')",
+    ),
+    (
+        "class Base:\n    @classmethod\n    def sizes(cls):\n        return []\n    @classmethod\n    def ok(cls, h):\n        s = cls.sizes()\n        return not s or h in s\nclass C(Base):\n    @classmethod\n    def sizes(cls):\n        return [64]\n",
+        "return C.ok(64), C.ok(80), Base.ok(80)",
+    ),
+    (
+        "class A:\n    def __init_subclass__(cls, **kw):\n        cls.tag = 'sub'\nclass B(A):\n    pass\n",
+        "return B.tag",
+    ),
+    ("class Meta(type):\n    x = 5\nclass A(metaclass=Meta):\n    pass\n", "return A.x"),
+    ("class A:\n    x = 1\nclass B(A):\n    pass\nB.x = 2\n", "return A.x, B.x"),
+    (
+        "import enum\nclass E(enum.Enum):\n    A = enum.auto()\n    B = enum.auto()\n",
+        "return E.A.value, E.B.value",
+    ),
+    (
+        "import enum\nclass E(str, enum.Enum):\n    A = 'a'\n    @classmethod\n    def parse(cls, s):\n        return cls(s)\n",
+        "return E.parse('a') is E.A",
+    ),
+    ("class A:\n    x = 1\n    y = x + 1\n    def f(self):\n        return y\n", "return A().f()"),
+    (
+        "class A:\n    sizes = [1]\nclass B(A):\n    sizes = A.sizes + [2]\n",
+        "return B.sizes, A.sizes",
+    ),
+    (
+        "def deco(f):\n    def w(*a, **k):\n        return f(*a, **k) + 1\n    return w\nclass A:\n    @staticmethod\n    @deco\n    def s():\n        return 1\n",
+        "return A.s()",
+    ),
 ]
 
 

@@ -40,6 +40,8 @@ CLASS_DECORATORS = frozenset(
         "enum.unique",
     }
 )
+#: Metaclasses of the standard library that add no member a question reads.
+METACLASSES = frozenset({"abc.ABCMeta", "enum.EnumMeta", "enum.EnumType"})
 NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 #: Builtin types the evaluator knows by name (for ``isinstance`` and conversions).
 PLAIN_TYPES: dict[str, Any] = {
@@ -187,6 +189,13 @@ class MemberMixin:
             raise Unknown(f"{cls.name}.{name} (Python's own) not evaluated", cls.path, line)
         for klass in class_mro(cls, self):
             if isinstance(klass, PyClass):
+                why = self._adds_members(klass, cls)
+                if why:
+                    raise Unknown(
+                        f"{klass.name} {why} that is not evaluated (it may add {name})",
+                        klass.path,
+                        klass.node.lineno,
+                    )
                 for decorator in klass.node.decorator_list:
                     if not self._keeps_members(klass, decorator):
                         raise Unknown(
@@ -195,6 +204,21 @@ class MemberMixin:
                             klass.path,
                             decorator.lineno,
                         )
+
+    def _adds_members(self: Interpreter, klass: PyClass, cls: PyClass) -> str:
+        """What in ``klass`` may give ``cls`` members its body does not bind: a
+        base's ``__init_subclass__``, or a metaclass other than ABCMeta/EnumMeta."""
+        if klass is not cls and self.class_own_attr(klass, "__init_subclass__") is not MISSING:
+            return "has an __init_subclass__"
+        for keyword in klass.node.keywords:
+            if keyword.arg == "metaclass":
+                try:
+                    meta = self.eval(keyword.value, klass.scope)
+                except (Unknown, RecursionError):
+                    meta = None
+                if not (isinstance(meta, External) and meta.qualname in METACLASSES):
+                    return "has a metaclass"
+        return ""
 
     def _keeps_members(self: Interpreter, cls: PyClass, decorator: ast.expr) -> bool:
         """A class decorator known to add no attribute a question reads."""

@@ -39,6 +39,7 @@ class ObjectMixin(MemberMixin):
             return self._instance_getattr(obj, name, node)
         if isinstance(obj, EnumMember):
             if name == "value":
+                ops.check_not_auto(obj.value, (path, getattr(node, "lineno", 0)))
                 return obj.value
             if name == "name":
                 return obj.name

@@ -257,6 +257,13 @@ def plain_enum_class(mro: list[Any]) -> bool:
     )
 
 
+def check_not_auto(value: Any, where: tuple[str, int]) -> None:
+    """The value of an ``enum.auto()`` member depends on ``_generate_next_value_``
+    and the members before it: unknown, never the marker compared as a value."""
+    if isinstance(value, External) and value.qualname == "enum.auto()":
+        raise Unknown("value of an enum.auto() member not evaluated", *where)
+
+
 def enum_is_plain(member: EnumMember) -> bool:
     return member.plain
 
@@ -296,6 +303,8 @@ def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool
         if isinstance(left, EnumMember) and isinstance(right, EnumMember):
             return left.cls is right.cls and left.name == right.name
         a, b = plain_value(left), plain_value(right)
+        check_not_auto(a, where)
+        check_not_auto(b, where)
         return not isinstance(a, EnumMember) and not isinstance(b, EnumMember) and a == b
     if isinstance(left, list | tuple) and isinstance(right, list | tuple):
         if type(left) is not type(right) or len(left) != len(right):
