@@ -133,8 +133,8 @@ BODIES: list[list[str]] = [
     ["import os", "return os.environ.get('VLLM_X', 'dflt'), os.getenv('VLLM_Y') is None"],
 ]
 
-#: (module-level classes and helpers, the method body using them).
-WITH_CLASSES: list[tuple[str, str]] = [
+#: (module-level code: classes, helpers, registries; the method body using them).
+WITH_PRELUDE: list[tuple[str, str]] = [
     (
         "class A:\n    x = 1\n    @classmethod\n    def g(cls):\n        return cls.x\nclass B(A):\n    x = 2\n",
         "return B.g(), A.g(), B.__name__",
@@ -233,6 +233,27 @@ WITH_CLASSES: list[tuple[str, str]] = [
         "def deco(f):\n    def w(*a, **k):\n        return f(*a, **k) + 1\n    return w\nclass A:\n    @staticmethod\n    @deco\n    def s():\n        return 1\n",
         "return A.s()",
     ),
+    ("X = 1\nX = 2\n", "return X"),
+    ("X = 1\ndef g():\n    return X\nX = 2\n", "return g()"),
+    ("X = [1]\nX.append(2)\n", "return X"),
+    ("D = {'a': 1}\nD['b'] = 2\n", "return sorted(D)"),
+    ("D = {'a': 1}\nD.update(b=2)\n", "return sorted(D)"),
+    ("S = {1}\nS.add(2)\n", "return sorted(S)"),
+    ("X = [1]\nX += [2]\n", "return X"),
+    ("X = [3, 1]\nX.sort()\n", "return X"),
+    ("X = [1]\nY = X\nY.append(5)\n", "return X"),
+    ("X = [1]\ndef reg(v):\n    X.append(v)\n    return v\nreg(7)\n", "return X"),
+    (
+        "REG = {}\ndef register(name):\n    def deco(f):\n        REG[name] = f\n        return f\n    return deco\n@register('a')\ndef fa():\n    return 1\n",
+        "return sorted(REG)",
+    ),
+    ("X: int\n", "return X"),
+    ("if False:\n    X = 1\n", "return X"),
+    ("X = 1\ndel X\n", "return X"),
+    ("import os\nX = os.environ.get('VLLM_NOPE', 'd')\n", "return X"),
+    ("X = [i for i in range(3)]\n", "return X"),
+    ("L = [1]\nL[0] = 9\n", "return L"),
+    ("class C:\n    items = []\nC.items.append(1)\n", "return C.items"),
 ]
 
 
@@ -272,8 +293,8 @@ def test_method_body_answers_like_python(tmp_path, lines):
     check(our_answer(tmp_path, "", lines), python_answer("", "\n".join(lines)))
 
 
-@pytest.mark.parametrize(("prelude", "body"), WITH_CLASSES, ids=[c[1][:40] for c in WITH_CLASSES])
-def test_classes_answer_like_python(tmp_path, prelude, body):
+@pytest.mark.parametrize(("prelude", "body"), WITH_PRELUDE, ids=[c[1][:40] for c in WITH_PRELUDE])
+def test_module_code_answers_like_python(tmp_path, prelude, body):
     lines = body.split("\n    ")
     check(our_answer(tmp_path, prelude, lines), python_answer(prelude, "\n".join(lines)))
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval.chunks import Chunk, ChunkError, chunk_names
 from sphinxext_attn.core.pyeval.lazyclass import class_of_chunk
-from sphinxext_attn.core.pyeval.values import Raised, Unbound, Unknown
+from sphinxext_attn.core.pyeval.mutations import changed_at_import
+from sphinxext_attn.core.pyeval.values import Instance, Raised, Unbound, Unknown
 
 if TYPE_CHECKING:
     from sphinxext_attn.core.pyeval.interp import Interpreter
@@ -174,6 +175,10 @@ class ModuleScope(Scope):
     values: dict[str, Any] = field(default_factory=dict)
     #: owner name -> module-level statements setting its attributes (see attrsets)
     settings: dict[str, list[Any]] | None = None
+    #: name -> line of module-level code that may change its value (see mutations)
+    changes: dict[str, int] = field(default_factory=dict)
+    #: the words of each top-level piece (see mutations)
+    words: list[tuple[Any, set[str]]] | None = None
 
     def __post_init__(self) -> None:
         self.module = self
@@ -271,7 +276,16 @@ class ModuleScope(Scope):
         except ChunkError:
             self._whole()
             return self._evaluate(name, interp)
-        return interp.bind_statement(stmt, name, self)
+        value = interp.bind_statement(stmt, name, self)
+        container = isinstance(value, list | dict | set)
+        made_here = isinstance(stmt, ast.Assign | ast.AnnAssign)  # not an import
+        if made_here and (container or (isinstance(value, Instance) and value.items is None)):
+            line = changed_at_import(self, name, container)
+            if line:
+                raise Unknown(
+                    f"{name} is changed by module-level code, not evaluated", self.path, line
+                )
+        return value
 
 
 def live_binding(
