@@ -254,6 +254,10 @@ WITH_PRELUDE: list[tuple[str, str]] = [
     ("X = [i for i in range(3)]\n", "return X"),
     ("L = [1]\nL[0] = 9\n", "return L"),
     ("class C:\n    items = []\nC.items.append(1)\n", "return C.items"),
+    ("class A:\n    items = []\n    items.append(1)\n", "return A.items"),
+    ("class A:\n    d = {}\n    d['k'] = 1\n", "return A.d"),
+    ("class A:\n    d = {}\n    for k in 'ab':\n        d[k] = 1\n", "return A.d"),
+    ("class A:\n    base = [1]\n    more = base\n    more.append(2)\n", "return A.base"),
 ]
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.attrsets import set_after_class, value_set
 from sphinxext_attn.core.pyeval.lazyclass import LazyBody, statements_for
+from sphinxext_attn.core.pyeval.mutations import changed_in_class_body
 from sphinxext_attn.core.pyeval.scope import (
     MISSING,
     cached,
@@ -22,7 +23,14 @@ from sphinxext_attn.core.pyeval.scope import (
     live_binding,
     remember,
 )
-from sphinxext_attn.core.pyeval.values import Builtin, EnumMember, External, PyClass, Unknown
+from sphinxext_attn.core.pyeval.values import (
+    Builtin,
+    EnumMember,
+    External,
+    Instance,
+    PyClass,
+    Unknown,
+)
 
 if TYPE_CHECKING:
     from sphinxext_attn.core.pyeval.interp import Interpreter
@@ -156,6 +164,15 @@ class MemberMixin:
 
     def _class_value(self: Interpreter, cls: PyClass, stmt: Any, name: str, scope: Any) -> Any:
         value = self.bind_statement(stmt, name, scope)
+        container = isinstance(value, list | dict | set)
+        if isinstance(stmt, ast.Assign | ast.AnnAssign) and (
+            container or (isinstance(value, Instance) and value.items is None)
+        ):
+            body = cls.node.body
+            statements = body.holding(name) if isinstance(body, LazyBody) else list(body)
+            line = changed_in_class_body(statements, name, container)
+            if line:
+                raise Unknown(f"{cls.name}.{name} is changed in the class body", cls.path, line)
         if self.is_enum(cls) and not name.startswith("_"):
             value = EnumMember(cls, name, value, ops.plain_enum_class(class_mro(cls, self)))
         return value

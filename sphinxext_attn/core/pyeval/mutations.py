@@ -62,6 +62,19 @@ def changed_at_import(module: ModuleScope, name: str, container: bool) -> int:
     return found
 
 
+def changed_in_class_body(statements: list[ast.stmt], name: str, container: bool) -> int:
+    """The line of a class body statement that may change the value bound to
+    ``name`` in that body (``items = []`` then ``items.append(1)``); 0: none."""
+    methods = CHANGING_METHODS if container else None
+    for stmt in statements:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue  # a method runs when called, not while the class is made
+        line = _import_time_change(stmt, {name}, {}, methods)
+        if line:
+            return line
+    return 0
+
+
 def _statements_naming(module: ModuleScope, names: set[str]) -> list[ast.stmt]:
     words = module.words
     if words is None:
