@@ -258,6 +258,12 @@ WITH_PRELUDE: list[tuple[str, str]] = [
     ("class A:\n    d = {}\n    d['k'] = 1\n", "return A.d"),
     ("class A:\n    d = {}\n    for k in 'ab':\n        d[k] = 1\n", "return A.d"),
     ("class A:\n    base = [1]\n    more = base\n    more.append(2)\n", "return A.base"),
+    ("_x = None\ndef init():\n    global _x\n    _x = 5\ninit()\n", "return _x"),
+    ("_x = None\ndef init():\n    global _x\n    _x = 5\n", "return _x"),
+    (
+        "_n = 0\ndef bump():\n    global _n\n    _n += 1\n    return _n\nbump()\nbump()\n",
+        "return _n",
+    ),
 ]
 
 

@@ -32,6 +32,7 @@ from sphinxext_attn.core.source import parse_quietly
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: Classes smaller than this are parsed whole (cutting them saves nothing).
 MIN_LAZY_CHARS = 4000
 
@@ -120,6 +121,25 @@ class LazyBody(list):  # type: ignore[type-arg]
         except ChunkError:
             self._whole()
             return list(list.__iter__(self))
+
+    def run_after(self, line: int, text: str) -> list[ast.stmt]:
+        """Parsed members that run with the class body after ``line`` and whose
+        source holds ``text`` (functions are skipped unparsed: they run later)."""
+        if self.loaded:
+            nodes = list(list.__iter__(self))
+            return [n for n in nodes if n.lineno > line and not isinstance(n, _DEFS)]
+        try:
+            return [
+                node
+                for i, member in enumerate(self.members)
+                if member.line > line
+                and text in member.text
+                and not member.text.lstrip().startswith(("def ", "async def ", "@"))
+                for node in self._member(i)
+            ]
+        except ChunkError:
+            self._whole()
+            return self.run_after(line, text)
 
     def statements(self, name: str) -> list[ast.stmt]:
         """In source order, the statements that may bind or annotate ``name``."""

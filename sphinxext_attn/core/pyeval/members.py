@@ -169,8 +169,11 @@ class MemberMixin:
             container or (isinstance(value, Instance) and value.items is None)
         ):
             body = cls.node.body
-            statements = body.holding(name) if isinstance(body, LazyBody) else list(body)
-            line = changed_in_class_body(statements, name, container)
+            if isinstance(body, LazyBody):
+                later = body.run_after(stmt.lineno, name)
+            else:
+                later = [s for s in body if s.lineno > stmt.lineno]
+            line = changed_in_class_body(later, name, container)
             if line:
                 raise Unknown(f"{cls.name}.{name} is changed in the class body", cls.path, line)
         if self.is_enum(cls) and not name.startswith("_"):

@@ -5,14 +5,14 @@
 ``_REGISTRY``: the value a question reads is not the literal. The evaluator
 does not replay such code; a mutable value (list, dict, set, instance) that
 module-level code of its module may change is unknown instead, with the line.
-Changes from other modules are not seen. Only statements whose text names the
-value are parsed (a word index per piece of the module).
+A module-level value of any kind rebound by a function of the module run at
+import (``global``) is unknown too. Changes from other modules are not seen.
+Only statements whose text holds the name are parsed.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.core.pyeval.chunks import ChunkError
@@ -46,7 +46,6 @@ READING_CALLS = frozenset(
         "bool", "id", "hash", "print", "type", "reversed",
     }
 )  # fmt: skip
-_WORD = re.compile(r"[A-Za-z_]\w*")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
@@ -75,25 +74,51 @@ def changed_in_class_body(statements: list[ast.stmt], name: str, container: bool
     return 0
 
 
-def _statements_naming(module: ModuleScope, names: set[str]) -> list[ast.stmt]:
-    words = module.words
-    if words is None:
-        try:
-            if module.chunks is None:
-                raise ChunkError(module.path)
-            words = [(chunk, set(_WORD.findall(chunk.text))) for chunk in module.chunks]
-        except ChunkError:
-            parsed = module.reparse()
-            body = parsed.body if parsed is not None else []
-            words = [
-                (stmt, {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}) for stmt in body
-            ]
-        module.words = words
+def _statements_naming(module: ModuleScope, names: set[str], also: str = "") -> list[ast.stmt]:
+    """The top-level statements whose text holds one of ``names`` (and ``also``):
+    a substring test, so only those pieces are parsed."""
     out: list[ast.stmt] = []
-    for piece, found in words:
-        if names & found:
-            out += [piece] if isinstance(piece, ast.stmt) else piece.nodes()
+    try:
+        if module.chunks is None:
+            raise ChunkError(module.path)
+        for chunk in module.chunks:
+            text = chunk.text
+            if (not also or also in text) and any(name in text for name in names):
+                out += chunk.nodes()
+    except ChunkError:
+        parsed = module.reparse()
+        for stmt in parsed.body if parsed is not None else []:
+            found = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+            if names & found:
+                out.append(stmt)
     return out
+
+
+def rebound_at_import(module: ModuleScope, name: str) -> int:
+    """The line of module-level code that calls a function of the module that
+    rebinds ``name`` (``global name``), so its value is not the literal; 0: none."""
+    if module.has_global is None:  # most modules have no ``global`` at all
+        pieces = module.chunks or []
+        module.has_global = module.chunks is None or any("global" in c.text for c in pieces)
+    if not module.has_global:
+        return 0
+    key = f"{name}:global"
+    found = module.changes.get(key)
+    if found is None:
+        mutators: dict[str, int] = {}
+        for stmt in _statements_naming(module, {name}, also="global"):
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and _rebinds(stmt, name):
+                mutators[stmt.name] = stmt.lineno
+        found = 0
+        if mutators:
+            for stmt in _statements_naming(module, set(mutators)):
+                found = found or _import_time_call(stmt, set(mutators))
+        module.changes[key] = found
+    return found
+
+
+def _rebinds(func: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Global) and name in n.names for n in ast.walk(func))
 
 
 def _find(module: ModuleScope, name: str, methods: frozenset[str] | None) -> int:

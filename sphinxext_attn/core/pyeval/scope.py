@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval.chunks import Chunk, ChunkError, chunk_names
 from sphinxext_attn.core.pyeval.lazyclass import class_of_chunk
-from sphinxext_attn.core.pyeval.mutations import changed_at_import
+from sphinxext_attn.core.pyeval.mutations import changed_at_import, rebound_at_import
 from sphinxext_attn.core.pyeval.values import Instance, Raised, Unbound, Unknown
 
 if TYPE_CHECKING:
@@ -177,8 +177,8 @@ class ModuleScope(Scope):
     settings: dict[str, list[Any]] | None = None
     #: name -> line of module-level code that may change its value (see mutations)
     changes: dict[str, int] = field(default_factory=dict)
-    #: the words of each top-level piece (see mutations)
-    words: list[tuple[Any, set[str]]] | None = None
+    #: whether any top-level piece holds the word ``global`` (None: not looked)
+    has_global: bool | None = None
 
     def __post_init__(self) -> None:
         self.module = self
@@ -281,10 +281,12 @@ class ModuleScope(Scope):
         made_here = isinstance(stmt, ast.Assign | ast.AnnAssign)  # not an import
         if made_here and (container or (isinstance(value, Instance) and value.items is None)):
             line = changed_at_import(self, name, container)
-            if line:
-                raise Unknown(
-                    f"{name} is changed by module-level code, not evaluated", self.path, line
-                )
+        else:
+            line = rebound_at_import(self, name) if made_here else 0
+        if line:
+            raise Unknown(
+                f"{name} is changed by module-level code, not evaluated", self.path, line
+            )
         return value
 
 
