@@ -264,6 +264,40 @@ WITH_PRELUDE: list[tuple[str, str]] = [
         "_n = 0\ndef bump():\n    global _n\n    _n += 1\n    return _n\nbump()\nbump()\n",
         "return _n",
     ),
+    (
+        "class MyErr(ValueError):\n    pass\n",
+        "try:\n        raise MyErr('m')\n    except ValueError as e:\n        return str(e), type(e).__name__",
+    ),
+    (
+        "class MyErr(Exception):\n    def __init__(self, n):\n        super().__init__(f'bad {n}')\n",
+        "try:\n        raise MyErr(3)\n    except MyErr as e:\n        return str(e)",
+    ),
+    (
+        "",
+        "try:\n        try:\n            raise KeyError('k')\n        finally:\n            x = 1\n    except KeyError:\n        return x",
+    ),
+    (
+        "",
+        "try:\n        raise ValueError('a') from None\n    except ValueError as e:\n        return e.args",
+    ),
+    (
+        "",
+        "for i in range(3):\n        try:\n            if i == 1:\n                continue\n        finally:\n            pass\n    return i",
+    ),
+    ("def f():\n    try:\n        return 1\n    finally:\n        return 2\n", "return f()"),
+    (
+        "def g(x):\n    if x:\n        raise RuntimeError('no')\n    return 'ok'\n",
+        "out = []\n    for v in (0, 1):\n        try:\n            out.append(g(v))\n        except RuntimeError as e:\n            out.append(str(e))\n    return out",
+    ),
+    (
+        "",
+        "try:\n        int('z')\n    except (TypeError, KeyError):\n        return 'wrong'\n    except Exception as e:\n        return type(e).__name__",
+    ),
+    ("", "x = {'a': [1, 2]}\n    y = dict(x)\n    y['a'].append(3)\n    return x"),
+    (
+        "",
+        "import copy\n    x = {'a': [1]}\n    y = copy.deepcopy(x)\n    y['a'].append(2)\n    return x",
+    ),
 ]
 
 

@@ -28,6 +28,7 @@ from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame, ModuleScope,
 from sphinxext_attn.core.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.core.pyeval.values import (
     Budget,
+    Caught,
     External,
     PyClass,
     PyFunction,
@@ -481,7 +482,7 @@ class Interpreter(CallMixin, ObjectMixin):
             for handler in stmt.handlers:
                 if self._handles(handler, exc, frame):
                     if handler.name:
-                        frame.locals[handler.name] = External(f"builtins.{exc.kind}")
+                        frame.locals[handler.name] = Caught(exc.kind)
                     self.exec_block(handler.body, frame)
                     break
             else:

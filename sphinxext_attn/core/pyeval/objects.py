@@ -12,6 +12,7 @@ from sphinxext_attn.core.pyeval.scope import MISSING, ModuleScope
 from sphinxext_attn.core.pyeval.values import (
     Bound,
     Builtin,
+    Caught,
     ConfigDefaults,
     EnumMember,
     External,
@@ -61,6 +62,12 @@ class ObjectMixin(MemberMixin):
             return self._bind(value, obj.target, target_cls)
         if isinstance(obj, External):
             return self.machine.external_attr(self, obj, name)
+        if isinstance(obj, Caught):
+            raise Unknown(
+                f"attribute {name} of a caught {obj.kind} not evaluated",
+                path,
+                getattr(node, "lineno", 0),
+            )
         if isinstance(obj, ConfigDefaults):
             return self.machine.config_attr(self, obj, name, path)
         if isinstance(obj, PyFunction) and name == "__name__":
@@ -153,7 +160,7 @@ class ObjectMixin(MemberMixin):
                         self.call(self._bind(method, value, value.cls), [], {}, node, path)
                     )
             return True
-        if isinstance(value, EnumMember | Bound | Builtin | SuperProxy | ConfigDefaults):
+        if isinstance(value, EnumMember | Bound | Builtin | SuperProxy | ConfigDefaults | Caught):
             return True
         if isinstance(value, External):
             return self.machine.external_truth(value, node, path)

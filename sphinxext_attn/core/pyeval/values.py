@@ -47,6 +47,14 @@ class ConfigDefaults:
     cls: Any
 
 
+@dataclass(eq=False)
+class Caught:
+    """The exception bound by ``except ... as e``: truthy and itself, its
+    attributes and text not evaluated (never the class standing in for it)."""
+
+    kind: str
+
+
 class Raised(Exception):
     """An exception raised by the analysed code (``raise ValueError(...)``)."""
 
