@@ -298,6 +298,9 @@ WITH_PRELUDE: list[tuple[str, str]] = [
         "",
         "import copy\n    x = {'a': [1]}\n    y = copy.deepcopy(x)\n    y['a'].append(2)\n    return x",
     ),
+    ("import sys\n", "return sys.platform == 'linux'"),
+    ("import os\n", "return os.sep == '/', os.sep in ('/', '\\\\')"),
+    ("import math\n", "return math.pi > 3"),
 ]
 
 

@@ -289,12 +289,21 @@ def plain_value(value: Any) -> Any:
 SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
+def _symbol(value: External) -> bool:
+    """A torch object (a dtype, a device type): never equal to plain data."""
+    return value.qualname.startswith("torch.")
+
+
 def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool:
     """``left == right``, a step for each item of the sequences compared."""
     if left is right:
         return True
     if type(left) in SCALARS and type(right) in SCALARS:
         return bool(left == right)  # plain data, compared natively at no extra cost
+    for ext, other in ((left, right), (right, left)):
+        if isinstance(ext, External) and type(other) in SCALARS and not _symbol(ext):
+            # ``sys.platform == "linux"``: the value outside the tree is not known
+            raise Unknown(f"{ext.qualname} compared with {other!r} (outside the tree)", *where)
     if isinstance(left, Instance) and left.items is not None:
         left = left.items  # a named tuple compares as a tuple
     if isinstance(right, Instance) and right.items is not None:
