@@ -2,7 +2,8 @@
 
 What analysed code asks of the world outside the tree is answered here, and
 nowhere else, the way vLLM's own answers were collected (the platform is
-CUDA; no ``VLLM_*`` variable is set, so vLLM's defaults apply; no engine
+CUDA; no environment variable is set (``os.environ`` is empty), so vLLM's
+``VLLM_*`` defaults apply; no engine
 config is current; compiled kernels and optional packages import; the device
 capability is the one the question is about; the toolchain vLLM looks for on
 PATH, nvcc and ninja, is there). Anything else from outside the
