@@ -14,15 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.attrsets import set_after_class, value_set
+from sphinxext_attn.core.pyeval.bindings import index_bindings, live_binding
 from sphinxext_attn.core.pyeval.lazyclass import LazyBody, statements_for
 from sphinxext_attn.core.pyeval.mutations import changed_in_class_body
-from sphinxext_attn.core.pyeval.scope import (
-    MISSING,
-    cached,
-    index_bindings,
-    live_binding,
-    remember,
-)
+from sphinxext_attn.core.pyeval.scope import MISSING, cached, remember
 from sphinxext_attn.core.pyeval.values import (
     Builtin,
     EnumMember,
