@@ -68,7 +68,7 @@ class Answers:
         self.selector: Selector | None = None
 
     def decide(self, config: Config) -> dict[str, Any]:
-        key = json.dumps(config.__dict__, sort_keys=True)
+        key = _key(config)
         found = self.known.get(key)
         if found is not None:
             return found
@@ -83,7 +83,7 @@ class Answers:
         """Every configuration's decision, in order. Past the first new one (which
         readies the evaluator), a forked child answers the second half of the rest
         while this process answers the first: decisions do not depend on order."""
-        keys = [json.dumps(c.__dict__, sort_keys=True) for c in configs]
+        keys = [_key(c) for c in configs]
         pending = list(dict.fromkeys(k for k in keys if k not in self.known))
         by_key = dict(zip(keys, configs, strict=True))
         if pending:
@@ -124,6 +124,11 @@ class Answers:
             known = dict(list(known.items())[-MAX_KEPT_DECISIONS:])
         paths = [*self.paths, *self.tree.files, *self.tree.directories]
         self.cache.store("decisions", self.root, {}, known, paths)
+
+
+def _key(config: Config) -> str:
+    """A configuration as the key of its kept decision."""
+    return json.dumps(config.__dict__, sort_keys=True)
 
 
 def _locality(config: Config) -> tuple[str, bool, bool]:

@@ -157,11 +157,14 @@ def analyze(
         from sphinxext_attn.core.runtime_analysis import evaluate_runtime, merge_runtime
 
         if parallel and forked.can_fork():
-            page = forked.Forked(lambda: _analyze(SourceTree(tree.root)))
+            # on a tree of its own, here too if the child failed (the same diagnostics)
+            def read_page() -> Analysis:
+                return _analyze(SourceTree(tree.root))
+
+            page = forked.Forked(read_page)
             answers = evaluate_runtime(tree, provenance)
-            child = page.result()  # None if the child failed: then read it here,
-            # on a fresh tree, as the child would have (diagnostics as in the child's)
-            result = child if isinstance(child, Analysis) else _analyze(SourceTree(tree.root))
+            child = page.result()  # None if the child failed
+            result = child if isinstance(child, Analysis) else read_page()
         else:
             result = _analyze(tree)
             answers = evaluate_runtime(tree, provenance)

@@ -124,8 +124,3 @@ def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
     analysis.diagnostics = [d for d in analysis.diagnostics if d.backend not in resolved]
     analysis.files = list(dict.fromkeys([*analysis.files, *answers.files]))
     analysis.directories = list(dict.fromkeys([*analysis.directories, *answers.directories]))
-
-
-def apply_runtime(tree: SourceTree, analysis: Analysis, provenance: bool = True) -> None:
-    """Both steps in this process, on the tree the page analysis read."""
-    merge_runtime(analysis, evaluate_runtime(tree, provenance))

@@ -12,55 +12,32 @@ module is scanned; a write from another module is not seen.
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.core.pyeval.chunks import ChunkError
+from sphinxext_attn.core.pyeval.mutations import top_level_statements
 from sphinxext_attn.core.pyeval.values import PyClass, Unknown
 
 if TYPE_CHECKING:
     from sphinxext_attn.core.pyeval.interp import Interpreter
     from sphinxext_attn.core.pyeval.scope import ModuleScope
 
-#: A top-level statement that may set an attribute of a name: ``Name.attr [op]= ...``,
-#: ``setattr(Name, ...)`` or ``Name.attr.method(...)`` (it may change ``Name.attr``).
-_TOP_SET = re.compile(
-    r"[A-Za-z_][\w.]*\.\w+\s*(?::[^=\n]*)?(?:[-+*/|&^%@]|//|\*\*|>>|<<)?=(?!=)"
-    r"|setattr\s*\(|[A-Za-z_]\w*\.\w+(?:\.\w+)+\s*\("
-)
-#: A module-level block (its statements run at import), and a line in it that may set.
-_BLOCK = re.compile(r"(?:if|try|with|for|while|match|async\s+(?:with|for))\b")
-_MAY_SET = re.compile(r"^[ \t]+(?:[A-Za-z_][\w.]*\.\w+\s*[-+*/|&^%@<>]*=(?!=)|.*setattr)", re.M)
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
 
 #: (statement, attribute name or None for any, whether it is a plain top-level ``=``)
 Setting = tuple[ast.stmt, str | None, bool]
 
 
-def module_settings(module: ModuleScope) -> dict[str, list[Setting]]:
-    """Owner name -> the module-level statements that set its attributes, in order."""
-    found = module.settings
-    if found is not None:
-        return found
-    found = module.settings = {}
-    statements: list[ast.stmt] = []
-    try:
-        if module.chunks is not None:
-            for chunk in module.chunks:
-                text = chunk.text
-                if _TOP_SET.match(text) or (_BLOCK.match(text) and _MAY_SET.search(text)):
-                    statements += chunk.nodes()
-            chunked = True
-        else:
-            chunked = False
-    except ChunkError:
-        chunked = False
-    if not chunked:
-        parsed = module.reparse()
-        statements = list(parsed.body) if parsed is not None else []
-    for stmt in statements:
-        _collect(stmt, True, found)
-    return found
+def owner_settings(module: ModuleScope, owner: str) -> list[Setting]:
+    """The module-level statements that set attributes of ``owner``, in order."""
+    cache = module.settings
+    if cache is None:
+        cache = module.settings = {}
+    if owner not in cache:
+        found: dict[str, list[Setting]] = {}
+        for stmt in top_level_statements(module, {owner}, skip_definitions=True):
+            _collect(stmt, True, found)
+        cache[owner] = found.get(owner, [])
+    return cache[owner]
 
 
 def _collect(stmt: ast.stmt, top: bool, found: dict[str, list[Setting]]) -> None:
@@ -103,7 +80,7 @@ def set_after_class(interp: Interpreter, cls: PyClass, name: str) -> list[Settin
     """The settings of ``cls.name`` by the module-level code of ``cls``'s module."""
     if cls.scope is not cls.module:
         return []  # a class made by a call: no module-level name is bound to it
-    settings = module_settings(cls.module).get(cls.name)
+    settings = owner_settings(cls.module, cls.name)
     if not settings:
         return []
     return [s for s in settings if s[1] is None or s[1] == name]

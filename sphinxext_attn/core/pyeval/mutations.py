@@ -74,20 +74,28 @@ def changed_in_class_body(statements: list[ast.stmt], name: str, container: bool
     return 0
 
 
-def _statements_naming(module: ModuleScope, names: set[str], also: str = "") -> list[ast.stmt]:
+def top_level_statements(
+    module: ModuleScope, names: set[str], also: str = "", skip_definitions: bool = False
+) -> list[ast.stmt]:
     """The top-level statements whose text holds one of ``names`` (and ``also``):
-    a substring test, so only those pieces are parsed."""
+    a substring test, so only those pieces are parsed. ``skip_definitions``:
+    not ``def``/``class`` statements (their bodies are not module-level code)."""
+    definitions = ("def ", "async def ", "class ", "@") if skip_definitions else ()
     out: list[ast.stmt] = []
     try:
         if module.chunks is None:
             raise ChunkError(module.path)
         for chunk in module.chunks:
             text = chunk.text
+            if definitions and text.startswith(definitions):
+                continue
             if (not also or also in text) and any(name in text for name in names):
                 out += chunk.nodes()
     except ChunkError:
         parsed = module.reparse()
         for stmt in parsed.body if parsed is not None else []:
+            if skip_definitions and isinstance(stmt, _SCOPES):
+                continue
             found = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
             if names & found:
                 out.append(stmt)
@@ -106,12 +114,12 @@ def rebound_at_import(module: ModuleScope, name: str) -> int:
     found = module.changes.get(key)
     if found is None:
         mutators: dict[str, int] = {}
-        for stmt in _statements_naming(module, {name}, also="global"):
+        for stmt in top_level_statements(module, {name}, also="global"):
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and _rebinds(stmt, name):
                 mutators[stmt.name] = stmt.lineno
         found = 0
         if mutators:
-            for stmt in _statements_naming(module, set(mutators)):
+            for stmt in top_level_statements(module, set(mutators)):
                 found = found or _import_time_call(stmt, set(mutators))
         module.changes[key] = found
     return found
@@ -123,12 +131,12 @@ def _rebinds(func: ast.AST, name: str) -> bool:
 
 def _find(module: ModuleScope, name: str, methods: frozenset[str] | None) -> int:
     mutators: dict[str, int] = {}
-    for stmt in _statements_naming(module, {name}):
+    for stmt in top_level_statements(module, {name}):
         line = _import_time_change(stmt, {name}, mutators, methods)
         if line:
             return line
     if mutators:  # a function of the module changes it: is one run at import?
-        for stmt in _statements_naming(module, set(mutators)):
+        for stmt in top_level_statements(module, set(mutators)):
             line = _import_time_call(stmt, set(mutators))
             if line:
                 return line
