@@ -340,6 +340,23 @@ def test_memoised_answers_do_not_mix_capabilities(tmp_path):
         ask(it, cls, "f", 192)  # an answer memoised for a GPU is not an answer without one
 
 
+def test_a_call_that_never_reads_the_gpu_is_remembered_for_every_gpu(tmp_path):
+    """A call that did not read the device capability answers for every GPU (one
+    memo entry); one whose path reads it is still remembered per GPU."""
+    body = cm("g", "return x * 2", args="x") + cm(
+        "h", "if x > 1:", "    return current_platform.get_device_capability().major", "return 0",
+        args="x",
+    )  # fmt: skip
+    it, cls = load(tmp_path, body)
+    g = it.getattr(cls, "g", NODE, "").func
+    assert [ask(it, cls, "g", 3, capability=c) for c in [(9, 0), (10, 0), None]] == [6, 6, 6]
+    assert len([k for k in it.call_memo.answers if k[0] is g]) == 1
+    assert [ask(it, cls, "h", 0, capability=c) for c in [(9, 0), None]] == [0, 0]
+    assert [ask(it, cls, "h", 2, capability=c) for c in [(9, 0), (10, 0), (9, 0)]] == [9, 10, 9]
+    with pytest.raises(Unknown, match="compute capability"):
+        ask(it, cls, "h", 2)
+
+
 def test_module_and_class_values_do_not_mix_capabilities(tmp_path):
     header = HEADER + "MAJOR = current_platform.get_device_capability().major\n"
     body = "big = current_platform.get_device_capability().major\n\n" + cm(

@@ -3,7 +3,9 @@
 A call of a tree function is remembered under the values of the parameters
 its body actually looked up (recorded by its frame, see ``Frame.reads``), the
 binding shape (how many positional arguments, which keywords), the device
-capability and the count of class attribute writes so far. So
+capability if the call read it (a call that did not answers for every GPU, so
+a question re-asked per GPU reuses the helpers that do not look at it) and
+the count of class attribute writes so far. So
 ``supports_combination(head_size, dtype, ..., has_sink, ...)``, which only
 looks at ``has_sink`` when it is False, is evaluated once for every
 configuration with ``has_sink=False``. A later call is looked up under each
@@ -33,6 +35,8 @@ _DEFAULT = ("default",)
 #: object shared by every call, which a call may change, so never a key.
 _SHARED = object()
 _CONSTANT_DEFAULTS = (ast.Constant, ast.Name, ast.Attribute)
+#: The capability part of the key of a call that did not read the device capability.
+_ANY_GPU = ("any GPU",)
 
 
 class _Signature:
@@ -115,8 +119,9 @@ class CallMemo:
 
     def __init__(self) -> None:
         self.signatures: dict[PyFunction, _Signature] = {}
-        #: the parameter sets each function was seen to read, newest last
-        self.read_sets: dict[PyFunction, list[tuple[str, ...]]] = {}
+        #: the parameter sets each function was seen to read, and whether it read
+        #: the device capability, newest last
+        self.read_sets: dict[PyFunction, list[tuple[tuple[str, ...], bool]]] = {}
         self.answers: dict[tuple[Any, ...], tuple[bool, Any, bool]] = {}
 
     def signature(self, func: PyFunction) -> _Signature:
@@ -133,9 +138,11 @@ class CallMemo:
         read: tuple[str, ...],
         args: list[Any],
         kwargs: dict[str, Any],
+        by_gpu: bool = True,
     ) -> tuple[Any, ...] | None:
         parts: list[Any] = [func, len(args), tuple(sorted(kwargs)) if kwargs else ()]
-        parts += (read, interp.capability, interp.class_writes)  # a class set since: ask again
+        capability = interp.capability if by_gpu else _ANY_GPU
+        parts += (read, capability, interp.class_writes)  # a class set since: ask again
         append = parts.append
         for name in read:
             value = sig.value(name, args, kwargs)
@@ -157,11 +164,8 @@ class CallMemo:
         if func.name in interp.lenient_functions:
             return None  # asked once per configuration; its checks are remembered
         sig = self.signature(func)
-        if not sig.tracked:
-            key = self._key(interp, func, sig, sig.params, args, kwargs)
-            return None if key is None else self.answers.get(key)
-        for read in reversed(self.read_sets.get(func, ())):
-            key = self._key(interp, func, sig, read, args, kwargs)
+        for read, by_gpu in reversed(self.read_sets.get(func, ())):
+            key = self._key(interp, func, sig, read, args, kwargs, by_gpu)
             if key is not None:
                 found = self.answers.get(key)
                 if found is not None:
@@ -187,13 +191,11 @@ class CallMemo:
         if func.name in interp.lenient_functions:
             return
         sig = self.signature(func)
-        if looked_up is None:
-            read = sig.params
-        else:
-            read = tuple(p for p in sig.params if p in looked_up)
-            seen = self.read_sets.setdefault(func, [])
-            if read not in seen:
-                seen.append(read)
-        key = self._key(interp, func, sig, read, args, kwargs)
+        read = sig.params if looked_up is None else tuple(p for p in sig.params if p in looked_up)
+        by_gpu = answer[2]  # a call that never read the GPU answers for every GPU
+        seen = self.read_sets.setdefault(func, [])
+        if (read, by_gpu) not in seen:
+            seen.append((read, by_gpu))
+        key = self._key(interp, func, sig, read, args, kwargs, by_gpu)
         if key is not None:
             self.answers[key] = answer

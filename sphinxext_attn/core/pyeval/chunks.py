@@ -67,10 +67,13 @@ class Chunk:
 
 def split_chunks(text: str, path: str) -> list[Chunk]:
     """Top-level statements of ``text`` (decorators kept with their ``def``)."""
-    return [
-        Chunk(path, text.count("\n", 0, start) + 1, piece, start, merged)
-        for start, piece, merged in cut_pieces(text, "")
-    ]
+    chunks = []
+    line, counted = 1, 0  # lines counted incrementally: one pass over the text
+    for start, piece, merged in cut_pieces(text, ""):
+        line += text.count("\n", counted, start)
+        counted = start
+        chunks.append(Chunk(path, line, piece, start, merged))
+    return chunks
 
 
 def cut_pieces(text: str, indent: str) -> list[tuple[int, str, bool]]:
