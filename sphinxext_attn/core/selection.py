@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.core.pyeval.interp import NOT_EVALUATED
+from sphinxext_attn.core.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.core.pyeval.values import Bound, EnumMember, External, Instance, PyClass
 from sphinxext_attn.core.reason_sources import ReasonLocator
 

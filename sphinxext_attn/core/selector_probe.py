@@ -24,7 +24,7 @@ from sphinxext_attn.core.priority_paths import (
     priority_function,
 )
 from sphinxext_attn.core.pyeval import Raised, Unknown
-from sphinxext_attn.core.pyeval.interp import NOT_EVALUATED
+from sphinxext_attn.core.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.core.pyeval.values import Bound, Builtin, EnumMember, Instance
 from sphinxext_attn.core.selection import Config, Selector
 

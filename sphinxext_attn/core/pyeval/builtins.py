@@ -1,4 +1,4 @@
-"""Builtin functions and methods of plain values that the evaluator implements.
+"""Builtin functions that the evaluator implements (methods of plain values: :mod:`.methods`).
 
 Each takes ``(interp, args, kwargs, node, path)``; sizes are checked so no
 builtin can allocate without bound (``range(10**12)`` is unknown, not built).
@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.members import PLAIN_TYPES, class_mro
-from sphinxext_attn.core.pyeval.scope import MISSING
 from sphinxext_attn.core.pyeval.values import (
     Builtin,
     EnumMember,
@@ -29,17 +28,13 @@ Args = list[Any]
 Kw = dict[str, Any]
 
 
-def _where(node: ast.AST, path: str) -> tuple[str, int]:
-    return path, getattr(node, "lineno", 0)
-
-
 def _len(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     value = args[0]
     if isinstance(value, Instance) and value.items is not None:
         return len(value.items)
     if isinstance(value, str | list | tuple | dict | set | frozenset | range):
         return len(value)
-    raise Unknown(f"len() of {type(value).__name__} not evaluated", *_where(node, path))
+    raise Unknown(f"len() of {type(value).__name__} not evaluated", *ops.node_where(node, path))
 
 
 def _items(it: Interpreter, args: Args, node: ast.AST, path: str) -> list[Any]:
@@ -67,7 +62,9 @@ def _minmax(pick: Any) -> Any:
         try:
             return pick(keyed, key=lambda p: p[0])[1]
         except TypeError:
-            raise Unknown("min/max of values that do not order", *_where(node, path)) from None
+            raise Unknown(
+                "min/max of values that do not order", *ops.node_where(node, path)
+            ) from None
 
     return run
 
@@ -89,13 +86,13 @@ def _sorted(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> An
     try:
         return sorted(items, key=key, reverse=bool(kw.get("reverse", False)))
     except TypeError:
-        raise Unknown("sorting values that do not order", *_where(node, path)) from None
+        raise Unknown("sorting values that do not order", *ops.node_where(node, path)) from None
 
 
 def _walked(it: Interpreter, items: list[Any], node: ast.AST, path: str) -> list[Any]:
     """``items`` about to be compared natively (sorted, min, max): a step each,
     and the walk of nested values charged first."""
-    where = _where(node, path)
+    where = ops.node_where(node, path)
     it.budget.spend(len(items), where)
     ops.weigh(items, it.budget, where)
     return items
@@ -120,7 +117,7 @@ def is_instance(it: Interpreter, value: Any, kind: Any, node: ast.AST, path: str
             return False
     if isinstance(kind, External) and kind.qualname == "builtins.type":
         return isinstance(value, PyClass)
-    raise Unknown("isinstance() with a type outside the tree", *_where(node, path))
+    raise Unknown("isinstance() with a type outside the tree", *ops.node_where(node, path))
 
 
 def _isinstance(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
@@ -132,7 +129,7 @@ def _issubclass(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if isinstance(value, PyClass) and all(isinstance(k, PyClass) for k in kinds):
         return any(k in class_mro(value, it) for k in kinds)
-    raise Unknown("issubclass() with a type outside the tree", *_where(node, path))
+    raise Unknown("issubclass() with a type outside the tree", *ops.node_where(node, path))
 
 
 def _getattr(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
@@ -165,12 +162,16 @@ def _convert(kind: str) -> Any:
             items = value.items() if isinstance(value, dict) else it.iterate(value, node, path)
             return {**_pairs(it, items, node, path), **kw}
         if kw or len(args) > (2 if kind == "int" else 1):
-            raise Unknown(f"{kind}() with these arguments not evaluated", *_where(node, path))
+            raise Unknown(
+                f"{kind}() with these arguments not evaluated", *ops.node_where(node, path)
+            )
         if not args:
             return py()
         if kind == "str" and isinstance(args[0], EnumMember):
             return ops.enum_str(args[0])
-        ops.weigh(args[0], it.budget, _where(node, path))  # plain_value copies named tuples
+        ops.weigh(
+            args[0], it.budget, ops.node_where(node, path)
+        )  # plain_value copies named tuples
         value = ops.plain_value(args[0])
         if kind == "bool":
             return it.truth(value, node, path)
@@ -181,11 +182,13 @@ def _convert(kind: str) -> Any:
         if isinstance(value, int | float | str | bool):
             try:
                 if kind == "int" and len(args) > 1:
-                    return ops.check_size(int(value, args[1]), _where(node, path))
-                return ops.check_size(py(value), _where(node, path))
+                    return ops.check_size(int(value, args[1]), ops.node_where(node, path))
+                return ops.check_size(py(value), ops.node_where(node, path))
             except (ValueError, TypeError, OverflowError) as exc:
                 raise Raised(type(exc).__name__, str(exc)) from None
-        raise Unknown(f"{kind}() of {type(value).__name__} not evaluated", *_where(node, path))
+        raise Unknown(
+            f"{kind}() of {type(value).__name__} not evaluated", *ops.node_where(node, path)
+        )
 
     return run
 
@@ -208,20 +211,20 @@ def _range(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any
     except ValueError as exc:
         raise Raised("ValueError", str(exc)) from None
     if len(result) > ops.MAX_ITEMS:
-        raise Unknown("range too long to evaluate", *_where(node, path))
+        raise Unknown("range too long to evaluate", *ops.node_where(node, path))
     return result
 
 
 def _enumerate(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     start = args[1] if len(args) > 1 else kw.get("start", 0)
     items = it.iterate(args[0], node, path)
-    ops.charge(it.budget, 64 * len(items), _where(node, path))
+    ops.charge(it.budget, 64 * len(items), ops.node_where(node, path))
     return list(enumerate(items, start))
 
 
 def _zip(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     columns = [it.iterate(a, node, path) for a in args]
-    ops.charge(it.budget, 64 * min(map(len, columns), default=0), _where(node, path))
+    ops.charge(it.budget, 64 * min(map(len, columns), default=0), ops.node_where(node, path))
     return list(zip(*columns, strict=False))
 
 
@@ -232,16 +235,16 @@ def _reversed(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> 
 def _sum(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     total = args[1] if len(args) > 1 else 0
     items = it.iterate(args[0], node, path)
-    it.budget.spend(3 * len(items), _where(node, path))  # as a loop of ``total + item``
+    it.budget.spend(3 * len(items), ops.node_where(node, path))  # as a loop of ``total + item``
     for value in items:
-        total = ops.binop(ast.Add(), total, value, _where(node, path), it.budget)
+        total = ops.binop(ast.Add(), total, value, ops.node_where(node, path), it.budget)
     return total
 
 
 def _abs(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     if isinstance(args[0], int | float):
         return abs(args[0])
-    raise Unknown("abs() of a non-number", *_where(node, path))
+    raise Unknown("abs() of a non-number", *ops.node_where(node, path))
 
 
 def _type(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
@@ -251,7 +254,7 @@ def _type(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     for name, py in PLAIN_TYPES.items():
         if type(value) is py:
             return BUILTINS[name]
-    raise Unknown("type() of this value not evaluated", *_where(node, path))
+    raise Unknown("type() of this value not evaluated", *ops.node_where(node, path))
 
 
 def _callable(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
@@ -271,14 +274,14 @@ def _none(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
 
 def _decorator(name: str) -> Any:
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
-        raise Unknown(f"{name}() called directly", *_where(node, path))
+        raise Unknown(f"{name}() called directly", *ops.node_where(node, path))
 
     return run
 
 
 def _unevaluated(name: str) -> Any:
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
-        raise Unknown(f"{name}() not evaluated", *_where(node, path))
+        raise Unknown(f"{name}() not evaluated", *ops.node_where(node, path))
 
     return run
 
@@ -321,92 +324,3 @@ _FUNCTIONS = {
 }
 BUILTINS: dict[str, Builtin] = {name: Builtin(name, fn) for name, fn in _FUNCTIONS.items()}
 BUILTINS.update({name: Builtin(name, _convert(name)) for name in PLAIN_TYPES})
-
-
-def _method(obj: Any, name: str) -> Any:
-    """A bound method of a plain value, as a :class:`Builtin`."""
-    attr = getattr(obj, name, None)
-    if attr is None or not callable(attr):
-        return MISSING
-
-    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
-        where = _where(node, path)
-        # the method hashes or compares its arguments (and a list its items) natively
-        ops.weigh([args, kw, obj if name in SCANS else ()], it.budget, where)
-        plain_args = [ops.plain_value(a) for a in args]
-        if name in ("join",) and args:
-            plain_args = [[ops.plain_value(x) for x in it.iterate(args[0], node, path)]]
-            ops.join_size(obj, plain_args[0], where)
-        if name in ("extend", "update", "union", "intersection", "difference", "issubset"):
-            plain_args = [it.iterate(a, node, path) for a in args]
-        try:
-            result = attr(*plain_args, **kw)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
-            raise Raised(type(exc).__name__, str(exc)) from None
-        if isinstance(result, dict_views):
-            result = list(result)  # type: ignore[call-overload,unused-ignore]
-        if name in ("get", "pop", "setdefault", "index", "count"):
-            return ops.check_size(result, where)  # an item, not a new value
-        return ops.paid(result, it.budget, where)
-
-    return Builtin(f"{type(obj).__name__}.{name}", run)
-
-
-#: Methods that compare their argument with every item natively.
-SCANS = frozenset({"index", "count", "remove"})
-
-
-dict_views: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))
-
-SAFE_METHODS = {
-    str: {
-        "lower",
-        "upper",
-        "strip",
-        "lstrip",
-        "rstrip",
-        "startswith",
-        "endswith",
-        "split",
-        "join",
-        "replace",
-        "removeprefix",
-        "removesuffix",
-        "isdigit",
-        "isidentifier",
-        "rsplit",
-        "partition",
-        "rpartition",
-        "count",
-        "find",
-        "capitalize",
-        "title",
-    },
-    list: {"append", "extend", "insert", "index", "count", "copy", "pop", "remove"},
-    tuple: {"index", "count"},
-    dict: {"get", "items", "keys", "values", "copy", "update", "setdefault", "pop"},
-    set: {"add", "union", "intersection", "difference", "issubset", "copy", "discard"},
-    frozenset: {"union", "intersection", "difference", "issubset"},
-}
-
-
-def method_of(obj: Any, name: str) -> Any:
-    for kind, names in SAFE_METHODS.items():
-        if type(obj) is kind and name in names:
-            if name in ("replace",) and isinstance(obj, str):
-                return _sized_replace(obj)
-            return _method(obj, name)
-    return MISSING
-
-
-def _sized_replace(text: str) -> Builtin:
-    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
-        old, new = args[0], args[1]
-        if not isinstance(old, str) or not isinstance(new, str):
-            raise Raised("TypeError", "replace() arguments must be str")
-        growth = (len(new) - len(old)) * (text.count(old) if old else len(text) + 1)
-        if len(text) + max(growth, 0) > ops.MAX_ITEMS:
-            raise Unknown("string too long to evaluate", *_where(node, path))
-        return text.replace(old, new)
-
-    return Builtin("str.replace", run)

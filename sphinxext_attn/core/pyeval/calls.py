@@ -344,7 +344,7 @@ class CallMixin:
         return MISSING
 
     def primitive_method(self: Interpreter, obj: Any, name: str, node: ast.AST, path: str) -> Any:
-        from sphinxext_attn.core.pyeval.builtins import method_of
+        from sphinxext_attn.core.pyeval.methods import method_of
 
         return method_of(obj, name)
 

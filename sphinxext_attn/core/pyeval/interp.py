@@ -9,6 +9,8 @@ Statements: assignments, ``if``, ``for`` over known finite values,
 ``class``. Expressions: literals, names, attributes along the MRO,
 arithmetic, comparisons, boolean logic, ``in``, calls, comprehensions,
 f-strings, ``super()``. ``while`` loops, ``global`` and the like are unknown.
+Expressions are evaluated here; statements in :mod:`.statements`, calls in
+:mod:`.calls`, attributes and objects in :mod:`.objects`.
 """
 
 from __future__ import annotations
@@ -20,15 +22,14 @@ from sphinxext_attn.core.classes import absolute_module
 from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.callmemo import CallMemo
 from sphinxext_attn.core.pyeval.calls import CallMixin
-from sphinxext_attn.core.pyeval.checks import run_checks
 from sphinxext_attn.core.pyeval.machine import Machine
 from sphinxext_attn.core.pyeval.members import class_mro
 from sphinxext_attn.core.pyeval.objects import ObjectMixin
 from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame, ModuleScope, Scope
+from sphinxext_attn.core.pyeval.statements import StatementMixin
 from sphinxext_attn.core.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.core.pyeval.values import (
     Budget,
-    Caught,
     External,
     PyClass,
     PyFunction,
@@ -40,42 +41,8 @@ from sphinxext_attn.core.source import SourceTree
 
 __all__ = ["Interpreter", "class_mro"]
 
-#: Logging calls change no answer; their statements are skipped unevaluated.
-LOG_METHODS = frozenset(
-    {
-        "debug",
-        "info",
-        "warning",
-        "warn",
-        "error",
-        "exception",
-        "critical",
-        "log",
-        "debug_once",
-        "info_once",
-        "warning_once",
-    }
-)
 
-
-#: Prefix of the reason given for a check that could not be evaluated.
-NOT_EVALUATED = "not evaluated: "
-
-
-class _Return(Exception):
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-class _Break(Exception):
-    pass
-
-
-class _Continue(Exception):
-    pass
-
-
-class Interpreter(CallMixin, ObjectMixin):
+class Interpreter(StatementMixin, CallMixin, ObjectMixin):
     """Evaluates code of one tree; modules are parsed once and names evaluated lazily."""
 
     def __init__(self, tree: SourceTree, machine: Machine | None = None) -> None:
@@ -375,174 +342,6 @@ class Interpreter(CallMixin, ObjectMixin):
             if all(self.truth(self.eval(c, frame), c, frame.module.path) for c in gen.ifs):
                 self._generate(node, gens, i + 1, frame, out)
 
-    # -- statements ------------------------------------------------------------
-    def run_body(self, body: list[ast.stmt], frame: Frame) -> Any:
-        """Run a function body; the returned value (``None`` when it falls off the end)."""
-        try:
-            self.exec_block(body, frame)
-        except _Return as ret:
-            return ret.value
-        except (_Break, _Continue):
-            raise Unknown("break outside a loop", frame.module.path) from None
-        return None
-
-    def run_lenient(self, body: list[ast.stmt], frame: Frame) -> Any:
-        """Run a list-of-reasons function (``validate_configuration``) so that a
-        check that cannot be evaluated does not hide the others: its statement is
-        skipped and recorded. A result with no reason but a skipped check gets a
-        ``not evaluated: ...`` reason, so the caller never counts it as valid."""
-        skipped: list[Unknown] = []
-        value: Any = None
-        try:
-            run_checks(self.statement_memo, self, body, frame, skipped)
-        except _Return as ret:
-            value = ret.value
-        if skipped and isinstance(value, list):
-            if not value:
-                value = [f"{NOT_EVALUATED}{skipped[0]}"]
-            self.skipped_checks.extend(skipped)
-        return value
-
-    def exec_block(self, body: list[ast.stmt], frame: Frame) -> None:
-        for stmt in body:
-            self.exec_stmt(stmt, frame)
-
-    def exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
-        self.budget.tick(stmt, frame.module.path)
-        path = frame.module.path
-        if isinstance(stmt, ast.Return):
-            value = None if stmt.value is None else self.eval(stmt.value, frame)
-            if self.returns is not None:
-                self.returns.append((path, stmt.lineno, value, stmt.value))
-            raise _Return(value)
-        if isinstance(stmt, ast.If):
-            test = self.truth(self.eval(stmt.test, frame), stmt.test, path)
-            self.exec_block(stmt.body if test else stmt.orelse, frame)
-        elif isinstance(stmt, ast.Expr):
-            if not _is_log_call(stmt.value) and not isinstance(stmt.value, ast.Constant):
-                self.eval(stmt.value, frame)
-        elif isinstance(stmt, ast.Assign):
-            value = self.eval(stmt.value, frame)
-            for target in stmt.targets:
-                self.assign(target, value, frame)
-        elif isinstance(stmt, ast.AnnAssign):
-            if stmt.value is not None:
-                self.assign(stmt.target, self.eval(stmt.value, frame), frame)
-        elif isinstance(stmt, ast.AugAssign):
-            current = self.eval(_as_load(stmt.target), frame)
-            value = self.eval(stmt.value, frame)
-            if isinstance(current, list) and isinstance(stmt.op, ast.Add):
-                current.extend(self.iterate(value, stmt, path))
-                ops.check_size(current, (path, stmt.lineno))
-                value = current
-            else:
-                value = ops.binop(stmt.op, current, value, (path, stmt.lineno), self.budget)
-            self.assign(stmt.target, value, frame)
-        elif isinstance(stmt, ast.For):
-            self._for(stmt, frame)
-        elif isinstance(stmt, ast.Try):
-            self._try(stmt, frame)
-        elif isinstance(stmt, ast.Raise):
-            self._raise(stmt, frame)
-        elif isinstance(stmt, ast.Assert):
-            if not self.truth(self.eval(stmt.test, frame), stmt.test, path):
-                raise Raised("AssertionError")
-        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            frame.locals[stmt.name] = self.make_function(stmt, frame, owner=None)
-        elif isinstance(stmt, ast.ClassDef):
-            frame.locals[stmt.name] = self.make_class(stmt, frame)
-        elif isinstance(stmt, ast.Import | ast.ImportFrom):
-            for name in _imported_names(stmt):
-                frame.locals[name] = self._import_binding(stmt, name, frame.module)
-        elif isinstance(stmt, ast.With):
-            self.exec_block(stmt.body, frame)
-        elif isinstance(stmt, ast.Break):
-            raise _Break
-        elif isinstance(stmt, ast.Continue):
-            raise _Continue
-        elif not isinstance(stmt, ast.Pass):
-            raise Unknown(f"{type(stmt).__name__} statement not evaluated", path, stmt.lineno)
-
-    def _for(self, stmt: ast.For, frame: Frame) -> None:
-        items = self.iterate(self.eval(stmt.iter, frame), stmt.iter, frame.module.path)
-        for item in items:
-            self.assign(stmt.target, item, frame)
-            try:
-                self.exec_block(stmt.body, frame)
-            except _Break:
-                return
-            except _Continue:
-                continue
-        self.exec_block(stmt.orelse, frame)
-
-    def _try(self, stmt: ast.Try, frame: Frame) -> None:
-        try:
-            self.exec_block(stmt.body, frame)
-        except Raised as exc:
-            for handler in stmt.handlers:
-                if self._handles(handler, exc, frame):
-                    if handler.name:
-                        frame.locals[handler.name] = Caught(exc.kind)
-                    self.exec_block(handler.body, frame)
-                    break
-            else:
-                raise
-        else:
-            self.exec_block(stmt.orelse, frame)
-        finally:
-            if stmt.finalbody:
-                self.exec_block(stmt.finalbody, frame)
-
-    def _handles(self, handler: ast.ExceptHandler, exc: Raised, frame: Frame) -> bool:
-        if handler.type is None:
-            return True
-        kinds = self.eval(handler.type, frame)
-        for kind in kinds if isinstance(kinds, tuple) else (kinds,):
-            name = self.exception_name(kind)
-            if name is None:
-                raise Unknown("except clause not understood", frame.module.path, handler.lineno)
-            if exc.matches(name):
-                return True
-        return False
-
-    def _raise(self, stmt: ast.Raise, frame: Frame) -> None:
-        path = frame.module.path
-        if stmt.exc is None:
-            raise Unknown("bare raise not evaluated", path, stmt.lineno)
-        exc = stmt.exc
-        kind = self.eval(exc.func if isinstance(exc, ast.Call) else exc, frame)
-        message = ""
-        if isinstance(exc, ast.Call) and exc.args and not isinstance(exc.args[0], ast.Starred):
-            try:
-                where = (path, stmt.lineno)
-                message = ops.text(self.eval(exc.args[0], frame), self.budget, where)
-            except Unknown as unknown:
-                if "budget" in unknown.reason:
-                    raise
-        raise self.raised(kind, message, (path, stmt.lineno))
-
-    def assign(self, target: ast.expr, value: Any, frame: Frame) -> None:
-        if isinstance(target, ast.Name):
-            frame.locals[target.id] = value
-        elif isinstance(target, ast.Tuple | ast.List):
-            items = self.iterate(value, target, frame.module.path)
-            if len(items) != len(target.elts) or any(
-                isinstance(e, ast.Starred) for e in target.elts
-            ):
-                raise Unknown("unpacking not evaluated", frame.module.path, target.lineno)
-            for elt, item in zip(target.elts, items, strict=True):
-                self.assign(elt, item, frame)
-        elif isinstance(target, ast.Attribute):
-            self.setattr(
-                self.eval(target.value, frame), target.attr, value, target, frame.module.path
-            )
-        elif isinstance(target, ast.Subscript):
-            container = self.eval(target.value, frame)
-            key = self.eval(target.slice, frame)
-            self.set_item(container, key, value, target, frame.module.path)
-        else:
-            raise Unknown("assignment target not evaluated", frame.module.path, target.lineno)
-
     def make_function(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, owner: PyClass | None
     ) -> Any:
@@ -576,25 +375,3 @@ def _pick_target(target: ast.expr, name: str, value: Any) -> Any:
             if found is not _NOT_HERE:
                 return found
     return _NOT_HERE
-
-
-def _imported_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
-    if isinstance(stmt, ast.Import):
-        return [a.asname or a.name.split(".")[0] for a in stmt.names]
-    return [a.asname or a.name for a in stmt.names if a.name != "*"]
-
-
-def _is_log_call(expr: ast.expr) -> bool:
-    return (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr in LOG_METHODS
-    )
-
-
-def _as_load(target: ast.expr) -> ast.expr:
-    clone = ast.copy_location(
-        type(target)(**{f: getattr(target, f) for f in target._fields}), target
-    )
-    clone.ctx = ast.Load()  # type: ignore[attr-defined,unused-ignore]
-    return clone

@@ -49,6 +49,11 @@ BINOPS: dict[type[ast.operator], Any] = {
 }
 
 
+def node_where(node: ast.AST, path: str) -> tuple[str, int]:
+    """``(path, line)`` of a node for a reason (a synthetic node has line 0)."""
+    return path, getattr(node, "lineno", 0)
+
+
 def _size(value: Any) -> int:
     if isinstance(value, bool):
         return 0

@@ -1,0 +1,111 @@
+"""Methods of plain values (``str``, ``list``, ``dict`` ...) the evaluator runs.
+
+Only the methods listed in :data:`SAFE_METHODS` run, on the real value, after
+their arguments were weighed against the budget: a method that hashes or
+compares its argument with every item, or builds a bigger value, cannot
+allocate or loop without bound.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.scope import MISSING
+from sphinxext_attn.core.pyeval.values import Builtin, Raised, Unknown
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.pyeval.interp import Interpreter
+
+Args = list[Any]
+Kw = dict[str, Any]
+
+
+def _method(obj: Any, name: str) -> Any:
+    """A bound method of a plain value, as a :class:`Builtin`."""
+    attr = getattr(obj, name, None)
+    if attr is None or not callable(attr):
+        return MISSING
+
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        where = ops.node_where(node, path)
+        # the method hashes or compares its arguments (and a list its items) natively
+        ops.weigh([args, kw, obj if name in SCANS else ()], it.budget, where)
+        plain_args = [ops.plain_value(a) for a in args]
+        if name in ("join",) and args:
+            plain_args = [[ops.plain_value(x) for x in it.iterate(args[0], node, path)]]
+            ops.join_size(obj, plain_args[0], where)
+        if name in ("extend", "update", "union", "intersection", "difference", "issubset"):
+            plain_args = [it.iterate(a, node, path) for a in args]
+        try:
+            result = attr(*plain_args, **kw)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
+            raise Raised(type(exc).__name__, str(exc)) from None
+        if isinstance(result, dict_views):
+            result = list(result)  # type: ignore[call-overload,unused-ignore]
+        if name in ("get", "pop", "setdefault", "index", "count"):
+            return ops.check_size(result, where)  # an item, not a new value
+        return ops.paid(result, it.budget, where)
+
+    return Builtin(f"{type(obj).__name__}.{name}", run)
+
+
+#: Methods that compare their argument with every item natively.
+SCANS = frozenset({"index", "count", "remove"})
+
+
+dict_views: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))
+
+SAFE_METHODS = {
+    str: {
+        "lower",
+        "upper",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "startswith",
+        "endswith",
+        "split",
+        "join",
+        "replace",
+        "removeprefix",
+        "removesuffix",
+        "isdigit",
+        "isidentifier",
+        "rsplit",
+        "partition",
+        "rpartition",
+        "count",
+        "find",
+        "capitalize",
+        "title",
+    },
+    list: {"append", "extend", "insert", "index", "count", "copy", "pop", "remove"},
+    tuple: {"index", "count"},
+    dict: {"get", "items", "keys", "values", "copy", "update", "setdefault", "pop"},
+    set: {"add", "union", "intersection", "difference", "issubset", "copy", "discard"},
+    frozenset: {"union", "intersection", "difference", "issubset"},
+}
+
+
+def method_of(obj: Any, name: str) -> Any:
+    for kind, names in SAFE_METHODS.items():
+        if type(obj) is kind and name in names:
+            if name in ("replace",) and isinstance(obj, str):
+                return _sized_replace(obj)
+            return _method(obj, name)
+    return MISSING
+
+
+def _sized_replace(text: str) -> Builtin:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        old, new = args[0], args[1]
+        if not isinstance(old, str) or not isinstance(new, str):
+            raise Raised("TypeError", "replace() arguments must be str")
+        growth = (len(new) - len(old)) * (text.count(old) if old else len(text) + 1)
+        if len(text) + max(growth, 0) > ops.MAX_ITEMS:
+            raise Unknown("string too long to evaluate", *ops.node_where(node, path))
+        return text.replace(old, new)
+
+    return Builtin("str.replace", run)
