@@ -7,8 +7,9 @@ Machines here are noisy, so the commands run interleaved in one session and
 each result is a ratio of medians (ours / seed; below 1.0 means faster): the
 page (markdown, runtime profile), the page as JSON, and ``select --cases``
 over the release's selection cases (``../shared/vllm/select/select-VERSION.json``
-unless ``--cases`` names a file; skipped when there is none), each against
-the seed writing its page. Each of ours runs twice per round: ``cold``
+unless ``--cases`` names a file; skipped when there is none), and the page
+in the ``vllm-page`` profile (the seed's drop-in), each against the seed
+writing its page. Each of ours runs twice per round: ``cold``
 with ``--no-cache`` (everything evaluated), and ``warm`` (the default: an
 unchanged tree is answered from the results the previous run kept, see
 ``sphinxext_attn/runcache.py``; the cache lives in a scratch folder).
@@ -89,6 +90,7 @@ def main() -> int:
             "seed": [sys.executable, str(seed), "-o", str(scratch / "seed.md")],
             "page": [*ours, "-o", str(scratch / "ours.md")],
             "json": [*ours, "--format", "json", "-o", str(scratch / "ours.json")],
+            "vllm-page": [*ours, "--profile", "vllm-page", "-o", str(scratch / "page.md")],
         }
         if cases.is_file():
             commands["select"] = [
@@ -121,7 +123,7 @@ def main() -> int:
             wall = statistics.median(t[0] for t in spent)
             cpu = statistics.median(t[1] for t in spent)
             fastest = min(t[0] for t in spent)
-            line = f"{name:11} median {wall * 1000:7.1f} ms  (min {fastest * 1000:.1f})"
+            line = f"{name:15} median {wall * 1000:7.1f} ms  (min {fastest * 1000:.1f})"
             line += f"  cpu {cpu * 1000:7.1f} ms"
             if name != "seed":
                 line += f"  ratio {wall / seed_wall:.2f}  cpu ratio {cpu / seed_cpu:.2f}"

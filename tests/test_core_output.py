@@ -25,6 +25,7 @@ from sphinxext_attn.render.markdown import render_markdown
 analyze = functools.partial(analyze, profile="vllm-page")
 
 MARKER = "## Backend Priority (CUDA)"
+OLD_HOME = "vllm/v1/attention/backends/mla/common.py"
 
 
 # -- MLA prefill --------------------------------------------------------------
@@ -54,6 +55,20 @@ def test_prefill_only_present_selectors(tmp_path):
 
 def test_prefill_fallback_only(tmp_path):
     assert prefill(tmp_path, "x = 1\n") == [("FlashAttention", "Any")]
+
+
+def test_prefill_selectors_in_their_older_home(tmp_path):
+    """Before mla_attention.py, the selectors were in backends/mla/common.py."""
+    source = build_tree(tmp_path / "new").joinpath(MLA_ATTENTION).read_text()
+    tree = build_tree(tmp_path / "old", {MLA_ATTENTION: None, OLD_HOME: source})
+    analysis = analyze(tree)
+    assert [(p.cell("Backend"), p.source.path) for p in analysis.mla_prefill[:3]] == [
+        ("TRT-LLM Ragged‡", OLD_HOME),
+        ("FlashInfer", OLD_HOME),
+        ("cuDNN", OLD_HOME),
+    ]
+    assert analysis.mla_prefill[3].cell("Backend") == "FlashAttention"
+    assert not analysis.diagnostics
 
 
 def test_prefill_table_in_markdown(tmp_path):

@@ -87,6 +87,24 @@ def test_rows_join_answers_over_the_capability_grid(tmp_path):
     assert not [d for d in analysis.diagnostics if d.location and d.location.path == FILE]
 
 
+def test_a_question_the_release_does_not_have_is_not_an_unknown(tmp_path):
+    """A flag the release's backend interface does not declare (supports_non_causal
+    before vLLM had it) is a question that release never asks: no unknown cell and
+    no note for each backend. One the interface declares but a class's body fails
+    on is still unknown, with the exception."""
+    iface = RUNTIME_FILES[BACKEND_INTERFACE].replace(
+        "    @classmethod\n    def supports_non_causal(cls):\n        return False\n", ""
+    )
+    assert "supports_non_causal" not in iface
+    body = "@classmethod\ndef supports_sink(cls):\n    return cls.no_such_member\n"
+    runtime_backend(tmp_path, body, extra={BACKEND_INTERFACE: iface})
+    analysis = analyze(tmp_path)
+    for name in ("MY_ATTN", "TRITON_ATTN"):
+        assert "Non-Causal" not in only(analysis, name).unknown
+    assert "AttributeError" in only(analysis, "MY_ATTN").unknown["Sink"]
+    assert not [d for d in analysis.diagnostics if "supports_non_causal" in d.message]
+
+
 COMPOSITE = """
 from vllm.v1.attention.backend import AttentionBackend
 from vllm.v1.attention.backends.triton_attn import TritonAttentionBackend

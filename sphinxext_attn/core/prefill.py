@@ -4,7 +4,8 @@ Newer vLLM registers prefill kernels in ``backends/mla/prefill/registry.py``
 and orders them in a priority function; each backend class states its dtypes,
 capability and supported MLA head dimensions. Older vLLM chose the kernel in
 ``mla_attention.py`` through ``use_*_prefill`` functions whose capability
-check tells where each runs, with FlashAttention as the fallback.
+check tells where each runs, with FlashAttention as the fallback (before that,
+the same functions were in ``backends/mla/common.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from sphinxext_attn.core.source import SourceTree
 from sphinxext_attn.core.variants import FlashAttnFacts, compared_versions
 
 MLA_ATTENTION_FILE = "vllm/model_executor/layers/attention/mla_attention.py"
+#: Where the ``use_*_prefill`` selectors have lived, newest first.
+SELECTOR_FILES = (MLA_ATTENTION_FILE, "vllm/v1/attention/backends/mla/common.py")
 PREFILL_REGISTRY_FILE = "vllm/v1/attention/backends/mla/prefill/registry.py"
 PREFILL_ENUM = "MLAPrefillBackendEnum"
 #: Where the prefill priority lists have lived, newest last.
@@ -92,11 +95,33 @@ def _fa_default_note(fa: FlashAttnFacts | None) -> str:
     return ", ".join([*parts, "FA2 otherwise"])
 
 
+def _selector_module(tree: SourceTree) -> tuple[str, ast.Module] | None:
+    """The newest home of the ``use_*_prefill`` selectors this tree has (else the
+    newest of those files present: FlashAttention alone); None, with a warning,
+    when there is none or the newest present does not parse."""
+    selectors = {k.selector for k in KERNELS}
+    present: list[tuple[str, ast.Module]] = []
+    for path in SELECTOR_FILES:
+        if not tree.exists(path):
+            continue
+        module = tree.parse(path)  # warns when it does not parse
+        if module is None:
+            return None
+        if selectors & set(functions(module)):
+            return path, module
+        present.append((path, module))
+    if present:
+        return present[0]
+    tree.parse(MLA_ATTENTION_FILE)  # "file not found", naming the file vLLM has now
+    return None
+
+
 def read_legacy(tree: SourceTree, fa: FlashAttnFacts | None) -> list[PrefillBackend]:
     """Selector-era rows: one per selector with a capability check, then FlashAttention."""
-    module = tree.parse(MLA_ATTENTION_FILE)
-    if module is None:
+    found = _selector_module(tree)
+    if found is None:
         return []
+    path, module = found
     rows: list[PrefillBackend] = []
     fns = functions(module)
     for k in KERNELS:
@@ -115,7 +140,7 @@ def read_legacy(tree: SourceTree, fa: FlashAttnFacts | None) -> list[PrefillBack
                 k.disable,
                 k.notes,
                 marker=marker,
-                source=Location(MLA_ATTENTION_FILE, func.lineno),
+                source=Location(path, func.lineno),
             )
         )
     rows.append(
@@ -285,4 +310,4 @@ def read_prefill(
     FlashAttention row had fixed words ("FA2/FA3") whatever versions the tree has."""
     if tree.exists(PREFILL_REGISTRY_FILE):
         return read_registry_rows(tree, finder, fa)
-    return read_legacy(tree, None if page else fa)  # warns when mla_attention.py is missing
+    return read_legacy(tree, None if page else fa)  # warns when no selector file is found

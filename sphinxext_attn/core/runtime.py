@@ -162,10 +162,15 @@ class RuntimeReader:
             ask.ask_each("supports_attn_type", members, [m.name for m in members]),
         )
         facts["Attention Types"] = types
+        interface = {f.name for f in self.interface(cls)}
         for column, method in FLAG_METHODS.items():
             answer = ask.ask_flag(method)
-            if column in IMPL_FLAGS and answer.raised.startswith("AttributeError"):
-                answer = ask.ask_impl_flag(IMPL_FLAGS[column])
+            if answer.raised.startswith("AttributeError"):
+                if column in IMPL_FLAGS:
+                    answer = ask.ask_impl_flag(IMPL_FLAGS[column])
+                elif method not in interface:  # the release has no such question
+                    facts[column] = None
+                    continue
             facts[column] = take(column, answer)
         facts["MLA"] = take("MLA", ask.ask_flag("is_mla"))
         for method in self.extra_methods(cls):
@@ -173,24 +178,26 @@ class RuntimeReader:
         facts["sources"] = deciding_lines(self.interp, cls, facts) if self.provenance else {}
         return facts
 
-    def extra_methods(self, cls: PyClass) -> list[str]:
-        """Capability flags the release's backend interface declares (no-argument
-        ``supports_*`` classmethods of the root backend class)."""
+    def interface(self, cls: PyClass) -> list[ast.FunctionDef]:
+        """The methods of the release's backend interface: those of the root
+        class of ``cls`` (``AttentionBackend``). A question it lacks is one
+        vLLM of that release never asks: a class without it is no unknown."""
         from sphinxext_attn.core.pyeval.members import class_mro
 
         mro = [c for c in class_mro(cls, self.interp) if isinstance(c, PyClass)]
-        base = mro[-1]
-        names = []
-        for stmt in base.node.body:
-            if isinstance(stmt, ast.FunctionDef) and stmt.name.startswith("supports_"):
-                args = stmt.args
-                if (
-                    len(args.args) == 1
-                    and not args.vararg
-                    and stmt.name not in FLAG_METHODS.values()
-                ):
-                    names.append(stmt.name)
-        return names
+        return [s for s in mro[-1].node.body if isinstance(s, ast.FunctionDef)]
+
+    def extra_methods(self, cls: PyClass) -> list[str]:
+        """Capability flags the release's backend interface declares (no-argument
+        ``supports_*`` classmethods of the root backend class)."""
+        return [
+            stmt.name
+            for stmt in self.interface(cls)
+            if stmt.name.startswith("supports_")
+            and len(stmt.args.args) == 1
+            and not stmt.args.vararg
+            and stmt.name not in FLAG_METHODS.values()
+        ]
 
 
 def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> BackendFeatures:
