@@ -4,10 +4,11 @@ fall, and that a piece built across a dropped cut is checked."""
 from __future__ import annotations
 
 import ast
+import re
 
 import pytest
 
-from sphinxext_attn.core.pyeval.chunks import ChunkError, chunk_names, split_chunks
+from sphinxext_attn.core.pyeval.chunks import ChunkError, chunk_names, cut_pieces, split_chunks
 
 DOCSTRING_AT_COLUMN_0 = '''"""A module.
 
@@ -42,6 +43,29 @@ def test_cuts_skip_triple_quoted_text() -> None:
     for chunk, node in zip(chunks, whole.body, strict=True):
         (parsed,) = chunk.nodes()
         assert ast.dump(parsed, include_attributes=True) == ast.dump(node, include_attributes=True)
+
+
+@pytest.mark.parametrize("indent", ["", "    ", "\t"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "x = 1\n",
+        " x\ny\n",
+        "#c\nx\n)\n]\n}\ny",
+        "\x1cx\ny\n\u00a0z\n",  # whitespace to Python that is not ASCII
+        "a\n\n    b\n\tc\n    # d\n    e",
+        "    a\n    b\n  c\n      d\n    f(\n    )\n",
+    ],
+)
+def test_cuts_are_the_lines_that_start_a_statement_of_the_block(text: str, indent: str) -> None:
+    """Each cut is a line start (the text's or after a newline) where the block's
+    indent is followed by a character that can start a statement."""
+    starts = re.compile(rf"^{re.escape(indent)}(?=[^\s#)\]}}])", re.M)
+    expected = [m.start() for m in starts.finditer(text)]
+    pieces = cut_pieces(text, indent)
+    assert [start for start, _, _ in pieces] == expected[: len(pieces)]
+    assert len(pieces) == len(expected)  # no triple quotes here: no cut is dropped
 
 
 def test_a_merged_piece_must_be_one_statement() -> None:

@@ -20,7 +20,9 @@ from typing import Any
 
 from sphinxext_attn.core.source import parse_quietly
 
-_TOP = re.compile(r"^(?=[^\s#)\]}])", re.M)
+#: A line that starts a statement of the block, after the newline ending the one before
+#: (a literal newline first: the regex engine can skip to each one quickly).
+_NEXT_TOP = re.compile(r"\n(?=[^\s#)\]}])")
 _CONTINUES = re.compile(r"(else|elif|except|finally)\b")
 _DEF = re.compile(r"(?:async\s+)?def\s+(\w+)|class\s+(\w+)")
 _ASSIGN = re.compile(r"(\w+)\s*(?::[^=\n]*)?=(?!=)")
@@ -79,8 +81,10 @@ def split_chunks(text: str, path: str) -> list[Chunk]:
 def cut_pieces(text: str, indent: str) -> list[tuple[int, str, bool]]:
     """``(offset, text, merged)`` of each statement of a block whose statements
     start with ``indent`` (``""`` for a module)."""
-    cut = _TOP if not indent else re.compile(rf"^{re.escape(indent)}(?=[^\s#)\]}}])", re.M)
-    starts = [m.start() for m in cut.finditer(text)]
+    line_start = rf"{re.escape(indent)}(?=[^\s#)\]}}])"
+    cut = _NEXT_TOP if not indent else re.compile(rf"\n{line_start}")
+    starts = [0] if re.match(line_start, text) else []
+    starts += [m.start() + 1 for m in cut.finditer(text)]
     inside = _in_triple_strings(text, starts)
     pieces: list[tuple[int, int]] = []
     merged: set[int] = set()

@@ -189,11 +189,12 @@ def lazy_class(
     if len(module.body) != 1 or not isinstance(module.body[0], ast.ClassDef):
         return None
     node = module.body[0]
-    first_line = chunk.line + header.count("\n")
-    members = [
-        Chunk(chunk.path, first_line + body.count("\n", 0, start), piece, start, merged)
-        for start, piece, merged in cut_pieces(body, indent)
-    ]
+    line, counted = chunk.line + header.count("\n"), 0
+    members = []
+    for start, piece, merged in cut_pieces(body, indent):
+        line += body.count("\n", counted, start)  # counted on from the last member
+        counted = start
+        members.append(Chunk(chunk.path, line, piece, start, merged))
     node.body = LazyBody(chunk, members, fallback)
     node.end_lineno = chunk.line + chunk.text.rstrip("\n").count("\n")
     return node

@@ -178,7 +178,8 @@ class Machine:
         if top not in self._installed:
             pattern = re.compile(rf"^\s*(?:from|import)\s+{re.escape(top)}\b", re.M)
             texts = [t for t in interp.tree.read_texts() if t]
-            self._installed[top] = any(pattern.search(t) for t in texts)
+            # the substring test first: most files never name the package
+            self._installed[top] = any(top in t and pattern.search(t) for t in texts)
         return self._installed[top]
 
     # -- functions of the tree that stand for the machine --------------------------
