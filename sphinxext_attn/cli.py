@@ -32,6 +32,9 @@ RELEVANT_PATTERNS = (
     "vllm/v1/attention/backends/*.py",
     "vllm/v1/attention/backends/**/*.py",
     "vllm/v1/attention/backend.py",
+    # the registry, base class and fa_utils.py before vLLM 0.14
+    "vllm/attention/backends/*.py",
+    "vllm/attention/utils/fa_utils.py",
     "vllm/model_executor/layers/attention/*.py",
     "vllm/platforms/cuda.py",
     "vllm/utils/flashinfer.py",

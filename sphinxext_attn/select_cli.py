@@ -147,7 +147,10 @@ def render_text(config: Config, decision: Decision) -> str:
     if decision.error:
         lines.append(f"not evaluated: {decision.error}")
         return "\n".join(lines) + "\n"
-    lines.append(f"selected: {decision.selected or 'none (vLLM raises: no valid backend)'}")
+    selected = decision.selected or "none (vLLM raises: no valid backend)"
+    if decision.undecided():
+        selected += f", unless {' or '.join(decision.undecided())} (not evaluated) qualifies"
+    lines.append(f"selected: {selected}")
     lines.append("priority list:")
     for i, name in enumerate(decision.priorities, 1):
         mark = "->" if name == decision.selected else "  "

@@ -137,7 +137,7 @@ def test_hook_entry():
         in text
     )
     assert "pass_filenames: true" in text and "language: python" in text
-    assert len(RELEVANT_PATTERNS) == 9
+    assert len(RELEVANT_PATTERNS) == 11
 
 
 def test_select_finds_the_tree_as_the_page_does(tmp_path, monkeypatch, capsys):

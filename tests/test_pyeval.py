@@ -357,6 +357,27 @@ def test_a_call_that_never_reads_the_gpu_is_remembered_for_every_gpu(tmp_path):
         ask(it, cls, "h", 2)
 
 
+def test_flash_attention_versions_of_a_full_build_when_the_tree_lacks_the_module(tmp_path):
+    """Releases before 0.17 ship no vllm_flash_attn source: the machine answers as
+    a full build (FA2 from 8.0, FA3 on 9.x, FA4 on 9.x to 11.x), per GPU."""
+    body = cm(
+        "f",
+        "from vllm.vllm_flash_attn.flash_attn_interface import is_fa_version_supported",
+        "return [is_fa_version_supported(v) for v in (2, 3, 4)]",
+    )
+    it, cls = load(tmp_path, body)
+    caps = [(7, 5), (8, 0), (9, 0), (10, 0), (12, 0)]
+    assert [ask(it, cls, "f", capability=c) for c in caps] == [
+        [False, False, False],
+        [True, False, False],
+        [True, True, True],
+        [True, False, True],
+        [True, False, False],
+    ]
+    with pytest.raises(Unknown, match="compute capability"):
+        ask(it, cls, "f")
+
+
 def test_module_and_class_values_do_not_mix_capabilities(tmp_path):
     header = HEADER + "MAJOR = current_platform.get_device_capability().major\n"
     body = "big = current_platform.get_device_capability().major\n\n" + cm(

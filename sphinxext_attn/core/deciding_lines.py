@@ -55,8 +55,7 @@ def _argument(interp: Interpreter, cls: PyClass, column: str, facts: dict[str, A
         cap = answer[0] if answer else CAPABILITIES[0]
         return [interp.call(interp.machine_capability_class(), list(cap), {}, NODE, cls.path)]
     if column == "Attention Types":
-        members = attention_types(interp, cls)
-        chosen = [m for m in members if not answer or m.name in answer]
+        chosen = [v for n, v in attention_types(interp, cls) if not answer or n in answer]
         return [chosen[0]] if chosen else []
     return []
 

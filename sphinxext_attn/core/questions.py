@@ -280,17 +280,27 @@ def kv_cache_dtypes(interp: Interpreter) -> tuple[str, ...]:
     return FALLBACK_KV_DTYPES
 
 
-def attention_types(interp: Interpreter, cls: PyClass) -> list[EnumMember]:
-    """Members of the ``AttentionType`` enum the backend's interface module defines."""
+def attention_types(interp: Interpreter, cls: PyClass) -> list[tuple[str, Any]]:
+    """``(name, value)`` of each attention type the backend's interface module
+    defines: the members of the ``AttentionType`` enum, or, before it was an
+    enum (vLLM 0.13), the string constants of the plain class."""
     from sphinxext_attn.core.pyeval.members import class_mro
+    from sphinxext_attn.core.pyeval.objects import member_names
 
     for klass in reversed(class_mro(cls, interp)):
         if isinstance(klass, PyClass) and klass.module.has("AttentionType"):
             try:
-                enum = klass.module.lookup("AttentionType", interp, NODE)
-                return [
-                    m for m in interp.iterate(enum, NODE, klass.path) if isinstance(m, EnumMember)
+                kind = klass.module.lookup("AttentionType", interp, NODE)
+                if not isinstance(kind, PyClass):
+                    continue
+                if interp.is_enum(kind):
+                    members = interp.iterate(kind, NODE, klass.path)
+                    return [(m.name, m) for m in members if isinstance(m, EnumMember)]
+                pairs = [
+                    (name, interp.getattr(kind, name, NODE, klass.path))
+                    for name in member_names(kind)
                 ]
+                return [(n, v) for n, v in pairs if isinstance(v, str)]
             except (Unknown, Raised, RecursionError):
                 continue
     return []

@@ -10,6 +10,8 @@ from sphinxext_attn.core.source import SourceTree
 
 BACKENDS_DIR = "vllm/v1/attention/backends"
 REGISTRY_FILE = f"{BACKENDS_DIR}/registry.py"
+#: Where the registry has lived, newest first (vLLM 0.13 and before: vllm/attention/).
+REGISTRY_FILES = (REGISTRY_FILE, "vllm/attention/backends/registry.py")
 REGISTRY_ENUM = "AttentionBackendEnum"
 
 
@@ -56,5 +58,7 @@ def read_enum(tree: SourceTree, path: str, enum_name: str) -> list[RegistryEntry
 
 
 def read_registry(tree: SourceTree) -> list[RegistryEntry]:
-    """The attention backends of ``AttentionBackendEnum``."""
-    return read_enum(tree, REGISTRY_FILE, REGISTRY_ENUM)
+    """The attention backends of ``AttentionBackendEnum``, from the newest home of
+    the registry the tree has (none: the newest home's "file not found")."""
+    path = next((p for p in REGISTRY_FILES if tree.exists(p)), REGISTRY_FILE)
+    return read_enum(tree, path, REGISTRY_ENUM)

@@ -156,10 +156,10 @@ class RuntimeReader:
         )
         facts["Head Sizes"] = [int(h) for h in heads] if heads is not None else None
         facts["Compute Cap."] = take("Compute Cap.", ask.capabilities())
-        members = attention_types(self.interp, cls)
+        kinds = attention_types(self.interp, cls)
         types = take(
             "Attention Types",
-            ask.ask_each("supports_attn_type", members, [m.name for m in members]),
+            ask.ask_each("supports_attn_type", [v for _, v in kinds], [n for n, _ in kinds]),
         )
         facts["Attention Types"] = types
         interface = {f.name for f in self.interface(cls)}

@@ -9,6 +9,7 @@ from the configuration, so the priority list, each backend's
 from __future__ import annotations
 
 import ast
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +133,16 @@ class Decision:
             data["error"] = self.error
         return data
 
+    def undecided(self) -> list[str]:
+        """Backends not evaluated that vLLM tries before the pick (all of them when
+        nothing qualifies): the pick holds only if none of them qualifies."""
+        end = (
+            self.priorities.index(self.selected)
+            if self.selected in self.priorities
+            else len(self.priorities)
+        )
+        return [name for name in self.priorities[:end] if name in self.unknown]
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Decision:
         return cls(
@@ -246,7 +257,7 @@ class Selector:
                 chosen = (priority, backend.name)
         rejected: dict[str, list[str]] = {}
         unknown: dict[str, str] = {}
-        for backend, (priority, reasons) in invalid.items():
+        for backend, (priority, reasons) in _with_priorities(invalid, order):
             order[priority] = backend.name
             texts = [str(r) for r in reasons]
             if len(texts) == 1 and texts[0].startswith(NOT_EVALUATED):
@@ -256,6 +267,17 @@ class Selector:
         priorities = [order[i] for i in sorted(order)]
         selected = chosen[1] if chosen else None
         return Decision(selected, priorities, rejected, unknown)
+
+
+def _with_priorities(invalid: Any, valid: dict[int, str]) -> list[tuple[Any, tuple[int, Any]]]:
+    """``(backend, (priority, reasons))`` of each rejected backend. Before vLLM 0.20
+    the reasons came without the priority: the rejected backends then take, in
+    the order vLLM tried them, the places of the list the valid ones leave."""
+    items = list(invalid.items())
+    if all(isinstance(v, tuple) and len(v) == 2 and type(v[0]) is int for _, v in items):
+        return items
+    free = (i for i in itertools.count() if i not in valid)
+    return [(backend, (next(free), reasons)) for backend, reasons in items]
 
 
 def _param_names(node: Any) -> list[str]:

@@ -23,6 +23,8 @@ from sphinxext_attn.core.models import BackendFeatures, Footnote, Location
 from sphinxext_attn.core.source import SourceTree
 
 FA_UTILS_FILE = "vllm/v1/attention/backends/fa_utils.py"
+#: Where ``fa_utils.py`` has lived, newest first (vLLM 0.13 and before: vllm/attention/).
+FA_UTILS_FILES = (FA_UTILS_FILE, "vllm/attention/utils/fa_utils.py")
 FLASHINFER_UTILS_FILE = "vllm/utils/flashinfer.py"
 FP8_KV_DTYPES = ("fp8", "fp8_e4m3", "fp8_e5m2")
 #: KV formats only the TRTLLM-gen kernels read (exact names).
@@ -173,10 +175,12 @@ def flash_attn_facts(
     tree: SourceTree, backend: ClassRef | None = None, required: bool = False
 ) -> FlashAttnFacts | None:
     """FlashAttention's versions; ``required`` (FLASH_ATTN is registered) makes a
-    missing ``fa_utils.py`` a warning."""
-    if not required and not tree.exists(FA_UTILS_FILE):
+    missing ``fa_utils.py`` a warning (naming its newest home)."""
+    path = next((p for p in FA_UTILS_FILES if tree.exists(p)), None)
+    if path is None and not required:
         return None
-    module = tree.parse(FA_UTILS_FILE)
+    path = path or FA_UTILS_FILE
+    module = tree.parse(path)
     if module is None:
         return None
     fns = functions(module)
@@ -188,25 +192,25 @@ def flash_attn_facts(
         versions = sorted({2, *versions})
     facts = FlashAttnFacts(
         versions=[v for v in versions if v in FA_VERSIONS],
-        location=Location(FA_UTILS_FILE, version_fn.lineno),
+        location=Location(path, version_fn.lineno),
     )
     for v in facts.versions:
         cap = _capability_text(guards.get(v, [])) if v != 2 else None
         if cap:
             facts.capability[v] = cap
         if lines.get(v):
-            facts.where[v] = Location(FA_UTILS_FILE, lines[v])
+            facts.where[v] = Location(path, lines[v])
     sinks_fn = fns.get("flash_attn_supports_sinks")
     facts.sinks = compared_versions(sinks_fn)
     if sinks_fn is not None:
-        facts.where["sinks"] = Location(FA_UTILS_FILE, sinks_fn.lineno)
+        facts.where["sinks"] = Location(path, sinks_fn.lineno)
     kv_fn = fns.get("flash_attn_supports_kv_cache_dtype")
     if kv_fn is not None:
         facts.fp8, facts.fp8_advertised = compared_versions(kv_fn), True
-        facts.where["fp8"] = Location(FA_UTILS_FILE, kv_fn.lineno)
+        facts.where["fp8"] = Location(path, kv_fn.lineno)
     elif (fp8_fn := fns.get("flash_attn_supports_fp8")) is not None:
         facts.fp8 = compared_versions(fp8_fn)
-        facts.where["fp8"] = Location(FA_UTILS_FILE, fp8_fn.lineno)
+        facts.where["fp8"] = Location(path, fp8_fn.lineno)
     else:
         facts.fp8 = compared_versions(_backend_fp8_method(backend))
     return facts

@@ -99,6 +99,12 @@ def decision_nodes(
         para += nodes.literal(decision.selected, decision.selected, classes=[SELECTED_CLASS])
         para += nodes.Text(".")
         out.insert(0, para)
+    if decision.undecided():  # the pick depends on what could not be evaluated
+        names = " or ".join(decision.undecided())
+        text = (
+            f"This holds only if {names}, ahead in the list and not evaluated, does not qualify."
+        )
+        out.append(nodes.paragraph("", text, classes=["attn-unknown"]))
     return out
 
 

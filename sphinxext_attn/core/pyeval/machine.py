@@ -6,7 +6,8 @@ CUDA; no environment variable is set (``os.environ`` is empty), so vLLM's
 ``VLLM_*`` defaults apply; no engine
 config is current; compiled kernels and optional packages import; the device
 capability is the one the question is about; the toolchain vLLM looks for on
-PATH, nvcc and ninja, is there). Anything else from outside the
+PATH, nvcc and ninja, is there; FlashAttention versions are those its build
+supports on that GPU). Anything else from outside the
 tree (a call into torch, a kernel) is :class:`Unknown`.
 """
 
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
 PLATFORM_PACKAGE = "vllm.platforms"
 CUDA_PLATFORM_MODULE = "vllm.platforms.cuda"
 CAPABILITY_MODULE = "vllm.platforms.interface"
+#: The FlashAttention build's interface; releases before 0.17 do not ship its source,
+#: so the machine answers for it as a full build does (see fa_version_supported).
+FA_INTERFACE = "vllm.vllm_flash_attn.flash_attn_interface"
 
 #: torch's dtype aliases, so ``torch.half`` and ``torch.float16`` are one value.
 TORCH_ALIASES = {
@@ -138,6 +142,8 @@ class Machine:
             if args[0].split(".")[0] != "vllm":
                 return External(args[0])  # packages outside the tree import
             raise Raised("ModuleNotFoundError", f"No module named {args[0]!r}")
+        if name == f"{FA_INTERFACE}.is_fa_version_supported" and len(args) == 1:
+            return self.fa_version_supported(interp, args[0], func)
         if name == "enum.auto":
             return External("enum.auto()")
         if name == "importlib.util.find_spec" and args and isinstance(args[0], str):
@@ -233,6 +239,22 @@ class Machine:
                     raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
                 return interp.eval(value, scope)
         raise Unknown(f"engine config has no field {name}", config.cls.path)
+
+    def fa_version_supported(self, interp: Interpreter, version: Any, func: External) -> bool:
+        """``is_fa_version_supported(v)`` of a full build, for a tree without the
+        module's source: what the module says where releases ship it (FA2 from
+        SM 8.0, FA3 on 9.x, FA4 on 9.x, 10.x and 11.x), for the GPU asked about."""
+        interp.capability_read = True
+        if interp.capability is None:
+            raise Unknown(f"{func.qualname} depends on the GPU's compute capability")
+        major = interp.capability[0]
+        if version == 2 and type(version) is int:
+            return interp.capability >= (8, 0)
+        if version == 3 and type(version) is int:
+            return major == 9
+        if version == 4 and type(version) is int:
+            return major in (9, 10, 11)
+        raise Raised("ValueError", f"Unsupported FA version: {version}")
 
     def capability(self, interp: Interpreter, func: PyFunction) -> Any:
         interp.capability_read = True

@@ -240,7 +240,7 @@ class ObjectMixin(MemberMixin):
             ops.charge(self.budget, 8 * len(value), (path, getattr(node, "lineno", 0)))
             return list(value)
         if isinstance(value, PyClass) and self.is_enum(value):
-            members = [self.class_own_attr(value, n) for n in _member_names(value)]
+            members = [self.class_own_attr(value, n) for n in member_names(value)]
             return [m for m in members if isinstance(m, EnumMember)]
         raise Unknown(
             f"iteration over {type(value).__name__} not evaluated",
@@ -267,7 +267,8 @@ class ObjectMixin(MemberMixin):
         return value
 
 
-def _member_names(cls: PyClass) -> list[str]:
+def member_names(cls: PyClass) -> list[str]:
+    """Public names a class body assigns (an enum's members, a constants class's)."""
     names = []
     for stmt in cls.node.body:
         if isinstance(stmt, ast.Assign):

@@ -1,0 +1,55 @@
+"""Selection on releases whose code is shaped differently from 0.23-0.33 (the
+releases with vLLM's cases): rejected backends without their priority before
+0.20, FlashAttention's interface not shipped before 0.17, and a pick that
+depends on a backend not evaluated."""
+
+from __future__ import annotations
+
+import pytest
+import vllm_trees
+
+from sphinxext_attn.core.pyeval import Interpreter
+from sphinxext_attn.core.selection import Config, Decision, Selector, _with_priorities
+from sphinxext_attn.core.source import SourceTree
+from sphinxext_attn.select_cli import render_text
+
+
+def test_rejected_backends_take_the_places_the_valid_ones_leave():
+    """Before 0.20 ``get_valid_backends`` gave each rejected backend its reasons
+    only; they were tried in priority order, around the valid ones."""
+    old = {"B": ["no"], "D": ["no", "never"]}
+    assert _with_priorities(old, {0: "A", 2: "C"}) == [
+        ("B", (1, ["no"])),
+        ("D", (3, ["no", "never"])),
+    ]
+    new = {"B": (3, ["no"]), "D": (1, ["no"])}
+    assert _with_priorities(new, {0: "A"}) == [("B", (3, ["no"])), ("D", (1, ["no"]))]
+
+
+def test_a_pick_behind_a_backend_not_evaluated_says_so():
+    decision = Decision("C", ["A", "B", "C"], {"B": ["no"]}, {"A": "call into torch"})
+    assert decision.undecided() == ["A"]
+    text = render_text(Config(capability="9.0"), decision)
+    assert "selected: C, unless A (not evaluated) qualifies" in text
+    assert Decision("A", ["A", "B"], {}, {"B": "x"}).undecided() == []
+    assert Decision(None, ["A", "B"], {}, {"B": "x"}).undecided() == ["B"]
+
+
+@pytest.mark.realtree
+@pytest.mark.parametrize(
+    ("capability", "selected", "fa_rejected"),
+    [("9.0", "FLASH_ATTN", False), ("8.0", "FLASHINFER", True)],
+)
+def test_0_16_decides_with_flash_attention_versions_of_a_full_build(
+    capability, selected, fa_rejected
+):
+    """0.16.0 ships no vllm_flash_attn source: the machine answers which
+    FlashAttention versions a full build supports (FA3 on 9.x, so fp8 KV there)."""
+    selector = Selector(Interpreter(SourceTree(vllm_trees.tree("0.16.0"))))
+    config = Config(capability=capability, dtype="bf16", kv_cache_dtype="fp8", head_size=128)
+    decision = selector.decide(config)
+    assert decision.selected == selected
+    assert decision.priorities[:2] == ["FLASH_ATTN", "FLASHINFER"]
+    assert not decision.unknown
+    assert ("FLASH_ATTN" in decision.rejected) is fa_rejected
+    assert "FLEX_ATTENTION" in decision.rejected
