@@ -5,11 +5,14 @@ depends on a backend not evaluated."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 import vllm_trees
 
 from sphinxext_attn.core.pyeval import Interpreter
-from sphinxext_attn.core.selection import Config, Decision, Selector, _with_priorities
+from sphinxext_attn.core.selection import Config, Decision, Selector, with_priorities
 from sphinxext_attn.core.source import SourceTree
 from sphinxext_attn.select_cli import render_text
 
@@ -18,12 +21,12 @@ def test_rejected_backends_take_the_places_the_valid_ones_leave():
     """Before 0.20 ``get_valid_backends`` gave each rejected backend its reasons
     only; they were tried in priority order, around the valid ones."""
     old = {"B": ["no"], "D": ["no", "never"]}
-    assert _with_priorities(old, {0: "A", 2: "C"}) == [
+    assert with_priorities(old, {0: "A", 2: "C"}) == [
         ("B", (1, ["no"])),
         ("D", (3, ["no", "never"])),
     ]
     new = {"B": (3, ["no"]), "D": (1, ["no"])}
-    assert _with_priorities(new, {0: "A"}) == [("B", (3, ["no"])), ("D", (1, ["no"]))]
+    assert with_priorities(new, {0: "A"}) == [("B", (3, ["no"])), ("D", (1, ["no"]))]
 
 
 def test_a_pick_behind_a_backend_not_evaluated_says_so():
@@ -53,3 +56,40 @@ def test_0_16_decides_with_flash_attention_versions_of_a_full_build(
     assert not decision.unknown
     assert ("FLASH_ATTN" in decision.rejected) is fa_rejected
     assert "FLEX_ATTENTION" in decision.rejected
+
+
+DEMO = Path(__file__).resolve().parent.parent / "docs" / "_demo_tree"
+CUDA = "vllm/platforms/cuda.py"
+
+
+def _demo(tmp_path: Path, old: str, new: str) -> Path:
+    tree = tmp_path / "tree"
+    shutil.copytree(DEMO, tree)
+    text = (tree / CUDA).read_text(encoding="utf-8")
+    assert old in text
+    (tree / CUDA).write_text(text.replace(old, new), encoding="utf-8")
+    return tree
+
+
+CONFIGS = [
+    Config(capability="9.0", kv_cache_dtype="fp8"),
+    Config(capability="10.0", head_size=576, use_mla=True),
+    Config(capability="8.0", dtype="fp32", head_size=80),
+]
+
+
+def test_the_older_shape_of_rejections_gives_the_same_decisions(tmp_path):
+    tree = _demo(tmp_path, "invalid[backend] = (priority, reasons)", "invalid[backend] = reasons")
+    new = Selector(Interpreter(SourceTree(DEMO)))
+    old = Selector(Interpreter(SourceTree(tree)))
+    for config in CONFIGS:
+        assert old.decide(config) == new.decide(config)
+    assert any(new.decide(c).rejected for c in CONFIGS)  # rejections were compared
+
+
+def test_an_answer_of_another_shape_is_not_evaluated_not_a_traceback(tmp_path):
+    tree = _demo(tmp_path, "return valid, invalid", "return valid")
+    decision = Selector(Interpreter(SourceTree(tree))).decide(CONFIGS[0])
+    assert decision.selected is None
+    assert "shape not understood" in decision.error
+    assert CUDA in decision.error

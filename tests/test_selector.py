@@ -311,3 +311,23 @@ def test_browser_changing_a_control_updates_decision_and_address(
     search = re.search(r'id="probe-search">([^<]*)<', proc.stdout).group(1).replace("&amp;", "&")
     for part in ("dtype=fp16", "capability=8.9", "use_mla=true", "block_size=&"):
         assert part in search, search
+
+
+def test_selector_on_the_older_shape_of_rejections(tmp_path: Path) -> None:
+    """Before vLLM 0.20 rejected backends came without their priority: the page
+    builds as on the newer shape (it stopped the build with a traceback)."""
+    tree = tmp_path / "tree"
+    shutil.copytree(DEMO, tree)
+    cuda = tree / "vllm" / "platforms" / "cuda.py"
+    text = cuda.read_text(encoding="utf-8")
+    old = "invalid[backend] = (priority, reasons)"
+    assert old in text
+    cuda.write_text(text.replace(old, "invalid[backend] = reasons"), encoding="utf-8")
+    pages = {"index": PAGES["narrow"].replace("Narrow\n======", "Old\n===")}
+    new_app, new_warnings = _build(_project(tmp_path / "new", pages), "html", DEMO, tmp_path / "n")
+    old_app, old_warnings = _build(_project(tmp_path / "old", pages), "html", tree, tmp_path / "o")
+    assert old_warnings == new_warnings.replace(str(DEMO), str(tree))
+    data = re.compile(r'<script type="application/json"[^>]*>(.*?)</script>', re.S)
+    new_html = (Path(new_app.outdir) / "index.html").read_text(encoding="utf-8")
+    old_html = (Path(old_app.outdir) / "index.html").read_text(encoding="utf-8")
+    assert data.findall(new_html) and data.findall(old_html) == data.findall(new_html)

@@ -247,29 +247,39 @@ class Selector:
         }
         if isinstance(method, Bound) and "num_heads" in _param_names(method.func.node):
             kwargs["num_heads"] = config.num_heads
-        valid, invalid = interp.call(method, [], kwargs, NODE, "")
-        order: dict[int, str] = {}
-        chosen: tuple[int, str] | None = None
-        for candidate in valid:
-            backend, priority = _candidate(candidate)
-            order[priority] = backend.name
-            if chosen is None or priority < chosen[0]:
-                chosen = (priority, backend.name)
-        rejected: dict[str, list[str]] = {}
-        unknown: dict[str, str] = {}
-        for backend, (priority, reasons) in _with_priorities(invalid, order):
-            order[priority] = backend.name
-            texts = [str(r) for r in reasons]
-            if len(texts) == 1 and texts[0].startswith(NOT_EVALUATED):
-                unknown[backend.name] = texts[0].removeprefix(NOT_EVALUATED)
-            else:
-                rejected[backend.name] = texts
-        priorities = [order[i] for i in sorted(order)]
-        selected = chosen[1] if chosen else None
-        return Decision(selected, priorities, rejected, unknown)
+        result = interp.call(method, [], kwargs, NODE, "")
+        try:
+            return _read_result(result)
+        except (ValueError, TypeError, AttributeError, KeyError, StopIteration):
+            where = method.func.path if isinstance(method, Bound) else ""
+            raise Unknown("get_valid_backends answered in a shape not understood", where) from None
 
 
-def _with_priorities(invalid: Any, valid: dict[int, str]) -> list[tuple[Any, tuple[int, Any]]]:
+def _read_result(result: Any) -> Decision:
+    """The decision in ``get_valid_backends``'s answer: ``(valid, invalid)``."""
+    valid, invalid = result
+    order: dict[int, str] = {}
+    chosen: tuple[int, str] | None = None
+    for candidate in valid:
+        backend, priority = _candidate(candidate)
+        order[priority] = backend.name
+        if chosen is None or priority < chosen[0]:
+            chosen = (priority, backend.name)
+    rejected: dict[str, list[str]] = {}
+    unknown: dict[str, str] = {}
+    for backend, (priority, reasons) in with_priorities(invalid, order):
+        order[priority] = backend.name
+        texts = [str(r) for r in reasons]
+        if len(texts) == 1 and texts[0].startswith(NOT_EVALUATED):
+            unknown[backend.name] = texts[0].removeprefix(NOT_EVALUATED)
+        else:
+            rejected[backend.name] = texts
+    priorities = [order[i] for i in sorted(order)]
+    selected = chosen[1] if chosen else None
+    return Decision(selected, priorities, rejected, unknown)
+
+
+def with_priorities(invalid: Any, valid: dict[int, str]) -> list[tuple[Any, tuple[int, Any]]]:
     """``(backend, (priority, reasons))`` of each rejected backend. Before vLLM 0.20
     the reasons came without the priority: the rejected backends then take, in
     the order vLLM tried them, the places of the list the valid ones leave."""

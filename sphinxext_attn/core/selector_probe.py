@@ -26,7 +26,7 @@ from sphinxext_attn.core.priority_paths import (
 from sphinxext_attn.core.pyeval import Raised, Unknown
 from sphinxext_attn.core.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.core.pyeval.values import Bound, Builtin, EnumMember, Instance
-from sphinxext_attn.core.selection import Config, Selector
+from sphinxext_attn.core.selection import Config, Selector, with_priorities
 
 NODE = ast.Pass()
 #: parameters of the priority function that are not configuration fields
@@ -122,7 +122,7 @@ class Prober:
             if "num_heads" in [a.arg for a in (*params.args, *params.kwonlyargs)]:
                 kwargs["num_heads"] = config.num_heads
             # not through the call memo: the answer depends on the stand-in list
-            valid, invalid = interp._run(method.func, [target], kwargs)
+            result = interp._run(method.func, [target], kwargs)
         except Unknown as exc:
             return (f"{NOT_EVALUATED}{exc}",)
         except Raised as exc:
@@ -135,10 +135,14 @@ class Prober:
                 self.module.values.pop(PRIORITY_FUNCTION, None)
             else:
                 self.module.values[PRIORITY_FUNCTION] = saved
-        if valid:
-            return ()
-        for _, (_, texts) in invalid.items():
-            return tuple(str(t) for t in texts)
+        try:
+            valid, invalid = result
+            if valid:
+                return ()
+            for _, (_, texts) in with_priorities(invalid, {}):
+                return tuple(str(t) for t in texts)
+        except (ValueError, TypeError, AttributeError):
+            return (f"{NOT_EVALUATED}get_valid_backends answered in a shape not understood",)
         return ()
 
 
