@@ -1,6 +1,6 @@
 """Selection on releases whose code is shaped differently from 0.23-0.33 (the
 releases with vLLM's cases): rejected backends without their priority before
-0.20, FlashAttention's interface not shipped before 0.17, and a pick that
+0.18, FlashAttention's interface not shipped before 0.17, and a pick that
 depends on a backend not evaluated."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from sphinxext_attn.select_cli import render_text
 
 
 def test_rejected_backends_take_the_places_the_valid_ones_leave():
-    """Before 0.20 ``get_valid_backends`` gave each rejected backend its reasons
+    """Before 0.18 ``get_valid_backends`` gave each rejected backend its reasons
     only; they were tried in priority order, around the valid ones."""
     old = {"B": ["no"], "D": ["no", "never"]}
     assert with_priorities(old, {0: "A", 2: "C"}) == [

@@ -314,7 +314,7 @@ def test_browser_changing_a_control_updates_decision_and_address(
 
 
 def test_selector_on_the_older_shape_of_rejections(tmp_path: Path) -> None:
-    """Before vLLM 0.20 rejected backends came without their priority: the page
+    """Before vLLM 0.18 rejected backends came without their priority: the page
     builds as on the newer shape (it stopped the build with a traceback)."""
     tree = tmp_path / "tree"
     shutil.copytree(DEMO, tree)

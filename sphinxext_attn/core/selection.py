@@ -280,7 +280,7 @@ def _read_result(result: Any) -> Decision:
 
 
 def with_priorities(invalid: Any, valid: dict[int, str]) -> list[tuple[Any, tuple[int, Any]]]:
-    """``(backend, (priority, reasons))`` of each rejected backend. Before vLLM 0.20
+    """``(backend, (priority, reasons))`` of each rejected backend. Before vLLM 0.18
     the reasons came without the priority: the rejected backends then take, in
     the order vLLM tried them, the places of the list the valid ones leave."""
     items = list(invalid.items())
