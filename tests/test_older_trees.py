@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+import vllm_trees
 from treebuilder import (
     BACKEND_INTERFACE,
     BACKENDS,
@@ -62,3 +64,18 @@ def test_attention_types_of_a_plain_constants_class_are_asked_by_value(tmp_path)
     old = {r.name: r.attn_types for r in analyze(_old_tree(tmp_path / "old")).backends}
     assert old == new
     assert "Decoder" in old["TRITON_ATTN"]
+
+
+@pytest.mark.realtree
+@pytest.mark.parametrize("version", ["0.13.0", "0.14.1"])
+def test_older_releases_are_read(version):
+    """vLLM 0.13 (registry, fa_utils.py and AttentionType of the older kind) and
+    0.14 (MLA prefill selectors in backends/mla/common.py): rows, attention
+    types and the prefill table, with no warning."""
+    analysis = analyze(vllm_trees.tree(version))
+    names = {r.name for r in analysis.backends}
+    assert {"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLASHMLA", "CUTLASS_MLA"} <= names
+    assert {r.attn_types for r in analysis.backends} - {"None"}
+    assert dict((r.name, r.attn_types) for r in analysis.backends)["CPU_ATTN"] == "All"
+    assert [p.cell("Backend") for p in analysis.mla_prefill][0] == "TRT-LLM Ragged‡"
+    assert not [d for d in analysis.diagnostics if not d.release]
