@@ -37,9 +37,12 @@
       if (point[d] !== base[d]) { factors.push(entry.single[key][point[d]]); }
     });
     var found = combine(entry.reasons, factors, entry.order);
-    Object.keys(entry.pairs).forEach(function (key) {
+    var keys = Object.keys(entry.joint).sort(function (a, b) {  // pairs, then triples
+      return a.split(",").length - b.split(",").length;
+    });
+    keys.forEach(function (key) {
       var dims = key.split(",").map(Number);
-      var delta = entry.pairs[key][point[dims[0]] + "," + point[dims[1]]];
+      var delta = entry.joint[key][dims.map(function (d) { return point[d]; }).join(",")];
       if (delta) {
         delta[0].forEach(function (r) { if (found.indexOf(r) < 0) { found.push(r); } });
         found = found.filter(function (r) { return delta[1].indexOf(r) < 0; });

@@ -44,15 +44,16 @@ def predict(table: dict[str, Any], config: Config) -> Decision | None:
 
 
 def backend_reasons(entry: dict[str, Any], point: Sequence[int]) -> list[int]:
-    """A backend's reasons at ``point``: each dimension's own, then the pairs' corrections."""
+    """A backend's reasons at ``point``: each dimension's own, then the corrections
+    of the pairs and triples of dimensions that interact."""
     base = entry["base"]
     factors = [
         row[point[int(d)]] for d, row in entry["single"].items() if point[int(d)] != base[int(d)]
     ]
     found = set(combine(entry["reasons"], factors, entry["order"]))
-    for key, values in entry["pairs"].items():
-        d1, d2 = (int(x) for x in key.split(","))
-        delta = values.get(f"{point[d1]},{point[d2]}")
+    for key in sorted(entry["joint"], key=lambda k: k.count(",")):  # pairs, then triples
+        dims = [int(x) for x in key.split(",")]
+        delta = entry["joint"][key].get(",".join(str(point[d]) for d in dims))
         if delta is not None:
             found = (found | set(delta[0])) - set(delta[1])
     rank = {r: i for i, r in enumerate(entry["order"])}

@@ -12,7 +12,8 @@ ship. The decision is factored the way vLLM's code is written:
   baseline it accepts (where there is one) changed by each dimension on its
   own (``validate_configuration`` checks them one by one); where two
   dimensions together give something else than their union, the pair is
-  kept as an exception.
+  kept as an exception, and so are the triples a check of the recombination
+  on sampled configurations finds (:meth:`TableBuilder.repair`).
 
 :func:`~sphinxext_attn.core.selector_predict.predict` recombines them
 (``attention_backends_selector.js`` does the same in the browser) and
@@ -48,6 +49,10 @@ DIMS = tuple(d for d in GRID if d != "capability")
 #: where a baseline is looked for first (MLA and sparsity decide most of the rest)
 _FIRST = ("use_mla", "use_sparse", "head_size", "dtype", "kv_cache_dtype", "attn_type")
 SEARCH_ORDER: tuple[str, ...] = _FIRST + tuple(d for d in DIMS if d not in _FIRST)
+#: Configurations the recombination is checked on while the table is built, and
+#: their seed (the agreement reported afterwards uses another sample).
+REPAIR_SAMPLE = 500
+REPAIR_SEED = 2
 
 
 def query_value(value: Any) -> str:
@@ -222,22 +227,109 @@ class TableBuilder:
                 if loud and kind not in unions:
                     unions[kind] = set(found) == set(s1) | set(s2)
         order = _ordered(observed)
-        pairs: dict[str, dict[str, list[list[int]]]] = {}
+        joint: dict[str, dict[str, list[list[int]]]] = {}
         for (d1, d2, i1, i2), found in actual.items():
             union = combine(best, (singles[d1][i1], singles[d2][i2]), order)
             if found != union:
-                delta = [
-                    [r for r in found if r not in union],
-                    [r for r in union if r not in found],
-                ]
-                pairs.setdefault(f"{d1},{d2}", {})[f"{i1},{i2}"] = delta
+                joint.setdefault(f"{d1},{d2}", {})[f"{i1},{i2}"] = _delta(found, union)
         return {
             "base": base,
             "reasons": best,
             "single": {str(d): row for d, row in singles.items()},
-            "pairs": pairs,
+            "joint": joint,
             "order": order,
         }
+
+    # -- settings that act only together -----------------------------------------
+
+    def repair(self, caps: dict[str, Any], count: int | None = None) -> None:
+        """Check the recombined reasons against each backend's own on a sample of
+        configurations (not the one :func:`build_selector_table` measures with).
+        Where they differ, the two or three settings that cause it on their own
+        (the others at the backend's baseline) get corrections over all their values:
+        FlashAttention on 10.x, say, resolves to FA2 only for head size 256 with a
+        32-token block, where an fp8 KV cache is then refused."""
+        from sphinxext_attn.core.selector_predict import backend_reasons, sample_configs
+
+        #: per capability and backend: the points checked, with the real reasons
+        checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]] = {}
+        count = REPAIR_SAMPLE if count is None else count
+        for config in sample_configs(self.grid, count, seed=REPAIR_SEED):
+            cap = caps[config.capability]
+            point = [self.grid[dim].index(getattr(config, dim)) for dim in DIMS]
+            index = 0
+            for d in cap["priorities"]["keys"]:
+                index = index * len(self.grid[DIMS[d]]) + point[d]
+            for name in self.lists.items[cap["priorities"]["table"][index]]:
+                entry = cap["backends"][name]
+                actual = self._ask(name, config.capability, point)
+                seen = checked.setdefault((config.capability, name), [])
+                if set(actual) != set(backend_reasons(entry, point)):
+                    self._correct(entry, name, config.capability, point, backend_reasons, seen)
+                seen.append((point, set(actual)))
+                if not actual:
+                    break  # chosen: vLLM tries no further
+
+    def _correct(
+        self,
+        entry: dict[str, Any],
+        name: str,
+        cap: str,
+        point: Sequence[int],
+        reasons: Any,
+        seen: list[tuple[list[int], set[int]]],
+    ) -> None:
+        """Add corrections for the pairs and triples of ``point``'s settings that are
+        wrong on their own (until ``point`` comes out right), each kept only if with
+        it more of the configurations checked so far (this one included) come out
+        right than without."""
+        base = entry["base"]
+        differing = [d for d in range(len(DIMS)) if point[d] != base[d]]
+        checks = [*seen, (list(point), set(self._ask(name, cap, point)))]
+
+        def right() -> int:
+            return sum(set(reasons(entry, p)) == a for p, a in checks)
+
+        before = right()
+        for size in (2, 3):
+            for dims in itertools.combinations(differing, size):
+                at = list(base)
+                for d in dims:
+                    at[d] = point[d]
+                if set(self._ask(name, cap, at)) == set(reasons(entry, at)):
+                    continue
+                saved = dict(entry["joint"]), entry["order"]
+                self._add_joint(entry, name, cap, dims, reasons)
+                after = right()
+                if after <= before:
+                    entry["joint"], entry["order"] = saved  # it breaks as much as it mends
+                    continue
+                before = after
+                if set(reasons(entry, point)) == checks[-1][1]:
+                    return
+
+    def _add_joint(
+        self, entry: dict[str, Any], name: str, cap: str, dims: Sequence[int], reasons: Any
+    ) -> None:
+        """Corrections for ``dims`` over all their values, on top of the rest."""
+        key = ",".join(str(d) for d in dims)
+        entry["joint"][key] = {}  # recombined without its own (pairs: from scratch)
+        table: dict[str, list[list[int]]] = {}
+        observed: list[Sequence[int]] = [entry["order"]]
+        for combo in itertools.product(*(range(len(self.grid[DIMS[d]])) for d in dims)):
+            at = list(entry["base"])
+            for d, i in zip(dims, combo, strict=True):
+                at[d] = i
+            found = self._ask(name, cap, at)
+            observed.append(found)
+            predicted = reasons(entry, at)
+            if set(found) != set(predicted):
+                table[",".join(str(i) for i in combo)] = _delta(found, predicted)
+        entry["order"] = _ordered(observed)
+        if table:
+            entry["joint"][key] = table
+        else:
+            del entry["joint"][key]
 
     # -- the whole table ---------------------------------------------------------
 
@@ -250,6 +342,7 @@ class TableBuilder:
                 "priorities": prio,
                 "backends": {b: self.backend_entry(b, cap) for b in universe},
             }
+        self.repair(caps)
         return {
             "dims": [[dim, [query_value(v) for v in self.grid[dim]]] for dim in GRID],
             "defaults": [
@@ -260,6 +353,11 @@ class TableBuilder:
             "lists": self.lists.items,
             "caps": caps,
         }
+
+
+def _delta(found: Sequence[int], predicted: Sequence[int]) -> list[list[int]]:
+    """``[added, removed]``: what turns the recombined reasons into the real ones."""
+    return [[r for r in found if r not in predicted], [r for r in predicted if r not in found]]
 
 
 def _with(point: Sequence[int], d: int, i: int) -> list[int]:
