@@ -13,7 +13,7 @@ ship. The decision is factored the way vLLM's code is written:
   own (``validate_configuration`` checks them one by one); where two
   dimensions together give something else than their union, the pair is
   kept as an exception, and so are the triples a check of the recombination
-  on sampled configurations finds (:meth:`TableBuilder.repair`).
+  on sampled configurations finds (:func:`.selector_repair.repair`).
 
 :func:`~sphinxext_attn.core.selector_predict.predict` recombines them
 (``attention_backends_selector.js`` does the same in the browser) and
@@ -31,6 +31,7 @@ from typing import Any
 
 from sphinxext_attn.core.selection import ATTN_TYPES, Config, Selector
 from sphinxext_attn.core.selector_probe import Prober
+from sphinxext_attn.core.selector_repair import delta, repair
 
 FLAGS = ("use_mla", "use_sparse", "has_sink", "use_mm_prefix", "use_non_causal")
 #: every dimension and its default values; the first value of each is not special
@@ -49,10 +50,6 @@ DIMS = tuple(d for d in GRID if d != "capability")
 #: where a baseline is looked for first (MLA and sparsity decide most of the rest)
 _FIRST = ("use_mla", "use_sparse", "head_size", "dtype", "kv_cache_dtype", "attn_type")
 SEARCH_ORDER: tuple[str, ...] = _FIRST + tuple(d for d in DIMS if d not in _FIRST)
-#: Configurations the recombination is checked on while the table is built, and
-#: their seed (the agreement reported afterwards uses another sample).
-REPAIR_SAMPLE = 500
-REPAIR_SEED = 2
 
 
 def query_value(value: Any) -> str:
@@ -106,7 +103,7 @@ def combine(
     return sorted(out, key=lambda r: rank.get(r, len(rank)))
 
 
-def _ordered(lists: Iterable[Sequence[int]]) -> list[int]:
+def consistent_order(lists: Iterable[Sequence[int]]) -> list[int]:
     """One order of reasons consistent with every observed list (first-seen on ties)."""
     first: dict[int, int] = {}
     after: dict[int, set[int]] = {}
@@ -180,26 +177,26 @@ class TableBuilder:
 
     # -- rejection reasons -------------------------------------------------------
 
-    def _ask(self, backend: str, cap: str, point: Sequence[int]) -> list[int]:
+    def reasons_at(self, backend: str, cap: str, point: Sequence[int]) -> list[int]:
         self.probes += 1
         found = self.prober.reasons(backend, config_at(self.grid, cap, point))
         return [self.reasons(r) for r in found]
 
     def backend_entry(self, backend: str, cap: str) -> dict[str, Any]:
         base = default_point(self.grid)
-        best = self._ask(backend, cap, base)
+        best = self.reasons_at(backend, cap, base)
         for _ in range(2):  # a baseline the backend accepts, or with fewest reasons
             for dim in SEARCH_ORDER:
                 d = DIMS.index(dim)
                 for i in range(len(self.grid[dim])):
                     if i != base[d] and len(best) > 0:
-                        found = self._ask(backend, cap, _with(base, d, i))
+                        found = self.reasons_at(backend, cap, _with(base, d, i))
                         if len(found) < len(best):
                             base, best = _with(base, d, i), found
         singles: dict[int, list[list[int]]] = {}
         for d, dim in enumerate(DIMS):
             row = [
-                best if i == base[d] else self._ask(backend, cap, _with(base, d, i))
+                best if i == base[d] else self.reasons_at(backend, cap, _with(base, d, i))
                 for i in range(len(self.grid[dim]))
             ]
             if any(r != best for r in row):
@@ -221,17 +218,17 @@ class TableBuilder:
                 loud = bool(set(s1) - set(best)) or bool(set(s2) - set(best))
                 if loud and unions.get(kind, False):
                     continue
-                found = self._ask(backend, cap, _with(_with(base, d1, i1), d2, i2))
+                found = self.reasons_at(backend, cap, _with(_with(base, d1, i1), d2, i2))
                 actual[(d1, d2, i1, i2)] = found
                 observed.append(found)
                 if loud and kind not in unions:
                     unions[kind] = set(found) == set(s1) | set(s2)
-        order = _ordered(observed)
+        order = consistent_order(observed)
         joint: dict[str, dict[str, list[list[int]]]] = {}
         for (d1, d2, i1, i2), found in actual.items():
             union = combine(best, (singles[d1][i1], singles[d2][i2]), order)
             if found != union:
-                joint.setdefault(f"{d1},{d2}", {})[f"{i1},{i2}"] = _delta(found, union)
+                joint.setdefault(f"{d1},{d2}", {})[f"{i1},{i2}"] = delta(found, union)
         return {
             "base": base,
             "reasons": best,
@@ -239,97 +236,6 @@ class TableBuilder:
             "joint": joint,
             "order": order,
         }
-
-    # -- settings that act only together -----------------------------------------
-
-    def repair(self, caps: dict[str, Any], count: int | None = None) -> None:
-        """Check the recombined reasons against each backend's own on a sample of
-        configurations (not the one :func:`build_selector_table` measures with).
-        Where they differ, the two or three settings that cause it on their own
-        (the others at the backend's baseline) get corrections over all their values:
-        FlashAttention on 10.x, say, resolves to FA2 only for head size 256 with a
-        32-token block, where an fp8 KV cache is then refused."""
-        from sphinxext_attn.core.selector_predict import backend_reasons, sample_configs
-
-        #: per capability and backend: the points checked, with the real reasons
-        checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]] = {}
-        count = REPAIR_SAMPLE if count is None else count
-        for config in sample_configs(self.grid, count, seed=REPAIR_SEED):
-            cap = caps[config.capability]
-            point = [self.grid[dim].index(getattr(config, dim)) for dim in DIMS]
-            index = 0
-            for d in cap["priorities"]["keys"]:
-                index = index * len(self.grid[DIMS[d]]) + point[d]
-            for name in self.lists.items[cap["priorities"]["table"][index]]:
-                entry = cap["backends"][name]
-                actual = self._ask(name, config.capability, point)
-                seen = checked.setdefault((config.capability, name), [])
-                if set(actual) != set(backend_reasons(entry, point)):
-                    self._correct(entry, name, config.capability, point, backend_reasons, seen)
-                seen.append((point, set(actual)))
-                if not actual:
-                    break  # chosen: vLLM tries no further
-
-    def _correct(
-        self,
-        entry: dict[str, Any],
-        name: str,
-        cap: str,
-        point: Sequence[int],
-        reasons: Any,
-        seen: list[tuple[list[int], set[int]]],
-    ) -> None:
-        """Add corrections for the pairs and triples of ``point``'s settings that are
-        wrong on their own (until ``point`` comes out right), each kept only if with
-        it more of the configurations checked so far (this one included) come out
-        right than without."""
-        base = entry["base"]
-        differing = [d for d in range(len(DIMS)) if point[d] != base[d]]
-        checks = [*seen, (list(point), set(self._ask(name, cap, point)))]
-
-        def right() -> int:
-            return sum(set(reasons(entry, p)) == a for p, a in checks)
-
-        before = right()
-        for size in (2, 3):
-            for dims in itertools.combinations(differing, size):
-                at = list(base)
-                for d in dims:
-                    at[d] = point[d]
-                if set(self._ask(name, cap, at)) == set(reasons(entry, at)):
-                    continue
-                saved = dict(entry["joint"]), entry["order"]
-                self._add_joint(entry, name, cap, dims, reasons)
-                after = right()
-                if after <= before:
-                    entry["joint"], entry["order"] = saved  # it breaks as much as it mends
-                    continue
-                before = after
-                if set(reasons(entry, point)) == checks[-1][1]:
-                    return
-
-    def _add_joint(
-        self, entry: dict[str, Any], name: str, cap: str, dims: Sequence[int], reasons: Any
-    ) -> None:
-        """Corrections for ``dims`` over all their values, on top of the rest."""
-        key = ",".join(str(d) for d in dims)
-        entry["joint"][key] = {}  # recombined without its own (pairs: from scratch)
-        table: dict[str, list[list[int]]] = {}
-        observed: list[Sequence[int]] = [entry["order"]]
-        for combo in itertools.product(*(range(len(self.grid[DIMS[d]])) for d in dims)):
-            at = list(entry["base"])
-            for d, i in zip(dims, combo, strict=True):
-                at[d] = i
-            found = self._ask(name, cap, at)
-            observed.append(found)
-            predicted = reasons(entry, at)
-            if set(found) != set(predicted):
-                table[",".join(str(i) for i in combo)] = _delta(found, predicted)
-        entry["order"] = _ordered(observed)
-        if table:
-            entry["joint"][key] = table
-        else:
-            del entry["joint"][key]
 
     # -- the whole table ---------------------------------------------------------
 
@@ -342,7 +248,7 @@ class TableBuilder:
                 "priorities": prio,
                 "backends": {b: self.backend_entry(b, cap) for b in universe},
             }
-        self.repair(caps)
+        repair(self, caps)
         return {
             "dims": [[dim, [query_value(v) for v in self.grid[dim]]] for dim in GRID],
             "defaults": [
@@ -353,11 +259,6 @@ class TableBuilder:
             "lists": self.lists.items,
             "caps": caps,
         }
-
-
-def _delta(found: Sequence[int], predicted: Sequence[int]) -> list[list[int]]:
-    """``[added, removed]``: what turns the recombined reasons into the real ones."""
-    return [[r for r in found if r not in predicted], [r for r in predicted if r not in found]]
 
 
 def _with(point: Sequence[int], d: int, i: int) -> list[int]:
