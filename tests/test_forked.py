@@ -77,6 +77,32 @@ def test_parallel_analysis_equals_sequential(tmp_path: Path) -> None:
 
 
 @needs_fork
+@pytest.mark.parametrize("child_works", [True, False])
+def test_page_profile_syntax_checks_in_a_child_with_the_same_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child_works: bool
+) -> None:
+    """vllm-page: the rest of each backend file is syntax-checked in a child while
+    the other tables are read; broken files warn as they do checked here."""
+    flash = "vllm/v1/attention/backends/flash_attn.py"
+    triton = "vllm/v1/attention/backends/triton_attn.py"
+    root = runtime_backend(tmp_path, BODY)
+    for rel, line in ((flash, "def broken(:\n"), (triton, "x = = 1\n")):
+        path = root / rel
+        path.write_text(path.read_text(encoding="utf-8") + line, encoding="utf-8")
+    alone = analyze(root, profile="vllm-page", parallel=False)
+    if not child_works:  # the child's answer is lost: this process checks the files
+        result = forked.Forked.result
+        monkeypatch.setattr(forked.Forked, "result", lambda self: (result(self), None)[1])
+    together = analyze(root, profile="vllm-page", parallel=True)
+    assert to_json(together) == to_json(alone)
+    assert _said(together) == _said(alone)
+    assert [d.location.path for d in alone.diagnostics if "syntax" in d.message] == [
+        flash,
+        triton,
+    ]
+
+
+@needs_fork
 def test_a_failed_child_falls_back_to_reading_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -138,7 +138,9 @@ def analyze(
     False skips finding the line that decides each evaluated cell (a page
     without source links has no use for it). ``parallel`` (the command line):
     in the runtime profile, read the page in a forked process while this one
-    evaluates the classes; the result is the same.
+    evaluates the classes; in the ``vllm-page`` profile, syntax-check the rest
+    of the backend files in one while this one reads the other tables. The
+    result is the same.
 
     The cyclic garbage collector is paused meanwhile: the cached ASTs are
     millions of acyclic objects it would otherwise rescan on every parse.
@@ -150,7 +152,7 @@ def analyze(
     try:
         tree = source if source is not None else SourceTree(root)
         if profile != "runtime":
-            result = _analyze(tree, page=True)
+            result = _analyze(tree, page=True, parallel=parallel)
             result.profile = profile
             return result
         from sphinxext_attn.core import forked
@@ -176,7 +178,7 @@ def analyze(
             gc.enable()
 
 
-def _analyze(tree: SourceTree, page: bool = False) -> Analysis:
+def _analyze(tree: SourceTree, page: bool = False, parallel: bool = False) -> Analysis:
     result = Analysis(root=str(tree.root))
     if not tree.safe_path("vllm") or not (tree.root / "vllm").is_dir():
         tree.warn(f"no vllm/ package under {tree.root}", None, subtype="root")
@@ -198,6 +200,14 @@ def _analyze(tree: SourceTree, page: bool = False) -> Analysis:
             row = None
         if row is not None:
             rows.append(row)
+    # The backend files are read: with ``parallel``, a forked process syntax-checks
+    # the rest of them while this one reads the other tables (same warnings, order).
+    checking = None
+    if parallel:
+        from sphinxext_attn.core import forked
+
+        if forked.can_fork():
+            checking = forked.Forked(tree.syntax_problems)
     result.priorities = read_priorities(tree)
     flash_attn = next((e for e in entries if e.name == "FLASH_ATTN"), None)
     fa_class = finder.resolve(flash_attn) if flash_attn else None  # cached: no second parse
@@ -209,7 +219,8 @@ def _analyze(tree: SourceTree, page: bool = False) -> Analysis:
     result.capability_columns = interface_columns(tree, refs)
     result.mla_prefill = read_prefill(tree, finder, fa, page)
     result.version = read_version(tree)
-    tree.check_partly_parsed()
+    checked = checking.result() if checking is not None else None
+    tree.check_partly_parsed(checked if isinstance(checked, dict) else None)
     result.files = list(tree.files)
     result.directories = list(tree.directories)
     result.diagnostics = list(tree.diagnostics)

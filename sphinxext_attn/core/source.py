@@ -36,6 +36,22 @@ def parse_quietly(text: str, filename: str) -> ast.Module:
         return ast.parse(text, filename=filename)
 
 
+#: A problem :meth:`SourceTree.check_partly_parsed` reports: the message and the line.
+Problem = tuple[str, int]
+
+
+def _syntax_problems(rel: str, text: str) -> list[Problem]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            symtable.symtable(text, rel, "exec")
+    except SyntaxError as exc:
+        return [(f"syntax error: {exc.msg}", exc.lineno or 0)]
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return [(f"cannot parse file: {type(exc).__name__}", 0)]
+    return []
+
+
 class SourceTree:
     """A vLLM source tree (the folder holding ``vllm/``) read through one cache."""
 
@@ -230,24 +246,30 @@ class SourceTree:
         self._chunks[rel] = None if text is None else split_chunks(text, rel)
         return self._chunks[rel]
 
-    def check_partly_parsed(self) -> None:
+    def check_partly_parsed(self, checked: dict[str, list[Problem]] | None = None) -> None:
         """Syntax-check files of which only a class was parsed.
 
         ``symtable`` runs CPython's parser without building Python AST objects,
         so a broken file still gets its warning (file and line) at a fraction of
-        the cost of parsing it all; its class's row is kept, as read.
+        the cost of parsing it all; its class's row is kept, as read. ``checked``:
+        the problems of files :meth:`syntax_problems` already checked (in another
+        process, see ``analyze``), reported here in the same order.
         """
         for rel, text in sorted(self._partly.items()):
             if rel in self._modules:
                 continue
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    symtable.symtable(text, rel, "exec")
-            except SyntaxError as exc:
-                self.warn(f"syntax error: {exc.msg}", rel, exc.lineno or 0, subtype="syntax")
-            except (RecursionError, MemoryError, ValueError) as exc:
-                self.warn(f"cannot parse file: {type(exc).__name__}", rel, subtype="syntax")
+            found = checked.get(rel) if checked is not None else None
+            for message, line in found if found is not None else _syntax_problems(rel, text):
+                self.warn(message, rel, line, subtype="syntax")
+
+    def syntax_problems(self) -> dict[str, list[Problem]]:
+        """What :meth:`check_partly_parsed` would report for the files partly
+        parsed so far, by file (plain data: it crosses a process boundary)."""
+        return {
+            rel: _syntax_problems(rel, text)
+            for rel, text in self._partly.items()
+            if rel not in self._modules
+        }
 
     def parse(self, rel: str) -> ast.Module | None:
         """The module AST of a tree file, parsed at most once; None (with a warning) on failure."""
