@@ -148,8 +148,8 @@ def render_text(config: Config, decision: Decision) -> str:
         lines.append(f"not evaluated: {decision.error}")
         return "\n".join(lines) + "\n"
     selected = decision.selected or "none (vLLM raises: no valid backend)"
-    if decision.undecided():
-        selected += f", unless {' or '.join(decision.undecided())} (not evaluated) qualifies"
+    if undecided := decision.undecided():
+        selected += f", unless {' or '.join(undecided)} (not evaluated) qualifies"
     lines.append(f"selected: {selected}")
     lines.append("priority list:")
     for i, name in enumerate(decision.priorities, 1):

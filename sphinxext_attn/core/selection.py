@@ -248,15 +248,19 @@ class Selector:
         if isinstance(method, Bound) and "num_heads" in _param_names(method.func.node):
             kwargs["num_heads"] = config.num_heads
         result = interp.call(method, [], kwargs, NODE, "")
-        try:
-            return _read_result(result)
-        except (ValueError, TypeError, AttributeError, KeyError, StopIteration):
-            where = method.func.path if isinstance(method, Bound) else ""
-            raise Unknown("get_valid_backends answered in a shape not understood", where) from None
+        return read_valid_backends(result, method.func.path if isinstance(method, Bound) else "")
+
+
+def read_valid_backends(result: Any, where: str) -> Decision:
+    """The decision in ``get_valid_backends``'s answer ``(valid, invalid)``, in
+    either shape vLLM has used; :class:`Unknown` (at ``where``) for another."""
+    try:
+        return _read_result(result)
+    except (ValueError, TypeError, AttributeError, KeyError, StopIteration):
+        raise Unknown("get_valid_backends answered in a shape not understood", where) from None
 
 
 def _read_result(result: Any) -> Decision:
-    """The decision in ``get_valid_backends``'s answer: ``(valid, invalid)``."""
     valid, invalid = result
     order: dict[int, str] = {}
     chosen: tuple[int, str] | None = None

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sphinxext_attn.core.selection import Config, Decision, Selector
-from sphinxext_attn.core.selector_table import DIMS, combine, query_value
+from sphinxext_attn.core.selector_table import DIMS, combine, list_at, query_value
 
 
 def predict(table: dict[str, Any], config: Config) -> Decision | None:
@@ -27,11 +27,8 @@ def predict(table: dict[str, Any], config: Config) -> Decision | None:
         point.append(grid[dim].index(value))
     if cap is None:
         return None
-    prio = cap["priorities"]
-    index = 0
-    for d in prio["keys"]:
-        index = index * len(grid[DIMS[d]]) + point[d]
-    names = table["lists"][prio["table"][index]]
+    sizes = [len(grid[dim]) for dim in DIMS]
+    names = table["lists"][list_at(cap["priorities"], sizes, point)]
     selected = None
     rejected: dict[str, list[str]] = {}
     for name in names:

@@ -26,7 +26,7 @@ from sphinxext_attn.core.priority_paths import (
 from sphinxext_attn.core.pyeval import Raised, Unknown
 from sphinxext_attn.core.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.core.pyeval.values import Bound, Builtin, EnumMember, Instance
-from sphinxext_attn.core.selection import Config, Selector, with_priorities
+from sphinxext_attn.core.selection import Config, Selector, read_valid_backends
 
 NODE = ast.Pass()
 #: parameters of the priority function that are not configuration fields
@@ -123,6 +123,7 @@ class Prober:
                 kwargs["num_heads"] = config.num_heads
             # not through the call memo: the answer depends on the stand-in list
             result = interp._run(method.func, [target], kwargs)
+            decision = read_valid_backends(result, method.func.path)
         except Unknown as exc:
             return (f"{NOT_EVALUATED}{exc}",)
         except Raised as exc:
@@ -135,15 +136,11 @@ class Prober:
                 self.module.values.pop(PRIORITY_FUNCTION, None)
             else:
                 self.module.values[PRIORITY_FUNCTION] = saved
-        try:
-            valid, invalid = result
-            if valid:
-                return ()
-            for _, (_, texts) in with_priorities(invalid, {}):
-                return tuple(str(t) for t in texts)
-        except (ValueError, TypeError, AttributeError):
-            return (f"{NOT_EVALUATED}get_valid_backends answered in a shape not understood",)
-        return ()
+        if decision.selected or not decision.priorities:
+            return ()
+        if backend in decision.unknown:
+            return (f"{NOT_EVALUATED}{decision.unknown[backend]}",)
+        return tuple(decision.rejected.get(backend, ()))
 
 
 __all__ = ["Prober"]

@@ -38,18 +38,16 @@ def repair(builder: TableBuilder, caps: dict[str, Any], count: int | None = None
     FlashAttention on 10.x, say, resolves to FA2 only for head size 256 with a
     32-token block, where an fp8 KV cache is then refused."""
     from sphinxext_attn.core.selector_predict import backend_reasons, sample_configs
-    from sphinxext_attn.core.selector_table import DIMS
+    from sphinxext_attn.core.selector_table import DIMS, list_at
 
+    sizes = [len(builder.grid[dim]) for dim in DIMS]
     #: per capability and backend: the points checked, with the real reasons
     checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]] = {}
     count = REPAIR_SAMPLE if count is None else count
     for config in sample_configs(builder.grid, count, seed=REPAIR_SEED):
         cap = caps[config.capability]
         point = [builder.grid[dim].index(getattr(config, dim)) for dim in DIMS]
-        index = 0
-        for d in cap["priorities"]["keys"]:
-            index = index * len(builder.grid[DIMS[d]]) + point[d]
-        for name in builder.lists.items[cap["priorities"]["table"][index]]:
+        for name in builder.lists.items[list_at(cap["priorities"], sizes, point)]:
             entry = cap["backends"][name]
             actual = builder.reasons_at(name, config.capability, point)
             seen = checked.setdefault((config.capability, name), [])

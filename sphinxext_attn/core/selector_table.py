@@ -71,6 +71,15 @@ def default_point(grid: dict[str, tuple[Any, ...]]) -> list[int]:
     return out
 
 
+def list_at(priorities: dict[str, Any], sizes: Sequence[int], point: Sequence[int]) -> int:
+    """The priority list (its index) at ``point``: the table is in mixed radix over
+    its key dimensions (``sizes``: how many values each dimension has)."""
+    index = 0
+    for d in priorities["keys"]:
+        index = index * sizes[d] + point[d]
+    return int(priorities["table"][index])
+
+
 def config_at(grid: dict[str, tuple[Any, ...]], capability: str, point: Sequence[int]) -> Config:
     values = {dim: grid[dim][i] for dim, i in zip(DIMS, point, strict=True)}
     return Config(capability=capability, **values)

@@ -45,11 +45,16 @@ def _syntax_problems(rel: str, text: str) -> list[Problem]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             symtable.symtable(text, rel, "exec")
-    except SyntaxError as exc:
-        return [(f"syntax error: {exc.msg}", exc.lineno or 0)]
-    except (RecursionError, MemoryError, ValueError) as exc:
-        return [(f"cannot parse file: {type(exc).__name__}", 0)]
+    except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+        return [_problem(exc)]
     return []
+
+
+def _problem(exc: Exception) -> Problem:
+    """The warning for a file that does not parse: the message and the line."""
+    if isinstance(exc, SyntaxError):
+        return f"syntax error: {exc.msg}", exc.lineno or 0
+    return f"cannot parse file: {type(exc).__name__}", 0
 
 
 class SourceTree:
@@ -281,11 +286,9 @@ class SourceTree:
             return None
         try:
             module = parse_quietly(text, rel)
-        except SyntaxError as exc:
-            self.warn(f"syntax error: {exc.msg}", rel, exc.lineno or 0, subtype="syntax")
-            return None
-        except (RecursionError, MemoryError, ValueError) as exc:
-            self.warn(f"cannot parse file: {type(exc).__name__}", rel, subtype="syntax")
+        except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+            message, line = _problem(exc)
+            self.warn(message, rel, line, subtype="syntax")
             return None
         self._modules[rel] = module
         return module

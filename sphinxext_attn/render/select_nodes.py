@@ -99,8 +99,8 @@ def decision_nodes(
         para += nodes.literal(decision.selected, decision.selected, classes=[SELECTED_CLASS])
         para += nodes.Text(".")
         out.insert(0, para)
-    if decision.undecided():  # the pick depends on what could not be evaluated
-        names = " or ".join(decision.undecided())
+    if undecided := decision.undecided():  # the pick depends on what was not evaluated
+        names = " or ".join(undecided)
         text = (
             f"This holds only if {names}, ahead in the list and not evaluated, does not qualify."
         )

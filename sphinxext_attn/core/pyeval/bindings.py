@@ -57,7 +57,7 @@ def _target_names(target: ast.expr) -> list[str]:
 #: where they are its last binding (never the value an earlier binding gave).
 _OPAQUE = (ast.For, ast.AsyncFor, ast.While, ast.Match, ast.Delete)
 #: Nested scopes: names bound inside them are not this scope's.
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def opaque_names(node: ast.AST) -> list[str]:
@@ -67,7 +67,7 @@ def opaque_names(node: ast.AST) -> list[str]:
     todo = [node]
     while todo:
         sub = todo.pop()
-        if sub is not node and isinstance(sub, _SCOPES):
+        if sub is not node and isinstance(sub, NESTED_SCOPES):
             if not isinstance(sub, ast.Lambda):
                 found.append(sub.name)
             continue
@@ -99,7 +99,7 @@ def _walrus_names(stmt: ast.stmt) -> list[str]:
     return found
 
 
-_NO_WALRUS = (*_SCOPES, ast.Import, ast.ImportFrom, ast.Pass, ast.Global, ast.Nonlocal)
+_NO_WALRUS = (*NESTED_SCOPES, ast.Import, ast.ImportFrom, ast.Pass, ast.Global, ast.Nonlocal)
 _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 
 

@@ -40,6 +40,8 @@ CAPABILITY_MODULE = "vllm.platforms.interface"
 #: The FlashAttention build's interface; releases before 0.17 do not ship its source,
 #: so the machine answers for it as a full build does (see fa_version_supported).
 FA_INTERFACE = "vllm.vllm_flash_attn.flash_attn_interface"
+#: FlashAttention version -> the GPU major versions a full build runs it on (FA2: SM 8.0 on).
+FA_MAJORS = {2: range(8, 100), 3: (9,), 4: (9, 10, 11)}
 
 #: torch's dtype aliases, so ``torch.half`` and ``torch.float16`` are one value.
 TORCH_ALIASES = {
@@ -247,14 +249,9 @@ class Machine:
         interp.capability_read = True
         if interp.capability is None:
             raise Unknown(f"{func.qualname} depends on the GPU's compute capability")
-        major = interp.capability[0]
-        if version == 2 and type(version) is int:
-            return interp.capability >= (8, 0)
-        if version == 3 and type(version) is int:
-            return major == 9
-        if version == 4 and type(version) is int:
-            return major in (9, 10, 11)
-        raise Raised("ValueError", f"Unsupported FA version: {version}")
+        if type(version) is not int or version not in FA_MAJORS:
+            raise Raised("ValueError", f"Unsupported FA version: {version}")
+        return interp.capability[0] in FA_MAJORS[version]
 
     def capability(self, interp: Interpreter, func: PyFunction) -> Any:
         interp.capability_read = True

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from sphinxext_attn.core.pyeval.bindings import NESTED_SCOPES
 from sphinxext_attn.core.pyeval.chunks import ChunkError
 
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ READING_CALLS = frozenset(
         "bool", "id", "hash", "print", "type", "reversed",
     }
 )  # fmt: skip
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def changed_at_import(module: ModuleScope, name: str, container: bool) -> int:
@@ -94,7 +94,7 @@ def top_level_statements(
     except ChunkError:
         parsed = module.reparse()
         for stmt in parsed.body if parsed is not None else []:
-            if skip_definitions and isinstance(stmt, _SCOPES):
+            if skip_definitions and isinstance(stmt, NESTED_SCOPES):
                 continue
             found = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
             if names & found:
@@ -113,15 +113,12 @@ def rebound_at_import(module: ModuleScope, name: str) -> int:
     key = f"{name}:global"
     found = module.changes.get(key)
     if found is None:
-        mutators: dict[str, int] = {}
-        for stmt in top_level_statements(module, {name}, also="global"):
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and _rebinds(stmt, name):
-                mutators[stmt.name] = stmt.lineno
-        found = 0
-        if mutators:
-            for stmt in top_level_statements(module, set(mutators)):
-                found = found or _import_time_call(stmt, set(mutators))
-        module.changes[key] = found
+        mutators = {
+            stmt.name
+            for stmt in top_level_statements(module, {name}, also="global")
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and _rebinds(stmt, name)
+        }
+        found = module.changes[key] = _called_at_import(module, mutators)
     return found
 
 
@@ -135,11 +132,15 @@ def _find(module: ModuleScope, name: str, methods: frozenset[str] | None) -> int
         line = _import_time_change(stmt, {name}, mutators, methods)
         if line:
             return line
-    if mutators:  # a function of the module changes it: is one run at import?
-        for stmt in top_level_statements(module, set(mutators)):
-            line = _import_time_call(stmt, set(mutators))
-            if line:
-                return line
+    return _called_at_import(module, set(mutators))  # a function that changes it
+
+
+def _called_at_import(module: ModuleScope, mutators: set[str]) -> int:
+    """The line of module-level code that calls one of ``mutators`` (0: none)."""
+    for stmt in top_level_statements(module, mutators) if mutators else []:
+        line = _import_time_call(stmt, mutators)
+        if line:
+            return line
     return 0
 
 
@@ -179,7 +180,7 @@ def _changes(
     todo = [node]
     while todo:
         sub = todo.pop()
-        if sub is not node and isinstance(sub, _SCOPES) and not inside:
+        if sub is not node and isinstance(sub, NESTED_SCOPES) and not inside:
             continue
         if isinstance(sub, ast.Global) and names & set(sub.names):
             return sub.lineno
@@ -229,7 +230,7 @@ def _import_time_call(stmt: ast.stmt, mutators: set[str]) -> int:
         todo = [node]
         while todo:
             sub = todo.pop()
-            if sub is not node and isinstance(sub, _SCOPES):
+            if sub is not node and isinstance(sub, NESTED_SCOPES):
                 continue
             if isinstance(sub, ast.Name) and sub.id in mutators:
                 return getattr(sub, "lineno", 0) or 1

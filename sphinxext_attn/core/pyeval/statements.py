@@ -12,6 +12,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.bindings import bound_names
 from sphinxext_attn.core.pyeval.checks import run_checks
 from sphinxext_attn.core.pyeval.scope import Frame
 from sphinxext_attn.core.pyeval.values import Caught, Raised, Unknown
@@ -133,7 +134,7 @@ class StatementMixin:
         elif isinstance(stmt, ast.ClassDef):
             frame.locals[stmt.name] = self.make_class(stmt, frame)
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
-            for name in _imported_names(stmt):
+            for name in bound_names(stmt):
                 frame.locals[name] = self._import_binding(stmt, name, frame.module)
         elif isinstance(stmt, ast.With):
             self.exec_block(stmt.body, frame)
@@ -223,12 +224,6 @@ class StatementMixin:
             self.set_item(container, key, value, target, frame.module.path)
         else:
             raise Unknown("assignment target not evaluated", frame.module.path, target.lineno)
-
-
-def _imported_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
-    if isinstance(stmt, ast.Import):
-        return [a.asname or a.name.split(".")[0] for a in stmt.names]
-    return [a.asname or a.name for a in stmt.names if a.name != "*"]
 
 
 def _is_log_call(expr: ast.expr) -> bool:

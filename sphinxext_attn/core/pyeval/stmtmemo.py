@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
+from sphinxext_attn.core.pyeval.bindings import NESTED_SCOPES
 from sphinxext_attn.core.pyeval.scope import Frame
 from sphinxext_attn.core.pyeval.values import (
     EnumMember,
@@ -292,10 +293,7 @@ def reads_frame(node: Any) -> bool:
     made by ``create_composite_backend(...)`` reads its arguments lazily)."""
     body = node.body if isinstance(node.body, list) else [node.body]
     return any(
-        (isinstance(sub, ast.Name) and sub.id in _IMPLICIT) or isinstance(sub, _NESTED_SCOPES)
+        (isinstance(sub, ast.Name) and sub.id in _IMPLICIT) or isinstance(sub, NESTED_SCOPES)
         for stmt in body
         for sub in ast.walk(stmt)
     )
-
-
-_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
