@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING
 
 from sphinxext_attn.core.models import Analysis
 from sphinxext_attn.locate import default_root
-from sphinxext_attn.render.diffout import render_diff_json, render_diff_markdown
-from sphinxext_attn.render.jsonout import render_json
 from sphinxext_attn.render.markdown import header_from_template, render_markdown
 from sphinxext_attn.runcache import RunCache, default_dir
 
@@ -172,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.diff:
         return write_diff(args, analysis)
     if args.format == "json":
+        from sphinxext_attn.render.jsonout import render_json
+
         content = render_json(analysis)
     else:
         header = None
@@ -214,6 +214,8 @@ def write_diff(args: argparse.Namespace, new: Analysis) -> int:
     old = analysis_of(old_root, args.profile, True, run_cache(args))
     for diag in old.diagnostics:
         print(f"warning: {diag}", file=sys.stderr)
+    from sphinxext_attn.render.diffout import render_diff_json, render_diff_markdown
+
     content = (
         render_diff_json(old, new) if args.format == "json" else render_diff_markdown(old, new)
     )

@@ -15,11 +15,9 @@ or ``SPHINXEXT_ATTN_CACHE_DIR=`` (empty) turns the cache off.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import pickle
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +52,8 @@ def _stamp(path: str) -> Stamp:
 
 def _code_stamp() -> str:
     """This package's own state: a changed checkout must not reuse old answers."""
+    import hashlib  # imported when a cache is used (--no-cache starts faster)
+
     package = Path(__file__).resolve().parent
     digest = hashlib.sha256(f"{sys.version}|{FORMAT}".encode())
     for path in sorted(package.rglob("*.py")):
@@ -73,6 +73,8 @@ class RunCache:
             return None
         if self._code is None:
             self._code = _code_stamp()
+        import hashlib
+
         key = repr((kind, os.path.realpath(root), sorted(options.items()), self._code))
         return self.directory / f"{kind}-{hashlib.sha256(key.encode()).hexdigest()[:32]}.pickle"
 
@@ -125,6 +127,8 @@ class RunCache:
             data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
             if len(data) > MAX_ENTRY_BYTES:
                 return
+            import tempfile  # only a run that stores needs it
+
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             try:

@@ -242,6 +242,30 @@ def test_symlink_inside_tree_is_fine(tmp_path):
     assert names(analyze(tree)) == ALL_ROWS
 
 
+def test_safe_path_follows_links_at_every_level(tmp_path):
+    """Folders are resolved once per tree; a link in a linked folder, or the last
+    part of a path, is still followed and judged by where it really ends."""
+    from sphinxext_attn.core.source import SourceTree
+
+    tree = tmp_path / "tree"
+    (tree / "a").mkdir(parents=True)
+    (tree / "a" / "in.py").write_text("X = 1\n")
+    (tree / "b").symlink_to(tree / "a", target_is_directory=True)  # a link inside
+    (tmp_path / "out.py").write_text("X = 2\n")
+    (tree / "a" / "out.py").symlink_to(tmp_path / "out.py")  # leaves the tree
+    (tree / "c").symlink_to(tmp_path, target_is_directory=True)  # leaves the tree
+    source = SourceTree(tree)
+    assert source.safe_path("a/in.py") == (tree / "a" / "in.py").resolve()
+    assert source.safe_path("b/in.py") == (tree / "a" / "in.py").resolve()
+    assert source.safe_path("b/out.py") is None
+    assert source.safe_path("a/out.py") is None
+    assert source.safe_path("c/out.py") is None
+    # out and back in: judged by where it ends, as os.path.realpath judges it
+    assert source.safe_path("c/tree/a/in.py") == (tree / "a" / "in.py").resolve()
+    assert source.safe_path("a") == (tree / "a").resolve()
+    assert source.safe_path("c") is None
+
+
 # -- pathological nesting and size -----------------------------------------------------
 NESTING = {
     "huge-list": "X = [" + "1, " * 100_000 + "]\n",

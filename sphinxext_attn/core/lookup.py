@@ -52,7 +52,13 @@ def _header_only(
     if tree.parsed(path) is not None:
         return None
     chunks = tree.chunks(path) or []
-    found = [c for c in chunks if re.match(rf"(?:@.*\n\s*)*class\s+{re.escape(name)}\b", c.text)]
+    header = re.compile(rf"(?:@.*\n\s*)*class\s+{re.escape(name)}\b")
+    # only a piece that starts a class (or its decorators) can match: test that first
+    found = [
+        c
+        for c in chunks
+        if c.text.startswith(("class", "@")) and name in c.text and header.match(c.text)
+    ]
     if len(found) != 1:
         return None
     text, first_line = found[0].text, found[0].line

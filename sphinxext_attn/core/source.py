@@ -21,6 +21,12 @@ from typing import Any
 
 from sphinxext_attn.core.models import Diagnostic, Location
 
+
+def _word_char(char: str) -> bool:
+    """Whether ``char`` continues a name (where ``\\b`` would not end it)."""
+    return char.isalnum() or char == "_"
+
+
 #: The start of the next top-level statement after a class body.
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
 #: Files larger than this are not parsed (a backend file is a few hundred kB at most).
@@ -77,6 +83,8 @@ class SourceTree:
         self.diagnostics: list[Diagnostic] = []
         self._warned: set[tuple[str, str]] = set()
         self._chunks: dict[str, list[Any] | None] = {}
+        #: tree-relative folder -> its real path (each folder resolved once)
+        self._real_folders: dict[str, str] = {}
 
     # -- diagnostics -----------------------------------------------------
     def warn(
@@ -108,11 +116,18 @@ class SourceTree:
         pure = PurePosixPath(rel)
         if pure.is_absolute() or any(p in ("", ".", "..") for p in rel.split("/")):
             return None
-        candidate = self.root.joinpath(*pure.parts)
-        real = Path(os.path.realpath(candidate))
-        if real != self.root and self.root not in real.parents:
+        folder, _, name = rel.rpartition("/")
+        real_folder = self._real_folders.get(folder)
+        if real_folder is None:
+            real_folder = os.path.realpath(self.root.joinpath(*folder.split("/")))
+            self._real_folders[folder] = real_folder
+        # the folder is resolved; only the last part may still be a link
+        joined = os.path.join(real_folder, name)
+        real = os.path.realpath(joined) if os.path.islink(joined) else joined
+        root = str(self.root)
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             return None
-        return real
+        return Path(real)
 
     def _looked_in(self, rel: str) -> None:
         """Remember the folder of every file looked for, present or not: a file
@@ -216,7 +231,12 @@ class SourceTree:
         chunks = self.chunks(rel)
         if chunks is None:
             return None
-        found = [c for c in chunks if re.match(rf"class {re.escape(name)}\b", c.text)]
+        head = f"class {name}"
+        found = [
+            c
+            for c in chunks
+            if c.text.startswith(head) and not _word_char(c.text[len(head) : len(head) + 1])
+        ]
         if len(found) != 1:
             return None
         from sphinxext_attn.core.pyeval.chunks import ChunkError
