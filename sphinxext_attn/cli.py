@@ -117,9 +117,11 @@ def run_cache(args: argparse.Namespace) -> RunCache:
     return RunCache(Path(args.cache_dir) if args.cache_dir else default_dir())
 
 
-def analysis_of(root: Path, profile: str, provenance: bool, cache: RunCache) -> Analysis:
+def analysis_of(
+    root: Path, profile: str, provenance: bool, cache: RunCache, extras: bool = True
+) -> Analysis:
     """The tree's analysis: kept from an earlier run if no file it read has changed."""
-    options = {"profile": profile, "provenance": provenance}
+    options = {"profile": profile, "provenance": provenance, "extras": extras}
     analysis = cache.load("analysis", root, options)
     if isinstance(analysis, Analysis):
         return analysis
@@ -128,7 +130,9 @@ def analysis_of(root: Path, profile: str, provenance: bool, cache: RunCache) -> 
 
     tree = SourceTree(root)
     _KEEP.append(tree)  # freed by the operating system at exit, see run()
-    analysis = analyze(root, source=tree, profile=profile, provenance=provenance, parallel=True)
+    analysis = analyze(
+        root, source=tree, profile=profile, provenance=provenance, parallel=True, extras=extras
+    )
     cache.store("analysis", root, options, analysis, [*analysis.files, *analysis.directories])
     return analysis
 
@@ -164,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     # a markdown page without source links shows no cell's deciding line
     wants_lines = args.format == "json" or bool(args.source_links) or bool(args.diff)
-    analysis = analysis_of(root, args.profile, wants_lines, run_cache(args))
+    # nor any capability outside the release's page columns (JSON and diffs list them)
+    extras = args.format == "json" or bool(args.diff)
+    analysis = analysis_of(root, args.profile, wants_lines, run_cache(args), extras)
     for diag in analysis.diagnostics:
         print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
     if args.diff:

@@ -87,6 +87,27 @@ def test_rows_join_answers_over_the_capability_grid(tmp_path):
     assert not [d for d in analysis.diagnostics if d.location and d.location.path == FILE]
 
 
+def test_a_markdown_page_asks_only_its_own_columns(tmp_path, capsys):
+    """The command line's markdown page has vLLM's page columns only, so a capability
+    outside them is not asked (a hostile body there costs nothing); JSON asks it."""
+    from sphinxext_attn.cli import main
+
+    iface = RUNTIME_FILES[BACKEND_INTERFACE]
+    iface += "\n    @classmethod\n    def supports_alibi_sqrt(cls):\n        return False\n"
+    body = "@classmethod\ndef supports_alibi_sqrt(cls):\n    while True:\n        pass\n"
+    runtime_backend(tmp_path, body, extra={BACKEND_INTERFACE: iface})
+    base = ["--root", str(tmp_path), "--no-cache", "-o", "-"]
+    assert main(base) == 0
+    page = capsys.readouterr()
+    assert "MY_ATTN" in page.out
+    assert "supports_alibi_sqrt" not in page.err
+    assert main([*base, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = [r for r in data["backends"] if r["name"] == "MY_ATTN"]
+    assert rows and "supports_alibi_sqrt" in rows[0]["unknown"]
+    assert rows[0]["extras"]["supports_alibi_sqrt"] is None
+
+
 def test_a_question_the_release_does_not_have_is_not_an_unknown(tmp_path):
     """A flag the release's backend interface does not declare (supports_non_causal
     before vLLM had it) is a question that release never asks: no unknown cell and

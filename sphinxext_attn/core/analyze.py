@@ -132,11 +132,14 @@ def analyze(
     profile: str = "runtime",
     provenance: bool = True,
     parallel: bool = False,
+    extras: bool = True,
 ) -> Analysis:
     """Analyse the vLLM tree at ``root`` (the folder holding ``vllm/``). Never raises
     for problems in the tree: they are returned as diagnostics. ``provenance``
     False skips finding the line that decides each evaluated cell (a page
-    without source links has no use for it). ``parallel`` (the command line):
+    without source links has no use for it); ``extras`` False skips the
+    capabilities outside the release's page columns (a page that cannot show
+    them). ``parallel`` (the command line):
     in the runtime profile, read the page in a forked process while this one
     evaluates the classes; in the ``vllm-page`` profile, syntax-check the rest
     of the backend files in one while this one reads the other tables. The
@@ -164,12 +167,12 @@ def analyze(
                 return _analyze(SourceTree(tree.root))
 
             page = forked.Forked(read_page)
-            answers = evaluate_runtime(tree, provenance)
+            answers = evaluate_runtime(tree, provenance, extras)
             child = page.result()  # None if the child failed
             result = child if isinstance(child, Analysis) else read_page()
         else:
             result = _analyze(tree)
-            answers = evaluate_runtime(tree, provenance)
+            answers = evaluate_runtime(tree, provenance, extras)
         result.profile = profile
         merge_runtime(result, answers)
         return result

@@ -110,11 +110,13 @@ def _reason(answer: Answer) -> str:
 class RuntimeReader:
     """Asks each registered class its questions once and builds its row."""
 
-    def __init__(self, interp: Interpreter, provenance: bool = True) -> None:
+    def __init__(self, interp: Interpreter, provenance: bool = True, extras: bool = True) -> None:
         self.interp = interp
         self.kv_dtypes = list(kv_cache_dtypes(interp))
         #: find the line deciding each cell (source links, tooltips, JSON)
         self.provenance = provenance
+        #: ask the capabilities outside vLLM's page too (JSON, ``:columns:``)
+        self.extras = extras
 
     def facts(self, entry: RegistryEntry, cls: PyClass) -> dict[str, Any]:
         """Every answer of one backend: column -> value, plus ``unknown`` and ``supports``."""
@@ -173,7 +175,7 @@ class RuntimeReader:
                     continue
             facts[column] = take(column, answer)
         facts["MLA"] = take("MLA", ask.ask_flag("is_mla"))
-        for method in self.extra_methods(cls):
+        for method in self.extra_methods(cls) if self.extras else []:
             facts["extras"][method] = take(method, ask.ask_flag(method))
         facts["sources"] = deciding_lines(self.interp, cls, facts) if self.provenance else {}
         return facts

@@ -49,12 +49,15 @@ class RuntimeAnswers:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def evaluate_runtime(tree: SourceTree, provenance: bool = True) -> RuntimeAnswers:
-    """Ask every registered class (and the priority function) through one interpreter."""
+def evaluate_runtime(
+    tree: SourceTree, provenance: bool = True, extras: bool = True
+) -> RuntimeAnswers:
+    """Ask every registered class (and the priority function) through one interpreter
+    (``extras`` False: only the questions of the columns vLLM's page has)."""
     from sphinxext_attn.core.analyze import SKIPPED
 
     interp = Interpreter(tree)
-    reader = RuntimeReader(interp, provenance=provenance)
+    reader = RuntimeReader(interp, provenance=provenance, extras=extras)
     answers = RuntimeAnswers()
     for entry in read_registry(tree):
         if entry.name in SKIPPED:
