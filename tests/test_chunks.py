@@ -38,7 +38,7 @@ def test_cuts_skip_triple_quoted_text() -> None:
     heads = [c.text.splitlines()[0] for c in chunks]
     assert heads == ['"""A module.', "import os", "class A:", "def f():"]
     names = [chunk_names(c) for c in chunks]
-    assert names == [[], None, ["A"], ["f"]]
+    assert names == [[], ["os"], ["A"], ["f"]]
     whole = ast.parse(DOCSTRING_AT_COLUMN_0)
     for chunk, node in zip(chunks, whole.body, strict=True):
         (parsed,) = chunk.nodes()
@@ -120,3 +120,55 @@ def test_lazy_class_body_equals_the_whole_parse() -> None:
         assert ast.dump(ast.Module(getattr(lazy, field), []), include_attributes=True) == (
             ast.dump(ast.Module(getattr(whole, field), []), include_attributes=True)
         )
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("import os\n", ["os"]),
+        ("import os.path as p, sys\n\n# a comment\n", ["p", "sys"]),
+        ("import a.b.c\n", ["a"]),
+        ("from . import x\n", ["x"]),
+        ("from ..pkg.mod import a as b, c\n", ["b", "c"]),
+        ("from x import (\n    a,  # why\n    b as c,\n)\n", ["a", "c"]),
+        ("from __future__ import annotations\n", ["annotations"]),
+        ("from x import *\n", None),  # the module decides: parse
+        ("import a; b = 1\n", None),
+        ("from x import \\\n    a\n", None),
+        ("from x import a.b\n", None),  # not Python: the parse will say so
+        ("import (a)\n", None),
+        ("from_bytes = 1\n", ["from_bytes"]),  # an assignment, not an import
+    ],
+)
+def test_import_names_are_read_from_the_text(text: str, names: list[str] | None) -> None:
+    from sphinxext_attn.core.pyeval.bindings import bound_names
+
+    chunk = split_chunks(text, "m.py")[0]
+    assert chunk_names(chunk) == names
+    if names is not None:  # as the parse binds them
+        assert [n for node in ast.parse(text).body for n in bound_names(node)] == names
+
+
+@pytest.mark.realtree
+def test_import_names_match_the_parse_on_a_release() -> None:
+    """Every import piece of a real release: the names read from its text are
+    the names its parse binds (or the piece is parsed instead)."""
+    import vllm_trees
+
+    from sphinxext_attn.core.pyeval.bindings import bound_names
+    from sphinxext_attn.core.pyeval.chunks import import_names
+
+    root = vllm_trees.tree("0.33.0")
+    checked = 0
+    for path in sorted((root / "vllm").rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for chunk in split_chunks(text, str(path)):
+            is_import = re.match(r"(import|from)\b", chunk.text)
+            names = import_names(chunk.text) if is_import else None
+            if names is None:
+                continue
+            nodes = ast.parse(chunk.text).body
+            assert len(nodes) == 1, chunk.text
+            assert [n for node in nodes for n in bound_names(node)] == names, chunk.text
+            checked += 1
+    assert checked > 5000

@@ -2,10 +2,10 @@
 
 A helper module such as ``vllm/envs.py`` or ``flashinfer.py`` is mostly code
 no question needs. Its text is cut at lines that start a top-level statement;
-each piece's bound names are read from its first line, and the piece is
-parsed the first time one of them is looked up. ``import``, ``if``, ``try``
-and ``with`` pieces are parsed at once (they are short and bind several
-names). Lines inside a triple-quoted string (a docstring whose text starts
+each piece's bound names are read from its first line (an ``import``'s from
+its text), and the piece is parsed the first time one of them is looked up.
+``if``, ``try`` and ``with`` pieces are parsed at once (they bind names in
+blocks). Lines inside a triple-quoted string (a docstring whose text starts
 at column 0) are not cuts. If any piece does not parse alone, or a piece whose
 cuts were dropped is not exactly one statement, the whole file is parsed
 instead, so the answer never depends on the shortcut.
@@ -27,6 +27,9 @@ _CONTINUES = re.compile(r"(else|elif|except|finally)\b")
 _DEF = re.compile(r"(?:async\s+)?def\s+(\w+)|class\s+(\w+)")
 _ASSIGN = re.compile(r"(\w+)\s*(?::[^=\n]*)?=(?!=)")
 _EAGER = re.compile(r"(import|from|if|try|with|for|while)\b")
+#: ``import a.b as c, d`` and ``from .x import (a, b as c)``: what follows ``import``
+_IMPORT = re.compile(r"(?:from\s+\.*[\w.]*\s+)?import\s+(.*)", re.S)
+_ALIAS = re.compile(r"([\w.]+)(?:\s+as\s+(\w+))?")
 _TRIPLE = re.compile(r'"""|\'\'\'')
 
 
@@ -136,7 +139,10 @@ def chunk_names(chunk: Chunk) -> list[str] | None:
     if chunk.text.startswith("@"):
         match = re.search(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)", chunk.text, re.M)
         return [match.group(1) or match.group(2)] if match else None
-    if _EAGER.match(head) or ":=" in chunk.text:
+    eager = _EAGER.match(head)
+    if eager and eager.group(1) in ("import", "from") and ":=" not in chunk.text:
+        return import_names(head)  # read, not parsed, until a name it binds is looked up
+    if eager or ":=" in chunk.text:
         return None  # blocks, and ``:=`` (it binds a second name): parse to tell
     match = _DEF.match(head)
     if match:
@@ -147,3 +153,29 @@ def chunk_names(chunk: Chunk) -> list[str] | None:
     if head.startswith(('"', "'", "__all__")) or re.match(r"[\w.]+\(", head):
         return []  # a docstring or a call: binds nothing a question reads
     return None
+
+
+def import_names(text: str) -> list[str] | None:
+    """Names an ``import`` piece binds, as :func:`.bindings.bound_names` gives them;
+    None for anything but one plain import statement (``*``, ``;``, a backslash)."""
+    bare = re.sub(r"#[^\n]*", "", text).strip()
+    match = _IMPORT.fullmatch(bare)
+    if match is None or ";" in bare or "\\" in bare:
+        return None
+    plain = not bare.startswith("from")
+    names = match.group(1)
+    if not plain and names.startswith("(") and names.endswith(")"):
+        names = names[1:-1]
+    out = []
+    for part in names.split(","):
+        part = " ".join(part.split())
+        alias = _ALIAS.fullmatch(part)
+        if alias is None:
+            if part or plain:
+                return None
+            continue  # a trailing comma inside the parentheses
+        name, asname = alias.group(1), alias.group(2)
+        if not plain and "." in name:
+            return None
+        out.append(asname or name.split(".")[0])
+    return out or None
