@@ -53,10 +53,8 @@ def generator_columns(module: ast.Module) -> set[str]:
 
 def read_generator(tree: SourceTree) -> ast.Module | None:
     """The release's own page generator, parsed (None when the tree ships none)."""
-    for rel in GENERATORS:
-        if tree.exists(rel):
-            return tree.parse(rel)
-    return None
+    rel = tree.first_present(GENERATORS)
+    return tree.parse(rel) if rel is not None else None
 
 
 def kv_excludes(generator: ast.Module | None) -> dict[str, frozenset[str]] | None:

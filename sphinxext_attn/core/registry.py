@@ -60,5 +60,4 @@ def read_enum(tree: SourceTree, path: str, enum_name: str) -> list[RegistryEntry
 def read_registry(tree: SourceTree) -> list[RegistryEntry]:
     """The attention backends of ``AttentionBackendEnum``, from the newest home of
     the registry the tree has (none: the newest home's "file not found")."""
-    path = next((p for p in REGISTRY_FILES if tree.exists(p)), REGISTRY_FILE)
-    return read_enum(tree, path, REGISTRY_ENUM)
+    return read_enum(tree, tree.first_present(REGISTRY_FILES) or REGISTRY_FILE, REGISTRY_ENUM)

@@ -164,18 +164,19 @@ class RuntimeReader:
             ask.ask_each("supports_attn_type", [v for _, v in kinds], [n for n, _ in kinds]),
         )
         facts["Attention Types"] = types
-        interface = {f.name for f in self.interface(cls)}
+        interface = self.interface(cls)
+        declared = {f.name for f in interface}
         for column, method in FLAG_METHODS.items():
             answer = ask.ask_flag(method)
             if answer.raised.startswith("AttributeError"):
                 if column in IMPL_FLAGS:
                     answer = ask.ask_impl_flag(IMPL_FLAGS[column])
-                elif method not in interface:  # the release has no such question
+                elif method not in declared:  # the release has no such question
                     facts[column] = None
                     continue
             facts[column] = take(column, answer)
         facts["MLA"] = take("MLA", ask.ask_flag("is_mla"))
-        for method in self.extra_methods(cls) if self.extras else []:
+        for method in extra_methods(interface) if self.extras else []:
             facts["extras"][method] = take(method, ask.ask_flag(method))
         facts["sources"] = deciding_lines(self.interp, cls, facts) if self.provenance else {}
         return facts
@@ -189,17 +190,18 @@ class RuntimeReader:
         mro = [c for c in class_mro(cls, self.interp) if isinstance(c, PyClass)]
         return [s for s in mro[-1].node.body if isinstance(s, ast.FunctionDef)]
 
-    def extra_methods(self, cls: PyClass) -> list[str]:
-        """Capability flags the release's backend interface declares (no-argument
-        ``supports_*`` classmethods of the root backend class)."""
-        return [
-            stmt.name
-            for stmt in self.interface(cls)
-            if stmt.name.startswith("supports_")
-            and len(stmt.args.args) == 1
-            and not stmt.args.vararg
-            and stmt.name not in FLAG_METHODS.values()
-        ]
+
+def extra_methods(interface: list[ast.FunctionDef]) -> list[str]:
+    """Capability flags the release's backend interface declares (no-argument
+    ``supports_*`` classmethods of the root backend class)."""
+    return [
+        stmt.name
+        for stmt in interface
+        if stmt.name.startswith("supports_")
+        and len(stmt.args.args) == 1
+        and not stmt.args.vararg
+        and stmt.name not in FLAG_METHODS.values()
+    ]
 
 
 def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> BackendFeatures:

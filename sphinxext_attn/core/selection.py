@@ -234,21 +234,29 @@ class Selector:
             interp.capability = None
 
     def _decide(self, config: Config) -> Decision:
+        method, kwargs = self.valid_backends_call(config)
+        result = self.interp.call(method, [], kwargs, NODE, "")
+        return read_valid_backends(result, method.func.path if isinstance(method, Bound) else "")
+
+    def valid_backends_call(self, config: Config) -> tuple[Any, dict[str, Any]]:
+        """The platform's ``get_valid_backends`` and the arguments vLLM passes it
+        for ``config`` (``num_heads`` where the release's signature has it)."""
         interp = self.interp
         platform = interp.machine.platform(interp)
         method = interp.getattr(platform, "get_valid_backends", NODE, "")
-        capability = interp.call(
-            interp.machine_capability_class(), list(config.capability_tuple), {}, NODE, ""
-        )
-        selector_config = self.build_config(config)
         kwargs: dict[str, Any] = {
-            "device_capability": capability,
-            "attn_selector_config": selector_config,
+            "device_capability": self.device_capability(config),
+            "attn_selector_config": self.build_config(config),
         }
         if isinstance(method, Bound) and "num_heads" in _param_names(method.func.node):
             kwargs["num_heads"] = config.num_heads
-        result = interp.call(method, [], kwargs, NODE, "")
-        return read_valid_backends(result, method.func.path if isinstance(method, Bound) else "")
+        return method, kwargs
+
+    def device_capability(self, config: Config) -> Any:
+        """The tree's ``DeviceCapability`` of ``config``'s GPU."""
+        interp = self.interp
+        cls = interp.machine_capability_class()
+        return interp.call(cls, list(config.capability_tuple), {}, NODE, "")
 
 
 def read_valid_backends(result: Any, where: str) -> Decision:

@@ -64,18 +64,13 @@ class Prober:
         interp.budget.steps = 400_000
         interp.budget.depth = 0
 
-    def _capability(self, config: Config) -> Any:
-        interp = self.interp
-        cls = interp.machine_capability_class()
-        return interp.call(cls, list(config.capability_tuple), {}, NODE, "")
-
     def priorities(self, config: Config) -> list[str]:
         """The names ``_get_backend_priorities`` returns for ``config``."""
         interp = self.interp
         self._begin(config)
         try:
             selector_config = self.selector.build_config(config)
-            kwargs: dict[str, Any] = {CAPABILITY_PARAM: self._capability(config)}
+            kwargs: dict[str, Any] = {CAPABILITY_PARAM: self.selector.device_capability(config)}
             for name in self.priority_params:
                 if name == "num_heads":
                     kwargs[name] = config.num_heads
@@ -107,20 +102,12 @@ class Prober:
         )
         self._begin(config)
         try:
-            platform = interp.machine.platform(interp)
-            method = interp.getattr(platform, "get_valid_backends", NODE, "")
+            method, kwargs = self.selector.valid_backends_call(config)
             if not isinstance(method, Bound):
                 raise Unknown("get_valid_backends is not a method", self.module.path)
             target = method.target
             if method.func.kind == "classmethod" and isinstance(target, Instance | EnumMember):
                 target = target.cls
-            kwargs: dict[str, Any] = {
-                "device_capability": self._capability(config),
-                "attn_selector_config": self.selector.build_config(config),
-            }
-            params = method.func.node.args
-            if "num_heads" in [a.arg for a in (*params.args, *params.kwonlyargs)]:
-                kwargs["num_heads"] = config.num_heads
             # not through the call memo: the answer depends on the stand-in list
             result = interp._run(method.func, [target], kwargs)
             decision = read_valid_backends(result, method.func.path)

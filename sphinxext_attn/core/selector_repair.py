@@ -52,7 +52,8 @@ def repair(builder: TableBuilder, caps: dict[str, Any], count: int | None = None
             actual = builder.reasons_at(name, config.capability, point)
             seen = checked.setdefault((config.capability, name), [])
             if set(actual) != set(backend_reasons(entry, point)):
-                _correct(builder, entry, name, config.capability, point, backend_reasons, seen)
+                checks = [*seen, (point, set(actual))]
+                _correct(builder, entry, name, config.capability, checks, backend_reasons)
             seen.append((point, set(actual)))
             if not actual:
                 break  # chosen: vLLM tries no further
@@ -63,19 +64,18 @@ def _correct(
     entry: dict[str, Any],
     name: str,
     cap: str,
-    point: Sequence[int],
+    checks: list[tuple[list[int], set[int]]],
     reasons: Any,
-    seen: list[tuple[list[int], set[int]]],
 ) -> None:
-    """Add corrections for the pairs and triples of ``point``'s settings that are
-    wrong on their own (until ``point`` comes out right), each kept only if with
-    it more of the configurations checked so far (this one included) come out
-    right than without."""
+    """Add corrections for the pairs and triples of the settings of the last point
+    checked that are wrong on their own (until that point comes out right), each
+    kept only if with it more of the ``checks`` (points and their real reasons)
+    come out right than without."""
     from sphinxext_attn.core.selector_table import DIMS
 
     base = entry["base"]
+    point, actual = checks[-1]
     differing = [d for d in range(len(DIMS)) if point[d] != base[d]]
-    checks = [*seen, (list(point), set(builder.reasons_at(name, cap, point)))]
 
     def right() -> int:
         return sum(set(reasons(entry, p)) == a for p, a in checks)
@@ -95,7 +95,7 @@ def _correct(
                 entry["joint"], entry["order"] = saved  # it breaks as much as it mends
                 continue
             before = after
-            if set(reasons(entry, point)) == checks[-1][1]:
+            if set(reasons(entry, point)) == actual:
                 return
 
 

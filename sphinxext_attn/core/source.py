@@ -21,12 +21,6 @@ from typing import Any
 
 from sphinxext_attn.core.models import Diagnostic, Location
 
-
-def _word_char(char: str) -> bool:
-    """Whether ``char`` continues a name (where ``\\b`` would not end it)."""
-    return char.isalnum() or char == "_"
-
-
 #: The start of the next top-level statement after a class body.
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
 #: Files larger than this are not parsed (a backend file is a few hundred kB at most).
@@ -138,6 +132,10 @@ class SourceTree:
     def directories(self) -> list[str]:
         return list(self._folders)
 
+    def first_present(self, homes: tuple[str, ...]) -> str | None:
+        """The first of a file's ``homes`` (newest first) the tree has."""
+        return next((rel for rel in homes if self.exists(rel)), None)
+
     def exists(self, rel: str) -> bool:
         path = self.safe_path(rel)
         if path is not None:
@@ -232,11 +230,8 @@ class SourceTree:
         if chunks is None:
             return None
         head = f"class {name}"
-        found = [
-            c
-            for c in chunks
-            if c.text.startswith(head) and not _word_char(c.text[len(head) : len(head) + 1])
-        ]
+        header = re.compile(rf"{re.escape(head)}\b")
+        found = [c for c in chunks if c.text.startswith(head) and header.match(c.text)]
         if len(found) != 1:
             return None
         from sphinxext_attn.core.pyeval.chunks import ChunkError
@@ -280,21 +275,20 @@ class SourceTree:
         the problems of files :meth:`syntax_problems` already checked (in another
         process, see ``analyze``), reported here in the same order.
         """
-        for rel, text in sorted(self._partly.items()):
-            if rel in self._modules:
-                continue
-            found = checked.get(rel) if checked is not None else None
+        checked = checked or {}
+        for rel, text in self._unchecked_rests():
+            found = checked.get(rel)
             for message, line in found if found is not None else _syntax_problems(rel, text):
                 self.warn(message, rel, line, subtype="syntax")
 
     def syntax_problems(self) -> dict[str, list[Problem]]:
         """What :meth:`check_partly_parsed` would report for the files partly
         parsed so far, by file (plain data: it crosses a process boundary)."""
-        return {
-            rel: _syntax_problems(rel, text)
-            for rel, text in self._partly.items()
-            if rel not in self._modules
-        }
+        return {rel: _syntax_problems(rel, text) for rel, text in self._unchecked_rests()}
+
+    def _unchecked_rests(self) -> list[tuple[str, str]]:
+        """The rest of each file only a class of was parsed (not parsed whole since)."""
+        return [(r, t) for r, t in sorted(self._partly.items()) if r not in self._modules]
 
     def parse(self, rel: str) -> ast.Module | None:
         """The module AST of a tree file, parsed at most once; None (with a warning) on failure."""

@@ -176,7 +176,7 @@ def flash_attn_facts(
 ) -> FlashAttnFacts | None:
     """FlashAttention's versions; ``required`` (FLASH_ATTN is registered) makes a
     missing ``fa_utils.py`` a warning (naming its newest home)."""
-    path = next((p for p in FA_UTILS_FILES if tree.exists(p)), None)
+    path = tree.first_present(FA_UTILS_FILES)
     if path is None and not required:
         return None
     path = path or FA_UTILS_FILE

@@ -246,22 +246,29 @@ class Machine:
         """``is_fa_version_supported(v)`` of a full build, for a tree without the
         module's source: what the module says where releases ship it (FA2 from
         SM 8.0, FA3 on 9.x, FA4 on 9.x, 10.x and 11.x), for the GPU asked about."""
-        interp.capability_read = True
-        if interp.capability is None:
-            raise Unknown(f"{func.qualname} depends on the GPU's compute capability")
+        major, _ = self.gpu(interp, func.qualname)
         if type(version) is not int or version not in FA_MAJORS:
             raise Raised("ValueError", f"Unsupported FA version: {version}")
-        return interp.capability[0] in FA_MAJORS[version]
+        return major in FA_MAJORS[version]
 
-    def capability(self, interp: Interpreter, func: PyFunction) -> Any:
+    @staticmethod
+    def gpu(
+        interp: Interpreter, asker: str = "", path: str = "", line: int = 0
+    ) -> tuple[int, int]:
+        """The capability of the GPU the question is about (read: the answer is
+        per GPU); :class:`Unknown` when the question names none."""
         interp.capability_read = True
         if interp.capability is None:
-            raise Unknown("depends on the GPU's compute capability", func.path, func.node.lineno)
+            raise Unknown(f"{asker} depends on the GPU's compute capability".lstrip(), path, line)
+        return interp.capability
+
+    def capability(self, interp: Interpreter, func: PyFunction) -> Any:
+        capability = self.gpu(interp, path=func.path, line=func.node.lineno)
         module = interp.module(CAPABILITY_MODULE)
         if module is None:
             raise Unknown("no DeviceCapability class in the tree", func.path)
         cls = module.lookup("DeviceCapability", interp, func.node)
-        return interp.call(cls, list(interp.capability), {}, func.node, func.path)
+        return interp.call(cls, list(capability), {}, func.node, func.path)
 
     # -- decorators ------------------------------------------------------------------
     def decorate(
