@@ -125,7 +125,7 @@ def analysis_of(
     analysis = cache.load("analysis", root, options)
     if isinstance(analysis, Analysis):
         return analysis
-    from sphinxext_attn.core.analyze import analyze  # not needed when the cache answers
+    from sphinxext_attn.core.pipeline import analyze  # not needed when the cache answers
     from sphinxext_attn.core.source import SourceTree
 
     tree = SourceTree(root)

@@ -18,7 +18,7 @@ from treebuilder import (
 )
 
 from sphinxext_attn.cli import main
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 from sphinxext_attn.render.markdown import render_markdown
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).
@@ -267,7 +267,7 @@ def test_core_stands_alone():
     import sys
 
     code = (
-        "import sys, sphinxext_attn.core.analyze;"
+        "import sys, sphinxext_attn.core.pipeline;"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('sphinx', 'docutils')"
         " or m.startswith('sphinxext_attn.render') or m.startswith('sphinxext_attn.sphinx')];"
         "print(bad)"

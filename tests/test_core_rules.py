@@ -21,7 +21,7 @@ from treebuilder import (
     rows,
 )
 
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 from sphinxext_attn.render.markdown import render_markdown
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from treebuilder import dedent, rows, runtime_backend
 
-from sphinxext_attn.core.analyze import analyze
 from sphinxext_attn.core.models import Location
+from sphinxext_attn.core.pipeline import analyze
 
 BASE_FILE = "vllm/v1/attention/backends/my_base.py"
 BASE = """

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import vllm_trees
 
-from sphinxext_attn.core.analyze import analyze
 from sphinxext_attn.core.models import FEATURE_COLUMNS, TABLES, Analysis
+from sphinxext_attn.core.pipeline import analyze
 from sphinxext_attn.core.pyeval import Interpreter
 from sphinxext_attn.core.selection import Config, Selector
 from sphinxext_attn.core.source import SourceTree

@@ -18,7 +18,6 @@ from attn_sphinx_util import MINI_TREE, build, warnings
 from vllm_trees import tree
 
 from sphinxext_attn.cli import main
-from sphinxext_attn.core.analyze import analyze
 from sphinxext_attn.core.diff import (
     ADDED,
     CHANGED,
@@ -29,6 +28,7 @@ from sphinxext_attn.core.diff import (
     backends_removed,
     diff,
 )
+from sphinxext_attn.core.pipeline import analyze
 from sphinxext_attn.render.markdown import render_markdown
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).

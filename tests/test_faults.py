@@ -28,8 +28,8 @@ from treebuilder import (
 )
 
 from sphinxext_attn.cli import main
-from sphinxext_attn.core.analyze import analyze
 from sphinxext_attn.core.models import Analysis, Diagnostic
+from sphinxext_attn.core.pipeline import analyze
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).
 analyze = functools.partial(analyze, profile="vllm-page")

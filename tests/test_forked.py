@@ -13,7 +13,7 @@ from treebuilder import runtime_backend
 
 from sphinxext_attn import select_cli
 from sphinxext_attn.core import forked
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 from sphinxext_attn.core.pyeval import Unknown
 from sphinxext_attn.core.selection import Config
 from sphinxext_attn.render.jsonout import render_json as to_json

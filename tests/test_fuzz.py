@@ -25,8 +25,8 @@ from treebuilder import (
     build_tree,
 )
 
-from sphinxext_attn.core.analyze import analyze
 from sphinxext_attn.core.models import Analysis, Diagnostic
+from sphinxext_attn.core.pipeline import analyze
 from sphinxext_attn.render.jsonout import render_json
 from sphinxext_attn.render.markdown import render_markdown
 

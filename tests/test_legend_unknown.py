@@ -6,7 +6,7 @@ from __future__ import annotations
 from attn_sphinx_util import build
 from treebuilder import runtime_backend
 
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 from sphinxext_attn.render.markdown import render_markdown
 
 TORCH_HEADS = """

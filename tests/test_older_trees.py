@@ -18,7 +18,7 @@ from treebuilder import (
     runtime_tree,
 )
 
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 
 OLD_REGISTRY = "vllm/attention/backends/registry.py"
 OLD_FA_UTILS = "vllm/attention/utils/fa_utils.py"

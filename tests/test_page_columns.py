@@ -21,8 +21,8 @@ from treebuilder import (
     runtime_backend,
 )
 
-from sphinxext_attn.core.analyze import analyze as analyze_any
 from sphinxext_attn.core.pagecolumns import GENERATORS
+from sphinxext_attn.core.pipeline import analyze as analyze_any
 from sphinxext_attn.render.jsonout import to_data
 from sphinxext_attn.render.markdown import render_markdown
 

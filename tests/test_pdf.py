@@ -21,7 +21,7 @@ import pytest
 import vllm_trees
 from attn_sphinx_util import MINI_TREE
 
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 
 pytestmark = pytest.mark.pdf
 

@@ -10,7 +10,7 @@ import pytest
 import vllm_trees
 from treebuilder import CUDA, dedent, runtime_tree
 
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 from sphinxext_attn.core.priority_titles import evaluated_priorities
 from sphinxext_attn.core.pyeval import Interpreter
 from sphinxext_attn.core.source import SourceTree

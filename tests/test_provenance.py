@@ -17,8 +17,8 @@ import pytest
 from attn_sphinx_util import MINI_TREE, build, copy_root, has_type, warnings
 from vllm_trees import tree
 
-from sphinxext_attn.core.analyze import analyze
 from sphinxext_attn.core.models import Analysis, BackendFeatures, Location
+from sphinxext_attn.core.pipeline import analyze
 from sphinxext_attn.render.markdown import render_markdown
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).

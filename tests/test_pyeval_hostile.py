@@ -28,7 +28,7 @@ from treebuilder import (
     runtime_backend,
 )
 
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 from sphinxext_attn.core.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.core.source import SourceTree
 

@@ -16,7 +16,7 @@ import pytest
 import vllm_trees
 from test_realtrees import IN_TREE_PAGES, RELEASES, TARGET, generate
 
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 
 pytestmark = pytest.mark.realtree
 

@@ -13,7 +13,7 @@ import pytest
 import vllm_trees
 
 from sphinxext_attn.cli import main
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).
 analyze = functools.partial(analyze, profile="vllm-page")

@@ -28,7 +28,7 @@ from treebuilder import (
     registry_source,
 )
 
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).
 analyze = functools.partial(analyze, profile="vllm-page")

@@ -7,6 +7,8 @@ import importlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from sphinxext_attn import cli, runcache, select_cli
 from sphinxext_attn.core.selection import Selector
 from sphinxext_attn.runcache import RunCache
 
-analyze_module = importlib.import_module("sphinxext_attn.core.analyze")
+pipeline_module = importlib.import_module("sphinxext_attn.core.pipeline")
 DEMO_TREE = Path(__file__).resolve().parent.parent / "docs" / "_demo_tree"
 
 
@@ -49,8 +51,23 @@ def test_unchanged_tree_is_answered_without_analysis(tmp_path, monkeypatch):
     first = _page(tree, cache)
     assert list(cache.glob("analysis-*.pickle"))
     assert oct(cache.stat().st_mode & 0o777) == "0o700"
-    _forbid(monkeypatch, analyze_module, "analyze")
+    _forbid(monkeypatch, pipeline_module, "analyze")
     assert _page(tree, cache) == first
+
+
+def test_an_answer_from_the_cache_loads_no_analysis_module(tmp_path):
+    """A cached run imports the records and the renderer only (start-up time)."""
+    tree, cache = _tree(tmp_path), tmp_path / "cache"
+    _page(tree, cache)
+    code = (
+        "import sys; from sphinxext_attn.cli import main; "
+        f"rc = main(['--root', {str(tree)!r}, '--cache-dir', {str(cache)!r}, '-o', '-']); "
+        "loaded = sorted(m for m in sys.modules if m.startswith('sphinxext_attn.core.') "
+        "and m != 'sphinxext_attn.core.models'); "
+        "sys.exit(rc or (str(loaded) if loaded else 0))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_an_edited_file_is_analysed_again(tmp_path):
@@ -70,9 +87,9 @@ def test_a_file_added_where_the_analysis_looked_is_noticed(tmp_path, monkeypatch
     _page(tree, cache)
     folder = next((tree / "vllm").rglob("flash_attn.py")).parent
     calls = []
-    real = analyze_module.analyze
+    real = pipeline_module.analyze
     monkeypatch.setattr(
-        analyze_module, "analyze", lambda *a, **k: calls.append(1) or real(*a, **k)
+        pipeline_module, "analyze", lambda *a, **k: calls.append(1) or real(*a, **k)
     )
     (folder / "new_backend.py").write_text("X = 1\n", encoding="utf-8")
     _page(tree, cache)

@@ -28,7 +28,7 @@ from treebuilder import (
     runtime_tree,
 )
 
-from sphinxext_attn.core.analyze import analyze
+from sphinxext_attn.core.pipeline import analyze
 
 FILE = "vllm/v1/attention/backends/my_attn.py"
 OTHERS = {"FLASH_ATTN", "TRITON_ATTN", "FLASHINFER", "TRITON_MLA", "CPU_ATTN"}

@@ -1,6 +1,13 @@
-"""Sphinx-free analysis core: a vLLM source tree in, typed records out."""
+"""Sphinx-free analysis core: a vLLM source tree in, typed records out.
 
-from sphinxext_attn.core.analyze import analyze
+``analyze`` is imported on first use: the records alone (a run answered from
+its cache, the renderers) need none of the analysis modules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from sphinxext_attn.core.models import (
     Analysis,
     BackendFeatures,
@@ -10,6 +17,9 @@ from sphinxext_attn.core.models import (
     PrefillBackend,
     PriorityList,
 )
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.pipeline import analyze
 
 __all__ = [
     "Analysis",
@@ -21,3 +31,11 @@ __all__ = [
     "PriorityList",
     "analyze",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "analyze":
+        from sphinxext_attn.core.pipeline import analyze
+
+        return analyze
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

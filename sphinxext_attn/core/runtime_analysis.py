@@ -54,7 +54,7 @@ def evaluate_runtime(
 ) -> RuntimeAnswers:
     """Ask every registered class (and the priority function) through one interpreter
     (``extras`` False: only the questions of the columns vLLM's page has)."""
-    from sphinxext_attn.core.analyze import SKIPPED
+    from sphinxext_attn.core.pipeline import SKIPPED
 
     interp = Interpreter(tree)
     reader = RuntimeReader(interp, provenance=provenance, extras=extras)
@@ -76,7 +76,7 @@ def evaluate_runtime(
 
 def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
     """Replace each row's cells by the class's answers; add rows the page lacks."""
-    from sphinxext_attn.core.analyze import model_family
+    from sphinxext_attn.core.pipeline import model_family
 
     by_name: dict[str, list[int]] = {}
     for i, row in enumerate(analysis.backends):

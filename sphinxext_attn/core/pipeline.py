@@ -1,4 +1,9 @@
-"""Run every rule over a tree and assemble the :class:`Analysis`."""
+"""Run every rule over a tree and assemble the :class:`Analysis`.
+
+Named apart from its function :func:`analyze`, so that ``sphinxext_attn.core``
+can offer that function lazily: a submodule of the same name would replace it
+in the package once imported.
+"""
 
 from __future__ import annotations
 
