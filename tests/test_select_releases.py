@@ -93,3 +93,18 @@ def test_an_answer_of_another_shape_is_not_evaluated_not_a_traceback(tmp_path):
     assert decision.selected is None
     assert "shape not understood" in decision.error
     assert CUDA in decision.error
+
+
+def test_each_configuration_is_built_once_and_decides_alike_again():
+    """The selector's table asks each point for several backends: the tree's
+    selector config and DeviceCapability are built once per configuration."""
+    selector = Selector(Interpreter(SourceTree(DEMO)))
+    first, again = Config(), Config()
+    assert selector.build_config(first) is selector.build_config(again)
+    assert selector.device_capability(first) is selector.device_capability(again)
+    other = Config(head_size=64, capability="10.0")
+    assert selector.build_config(other) is not selector.build_config(first)
+    assert selector.device_capability(other) is not selector.device_capability(first)
+    fresh = Selector(Interpreter(SourceTree(DEMO)))
+    for config in CONFIGS:
+        assert selector.decide(config) == fresh.decide(config) == selector.decide(config)

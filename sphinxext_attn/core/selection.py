@@ -66,6 +66,10 @@ class Config:
     use_mm_prefix: bool = False
     use_non_causal: bool = False
 
+    def key(self) -> tuple[Any, ...]:
+        """The field values, in order (``dataclasses.astuple`` copies them deeply)."""
+        return tuple(self.__dict__.values())
+
     @classmethod
     def from_case(cls, case: dict[str, Any]) -> Config:
         cfg = dict(case.get("config", {}))
@@ -162,6 +166,9 @@ class Selector:
         self.interp = interp
         self._config_cls: Any = None
         self._locator: ReasonLocator | None = None
+        #: the tree's selector config per configuration (the selector's table asks
+        #: each point of its grid for several backends; the value never changes)
+        self._built: dict[tuple[Any, ...], Any] = {}
         interp.lenient_functions = frozenset({"validate_configuration"})
 
     def _selector_config_class(self) -> PyClass:
@@ -190,6 +197,13 @@ class Selector:
         return name.lower()
 
     def build_config(self, config: Config) -> Instance:
+        key = config.key()
+        found = self._built.get(key)
+        if found is None:
+            found = self._built[key] = self._build_config(config)
+        return found
+
+    def _build_config(self, config: Config) -> Instance:
         interp = self.interp
         cls = self._selector_config_class()
         fields = [name for name, _ in interp._fields(cls) or []]
@@ -253,10 +267,16 @@ class Selector:
         return method, kwargs
 
     def device_capability(self, config: Config) -> Any:
-        """The tree's ``DeviceCapability`` of ``config``'s GPU."""
-        interp = self.interp
-        cls = interp.machine_capability_class()
-        return interp.call(cls, list(config.capability_tuple), {}, NODE, "")
+        """The tree's ``DeviceCapability`` of ``config``'s GPU (one per GPU, as
+        the selector config: a named tuple, never changed)."""
+        key = ("capability", config.capability_tuple)
+        found = self._built.get(key)
+        if found is None:
+            interp = self.interp
+            cls = interp.machine_capability_class()
+            found = interp.call(cls, list(key[1]), {}, NODE, "")
+            self._built[key] = found
+        return found
 
 
 def read_valid_backends(result: Any, where: str) -> Decision:

@@ -15,7 +15,6 @@ Two questions, both answered by evaluating the tree's own code with the
 from __future__ import annotations
 
 import ast
-from dataclasses import astuple
 from typing import Any
 
 from sphinxext_attn.core.priority_paths import (
@@ -88,7 +87,7 @@ class Prober:
 
     def reasons(self, backend: str, config: Config) -> tuple[str, ...]:
         """Why ``backend`` rejects ``config`` (empty: it accepts it), as vLLM words it."""
-        key = (backend, astuple(config))
+        key = (backend, config.key())
         if key not in self._reasons:
             self._reasons[key] = self._ask(backend, config)
         return self._reasons[key]
