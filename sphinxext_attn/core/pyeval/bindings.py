@@ -84,19 +84,43 @@ def opaque_names(node: ast.AST) -> list[str]:
 
 
 def _walrus_names(stmt: ast.stmt) -> list[str]:
-    """Names ``:=`` binds in the expressions of ``stmt`` itself (not its blocks)."""
-    if isinstance(stmt, _NO_WALRUS):
+    """Names ``:=`` binds in the expressions of ``stmt`` itself (not its blocks;
+    of a ``def`` or ``class``: its decorators, bases and defaults, which run
+    where it is defined). One inside a ``lambda`` binds in the lambda's own
+    scope and is not looked for (one in a comprehension binds here, and is)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        todo: list[ast.AST] = _header_expressions(stmt)
+    elif isinstance(stmt, _NO_WALRUS):
         return []
+    else:
+        todo = []
+        for field_name, value in ast.iter_fields(stmt):
+            if field_name not in _BLOCK_FIELDS:
+                children = value if isinstance(value, list) else [value]
+                todo += [c for c in children if isinstance(c, ast.expr | ast.withitem)]
     found = []
-    for field_name, value in ast.iter_fields(stmt):
-        if field_name in _BLOCK_FIELDS:
+    while todo:
+        sub = todo.pop()
+        if isinstance(sub, ast.Lambda):
             continue
-        for child in value if isinstance(value, list) else [value]:
-            if isinstance(child, ast.expr | ast.withitem):
-                for sub in ast.walk(child):
-                    if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
-                        found.append(sub.target.id)
+        if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+            found.append(sub.target.id)
+        todo.extend(ast.iter_child_nodes(sub))
     return found
+
+
+def _header_expressions(
+    stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+) -> list[ast.AST]:
+    """What a ``def`` or ``class`` statement evaluates where it stands."""
+    out: list[ast.AST] = list(stmt.decorator_list)
+    if isinstance(stmt, ast.ClassDef):
+        return [*out, *stmt.bases, *(k.value for k in stmt.keywords)]
+    spec = stmt.args
+    out += [*spec.defaults, *(d for d in spec.kw_defaults if d is not None)]
+    params = [*spec.posonlyargs, *spec.args, *spec.kwonlyargs, spec.vararg, spec.kwarg]
+    out += [p.annotation for p in params if p is not None and p.annotation is not None]
+    return [*out, stmt.returns] if stmt.returns is not None else out
 
 
 _NO_WALRUS = (*NESTED_SCOPES, ast.Import, ast.ImportFrom, ast.Pass, ast.Global, ast.Nonlocal)

@@ -136,7 +136,7 @@ def _in_triple_strings(text: str, starts: list[int]) -> set[int]:
 def chunk_names(chunk: Chunk) -> list[str] | None:
     """Names a piece binds, from its first line; None when it must be parsed to tell."""
     head = chunk.text.lstrip("@")
-    if chunk.text.startswith("@"):
+    if chunk.text.startswith("@") and ":=" not in chunk.text:  # one may sit in a decorator
         match = re.search(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)", chunk.text, re.M)
         return [match.group(1) or match.group(2)] if match else None
     eager = _EAGER.match(head)

@@ -146,6 +146,10 @@ class Interpreter(StatementMixin, CallMixin, ObjectMixin):
     def bind_statement(self, stmt: ast.stmt, name: str, scope: Scope) -> Any:
         """The value ``stmt`` gives ``name`` (a module- or class-level binding)."""
         path = scope.module.path
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
+            stmt.name != name
+        ):  # a ``:=`` in its decorators, bases or defaults
+            raise Unknown(f"binding of {name} not evaluated", path, stmt.lineno)
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             return self.make_function(stmt, scope, owner=None)
         if isinstance(stmt, ast.ClassDef):

@@ -200,6 +200,19 @@ def lazy_class(
     return node
 
 
+def class_piece_names(chunk: Chunk) -> list[str] | None:
+    """``[name]`` for a ``class`` piece whose every ``:=`` sits in its body (there
+    it binds in the class or a method, never in the module); None otherwise (a
+    ``:=`` in a decorator or a base binds in the module: parse to tell)."""
+    if not chunk.text.startswith(("class ", "@")):
+        return None
+    end = _header_end(chunk.text)
+    if end is None or ":=" in chunk.text[:end]:
+        return None
+    found = re.search(r"^class\s+(\w+)", chunk.text[:end], re.M)
+    return [found.group(1)] if found else None
+
+
 def _header_end(text: str) -> int | None:
     """Offset just past the line that ends a class header (decorators included),
     or None when the header is not alone on its lines."""

@@ -21,7 +21,7 @@ from sphinxext_attn.core.pyeval.bindings import (
     live_binding,
 )
 from sphinxext_attn.core.pyeval.chunks import Chunk, ChunkError, chunk_names
-from sphinxext_attn.core.pyeval.lazyclass import class_of_chunk
+from sphinxext_attn.core.pyeval.lazyclass import class_of_chunk, class_piece_names
 from sphinxext_attn.core.pyeval.mutations import changed_at_import, rebound_at_import
 from sphinxext_attn.core.pyeval.values import Instance, Raised, Unbound, Unknown
 
@@ -72,6 +72,8 @@ class ModuleScope(Scope):
         index: dict[str, list[Binding]] = {}
         for chunk in self.chunks or []:
             names = chunk_names(chunk)
+            if names is None and ":=" in chunk.text:
+                names = class_piece_names(chunk)
             if names is None:
                 nodes = chunk.nodes()
                 for name, found in index_bindings(nodes, True, ":=" in chunk.text).items():
