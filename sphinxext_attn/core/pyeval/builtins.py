@@ -52,6 +52,10 @@ def _key(it: Interpreter, kw: Kw, node: ast.AST, path: str) -> Any:
 
 def _minmax(pick: Any) -> Any:
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+        if "default" in kw and len(args) != 1:
+            raise Raised(
+                "TypeError", "Cannot specify a default with multiple positional arguments"
+            )
         items = _items(it, args, node, path)
         if not items:
             if "default" in kw:
@@ -105,6 +109,8 @@ def is_instance(it: Interpreter, value: Any, kind: Any, node: ast.AST, path: str
         py = PLAIN_TYPES[kind.name]
         if isinstance(value, EnumMember):
             return ops.enum_is_plain(value) and isinstance(value.value, py)
+        if isinstance(value, Instance) and value.items is not None:
+            return py is tuple  # a named tuple is a tuple
         return isinstance(value, py) and not (py is int and isinstance(value, bool) and False)
     if isinstance(kind, PyClass):
         if isinstance(value, Instance):
@@ -138,7 +144,7 @@ def _getattr(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> A
     try:
         return it.getattr(args[0], args[1], node, path)
     except Raised as exc:
-        if exc.kind == "AttributeError" and len(args) > 2:
+        if exc.matches("AttributeError") and len(args) > 2:
             return args[2]
         raise
 
@@ -147,7 +153,7 @@ def _hasattr(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> A
     try:
         it.getattr(args[0], args[1], node, path)
     except Raised as exc:
-        if exc.kind == "AttributeError":
+        if exc.matches("AttributeError"):
             return False
         raise
     return True
@@ -168,11 +174,17 @@ def _convert(kind: str) -> Any:
         if not args:
             return py()
         if kind == "str" and isinstance(args[0], EnumMember):
-            return ops.enum_str(args[0])
+            return it.enum_text(args[0], -1, "", node, path)
         ops.weigh(
             args[0], it.budget, ops.node_where(node, path)
         )  # plain_value copies named tuples
         value = ops.plain_value(args[0])
+        if (
+            kind == "str"
+            and isinstance(value, External)
+            and not value.qualname.startswith("torch.")
+        ):
+            raise Unknown(f"str() of {value.qualname} not evaluated", *ops.node_where(node, path))
         if kind == "bool":
             return it.truth(value, node, path)
         if kind in ("list", "tuple"):
@@ -225,6 +237,8 @@ def _enumerate(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) ->
 def _zip(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     columns = [it.iterate(a, node, path) for a in args]
     ops.charge(it.budget, 64 * min(map(len, columns), default=0), ops.node_where(node, path))
+    if kw.get("strict") and len({len(c) for c in columns}) > 1:
+        raise Raised("ValueError", "zip() arguments have different lengths")
     return list(zip(*columns, strict=False))
 
 
@@ -233,7 +247,9 @@ def _reversed(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> 
 
 
 def _sum(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
-    total = args[1] if len(args) > 1 else 0
+    total = args[1] if len(args) > 1 else kw.get("start", 0)
+    if isinstance(total, str):
+        raise Raised("TypeError", "sum() can't sum strings [use ''.join(seq) instead]")
     items = it.iterate(args[0], node, path)
     it.budget.spend(3 * len(items), ops.node_where(node, path))  # as a loop of ``total + item``
     for value in items:

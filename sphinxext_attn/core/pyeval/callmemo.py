@@ -161,8 +161,10 @@ class CallMemo:
     def lookup(
         self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
     ) -> tuple[bool, Any, bool] | None:
-        if func.name in interp.lenient_functions:
-            return None  # asked once per configuration; its checks are remembered
+        if func.name in interp.lenient_functions or _in_frame(func.scope):
+            # asked once per configuration (its checks are remembered); a closure
+            # reads its defining frame, whose names may have changed since
+            return None
         sig = self.signature(func)
         for read, by_gpu in reversed(self.read_sets.get(func, ())):
             key = self._key(interp, func, sig, read, args, kwargs, by_gpu)
@@ -188,7 +190,7 @@ class CallMemo:
         looked_up: dict[str, None] | None,
         answer: tuple[bool, Any, bool],
     ) -> None:
-        if func.name in interp.lenient_functions:
+        if func.name in interp.lenient_functions or _in_frame(func.scope):
             return
         sig = self.signature(func)
         read = sig.params if looked_up is None else tuple(p for p in sig.params if p in looked_up)

@@ -17,6 +17,7 @@ from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.members import PLAIN_TYPES, class_mro
 from sphinxext_attn.core.pyeval.scope import MISSING, Frame, cached, remember
 from sphinxext_attn.core.pyeval.values import (
+    EXCEPTION_MRO,
     Bound,
     Builtin,
     EnumMember,
@@ -131,12 +132,14 @@ class CallMixin:
         self.capability_read = False
         budget.depth += 1
         looked_up = self.call_memo.reads(func)
+        writes = self.class_writes  # a call that changed a class or shared value: not kept
         try:
             value = self._run(func, args, kwargs, looked_up)
         except (Unknown, Raised) as exc:
             read = self.capability_read
             self.capability_read = saved_read or read
-            if not (isinstance(exc, Unknown) and "budget" in exc.reason):
+            budget_hit = isinstance(exc, Unknown) and "budget" in exc.reason
+            if not budget_hit and (self.class_writes == writes or func.cached):
                 self.call_memo.store(self, func, args, kwargs, looked_up, (False, exc, read))
             raise
         except RecursionError:
@@ -146,7 +149,8 @@ class CallMixin:
             budget.depth -= 1
         read = self.capability_read
         self.capability_read = saved_read or read
-        self.call_memo.store(self, func, args, kwargs, looked_up, (True, value, read))
+        if self.class_writes == writes or func.cached:
+            self.call_memo.store(self, func, args, kwargs, looked_up, (True, value, read))
         return value
 
     def _run(
@@ -232,6 +236,8 @@ class CallMixin:
     ) -> Any:
         if self.is_enum(cls):
             where = (path, getattr(node, "lineno", 0))
+            if args and isinstance(args[0], EnumMember) and args[0].cls is cls:
+                return args[0]  # ``E(E.A)`` is ``E.A``
             for member in self.iterate(cls, node, path):
                 if args and ops.equal(member.value, args[0], self.budget, where):
                     return member
@@ -315,6 +321,8 @@ class CallMixin:
         kind = self.exception_name(value)
         if kind is None:
             raise Unknown("raise of an unknown exception", *where)
+        if not self._derives_from_base_exception(value, where):
+            return Raised("TypeError", "exceptions must derive from BaseException")
         bases: list[str] = []
         if isinstance(value, PyClass):
             for klass in class_mro(value, self)[1:]:
@@ -322,6 +330,19 @@ class CallMixin:
                 if name is not None:
                     bases.append(name)
         return Raised(kind, message, tuple(bases))
+
+    def _derives_from_base_exception(self: Interpreter, value: Any, where: Any) -> bool:
+        """``raise NotImplemented`` or a plain class raises TypeError instead."""
+        if isinstance(value, PyClass):
+            mro = class_mro(value, self)[1:]
+            names = [c.qualname for c in mro if isinstance(c, External)]
+            if any(n.removeprefix("builtins.") in EXCEPTION_MRO for n in names):
+                return True
+            if any(n != "builtins.object" for n in names):
+                raise Unknown(f"{value.name} has a base outside the tree", *where)
+            return False
+        name = self.exception_name(value) or ""
+        return name in EXCEPTION_MRO or not isinstance(value, External)
 
     def exception_name(self: Interpreter, value: Any) -> str | None:
         if isinstance(value, External) and value.qualname.startswith("builtins."):

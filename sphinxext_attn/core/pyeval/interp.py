@@ -30,6 +30,7 @@ from sphinxext_attn.core.pyeval.statements import StatementMixin
 from sphinxext_attn.core.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.core.pyeval.values import (
     Budget,
+    EnumMember,
     External,
     PyClass,
     PyFunction,
@@ -307,11 +308,16 @@ class Interpreter(StatementMixin, CallMixin, ObjectMixin):
     def _formatted(self, node: ast.FormattedValue, scope: Scope) -> Any:
         value = self.eval(node.value, scope)
         spec = self.eval(node.format_spec, scope) if node.format_spec is not None else ""
+        if isinstance(value, EnumMember):
+            text = self.enum_text(value, node.conversion, spec, node, scope.module.path)
+            return ops.paid(text, self.budget, self.where(node, scope))
         return ops.format_value(value, node.conversion, spec, self.budget, self.where(node, scope))
 
     def _namedexpr(self, node: ast.NamedExpr, scope: Scope) -> Any:
         value = self.eval(node.value, scope)
-        target_scope = scope
+        target_scope: Scope | None = scope
+        while isinstance(target_scope, Frame) and target_scope.comprehension:
+            target_scope = target_scope.parent  # binds where the comprehension stands
         if not isinstance(target_scope, Frame):
             raise Unknown(":= outside a function not evaluated", *self.where(node, scope))
         target_scope.locals[node.target.id] = value
@@ -321,9 +327,12 @@ class Interpreter(StatementMixin, CallMixin, ObjectMixin):
         return PyFunction("<lambda>", node, scope.module, scope)
 
     def _comprehension(self, node: Any, scope: Scope) -> Any:
-        frame = Frame(scope.module, scope)
+        frame = Frame(scope.module, scope, comprehension=True)
         results: list[Any] = []
-        self._generate(node, node.generators, 0, frame, results)
+        # the first iterable is evaluated where the comprehension stands (in a class
+        # body, the only part that sees the class's names)
+        first = self.eval(node.generators[0].iter, scope)
+        self._generate(node, node.generators, 0, frame, results, first)
         if isinstance(node, ast.SetComp):
             return self.make_set(results, node, scope.module.path)
         if isinstance(node, ast.DictComp):
@@ -331,7 +340,13 @@ class Interpreter(StatementMixin, CallMixin, ObjectMixin):
         return results
 
     def _generate(
-        self, node: Any, gens: list[ast.comprehension], i: int, frame: Frame, out: list[Any]
+        self,
+        node: Any,
+        gens: list[ast.comprehension],
+        i: int,
+        frame: Frame,
+        out: list[Any],
+        first: Any = None,
     ) -> None:
         if i == len(gens):
             if isinstance(node, ast.DictComp):
@@ -341,7 +356,8 @@ class Interpreter(StatementMixin, CallMixin, ObjectMixin):
             ops.check_size(out, self.where(node, frame))
             return
         gen = gens[i]
-        for item in self.iterate(self.eval(gen.iter, frame), gen.iter, frame.module.path):
+        source = first if i == 0 else self.eval(gen.iter, frame)
+        for item in self.iterate(source, gen.iter, frame.module.path):
             self.assign(gen.target, item, frame)
             if all(self.truth(self.eval(c, frame), c, frame.module.path) for c in gen.ifs):
                 self._generate(node, gens, i + 1, frame, out)

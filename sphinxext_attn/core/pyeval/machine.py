@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import math
+import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -129,8 +130,10 @@ class Machine:
         name = func.qualname
         if name in ("os.getenv", "os.environ.get"):
             return args[1] if len(args) > 1 else kwargs.get("default")
-        if name == "os.path.join" and all(isinstance(a, str) for a in args):
-            return "/".join(args)
+        if name in ("os.path.join", "os.path.dirname", "os.path.basename") and all(
+            isinstance(a, str) for a in args
+        ):  # string functions (POSIX paths); nothing on disk is read
+            return getattr(posixpath, name.rsplit(".", 1)[1])(*args)
         if name == "shutil.which" and args and isinstance(args[0], str):
             # a full build: the toolchain vLLM looks for on PATH (nvcc, ninja) is there
             tool = args[0].rstrip("/").rsplit("/", 1)[-1]
@@ -290,8 +293,10 @@ class Machine:
             if value.qualname == "functools.cached_property":
                 return "property"
             if value.qualname in TRANSPARENT_DECORATORS:
+                func.cached |= value.qualname in ("functools.cache", "functools.lru_cache")
                 return func.kind
         if isinstance(value, PyFunction) and value.name in ("cache", "lru_cache"):
+            func.cached = True
             return func.kind
         return "opaque"
 

@@ -104,11 +104,47 @@ def class_mro(cls: PyClass, interp: Interpreter | None = None) -> list[Any]:
     return result
 
 
+#: parts of one value walked by :meth:`MemberMixin.share` at most
+SHARE_LIMIT = 10_000
+
+
 class MemberMixin:
     """Class attribute lookup along the MRO, for :class:`Interpreter`."""
 
-    #: writes of class attributes so far (part of every statement memo key)
+    #: writes of class attributes so far (part of every statement memo key), and of
+    #: the lists, dicts, sets and instances module or class values hold
     class_writes = 0
+    #: ids of the containers and instances module and class values hold (alive as
+    #: long as the evaluator: its caches keep them)
+    shared_ids: set[int] | None = None
+
+    def share(self: Interpreter, value: Any) -> None:
+        """Note the mutable parts of a value a module or class binds: changing one
+        later (``REGISTRY.append(x)``) changes what remembered answers read."""
+        if self.shared_ids is None:
+            self.shared_ids = set()
+        todo, seen = [value], 0
+        while todo and seen < SHARE_LIMIT:
+            item = todo.pop()
+            seen += 1
+            if isinstance(item, list | set | dict | Instance) and id(item) not in self.shared_ids:
+                self.shared_ids.add(id(item))
+                if isinstance(item, dict):
+                    todo += [*item.keys(), *item.values()]
+                elif isinstance(item, Instance):
+                    todo += item.fields.values()
+                else:
+                    todo += item
+            elif isinstance(item, tuple):
+                todo += item
+
+    def mutated(self: Interpreter, target: Any, added: Any = ()) -> None:
+        """``target`` changed: remembered answers that read it are stale if a module
+        or class value holds it (what it now holds is shared too)."""
+        if self.shared_ids is not None and id(target) in self.shared_ids:
+            self.class_writes += 1
+            for value in added:
+                self.share(value)
 
     def is_enum(self: Interpreter, cls: PyClass) -> bool:
         return any(

@@ -32,12 +32,18 @@ def _method(obj: Any, name: str) -> Any:
         where = ops.node_where(node, path)
         # the method hashes or compares its arguments (and a list its items) natively
         ops.weigh([args, kw, obj if name in SCANS else ()], it.budget, where)
-        plain_args = [ops.plain_value(a) for a in args]
+        if name in COMPARES and custom_equality(it, [*args, *(obj if name in SCANS else ())]):
+            raise Unknown(f"{name}() comparing instances with their own == not evaluated", *where)
+        if name in CHANGES:
+            it.mutated(obj, [*args, *kw.values()])
+        # a str method needs str arguments (a str enum's member is one); a container
+        # keeps what it is given (its items compare and hash as they are)
+        plain_args = [ops.plain_value(a) for a in args] if isinstance(obj, str) else list(args)
         if name in ("join",) and args:
             plain_args = [[ops.plain_value(x) for x in it.iterate(args[0], node, path)]]
             ops.join_size(obj, plain_args[0], where)
         if name in ("extend", "update", "union", "intersection", "difference", "issubset"):
-            plain_args = [it.iterate(a, node, path) for a in args]
+            plain_args = [a if isinstance(a, dict) else it.iterate(a, node, path) for a in args]
         try:
             result = attr(*plain_args, **kw)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
@@ -53,6 +59,25 @@ def _method(obj: Any, name: str) -> Any:
 
 #: Methods that compare their argument with every item natively.
 SCANS = frozenset({"index", "count", "remove"})
+#: Methods that change their list, dict or set.
+CHANGES = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "update", "setdefault", "add", "discard"}
+)
+#: Methods that compare their argument with items or keys natively.
+COMPARES = SCANS | {"get", "pop", "setdefault", "add", "discard"}
+
+
+def custom_equality(it: Interpreter, values: Any) -> bool:
+    """Whether one of ``values`` is an instance whose ``==`` is not identity (a
+    dataclass, a class defining ``__eq__``): native comparison would not call it."""
+    from sphinxext_attn.core.pyeval.values import Instance
+
+    return any(
+        isinstance(value, Instance)
+        and value.items is None
+        and (value.by_fields or it.class_attr(value.cls, "__eq__")[0] is not MISSING)
+        for value in values
+    )
 
 
 dict_views: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))
@@ -100,12 +125,14 @@ def method_of(obj: Any, name: str) -> Any:
 
 def _sized_replace(text: str) -> Builtin:
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
-        old, new = args[0], args[1]
-        if not isinstance(old, str) or not isinstance(new, str):
-            raise Raised("TypeError", "replace() arguments must be str")
-        growth = (len(new) - len(old)) * (text.count(old) if old else len(text) + 1)
+        old, new = ops.plain_value(args[0]), ops.plain_value(args[1])
+        count = args[2] if len(args) > 2 else kw.get("count", -1)
+        if not isinstance(old, str) or not isinstance(new, str) or not isinstance(count, int):
+            raise Raised("TypeError", "replace() arguments must be str (and an int count)")
+        found = text.count(old) if old else len(text) + 1
+        growth = (len(new) - len(old)) * (found if count < 0 else min(found, count))
         if len(text) + max(growth, 0) > ops.MAX_ITEMS:
             raise Unknown("string too long to evaluate", *ops.node_where(node, path))
-        return text.replace(old, new)
+        return text.replace(old, new, count)
 
     return Builtin("str.replace", run)

@@ -46,6 +46,15 @@ class ObjectMixin(MemberMixin):
                 return obj.name
             value, _ = self.class_attr(obj.cls, name)
             if value is MISSING:
+                if obj.plain:  # a str/int enum's member is a str/int: its methods
+                    return self.getattr(obj.value, name, node, path)
+                for dunder in ("__init__", "__new__"):
+                    if self.class_attr(obj.cls, dunder)[0] is not MISSING:
+                        raise Unknown(
+                            f"{obj.cls.name} members set up by {dunder} not evaluated",
+                            path,
+                            getattr(node, "lineno", 0),
+                        )
                 raise Raised("AttributeError", name)
             return self._bind(value, obj, obj.cls)
         if isinstance(obj, SuperProxy):
@@ -102,6 +111,12 @@ class ObjectMixin(MemberMixin):
         value, _ = self.class_attr(inst.cls, name)
         if value is MISSING:
             self._unmodelled(inst.cls, name, node)
+            if self.class_attr(inst.cls, "__getattr__")[0] is not MISSING:
+                raise Unknown(
+                    f"{inst.cls.name}.__getattr__ not evaluated",
+                    inst.cls.path,
+                    getattr(node, "lineno", 0),
+                )
             raise Raised("AttributeError", f"{inst.cls.name!r} object has no attribute {name!r}")
         if isinstance(value, PyFunction) and value.kind == "property":
             return self.invoke(value, [inst], {}, node)
@@ -128,6 +143,7 @@ class ObjectMixin(MemberMixin):
                 self.class_writes += 1
         elif isinstance(obj, Instance):
             obj.fields[name] = value
+            self.mutated(obj, [value])
         else:
             raise Unknown(f"setting {name} not evaluated", path, getattr(node, "lineno", 0))
 
@@ -135,6 +151,7 @@ class ObjectMixin(MemberMixin):
         self: Interpreter, container: Any, key: Any, value: Any, node: ast.AST, path: str
     ) -> None:
         """``container[key] = value`` for a dict or a list (a slice sized first)."""
+        self.mutated(container, [key, value])
         if isinstance(container, dict):
             container[self.hashable(key, node, path)] = value
             return
@@ -160,13 +177,38 @@ class ObjectMixin(MemberMixin):
                         self.call(self._bind(method, value, value.cls), [], {}, node, path)
                     )
             return True
-        if isinstance(value, EnumMember | Bound | Builtin | SuperProxy | ConfigDefaults | Caught):
+        if isinstance(value, EnumMember):
+            if self.class_attr(value.cls, "__bool__")[0] is not MISSING:
+                raise Unknown(
+                    f"{value.cls.name}.__bool__ not evaluated", path, getattr(node, "lineno", 0)
+                )
+            return self.truth(value.value, node, path) if value.plain else True
+        if isinstance(value, Bound | Builtin | SuperProxy | ConfigDefaults | Caught):
             return True
         if isinstance(value, External):
             return self.machine.external_truth(value, node, path)
         raise Unknown(
             f"truth of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
         )
+
+    def enum_text(
+        self: Interpreter, member: EnumMember, conversion: int, spec: str, node: Any, path: str
+    ) -> str:
+        """``str()``, ``repr()`` or an f-string field of an enum member; unknown where
+        the enum defines its own, and for a format spec (its meaning changed between
+        Python versions)."""
+        where = (path, getattr(node, "lineno", 0))
+        dunder = "__repr__" if conversion in (ord("r"), ord("a")) else "__str__"
+        for name in (dunder, "__format__"):
+            if self.class_attr(member.cls, name)[0] is not MISSING:
+                raise Unknown(f"{member.cls.name}.{name} not evaluated", *where)
+        if spec:
+            raise Unknown("format spec of an enum member not evaluated", *where)
+        if dunder == "__str__":
+            return ops.enum_str(member)
+        if type(member.value) not in ops.SCALARS:
+            raise Unknown(f"repr of {member.cls.name}.{member.name} not evaluated", *where)
+        return f"<{member.cls.name}.{member.name}: {member.value!r}>"
 
     def compare(
         self: Interpreter, op: ast.cmpop, left: Any, right: Any, node: ast.AST, path: str

@@ -147,7 +147,12 @@ def binop(op: ast.operator, left: Any, right: Any, where: tuple[str, int], budge
             raise Unknown(f"arithmetic on {type(value).__name__} not evaluated", *where)
     if isinstance(op, ast.Pow) and isinstance(left, int) and isinstance(right, int):
         if right < 0:
-            return check_size(float(left) ** right, where) if left else _zero_div()
+            if not left:
+                _zero_div()
+            try:
+                return check_size(float(left) ** right, where)
+            except OverflowError as exc:  # an int too large for a float
+                raise Raised("OverflowError", str(exc)) from None
         bits = max(1, abs(left).bit_length()) * right
         if abs(left) > 1 and bits > MAX_INT_BITS:
             raise Unknown("integer too large to evaluate", *where)
@@ -229,17 +234,17 @@ def format_value(
     if isinstance(value, EnumMember):
         text = enum_str(value)
     elif isinstance(value, int | float | str | bool | type(None)):
-        if conversion == ord("r"):
-            text = repr(value)
-        else:
-            try:
-                text = format(value, format_spec(spec, where)) if spec else str(value)
-            except (ValueError, TypeError):
-                raise Unknown("format spec not evaluated", *where) from None
+        convert = {ord("r"): repr, ord("s"): str, ord("a"): ascii}.get(conversion)
+        if convert is not None:
+            value = convert(value)  # the spec then formats the converted text
+        try:
+            text = format(value, format_spec(spec, where)) if spec else str(value)
+        except (ValueError, TypeError):
+            raise Unknown("format spec not evaluated", *where) from None
     elif isinstance(value, PyClass):
         text = f"<class '{value.module.dotted}.{value.name}'>"
-    elif isinstance(value, External):
-        text = value.qualname
+    elif isinstance(value, External) and not spec and value.qualname.startswith("torch."):
+        text = value.qualname  # str(torch.bfloat16) is "torch.bfloat16"
     elif isinstance(value, Instance) and value.items is not None:
         weigh(value, budget, where)
         fields = ", ".join(f"{k}={v!r}" for k, v in value.fields.items())
@@ -301,7 +306,7 @@ def _symbol(value: External) -> bool:
 
 def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool:
     """``left == right``, a step for each item of the sequences compared."""
-    if left is right:
+    if left is right and not isinstance(left, float):  # nan is not equal to itself
         return True
     if type(left) in SCALARS and type(right) in SCALARS:
         return bool(left == right)  # plain data, compared natively at no extra cost
@@ -314,7 +319,8 @@ def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool
     if isinstance(right, Instance) and right.items is not None:
         right = right.items
     if isinstance(left, EnumMember) or isinstance(right, EnumMember):
-        if isinstance(left, EnumMember) and isinstance(right, EnumMember):
+        both = isinstance(left, EnumMember) and isinstance(right, EnumMember)
+        if both and (left.cls is right.cls or not (left.plain and right.plain)):
             return left.cls is right.cls and left.name == right.name
         a, b = plain_value(left), plain_value(right)
         check_not_auto(a, where)
@@ -343,9 +349,17 @@ def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool
 
 def contains(container: Any, item: Any, where: tuple[str, int], budget: Budget) -> bool:
     if isinstance(container, str):
+        if isinstance(item, EnumMember) and item.plain and isinstance(item.value, str):
+            item = item.value  # a str enum's member is a str
         if not isinstance(item, str):
             raise Raised("TypeError", "'in <string>' requires string")
         return item in container
+    if isinstance(container, dict | set | frozenset):
+        weigh(item, budget, where)
+        try:
+            hash(item)  # looked up by hash: an unhashable item is an error, not False
+        except TypeError:
+            raise Raised("TypeError", f"unhashable type: '{type(item).__name__}'") from None
     if isinstance(container, dict | list | tuple | set | frozenset):
         budget.spend(1 + len(container), where)  # an item compared with each
         return any(equal(item, x, budget, where) for x in container)
@@ -381,7 +395,7 @@ def unary(op: ast.unaryop, value: Any, where: tuple[str, int]) -> Any:
     if isinstance(op, ast.USub) and isinstance(value, int | float):
         return -value
     if isinstance(op, ast.UAdd) and isinstance(value, int | float):
-        return value
+        return +value  # +True is 1
     if isinstance(op, ast.Invert) and isinstance(value, int):
         return ~int(value)  # ~True is -2; int() keeps Python 3.12+ from warning about it
     raise Unknown(f"unary {type(op).__name__} not evaluated", *where)

@@ -197,6 +197,8 @@ def remember(store: dict[str, Any], name: str, interp: Interpreter, compute: Any
         finally:
             read = interp.capability_read
             interp.capability_read = saved or read
+    if isinstance(value, list | dict | set | tuple | Instance):
+        interp.share(value)  # a later change of it changes what answers read
     per = store.get(name)
     if read or isinstance(per, PerCapability):
         if not isinstance(per, PerCapability):
@@ -232,6 +234,8 @@ class Frame(Scope):
     #: names looked up in this frame, in first-read order (a dict used as an ordered
     #: set), when the call memo keys on them or the priority paths branch on them
     reads: dict[str, None] | None = None
+    #: a comprehension's own scope (a ``:=`` in it binds in the enclosing one)
+    comprehension: bool = False
 
     def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
         scope: Scope | None = self

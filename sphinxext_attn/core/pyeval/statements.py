@@ -165,7 +165,11 @@ class StatementMixin:
                 if self._handles(handler, exc, frame):
                     if handler.name:
                         frame.locals[handler.name] = Caught(exc.kind)
-                    self.exec_block(handler.body, frame)
+                    try:
+                        self.exec_block(handler.body, frame)
+                    finally:
+                        if handler.name:  # Python unbinds it when the handler ends
+                            frame.locals.pop(handler.name, None)
                     break
             else:
                 raise

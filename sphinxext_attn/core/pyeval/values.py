@@ -11,6 +11,7 @@ only ever compared, never called.
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -71,33 +72,30 @@ class Raised(Exception):
 
 
 #: Builtin exception hierarchy, enough for ``except`` clauses of backend code.
-EXCEPTION_PARENTS: dict[str, str] = {
-    "Exception": "BaseException",
-    "ImportError": "Exception",
-    "ModuleNotFoundError": "ImportError",
-    "NotImplementedError": "RuntimeError",
-    "RuntimeError": "Exception",
-    "AssertionError": "Exception",
-    "ValueError": "Exception",
-    "TypeError": "Exception",
-    "KeyError": "LookupError",
-    "IndexError": "LookupError",
-    "LookupError": "Exception",
-    "AttributeError": "Exception",
-    "OSError": "Exception",
-    "ConnectionError": "OSError",
-    "ZeroDivisionError": "ArithmeticError",
-    "OverflowError": "ArithmeticError",
-    "ArithmeticError": "Exception",
+def _builtin_exceptions() -> dict[str, frozenset[str]]:
+    """Each builtin exception's name -> the names it is caught by (its MRO), read
+    from this Python's own builtins (``EnvironmentError`` is ``OSError``)."""
+    out: dict[str, frozenset[str]] = {}
+    for name, value in vars(builtins).items():
+        if isinstance(value, type) and issubclass(value, BaseException):
+            out[name] = frozenset(c.__name__ for c in value.__mro__ if c is not object)
+    return out
+
+
+#: the builtin exception hierarchy, by name
+EXCEPTION_MRO = _builtin_exceptions()
+_ALIASES = {
+    name: cls.__name__
+    for name, cls in vars(builtins).items()
+    if isinstance(cls, type) and issubclass(cls, BaseException) and cls.__name__ != name
 }
 
 
 def exception_matches(kind: str, handler: str) -> bool:
-    while kind:
-        if kind == handler:
-            return True
-        kind = EXCEPTION_PARENTS.get(kind, "")
-    return False
+    """Whether ``except handler`` catches a raised ``kind`` (builtin names)."""
+    handler = _ALIASES.get(handler, handler)
+    kind = _ALIASES.get(kind, kind)
+    return kind == handler or handler in EXCEPTION_MRO.get(kind, ())
 
 
 @dataclass(frozen=True)
@@ -146,6 +144,9 @@ class PyFunction:
     owner: PyClass | None = None
     #: default values, evaluated once (as at ``def`` time) when first needed
     defaults: dict[str, Any] = field(default_factory=dict)
+    #: ``functools.cache``/``lru_cache``: its answers are kept even when running it
+    #: changed shared values (Python does not run it again)
+    cached: bool = False
 
     @property
     def path(self) -> str:
@@ -177,6 +178,19 @@ class Instance:
     def __repr__(self) -> str:
         return f"{self.cls.name}({', '.join(f'{k}={v!r}' for k, v in self.fields.items())})"
 
+    def __eq__(self, other: object) -> bool:
+        """A named tuple is equal to an equal tuple (as a dict key, in a set, in
+        ``list.index``); any other instance only to itself, unless its class says
+        otherwise (see :func:`.methods.custom_equality`)."""
+        if self.items is None:
+            return self is other
+        if isinstance(other, Instance):
+            return other.items is not None and self.items == other.items
+        return isinstance(other, tuple) and self.items == other
+
+    def __hash__(self) -> int:
+        return id(self) if self.items is None else hash(self.items)
+
 
 @dataclass(frozen=True, eq=False)
 class EnumMember:
@@ -190,8 +204,10 @@ class EnumMember:
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, EnumMember):
+            if self.plain and other.plain and self.cls is not other.cls:
+                return bool(self.value == other.value)  # two str (or int) enums: as values
             return self.cls is other.cls and self.name == other.name
-        return self.plain and type(other) in (str, int) and self.value == other
+        return self.plain and type(other) in (str, int, float, bool) and self.value == other
 
     def __hash__(self) -> int:
         return hash(self.value) if self.plain else hash((id(self.cls), self.name))
