@@ -11,6 +11,18 @@ from test_pyeval_vs_python import check, our_answer, python_answer
 
 #: (module-level code before the class, method body)
 CASES: list[tuple[str, str]] = [
+    ("", "x = 1\ndef f(a=x):\n    return a\nx = 2\nreturn f()"),
+    ("", "x = 1\ndef f(*, a=x):\n    return a\nx = 2\nreturn f()"),
+    ("", "x = 1\ng = lambda a=x: a\nx = 3\nreturn g()"),
+    ("", "fs = [lambda i=i: i for i in range(3)]\nreturn [f() for f in fs]"),
+    (
+        "",
+        "fs = []\nfor i in range(3):\n    def g(i=i):\n        return i\n    fs.append(g)\nreturn [f() for f in fs]",
+    ),
+    (
+        "",
+        "fs = []\nfor i in range(3):\n    fs.append(lambda j=i * 10: j)\nreturn [f() for f in fs]",
+    ),
     ("", "total = 0\nvals = [(total := total + v) for v in (1, 2, 3)]\nreturn vals, total"),
     ("", "try:\n    raise ValueError('v')\nexcept ValueError as e:\n    pass\nreturn e"),
     ("", "e = 5\ntry:\n    raise ValueError('v')\nexcept ValueError as e:\n    pass\nreturn e"),
@@ -24,8 +36,14 @@ CASES: list[tuple[str, str]] = [
     ("", "return +True, str(+True), str(-False)"),
     ("", "return [1] in {1: 2}"),
     ("", "return [1] in {1, 2}"),
+    ("", "return {1: 2}[[1]]"),
     ("", "n = float('nan')\nreturn n == n"),
     ("", "n = float('nan')\nreturn n != n"),
+    ("", "a = b = [1]\na *= 2\nreturn b"),
+    ("", "a = b = {1}\na |= {2}\nreturn sorted(b)"),
+    ("", "a = b = {1, 2}\na -= {1}\nreturn sorted(b)"),
+    ("", "a = b = {1, 2}\na &= {2}\nreturn sorted(b)"),
+    ("", "a = b = {'x': 1}\na |= {'y': 2}\nreturn b"),
     ("", "return max(1, 2, default=0)"),
     ("", "return sum([1, 2], start=10)"),
     ("", "return sum(['a', 'b'], '')"),
@@ -46,6 +64,13 @@ CASES: list[tuple[str, str]] = [
     ("", "try:\n    raise NameError('x')\nexcept Exception:\n    return 'caught'"),
     ("", "try:\n    raise UnicodeError('x')\nexcept ValueError:\n    return 'caught'"),
     ("", "try:\n    raise TimeoutError('x')\nexcept OSError:\n    return 'caught'"),
+    ("", "return any(10 // x > 1 for x in [1, 0])"),
+    ("", "log = []\nany(log.append(x) or x for x in [1, 2])\nreturn log"),
+    ("", "g = (1 // x for x in [0])\nreturn 'ok'"),
+    ("", "g = (x for x in range(3))\nreturn list(g), list(g)"),
+    ("", "return len(x for x in [1])"),
+    ("", "xs = [1]\ng = (x for x in xs)\nxs.append(2)\nreturn list(g)"),
+    ("", "return isinstance((x for x in []), list)"),
     ("", "return 'ab'.replace('a', 'b', 0), 'aaa'.replace('a', '', 1)"),
     ("C = [0]\ndef bump():\n    C[0] += 1\n    return C[0]\n", "bump()\nreturn bump()"),
     ("X = [1]\ndef total():\n    return sum(X)\n", "a = total()\nX.append(5)\nreturn a, total()"),
@@ -53,6 +78,7 @@ CASES: list[tuple[str, str]] = [
         "class R:\n    items = []\n    @classmethod\n    def add(cls):\n        cls.items.append(1)\n        return len(cls.items)\n",
         "R.add()\nreturn R.add()",
     ),
+    ("def f(x):\n    return str(x)\n", "return f(0.0), f(-0.0)"),
     (
         "D = {}\ndef put(k):\n    D[k] = len(D)\n    return D[k]\n",
         "put('a')\nput('b')\nreturn put('a'), len(D)",
@@ -135,6 +161,18 @@ CASES: list[tuple[str, str]] = [
         "from typing import NamedTuple\nclass NT(NamedTuple):\n    major: int\n    minor: int\n",
         "xs = [0]\nxs.insert(0, NT(1, 2))\nreturn type(xs[0]) is NT",
     ),
+    (
+        "from dataclasses import dataclass\n@dataclass\nclass DP:\n    a: int\n    def __post_init__(self):\n        self.b = self.a * 2\n",
+        "return DP(1).b",
+    ),
+    (
+        "from dataclasses import dataclass\n@dataclass\nclass DV:\n    a: int\n    def __post_init__(self):\n        if self.a < 0:\n            raise ValueError('neg')\n",
+        "DV(-1)\nreturn 'built'",
+    ),
+    (
+        "from dataclasses import dataclass\n@dataclass\nclass DI:\n    a: int\n    def __init__(self, x):\n        self.a = x * 2\n",
+        "return DI(1).a",
+    ),
     ("L = []\ndef f(x=L):\n    x.append(1)\n    return len(x)\n", "f()\nreturn f()"),
     ("class NotExc:\n    pass\n", "raise NotExc()"),
     ("class NotExc:\n    pass\n", "try:\n    raise NotExc()\nexcept NotExc:\n    return 'caught'"),
@@ -191,6 +229,10 @@ CASES: list[tuple[str, str]] = [
     (
         "from typing import NamedTuple\nclass Cap(NamedTuple):\n    major: int\n    minor: int\n",
         "return Cap(9, 0) in [(9, 0), (10, 0)], (8, 0) in [Cap(8, 0)], [Cap(1, 1)].index((1, 1))",
+    ),
+    (
+        "from dataclasses import dataclass\n@dataclass\nclass D:\n    a: int\n    def __init__(self, v):\n        self.a = v * 100\n",
+        "return D(2).a",
     ),
     (
         "from dataclasses import dataclass\n@dataclass\nclass D:\n    a: int\n",

@@ -16,6 +16,7 @@ from sphinxext_attn.core.pyeval.values import (
     EnumMember,
     External,
     Instance,
+    LazyGen,
     PyClass,
     Raised,
     Unknown,
@@ -75,7 +76,9 @@ def _minmax(pick: Any) -> Any:
 
 def _anyall(want: bool) -> Any:
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
-        for value in it.iterate(args[0], node, path):
+        source = args[0]
+        items = source.items if isinstance(source, LazyGen) else it.iterate(source, node, path)
+        for value in items:  # a generator expression's items only up to the answer
             it.budget.tick(node, path)
             if it.truth(value, node, path) is want:
                 return want

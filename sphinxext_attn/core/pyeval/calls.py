@@ -1,10 +1,11 @@
 """Calls: functions and methods of the tree, class instantiation, builtins.
 
 Calls are memoised per device capability, by the arguments they read (see
-:mod:`.callmemo`): the evaluated subset has no global mutation, so a
-classmethod asked the same question twice answers the same
-(``supports_head_size(128)`` is evaluated once per backend however many
-configurations ask it).
+:mod:`.callmemo`), so a classmethod asked the same question twice answers
+the same (``supports_head_size(128)`` is evaluated once per backend however
+many configurations ask it). A call that changed a class, or a value a module
+or class holds, is not remembered, and the change makes later calls ask again
+(see ``Interpreter.mutated``); a closure is never remembered.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.members import PLAIN_TYPES, class_mro
 from sphinxext_attn.core.pyeval.scope import MISSING, Frame, cached, remember
 from sphinxext_attn.core.pyeval.values import (
-    EXCEPTION_MRO,
     Bound,
     Builtin,
     EnumMember,
     External,
     Instance,
+    LazyGen,
     PyClass,
     PyFunction,
     Raised,
@@ -149,7 +150,7 @@ class CallMixin:
             budget.depth -= 1
         read = self.capability_read
         self.capability_read = saved_read or read
-        if self.class_writes == writes or func.cached:
+        if (self.class_writes == writes or func.cached) and not isinstance(value, LazyGen):
             self.call_memo.store(self, func, args, kwargs, looked_up, (True, value, read))
         return value
 
@@ -174,9 +175,24 @@ class CallMixin:
         per GPU when evaluating it read the device capability."""
         key = f"{node.lineno}:{node.col_offset}"
         found = cached(func.defaults, key, self)
+        if isinstance(found, Unknown):
+            raise found
         if found is not MISSING:
             return found
         return remember(func.defaults, key, self, lambda: self.eval(node, func.scope))
+
+    def defaults_now(self: Interpreter, func: PyFunction) -> PyFunction:
+        """A function defined in a function: its defaults evaluated now, as ``def``
+        does (``lambda i=i: i`` in a loop keeps each ``i``). Module and class level
+        ones are evaluated when first needed (their names are bound by then)."""
+        if isinstance(func.scope, Frame):
+            spec = func.node.args
+            for node in [*spec.defaults, *(d for d in spec.kw_defaults if d is not None)]:
+                try:
+                    self._default(func, node)
+                except Unknown as exc:  # asked for only if a call needs it
+                    func.defaults[f"{node.lineno}:{node.col_offset}"] = exc
+        return func
 
     def _bind_args(
         self: Interpreter,
@@ -244,6 +260,8 @@ class CallMixin:
             value = ops.text(args[0] if args else None, self.budget, where)
             raise Raised("ValueError", f"{value} is not a valid {cls.name}")
         fields = self._fields(cls)
+        if fields is not None and _is_dataclass(cls) and _defines(cls, "__init__"):
+            fields = None  # a dataclass keeps the ``__init__`` its body writes
         if fields is None:
             if any(
                 isinstance(c, External)
@@ -271,7 +289,11 @@ class CallMixin:
                 values[name] = self.eval(default, self.class_body_scope(cls))
         ordered = {name: values[name] for name, _ in fields}
         items = tuple(ordered.values()) if self.is_namedtuple(cls) else None
-        return Instance(cls, ordered, items, by_fields=items is None and _dataclass_eq(cls))
+        made = Instance(cls, ordered, items, by_fields=items is None and _dataclass_eq(cls))
+        post_init, _ = self.class_attr(cls, "__post_init__") if items is None else (MISSING, None)
+        if post_init is not MISSING:  # a dataclass's __init__ ends by calling it
+            self.call(self._bind(post_init, made, cls), [], {}, node, path)
+        return made
 
     def _construct(
         self: Interpreter,
@@ -316,43 +338,6 @@ class CallMixin:
         found = _FIELDS[cls] = list(fields.items())
         return found
 
-    def raised(self: Interpreter, value: Any, message: str, where: tuple[str, int]) -> Raised:
-        """The exception ``raise value(message)`` raises, with its bases' names."""
-        kind = self.exception_name(value)
-        if kind is None:
-            raise Unknown("raise of an unknown exception", *where)
-        if not self._derives_from_base_exception(value, where):
-            return Raised("TypeError", "exceptions must derive from BaseException")
-        bases: list[str] = []
-        if isinstance(value, PyClass):
-            for klass in class_mro(value, self)[1:]:
-                name = self.exception_name(klass)
-                if name is not None:
-                    bases.append(name)
-        return Raised(kind, message, tuple(bases))
-
-    def _derives_from_base_exception(self: Interpreter, value: Any, where: Any) -> bool:
-        """``raise NotImplemented`` or a plain class raises TypeError instead."""
-        if isinstance(value, PyClass):
-            mro = class_mro(value, self)[1:]
-            names = [c.qualname for c in mro if isinstance(c, External)]
-            if any(n.removeprefix("builtins.") in EXCEPTION_MRO for n in names):
-                return True
-            if any(n != "builtins.object" for n in names):
-                raise Unknown(f"{value.name} has a base outside the tree", *where)
-            return False
-        name = self.exception_name(value) or ""
-        return name in EXCEPTION_MRO or not isinstance(value, External)
-
-    def exception_name(self: Interpreter, value: Any) -> str | None:
-        if isinstance(value, External) and value.qualname.startswith("builtins."):
-            return value.qualname.removeprefix("builtins.")
-        if isinstance(value, Builtin) and value.name.endswith(("Error", "Exception")):
-            return value.name
-        if isinstance(value, PyClass):
-            return value.name
-        return None
-
     def builtins_value(self: Interpreter, name: str) -> Any:
         from sphinxext_attn.core.pyeval.builtins import BUILTINS
 
@@ -377,6 +362,16 @@ def _dataclass_decorator(cls: PyClass) -> ast.expr | None:
         if name == "dataclass":
             return decorator
     return None
+
+
+def _defines(cls: PyClass, name: str) -> bool:
+    """Whether the class body itself defines the method ``name``."""
+    from sphinxext_attn.core.pyeval.lazyclass import statements_for
+
+    return any(
+        isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == name
+        for s in statements_for(cls.node, name)
+    )
 
 
 def _is_dataclass(cls: PyClass) -> bool:

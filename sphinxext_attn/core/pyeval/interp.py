@@ -22,10 +22,12 @@ from sphinxext_attn.core.classes import absolute_module
 from sphinxext_attn.core.pyeval import ops
 from sphinxext_attn.core.pyeval.callmemo import CallMemo
 from sphinxext_attn.core.pyeval.calls import CallMixin
+from sphinxext_attn.core.pyeval.comprehensions import ComprehensionMixin
+from sphinxext_attn.core.pyeval.exceptions import ExceptionMixin
 from sphinxext_attn.core.pyeval.machine import Machine
 from sphinxext_attn.core.pyeval.members import class_mro
 from sphinxext_attn.core.pyeval.objects import ObjectMixin
-from sphinxext_attn.core.pyeval.scope import ClassBodyScope, Frame, ModuleScope, Scope
+from sphinxext_attn.core.pyeval.scope import ClassBodyScope, ModuleScope, Scope
 from sphinxext_attn.core.pyeval.statements import StatementMixin
 from sphinxext_attn.core.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.core.pyeval.values import (
@@ -43,7 +45,7 @@ from sphinxext_attn.core.source import SourceTree
 __all__ = ["Interpreter", "class_mro"]
 
 
-class Interpreter(StatementMixin, CallMixin, ObjectMixin):
+class Interpreter(StatementMixin, CallMixin, ComprehensionMixin, ExceptionMixin, ObjectMixin):
     """Evaluates code of one tree; modules are parsed once and names evaluated lazily."""
 
     def __init__(self, tree: SourceTree, machine: Machine | None = None) -> None:
@@ -313,54 +315,8 @@ class Interpreter(StatementMixin, CallMixin, ObjectMixin):
             return ops.paid(text, self.budget, self.where(node, scope))
         return ops.format_value(value, node.conversion, spec, self.budget, self.where(node, scope))
 
-    def _namedexpr(self, node: ast.NamedExpr, scope: Scope) -> Any:
-        value = self.eval(node.value, scope)
-        target_scope: Scope | None = scope
-        while isinstance(target_scope, Frame) and target_scope.comprehension:
-            target_scope = target_scope.parent  # binds where the comprehension stands
-        if not isinstance(target_scope, Frame):
-            raise Unknown(":= outside a function not evaluated", *self.where(node, scope))
-        target_scope.locals[node.target.id] = value
-        return value
-
     def _lambda(self, node: ast.Lambda, scope: Scope) -> Any:
-        return PyFunction("<lambda>", node, scope.module, scope)
-
-    def _comprehension(self, node: Any, scope: Scope) -> Any:
-        frame = Frame(scope.module, scope, comprehension=True)
-        results: list[Any] = []
-        # the first iterable is evaluated where the comprehension stands (in a class
-        # body, the only part that sees the class's names)
-        first = self.eval(node.generators[0].iter, scope)
-        self._generate(node, node.generators, 0, frame, results, first)
-        if isinstance(node, ast.SetComp):
-            return self.make_set(results, node, scope.module.path)
-        if isinstance(node, ast.DictComp):
-            return {self.hashable(k, node, scope.module.path): v for k, v in results}
-        return results
-
-    def _generate(
-        self,
-        node: Any,
-        gens: list[ast.comprehension],
-        i: int,
-        frame: Frame,
-        out: list[Any],
-        first: Any = None,
-    ) -> None:
-        if i == len(gens):
-            if isinstance(node, ast.DictComp):
-                out.append((self.eval(node.key, frame), self.eval(node.value, frame)))
-            else:
-                out.append(self.eval(node.elt, frame))
-            ops.check_size(out, self.where(node, frame))
-            return
-        gen = gens[i]
-        source = first if i == 0 else self.eval(gen.iter, frame)
-        for item in self.iterate(source, gen.iter, frame.module.path):
-            self.assign(gen.target, item, frame)
-            if all(self.truth(self.eval(c, frame), c, frame.module.path) for c in gen.ifs):
-                self._generate(node, gens, i + 1, frame, out)
+        return self.defaults_now(PyFunction("<lambda>", node, scope.module, scope))
 
     def make_function(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, owner: PyClass | None
@@ -370,7 +326,7 @@ class Interpreter(StatementMixin, CallMixin, ObjectMixin):
             func.kind = "opaque"
         for decorator in node.decorator_list:
             func.kind = self.machine.decorate(self, func, decorator, scope)
-        return func
+        return self.defaults_now(func)
 
     def make_class(self, node: ast.ClassDef, scope: Scope) -> PyClass:
         return PyClass(node.name, node, scope.module, scope)

@@ -17,6 +17,7 @@ from sphinxext_attn.core.pyeval.values import (
     EnumMember,
     External,
     Instance,
+    LazyGen,
     PyClass,
     PyFunction,
     Raised,
@@ -183,7 +184,7 @@ class ObjectMixin(MemberMixin):
                     f"{value.cls.name}.__bool__ not evaluated", path, getattr(node, "lineno", 0)
                 )
             return self.truth(value.value, node, path) if value.plain else True
-        if isinstance(value, Bound | Builtin | SuperProxy | ConfigDefaults | Caught):
+        if isinstance(value, Bound | Builtin | SuperProxy | ConfigDefaults | Caught | LazyGen):
             return True
         if isinstance(value, External):
             return self.machine.external_truth(value, node, path)
@@ -260,6 +261,7 @@ class ObjectMixin(MemberMixin):
             where = (path, getattr(node, "lineno", 0))
             try:
                 if isinstance(value, dict):
+                    self.hashable(index, node, path)  # an unhashable key: TypeError
                     self.budget.spend(1 + len(value), where)  # the key compared with each
                     for key, item in value.items():
                         if ops.equal(key, index, self.budget, where):
@@ -274,6 +276,8 @@ class ObjectMixin(MemberMixin):
         )
 
     def iterate(self: Interpreter, value: Any, node: ast.AST, path: str) -> list[Any]:
+        if isinstance(value, LazyGen):
+            value = value.take()  # every item left (each evaluation is budgeted)
         if isinstance(value, Instance) and value.items is not None:
             return list(value.items)
         if isinstance(value, list | tuple | str | range | set | frozenset | dict):

@@ -330,7 +330,7 @@ def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool
         if type(left) is not type(right) or len(left) != len(right):
             return False
         budget.spend(1 + len(left), where)
-        return all(equal(a, b, budget, where) for a, b in zip(left, right, strict=True))
+        return all(a is b or equal(a, b, budget, where) for a, b in zip(left, right, strict=True))
     if isinstance(left, Instance) or isinstance(right, Instance):
         if not (isinstance(left, Instance) and isinstance(right, Instance)):
             return False
@@ -362,7 +362,7 @@ def contains(container: Any, item: Any, where: tuple[str, int], budget: Budget) 
             raise Raised("TypeError", f"unhashable type: '{type(item).__name__}'") from None
     if isinstance(container, dict | list | tuple | set | frozenset):
         budget.spend(1 + len(container), where)  # an item compared with each
-        return any(equal(item, x, budget, where) for x in container)
+        return any(x is item or equal(item, x, budget, where) for x in container)
     if isinstance(container, range):
         return item in container
     raise Unknown(f"membership in {type(container).__name__} not evaluated", *where)

@@ -113,12 +113,24 @@ class StatementMixin:
         elif isinstance(stmt, ast.AugAssign):
             current = self.eval(_as_load(stmt.target), frame)
             value = self.eval(stmt.value, frame)
+            where = (path, stmt.lineno)
             if isinstance(current, list) and isinstance(stmt.op, ast.Add):
-                current.extend(self.iterate(value, stmt, path))
-                ops.check_size(current, (path, stmt.lineno))
+                added = self.iterate(value, stmt, path)
+                self.mutated(current, added)
+                current.extend(added)
+                ops.check_size(current, where)
                 value = current
             else:
-                value = ops.binop(stmt.op, current, value, (path, stmt.lineno), self.budget)
+                value = ops.binop(stmt.op, current, value, where, self.budget)
+                if isinstance(stmt.op, IN_PLACE.get(type(current), ())):
+                    # ``a *= 2``, ``s |= t``, ``d |= e`` change the object (and its aliases)
+                    self.mutated(current, [value])
+                    if isinstance(current, list):
+                        current[:] = value
+                    else:
+                        current.clear()
+                        current.update(value)
+                    value = current
             self.assign(stmt.target, value, frame)
         elif isinstance(stmt, ast.For):
             self._for(stmt, frame)
@@ -228,6 +240,14 @@ class StatementMixin:
             self.set_item(container, key, value, target, frame.module.path)
         else:
             raise Unknown("assignment target not evaluated", frame.module.path, target.lineno)
+
+
+#: Augmented assignments that change a list, set or dict in place.
+IN_PLACE: dict[type, tuple[type, ...]] = {
+    list: (ast.Mult,),
+    set: (ast.BitOr, ast.Sub, ast.BitAnd, ast.BitXor),
+    dict: (ast.BitOr,),
+}
 
 
 def _is_log_call(expr: ast.expr) -> bool:

@@ -117,7 +117,7 @@ def _plan(stmt: ast.stmt) -> _Plan | None:
     return _Plan(tuple(sorted(reads | stores)), tuple(sorted(sinks)), tuple(sorted(stores)))
 
 
-KEY_PLAIN = frozenset({type(None), bool, int, float, str})
+KEY_PLAIN = frozenset({type(None), bool, int, str})  # floats: see key_part (-0.0)
 KEY_KEPT = frozenset({PyClass, EnumMember, External})
 
 
@@ -128,6 +128,8 @@ def key_part(value: Any, instances: bool = True) -> Any:
     kind = type(value)
     if kind in KEY_PLAIN:
         return (kind, value)
+    if kind is float:
+        return (float, value.hex())  # -0.0 == 0.0, yet str() tells them apart
     if kind in KEY_KEPT:
         return value
     if kind is PyFunction:

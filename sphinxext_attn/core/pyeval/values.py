@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,19 @@ class ConfigDefaults:
     classes (``attention_config`` -> ``AttentionConfig()``), never constructed."""
 
     cls: Any
+
+
+class LazyGen:
+    """A generator expression: its items are evaluated as they are taken, so
+    ``any(...)`` stops at the first true one (later items may raise or be unknown),
+    and once taken they are gone, as in Python."""
+
+    def __init__(self, items: Iterator[Any]) -> None:
+        self.items = items
+
+    def take(self) -> list[Any]:
+        """Every item left."""
+        return list(self.items)
 
 
 @dataclass(eq=False)

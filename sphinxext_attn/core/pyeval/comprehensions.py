@@ -1,0 +1,91 @@
+"""Comprehensions and generator expressions, and what ``:=`` binds in them.
+
+A comprehension runs in a scope of its own whose first iterable is evaluated
+where it stands (in a class body, the only part that sees the class's names);
+a ``:=`` in it binds in the enclosing function. A generator expression's items
+are evaluated as they are taken (:class:`.values.LazyGen`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval.scope import Frame, Scope
+from sphinxext_attn.core.pyeval.values import LazyGen, Unknown
+
+if TYPE_CHECKING:
+    from sphinxext_attn.core.pyeval.interp import Interpreter
+
+
+class ComprehensionMixin:
+    """Comprehensions, for :class:`Interpreter`."""
+
+    def _namedexpr(self: Interpreter, node: ast.NamedExpr, scope: Scope) -> Any:
+        value = self.eval(node.value, scope)
+        target_scope: Scope | None = scope
+        while isinstance(target_scope, Frame) and target_scope.comprehension:
+            target_scope = target_scope.parent  # binds where the comprehension stands
+        if not isinstance(target_scope, Frame):
+            raise Unknown(":= outside a function not evaluated", *self.where(node, scope))
+        target_scope.locals[node.target.id] = value
+        return value
+
+    def _comprehension(self: Interpreter, node: Any, scope: Scope) -> Any:
+        frame = Frame(scope.module, scope, comprehension=True)
+        results: list[Any] = []
+        # the first iterable is evaluated where the comprehension stands (in a class
+        # body, the only part that sees the class's names)
+        first = self.eval(node.generators[0].iter, scope)
+        if isinstance(node, ast.GeneratorExp):
+            return LazyGen(self._lazy(node, node.generators, 0, frame, first))
+        self._generate(node, node.generators, 0, frame, results, first)
+        if isinstance(node, ast.SetComp):
+            return self.make_set(results, node, scope.module.path)
+        if isinstance(node, ast.DictComp):
+            return {self.hashable(k, node, scope.module.path): v for k, v in results}
+        return results
+
+    def _generate(
+        self: Interpreter,
+        node: Any,
+        gens: list[ast.comprehension],
+        i: int,
+        frame: Frame,
+        out: list[Any],
+        first: Any = None,
+    ) -> None:
+        if i == len(gens):
+            if isinstance(node, ast.DictComp):
+                out.append((self.eval(node.key, frame), self.eval(node.value, frame)))
+            else:
+                out.append(self.eval(node.elt, frame))
+            ops.check_size(out, self.where(node, frame))
+            return
+        gen = gens[i]
+        source = first if i == 0 else self.eval(gen.iter, frame)
+        for item in self.iterate(source, gen.iter, frame.module.path):
+            self.assign(gen.target, item, frame)
+            if all(self.truth(self.eval(c, frame), c, frame.module.path) for c in gen.ifs):
+                self._generate(node, gens, i + 1, frame, out)
+
+    def _lazy(
+        self: Interpreter,
+        node: ast.GeneratorExp,
+        gens: list[ast.comprehension],
+        i: int,
+        frame: Frame,
+        first: Any,
+    ) -> Iterator[Any]:
+        """The items of a generator expression, evaluated as they are taken."""
+        if i == len(gens):
+            yield self.eval(node.elt, frame)
+            return
+        gen = gens[i]
+        source = first if i == 0 else self.eval(gen.iter, frame)
+        for item in self.iterate(source, gen.iter, frame.module.path):
+            self.assign(gen.target, item, frame)
+            if all(self.truth(self.eval(c, frame), c, frame.module.path) for c in gen.ifs):
+                yield from self._lazy(node, gens, i + 1, frame, None)
