@@ -71,6 +71,12 @@ CASES: list[tuple[str, str]] = [
     ("", "return len(x for x in [1])"),
     ("", "xs = [1]\ng = (x for x in xs)\nxs.append(2)\nreturn list(g)"),
     ("", "return isinstance((x for x in []), list)"),
+    ("", "def f(**kw):\n    return kw\nreturn f(a=1, **{'a': 2})"),
+    ("", "def f(**kw):\n    return kw\nreturn f(**{1: 2})"),
+    ("", "return dict(**{1: 2})"),
+    ("", "raise ValueError('x', 1 / 0)"),
+    ("", "raise ValueError('x') from 1 / 0"),
+    ("", "assert False, 1 / 0"),
     ("", "return 'ab'.replace('a', 'b', 0), 'aaa'.replace('a', '', 1)"),
     ("C = [0]\ndef bump():\n    C[0] += 1\n    return C[0]\n", "bump()\nreturn bump()"),
     ("X = [1]\ndef total():\n    return sum(X)\n", "a = total()\nX.append(5)\nreturn a, total()"),
@@ -105,6 +111,10 @@ CASES: list[tuple[str, str]] = [
     ),
     (
         "from typing import NamedTuple\nclass NT(NamedTuple):\n    major: int\n    minor: int\n",
+        "return [NT(1, 2)] < [NT(1, 3)]",
+    ),
+    (
+        "from typing import NamedTuple\nclass NT(NamedTuple):\n    major: int\n    minor: int\n",
         "return isinstance(NT(1, 2), tuple)",
     ),
     (
@@ -125,6 +135,7 @@ CASES: list[tuple[str, str]] = [
     ),
     ("import enum\nclass S(str, enum.Enum):\n    A = 'a'\n    E = ''\n", "return S.A in 'abc'"),
     ("import enum\nclass S(str, enum.Enum):\n    A = 'a'\n    E = ''\n", "return S.A.upper()"),
+    ("import enum\nclass S(str, enum.Enum):\n    A = 'a'\n    E = ''\n", "return (S.A,) < ('b',)"),
     (
         "import enum\nclass S(str, enum.Enum):\n    A = 'a'\n    E = ''\n",
         "return bool(S.E), 'y' if S.E else 'n'",
@@ -133,10 +144,28 @@ CASES: list[tuple[str, str]] = [
         "import enum\nclass I(enum.IntEnum):\n    Z = 0\n    A = 1\n",
         "return bool(I.Z), 'y' if I.Z else 'n'",
     ),
+    ("import enum\nclass I(enum.IntEnum):\n    Z = 0\n    A = 1\n", "return [1, 2][I.A]"),
+    ("class C:\n    def __call__(self):\n        return 1\n", "return callable(C()), callable(C)"),
+    (
+        "class Log:\n    @staticmethod\n    def info(xs):\n        xs.append(1)\n",
+        "xs = []\nLog.info(xs)\nreturn xs",
+    ),
+    (
+        "class Log:\n    @staticmethod\n    def error(msg):\n        raise ValueError(msg)\n",
+        "Log.error('boom')\nreturn 'not raised'",
+    ),
+    ("import math\n", "math.log(-1)\nreturn 'x'"),
     (
         "class E3(FileNotFoundError):\n    pass\n",
         "try:\n    raise E3('x')\nexcept OSError:\n    return 'ok'",
     ),
+    ("import math\n", "return math.nan == math.nan"),
+    ("import math\n", "return math.nan != math.nan, math.inf == math.inf"),
+    ("import math\n", "return isinstance(math.pi, float)"),
+    ("import math\n", "return callable(math.pi)"),
+    ("import math\n", "return hasattr(math, 'no_such_name')"),
+    ("import math\n", "return getattr(math, 'no_such_name', 5)"),
+    ("import math\n", "return math.no_such_name"),
     ("import math\n", "return f'{math.pi}'"),
     ("import sys\n", "return f'{sys.platform}'"),
     ("", "return f'{ValueError}'"),
@@ -148,6 +177,8 @@ CASES: list[tuple[str, str]] = [
     ("import enum\nclass E(enum.Enum):\n    A = 1\n", "return f'{E.A:>6}'"),
     ("import enum\nclass I(enum.IntEnum):\n    Z = 0\n    A = 1\n", "return f'{I.A:>3}'"),
     ("import enum\nclass S(str, enum.Enum):\n    A = 'a'\n    E = ''\n", "return f'{S.A:>6}'"),
+    ("import enum\nclass I(enum.IntEnum):\n    Z = 0\n    A = 1\n", "return list(range(I.A))"),
+    ("import enum\nclass I(enum.IntEnum):\n    Z = 0\n    A = 1\n", "return [1, 2, 3][I.A:]"),
     ("import enum\nclass I(enum.IntEnum):\n    Z = 0\n    A = 1\n", "return not I.Z, I.Z or 'x'"),
     (
         "import enum\nclass S(str, enum.Enum):\n    A = 'a'\n    E = ''\n",
@@ -160,6 +191,10 @@ CASES: list[tuple[str, str]] = [
     (
         "from typing import NamedTuple\nclass NT(NamedTuple):\n    major: int\n    minor: int\n",
         "xs = [0]\nxs.insert(0, NT(1, 2))\nreturn type(xs[0]) is NT",
+    ),
+    (
+        "from typing import NamedTuple\nclass NT(NamedTuple):\n    major: int\n    minor: int\n",
+        "v = NT(1, 2)\nv.major = 5\nreturn v.major",
     ),
     (
         "from dataclasses import dataclass\n@dataclass\nclass DP:\n    a: int\n    def __post_init__(self):\n        self.b = self.a * 2\n",
@@ -221,6 +256,10 @@ CASES: list[tuple[str, str]] = [
     (
         "import enum\nclass I(enum.IntEnum):\n    A = 1\n",
         "return {I.A: 'x'}.get(1.0), {1: 'y'}.get(I.A)",
+    ),
+    (
+        "from typing import NamedTuple\nclass NT(NamedTuple):\n    a: int\n",
+        "n = NT(1)\ntry:\n    n.a = 5\nexcept AttributeError:\n    return 'AttributeError'\nreturn n.a, n[0]",
     ),
     (
         "from typing import NamedTuple\nclass NT(NamedTuple):\n    a: int\n    b: int\n",

@@ -66,7 +66,11 @@ def test_an_answer_from_the_cache_loads_no_analysis_module(tmp_path):
         "and m != 'sphinxext_attn.core.models'); "
         "sys.exit(rc or (str(loaded) if loaded else 0))"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    # run away from the checkout: the child imports the package this process runs
+    # (installed or not), whose files the cache entry was made with
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval import ops, plain
 from sphinxext_attn.core.pyeval.members import PLAIN_TYPES, class_mro
+from sphinxext_attn.core.pyeval.scope import MISSING
 from sphinxext_attn.core.pyeval.values import (
     Builtin,
     EnumMember,
@@ -47,8 +48,8 @@ def _items(it: Interpreter, args: Args, node: ast.AST, path: str) -> list[Any]:
 def _key(it: Interpreter, kw: Kw, node: ast.AST, path: str) -> Any:
     fn = kw.get("key")
     if fn is None:
-        return lambda v: ops.plain_value(v)
-    return lambda v: ops.plain_value(it.call(fn, [v], {}, node, path))
+        return lambda v: plain.plain_value(v)
+    return lambda v: plain.plain_value(it.call(fn, [v], {}, node, path))
 
 
 def _minmax(pick: Any) -> Any:
@@ -111,7 +112,7 @@ def is_instance(it: Interpreter, value: Any, kind: Any, node: ast.AST, path: str
     if isinstance(kind, Builtin) and kind.name in PLAIN_TYPES:
         py = PLAIN_TYPES[kind.name]
         if isinstance(value, EnumMember):
-            return ops.enum_is_plain(value) and isinstance(value.value, py)
+            return plain.enum_is_plain(value) and isinstance(value.value, py)
         if isinstance(value, Instance) and value.items is not None:
             return py is tuple  # a named tuple is a tuple
         return isinstance(value, py) and not (py is int and isinstance(value, bool) and False)
@@ -181,7 +182,7 @@ def _convert(kind: str) -> Any:
         ops.weigh(
             args[0], it.budget, ops.node_where(node, path)
         )  # plain_value copies named tuples
-        value = ops.plain_value(args[0])
+        value = plain.plain_value(args[0])
         if (
             kind == "str"
             and isinstance(value, External)
@@ -219,6 +220,7 @@ def _pairs(it: Interpreter, items: Any, node: ast.AST, path: str) -> dict[Any, A
 
 
 def _range(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    args = [plain.plain_value(a) for a in args]  # an IntEnum member is an int
     if not all(isinstance(a, int) for a in args):
         raise Raised("TypeError", "range() needs integers")
     try:
@@ -282,8 +284,8 @@ def _callable(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> 
     value = args[0]
     if isinstance(value, PyFunction | Bound | Builtin | PyClass | External):
         return True  # an External is a function of an installed package
-    if isinstance(value, Instance):
-        return False
+    if isinstance(value, Instance):  # an instance whose class defines __call__
+        return it.class_attr(value.cls, "__call__")[0] is not MISSING
     return False
 
 

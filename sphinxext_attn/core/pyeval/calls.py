@@ -52,12 +52,15 @@ class CallMixin:
         kwargs: dict[str, Any] = {}
         for kw in node.keywords:
             value = self.eval(kw.value, scope)
-            if kw.arg is None:
-                if not isinstance(value, dict):
-                    raise Unknown("** of a non-dict", scope.module.path, node.lineno)
-                kwargs.update(value)
-            else:
-                kwargs[kw.arg] = value
+            named = value if kw.arg is None else {kw.arg: value}
+            if not isinstance(named, dict):
+                raise Unknown("** of a non-dict", scope.module.path, node.lineno)
+            for name, item in named.items():
+                if not isinstance(name, str):
+                    raise Raised("TypeError", "keywords must be strings")
+                if name in kwargs:
+                    raise Raised("TypeError", f"got multiple values for keyword argument {name!r}")
+                kwargs[name] = item
         if isinstance(func, Builtin) and func.name == "super" and not args:
             return self._super(scope, node)
         return self.call(func, args, kwargs, node, scope.module.path)

@@ -19,7 +19,7 @@ import ast
 from typing import Any
 
 from sphinxext_attn.core.classes import absolute_module
-from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval import ops, plain
 from sphinxext_attn.core.pyeval.callmemo import CallMemo
 from sphinxext_attn.core.pyeval.calls import CallMixin
 from sphinxext_attn.core.pyeval.comprehensions import ComprehensionMixin
@@ -294,7 +294,8 @@ class Interpreter(StatementMixin, CallMixin, ComprehensionMixin, ExceptionMixin,
 
     def _slice(self, node: ast.Slice, scope: Scope) -> Any:
         parts = [
-            None if p is None else self.eval(p, scope) for p in (node.lower, node.upper, node.step)
+            None if p is None else plain.plain_value(self.eval(p, scope))  # IntEnum: its int
+            for p in (node.lower, node.upper, node.step)
         ]
         return slice(*parts)
 

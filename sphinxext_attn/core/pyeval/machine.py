@@ -107,6 +107,11 @@ class Machine:
             return False
         if qualname == "os.environ":
             return {}
+        if obj.qualname == "math":  # this Python's own constants; no such name: an error
+            if not hasattr(math, name):
+                raise Raised("AttributeError", f"module 'math' has no attribute {name!r}")
+            if isinstance(getattr(math, name), float):
+                return getattr(math, name)
         return External(TORCH_ALIASES.get(qualname, qualname))
 
     def external_truth(self, value: External, node: ast.AST, path: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval import plain
 from sphinxext_attn.core.pyeval.attrsets import set_after_class, value_set
 from sphinxext_attn.core.pyeval.bindings import index_bindings, live_binding
 from sphinxext_attn.core.pyeval.lazyclass import LazyBody, statements_for
@@ -208,7 +208,7 @@ class MemberMixin:
             if line:
                 raise Unknown(f"{cls.name}.{name} is changed in the class body", cls.path, line)
         if self.is_enum(cls) and not name.startswith("_"):
-            value = EnumMember(cls, name, value, ops.plain_enum_class(class_mro(cls, self)))
+            value = EnumMember(cls, name, value, plain.plain_enum_class(class_mro(cls, self)))
         return value
 
     def class_attr(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval import ops, plain
 from sphinxext_attn.core.pyeval.scope import MISSING
 from sphinxext_attn.core.pyeval.values import Builtin, Raised, Unknown
 
@@ -38,9 +38,9 @@ def _method(obj: Any, name: str) -> Any:
             it.mutated(obj, [*args, *kw.values()])
         # a str method needs str arguments (a str enum's member is one); a container
         # keeps what it is given (its items compare and hash as they are)
-        plain_args = [ops.plain_value(a) for a in args] if isinstance(obj, str) else list(args)
+        plain_args = [plain.plain_value(a) for a in args] if isinstance(obj, str) else list(args)
         if name in ("join",) and args:
-            plain_args = [[ops.plain_value(x) for x in it.iterate(args[0], node, path)]]
+            plain_args = [[plain.plain_value(x) for x in it.iterate(args[0], node, path)]]
             ops.join_size(obj, plain_args[0], where)
         if name in ("extend", "update", "union", "intersection", "difference", "issubset"):
             plain_args = [a if isinstance(a, dict) else it.iterate(a, node, path) for a in args]
@@ -125,7 +125,7 @@ def method_of(obj: Any, name: str) -> Any:
 
 def _sized_replace(text: str) -> Builtin:
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
-        old, new = ops.plain_value(args[0]), ops.plain_value(args[1])
+        old, new = plain.plain_value(args[0]), plain.plain_value(args[1])
         count = args[2] if len(args) > 2 else kw.get("count", -1)
         if not isinstance(old, str) or not isinstance(new, str) or not isinstance(count, int):
             raise Raised("TypeError", "replace() arguments must be str (and an int count)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.core.pyeval import ops
+from sphinxext_attn.core.pyeval import ops, plain
 from sphinxext_attn.core.pyeval.members import MemberMixin
 from sphinxext_attn.core.pyeval.scope import MISSING, ModuleScope
 from sphinxext_attn.core.pyeval.values import (
@@ -41,7 +41,7 @@ class ObjectMixin(MemberMixin):
             return self._instance_getattr(obj, name, node)
         if isinstance(obj, EnumMember):
             if name == "value":
-                ops.check_not_auto(obj.value, (path, getattr(node, "lineno", 0)))
+                plain.check_not_auto(obj.value, (path, getattr(node, "lineno", 0)))
                 return obj.value
             if name == "name":
                 return obj.name
@@ -143,6 +143,8 @@ class ObjectMixin(MemberMixin):
                 # looked up along its MRO (one just built) was read by none
                 self.class_writes += 1
         elif isinstance(obj, Instance):
+            if obj.items is not None:  # a named tuple's fields cannot be set
+                raise Raised("AttributeError", "can't set attribute")
             obj.fields[name] = value
             self.mutated(obj, [value])
         else:
@@ -206,7 +208,7 @@ class ObjectMixin(MemberMixin):
         if spec:
             raise Unknown("format spec of an enum member not evaluated", *where)
         if dunder == "__str__":
-            return ops.enum_str(member)
+            return plain.enum_str(member)
         if type(member.value) not in ops.SCALARS:
             raise Unknown(f"repr of {member.cls.name}.{member.name} not evaluated", *where)
         return f"<{member.cls.name}.{member.name}: {member.value!r}>"
@@ -257,6 +259,8 @@ class ObjectMixin(MemberMixin):
             if isinstance(member, EnumMember):
                 return member
             raise Raised("KeyError", index)
+        if isinstance(index, EnumMember) and index.plain and isinstance(index.value, int):
+            index = index.value  # an IntEnum member indexes as its int
         if isinstance(value, list | tuple | str | dict | range):
             where = (path, getattr(node, "lineno", 0))
             try:

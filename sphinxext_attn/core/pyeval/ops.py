@@ -12,6 +12,11 @@ import operator
 import re
 from typing import Any
 
+from sphinxext_attn.core.pyeval.plain import (  # what plain Python sees
+    check_not_auto,
+    enum_str,
+    plain_value,
+)
 from sphinxext_attn.core.pyeval.values import (
     Budget,
     EnumMember,
@@ -258,43 +263,6 @@ def _zero_div() -> Any:
     raise Raised("ZeroDivisionError", "division by zero")
 
 
-def plain_enum_class(mro: list[Any]) -> bool:
-    """Members of a ``str``/``int`` enum compare equal to their values (``AttentionType``)."""
-    return any(
-        isinstance(c, External)
-        and c.qualname in ("builtins.str", "builtins.int", "enum.StrEnum", "enum.IntEnum")
-        for c in mro
-    )
-
-
-def check_not_auto(value: Any, where: tuple[str, int]) -> None:
-    """The value of an ``enum.auto()`` member depends on ``_generate_next_value_``
-    and the members before it: unknown, never the marker compared as a value."""
-    if isinstance(value, External) and value.qualname == "enum.auto()":
-        raise Unknown("value of an enum.auto() member not evaluated", *where)
-
-
-def enum_is_plain(member: EnumMember) -> bool:
-    return member.plain
-
-
-def enum_str(member: EnumMember) -> str:
-    """``str(member)``: ``Cls.NAME``, or the value for ``StrEnum`` and ``IntEnum``."""
-    for c in member.cls.mro_cache or ():
-        if isinstance(c, External) and c.qualname in ("enum.StrEnum", "enum.IntEnum"):
-            return str(member.value)
-    return f"{member.cls.name}.{member.name}"
-
-
-def plain_value(value: Any) -> Any:
-    """The value a plain comparison sees (``str``-enum members compare as strings)."""
-    if isinstance(value, EnumMember) and enum_is_plain(value):
-        return value.value
-    if isinstance(value, Instance) and value.items is not None:
-        return tuple(plain_value(v) for v in value.items)
-    return value
-
-
 #: Types whose ``==`` is Python's own, constant-size (strings are size-checked).
 SCALARS = frozenset({str, int, float, bool, type(None)})
 
@@ -376,10 +344,19 @@ ORDER = {
 }
 
 
+def _deep_plain(value: Any) -> Any:
+    """Sequences ordered item by item see named tuples and str/int enum members
+    inside them as tuples, strings and ints too (their size already weighed)."""
+    value = plain_value(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_deep_plain(v) for v in value)
+    return value
+
+
 def order(op: ast.cmpop, left: Any, right: Any, where: tuple[str, int], budget: Budget) -> bool:
     weigh(left, budget, where)
     weigh(right, budget, where)
-    a, b = plain_value(left), plain_value(right)
+    a, b = _deep_plain(left), _deep_plain(right)
     ok = (int, float, str, tuple, list)
     if not (isinstance(a, ok) and isinstance(b, ok)):
         raise Unknown(

@@ -140,6 +140,7 @@ class StatementMixin:
             self._raise(stmt, frame)
         elif isinstance(stmt, ast.Assert):
             if not self.truth(self.eval(stmt.test, frame), stmt.test, path):
+                self._run_parts([stmt.msg] if stmt.msg is not None else [], frame)
                 raise Raised("AssertionError")
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             frame.locals[stmt.name] = self.make_function(stmt, frame, owner=None)
@@ -203,12 +204,26 @@ class StatementMixin:
                 return True
         return False
 
+    def _run_parts(self: Interpreter, parts: list[ast.expr], frame: Frame) -> None:
+        """The other arguments of a ``raise`` or ``assert``: they run first, and an
+        exception they raise wins; one not evaluated leaves the statement's own."""
+        for part in parts:
+            try:
+                self.eval(part.value if isinstance(part, ast.Starred) else part, frame)
+            except Unknown as unknown:
+                if "budget" in unknown.reason:
+                    raise
+
     def _raise(self: Interpreter, stmt: ast.Raise, frame: Frame) -> None:
         path = frame.module.path
         if stmt.exc is None:
             raise Unknown("bare raise not evaluated", path, stmt.lineno)
         exc = stmt.exc
         kind = self.eval(exc.func if isinstance(exc, ast.Call) else exc, frame)
+        parts = (
+            [*exc.args[1:], *(k.value for k in exc.keywords)] if isinstance(exc, ast.Call) else []
+        )
+        self._run_parts([*parts, *([stmt.cause] if stmt.cause is not None else [])], frame)
         message = ""
         if isinstance(exc, ast.Call) and exc.args and not isinstance(exc.args[0], ast.Starred):
             try:
@@ -250,12 +265,18 @@ IN_PLACE: dict[type, tuple[type, ...]] = {
 }
 
 
+#: Names a logger goes by (``logger = init_logger(__name__)`` in vLLM).
+LOGGER_NAMES = frozenset({"logger", "_logger", "LOGGER", "log", "logging"})
+
+
 def _is_log_call(expr: ast.expr) -> bool:
-    return (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr in LOG_METHODS
-    )
+    """``logger.warning(...)``: a statement that only logs (not run). A method of
+    that name on anything else (``Registry.info(x)``, ``math.log(-1)``) runs."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)):
+        return False
+    owner = expr.func.value
+    name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+    return name in LOGGER_NAMES and expr.func.attr in LOG_METHODS
 
 
 def _as_load(target: ast.expr) -> ast.expr:
