@@ -35,57 +35,42 @@ class ComprehensionMixin:
 
     def _comprehension(self: Interpreter, node: Any, scope: Scope) -> Any:
         frame = Frame(scope.module, scope, comprehension=True)
-        results: list[Any] = []
         # the first iterable is evaluated where the comprehension stands (in a class
         # body, the only part that sees the class's names)
         first = self.eval(node.generators[0].iter, scope)
+        items = self._items(node, node.generators, 0, frame, first)
         if isinstance(node, ast.GeneratorExp):
-            return LazyGen(self._lazy(node, node.generators, 0, frame, first))
-        self._generate(node, node.generators, 0, frame, results, first)
+            return LazyGen(items)
+        results: list[Any] = []
+        where = self.where(node, frame)
+        for item in items:
+            results.append(item)
+            ops.check_size(results, where)
         if isinstance(node, ast.SetComp):
             return self.make_set(results, node, scope.module.path)
         if isinstance(node, ast.DictComp):
             return {self.hashable(k, node, scope.module.path): v for k, v in results}
         return results
 
-    def _generate(
+    def _items(
         self: Interpreter,
         node: Any,
         gens: list[ast.comprehension],
         i: int,
         frame: Frame,
-        out: list[Any],
-        first: Any = None,
-    ) -> None:
-        if i == len(gens):
-            if isinstance(node, ast.DictComp):
-                out.append((self.eval(node.key, frame), self.eval(node.value, frame)))
-            else:
-                out.append(self.eval(node.elt, frame))
-            ops.check_size(out, self.where(node, frame))
-            return
-        gen = gens[i]
-        source = first if i == 0 else self.eval(gen.iter, frame)
-        for item in self.iterate(source, gen.iter, frame.module.path):
-            self.assign(gen.target, item, frame)
-            if all(self.truth(self.eval(c, frame), c, frame.module.path) for c in gen.ifs):
-                self._generate(node, gens, i + 1, frame, out)
-
-    def _lazy(
-        self: Interpreter,
-        node: ast.GeneratorExp,
-        gens: list[ast.comprehension],
-        i: int,
-        frame: Frame,
         first: Any,
     ) -> Iterator[Any]:
-        """The items of a generator expression, evaluated as they are taken."""
+        """A comprehension's items (``(key, value)`` for a dict), evaluated as they are
+        taken: a generator expression hands them out one by one."""
         if i == len(gens):
-            yield self.eval(node.elt, frame)
+            if isinstance(node, ast.DictComp):
+                yield (self.eval(node.key, frame), self.eval(node.value, frame))
+            else:
+                yield self.eval(node.elt, frame)
             return
         gen = gens[i]
         source = first if i == 0 else self.eval(gen.iter, frame)
         for item in self.iterate(source, gen.iter, frame.module.path):
             self.assign(gen.target, item, frame)
             if all(self.truth(self.eval(c, frame), c, frame.module.path) for c in gen.ifs):
-                yield from self._lazy(node, gens, i + 1, frame, None)
+                yield from self._items(node, gens, i + 1, frame, None)
