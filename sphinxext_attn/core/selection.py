@@ -166,9 +166,11 @@ class Selector:
         self.interp = interp
         self._config_cls: Any = None
         self._locator: ReasonLocator | None = None
-        #: the tree's selector config per configuration (the selector's table asks
-        #: each point of its grid for several backends; the value never changes)
-        self._built: dict[tuple[Any, ...], Any] = {}
+        #: the tree's selector config per configuration, and DeviceCapability per GPU
+        #: (the selector's table asks each point of its grid for several backends;
+        #: both are named tuples, never changed)
+        self._configs: dict[tuple[Any, ...], Instance] = {}
+        self._capabilities: dict[tuple[int, int], Any] = {}
         interp.lenient_functions = frozenset({"validate_configuration"})
 
     def _selector_config_class(self) -> PyClass:
@@ -198,9 +200,9 @@ class Selector:
 
     def build_config(self, config: Config) -> Instance:
         key = config.key()
-        found = self._built.get(key)
+        found = self._configs.get(key)
         if found is None:
-            found = self._built[key] = self._build_config(config)
+            found = self._configs[key] = self._build_config(config)
         return found
 
     def _build_config(self, config: Config) -> Instance:
@@ -267,15 +269,12 @@ class Selector:
         return method, kwargs
 
     def device_capability(self, config: Config) -> Any:
-        """The tree's ``DeviceCapability`` of ``config``'s GPU (one per GPU, as
-        the selector config: a named tuple, never changed)."""
-        key = ("capability", config.capability_tuple)
-        found = self._built.get(key)
+        """The tree's ``DeviceCapability`` of ``config``'s GPU."""
+        key = config.capability_tuple
+        found = self._capabilities.get(key)
         if found is None:
-            interp = self.interp
-            cls = interp.machine_capability_class()
-            found = interp.call(cls, list(key[1]), {}, NODE, "")
-            self._built[key] = found
+            cls = self.interp.machine_capability_class()
+            found = self._capabilities[key] = self.interp.call(cls, list(key), {}, NODE, "")
         return found
 
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.core.pyeval import ops, plain
 from sphinxext_attn.core.pyeval.members import PLAIN_TYPES, class_mro
-from sphinxext_attn.core.pyeval.scope import MISSING
 from sphinxext_attn.core.pyeval.values import (
     Builtin,
     EnumMember,
@@ -183,11 +182,7 @@ def _convert(kind: str) -> Any:
             args[0], it.budget, ops.node_where(node, path)
         )  # plain_value copies named tuples
         value = plain.plain_value(args[0])
-        if (
-            kind == "str"
-            and isinstance(value, External)
-            and not value.qualname.startswith("torch.")
-        ):
+        if kind == "str" and isinstance(value, External) and not ops.torch_symbol(value):
             raise Unknown(f"str() of {value.qualname} not evaluated", *ops.node_where(node, path))
         if kind == "bool":
             return it.truth(value, node, path)
@@ -285,7 +280,7 @@ def _callable(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> 
     if isinstance(value, PyFunction | Bound | Builtin | PyClass | External):
         return True  # an External is a function of an installed package
     if isinstance(value, Instance):  # an instance whose class defines __call__
-        return it.class_attr(value.cls, "__call__")[0] is not MISSING
+        return it.defines(value.cls, "__call__") is not None
     return False
 
 

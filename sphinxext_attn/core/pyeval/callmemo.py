@@ -75,9 +75,9 @@ class _Signature:
         ]
         #: parameters whose default is not a constant, a name or an attribute
         self.shared = {a.arg for a, d in pairs if d is not None and not _constant_default(d)}
-        # super() reads the first argument without naming it; a closure reads its
-        # defining frame: both are keyed by every parameter
-        self.tracked = not _in_frame(func.scope) and not reads_frame(func.node)
+        # super() reads the first argument without naming it: keyed by every parameter
+        # (a closure, which reads its defining frame, is never remembered)
+        self.tracked = not reads_frame(func.node)
 
     def value(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if name == self.kwarg:
@@ -175,7 +175,10 @@ class CallMemo:
         return None
 
     def reads(self, func: PyFunction) -> dict[str, None] | None:
-        """A record for the frame to note its lookups in, or None (keyed by all)."""
+        """A record for the frame to note its lookups in, or None (keyed by all, or a
+        closure: not remembered)."""
+        if _in_frame(func.scope):
+            return None
         return {} if self.signature(func).tracked else None
 
     #: Statements of list-of-reasons functions (see stmtmemo) are remembered one by

@@ -263,7 +263,11 @@ class CallMixin:
             value = ops.text(args[0] if args else None, self.budget, where)
             raise Raised("ValueError", f"{value} is not a valid {cls.name}")
         fields = self._fields(cls)
-        if fields is not None and _is_dataclass(cls) and _defines(cls, "__init__"):
+        if (
+            fields is not None
+            and _is_dataclass(cls)
+            and self.class_own_attr(cls, "__init__") is not MISSING
+        ):
             fields = None  # a dataclass keeps the ``__init__`` its body writes
         if fields is None:
             if any(
@@ -293,9 +297,9 @@ class CallMixin:
         ordered = {name: values[name] for name, _ in fields}
         items = tuple(ordered.values()) if self.is_namedtuple(cls) else None
         made = Instance(cls, ordered, items, by_fields=items is None and _dataclass_eq(cls))
-        post_init, _ = self.class_attr(cls, "__post_init__") if items is None else (MISSING, None)
-        if post_init is not MISSING:  # a dataclass's __init__ ends by calling it
-            self.call(self._bind(post_init, made, cls), [], {}, node, path)
+        if items is None and self.defines(cls, "__post_init__"):
+            # a dataclass's __init__ ends by calling it
+            self.call(self.getattr(made, "__post_init__", node, path), [], {}, node, path)
         return made
 
     def _construct(
@@ -365,16 +369,6 @@ def _dataclass_decorator(cls: PyClass) -> ast.expr | None:
         if name == "dataclass":
             return decorator
     return None
-
-
-def _defines(cls: PyClass, name: str) -> bool:
-    """Whether the class body itself defines the method ``name``."""
-    from sphinxext_attn.core.pyeval.lazyclass import statements_for
-
-    return any(
-        isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == name
-        for s in statements_for(cls.node, name)
-    )
 
 
 def _is_dataclass(cls: PyClass) -> bool:

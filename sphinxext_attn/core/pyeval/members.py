@@ -146,6 +146,11 @@ class MemberMixin:
             for value in added:
                 self.share(value)
 
+    def defines(self: Interpreter, cls: PyClass, *names: str) -> str | None:
+        """The first of ``names`` that ``cls`` or a base in the tree defines (dunders
+        such as ``__bool__``: where Python would run one, an answer depends on it)."""
+        return next((n for n in names if self.class_attr(cls, n)[0] is not MISSING), None)
+
     def is_enum(self: Interpreter, cls: PyClass) -> bool:
         return any(
             isinstance(c, External) and c.qualname in ENUM_BASES for c in class_mro(cls, self)

@@ -75,7 +75,7 @@ def custom_equality(it: Interpreter, values: Any) -> bool:
     return any(
         isinstance(value, Instance)
         and value.items is None
-        and (value.by_fields or it.class_attr(value.cls, "__eq__")[0] is not MISSING)
+        and (value.by_fields or it.defines(value.cls, "__eq__") is not None)
         for value in values
     )
 

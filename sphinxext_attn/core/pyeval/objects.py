@@ -49,13 +49,13 @@ class ObjectMixin(MemberMixin):
             if value is MISSING:
                 if obj.plain:  # a str/int enum's member is a str/int: its methods
                     return self.getattr(obj.value, name, node, path)
-                for dunder in ("__init__", "__new__"):
-                    if self.class_attr(obj.cls, dunder)[0] is not MISSING:
-                        raise Unknown(
-                            f"{obj.cls.name} members set up by {dunder} not evaluated",
-                            path,
-                            getattr(node, "lineno", 0),
-                        )
+                dunder = self.defines(obj.cls, "__init__", "__new__")
+                if dunder is not None:
+                    raise Unknown(
+                        f"{obj.cls.name} members set up by {dunder} not evaluated",
+                        path,
+                        getattr(node, "lineno", 0),
+                    )
                 raise Raised("AttributeError", name)
             return self._bind(value, obj, obj.cls)
         if isinstance(obj, SuperProxy):
@@ -112,7 +112,7 @@ class ObjectMixin(MemberMixin):
         value, _ = self.class_attr(inst.cls, name)
         if value is MISSING:
             self._unmodelled(inst.cls, name, node)
-            if self.class_attr(inst.cls, "__getattr__")[0] is not MISSING:
+            if self.defines(inst.cls, "__getattr__"):
                 raise Unknown(
                     f"{inst.cls.name}.__getattr__ not evaluated",
                     inst.cls.path,
@@ -181,7 +181,7 @@ class ObjectMixin(MemberMixin):
                     )
             return True
         if isinstance(value, EnumMember):
-            if self.class_attr(value.cls, "__bool__")[0] is not MISSING:
+            if self.defines(value.cls, "__bool__"):
                 raise Unknown(
                     f"{value.cls.name}.__bool__ not evaluated", path, getattr(node, "lineno", 0)
                 )
@@ -202,9 +202,9 @@ class ObjectMixin(MemberMixin):
         Python versions)."""
         where = (path, getattr(node, "lineno", 0))
         dunder = "__repr__" if conversion in (ord("r"), ord("a")) else "__str__"
-        for name in (dunder, "__format__"):
-            if self.class_attr(member.cls, name)[0] is not MISSING:
-                raise Unknown(f"{member.cls.name}.{name} not evaluated", *where)
+        own = self.defines(member.cls, dunder, "__format__")
+        if own is not None:
+            raise Unknown(f"{member.cls.name}.{own} not evaluated", *where)
         if spec:
             raise Unknown("format spec of an enum member not evaluated", *where)
         if dunder == "__str__":

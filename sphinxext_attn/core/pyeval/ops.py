@@ -248,8 +248,8 @@ def format_value(
             raise Unknown("format spec not evaluated", *where) from None
     elif isinstance(value, PyClass):
         text = f"<class '{value.module.dotted}.{value.name}'>"
-    elif isinstance(value, External) and not spec and value.qualname.startswith("torch."):
-        text = value.qualname  # str(torch.bfloat16) is "torch.bfloat16"
+    elif isinstance(value, External) and not spec and torch_symbol(value):
+        text = value.qualname
     elif isinstance(value, Instance) and value.items is not None:
         weigh(value, budget, where)
         fields = ", ".join(f"{k}={v!r}" for k, v in value.fields.items())
@@ -267,8 +267,9 @@ def _zero_div() -> Any:
 SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def _symbol(value: External) -> bool:
-    """A torch object (a dtype, a device type): never equal to plain data."""
+def torch_symbol(value: External) -> bool:
+    """A torch object (a dtype, a device type): never equal to plain data, and
+    printed as its name (``str(torch.bfloat16)`` is ``"torch.bfloat16"``)."""
     return value.qualname.startswith("torch.")
 
 
@@ -279,7 +280,7 @@ def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool
     if type(left) in SCALARS and type(right) in SCALARS:
         return bool(left == right)  # plain data, compared natively at no extra cost
     for ext, other in ((left, right), (right, left)):
-        if isinstance(ext, External) and type(other) in SCALARS and not _symbol(ext):
+        if isinstance(ext, External) and type(other) in SCALARS and not torch_symbol(ext):
             # ``sys.platform == "linux"``: the value outside the tree is not known
             raise Unknown(f"{ext.qualname} compared with {other!r} (outside the tree)", *where)
     if isinstance(left, Instance) and left.items is not None:

@@ -85,30 +85,27 @@ class Raised(Exception):
         return any(exception_matches(kind, handler) for kind in (self.kind, *self.bases))
 
 
-#: Builtin exception hierarchy, enough for ``except`` clauses of backend code.
 def _builtin_exceptions() -> dict[str, frozenset[str]]:
-    """Each builtin exception's name -> the names it is caught by (its MRO), read
-    from this Python's own builtins (``EnvironmentError`` is ``OSError``)."""
-    out: dict[str, frozenset[str]] = {}
+    """Each builtin exception's name -> the names that catch it (those of every class
+    of its MRO), read from this Python's own builtins (``EnvironmentError`` and
+    ``OSError`` name one class, so each catches the other)."""
+    names: dict[type, set[str]] = {}
     for name, value in vars(builtins).items():
         if isinstance(value, type) and issubclass(value, BaseException):
-            out[name] = frozenset(c.__name__ for c in value.__mro__ if c is not object)
-    return out
+            names.setdefault(value, set()).add(name)
+    return {
+        name: frozenset(n for c in cls.__mro__ for n in names.get(c, ()))
+        for cls, own in names.items()
+        for name in own
+    }
 
 
 #: the builtin exception hierarchy, by name
 EXCEPTION_MRO = _builtin_exceptions()
-_ALIASES = {
-    name: cls.__name__
-    for name, cls in vars(builtins).items()
-    if isinstance(cls, type) and issubclass(cls, BaseException) and cls.__name__ != name
-}
 
 
 def exception_matches(kind: str, handler: str) -> bool:
     """Whether ``except handler`` catches a raised ``kind`` (builtin names)."""
-    handler = _ALIASES.get(handler, handler)
-    kind = _ALIASES.get(kind, kind)
     return kind == handler or handler in EXCEPTION_MRO.get(kind, ())
 
 
