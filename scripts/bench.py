@@ -12,7 +12,7 @@ in the ``vllm-page`` profile (the seed's drop-in), each against the seed
 writing its page. Each of ours runs twice per round: ``cold``
 with ``--no-cache`` (everything evaluated), and ``warm`` (the default: an
 unchanged tree is answered from the results the previous run kept, see
-``sphinxext_attn/runcache.py``; the cache lives in a scratch folder).
+``sphinxext_attn/cli/runcache.py``; the cache lives in a scratch folder).
 The seed is taken from ``../shared/seed`` at run time and placed in a scratch
 folder beside a symlink to the tree's ``vllm/``; it is never part of the repo.
 Our package is byte-compiled first, as a pip install leaves it (this machine

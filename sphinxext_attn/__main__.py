@@ -1,5 +1,5 @@
 """``python -m sphinxext_attn``."""
 
-from sphinxext_attn.cli import run
+from sphinxext_attn.cli.main import run
 
 run()

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-# The command line keeps results between runs (sphinxext_attn/runcache.py). Tests
+# The command line keeps results between runs (sphinxext_attn/cli/runcache.py). Tests
 # run it with the cache off, subprocesses included, so that each one evaluates
 # what it asks (a monkeypatched rule must not be answered from an earlier run);
-# tests/test_runcache.py turns it on with --cache-dir.
+# tests/cli/test_runcache.py turns it on with --cache-dir.
 os.environ["SPHINXEXT_ATTN_CACHE_DIR"] = ""
 
 collect_ignore = ["roots", "trees"]

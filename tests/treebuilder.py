@@ -13,8 +13,8 @@ import functools
 import textwrap
 from pathlib import Path
 
-from sphinxext_attn.core.models import Analysis, BackendFeatures
-from sphinxext_attn.core.pipeline import analyze
+from sphinxext_attn.analysis.pipeline import analyze
+from sphinxext_attn.model.records import Analysis, BackendFeatures
 
 # These tests pin the vllm-page profile (the rules of vLLM's own page).
 analyze = functools.partial(analyze, profile="vllm-page")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from docutils import nodes
 
-from sphinxext_attn.core.models import BackendFeatures, Location
+from sphinxext_attn.model.records import BackendFeatures, Location
 
 
 class Decorations:

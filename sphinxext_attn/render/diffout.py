@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from sphinxext_attn.core.diff import (
+from sphinxext_attn.model.diff import (
     ADDED,
     FEATURES,
     PREFILL,
@@ -18,7 +18,7 @@ from sphinxext_attn.core.diff import (
     diff,
     label,
 )
-from sphinxext_attn.core.models import Analysis
+from sphinxext_attn.model.records import Analysis
 
 FEATURE_HEADER = ("Backend", "Version", "Column", "From", "To")
 PRIORITY_HEADER = ("List", "From", "To")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sphinxext_attn.core.models import TABLES, Analysis, BackendFeatures
+from sphinxext_attn.model.records import TABLES, Analysis, BackendFeatures
 
 SCHEMA = 2
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sphinxext_attn.core.models import (
+from sphinxext_attn.model.records import (
     Analysis,
     BackendFeatures,
     Location,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from docutils import nodes
 
-from sphinxext_attn.core.models import (
+from sphinxext_attn.model.records import (
     CATEGORIES,
     LITERAL_LIST_COLUMNS,
     Analysis,

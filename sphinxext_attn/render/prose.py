@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sphinxext_attn.core.models import MLA_COLUMNS, Analysis
+from sphinxext_attn.model.records import MLA_COLUMNS, Analysis
 
 #: (column, description) rows of the legend; extra columns are described too.
 LEGEND: tuple[tuple[str, str], ...] = (

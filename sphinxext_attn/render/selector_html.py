@@ -16,8 +16,8 @@ from typing import Any
 
 from docutils import nodes
 
-from sphinxext_attn.core.selector_table import DIMS
 from sphinxext_attn.render.nodes import TableSpec, build_table, literal_list
+from sphinxext_attn.select.selector_table import DIMS
 
 #: control labels; flags are checkboxes, the rest drop-down lists
 LABELS = {

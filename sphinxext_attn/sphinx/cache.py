@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinx.util import logging
 
-from sphinxext_attn.core.models import Analysis, Diagnostic
+from sphinxext_attn.model.records import Analysis, Diagnostic
 
 if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
@@ -115,7 +115,7 @@ def analyze_tree(root: str, profile: str = "runtime") -> Analysis:
 
     A root without ``vllm/`` is one diagnostic, not one per file looked for.
     """
-    from sphinxext_attn.core import analyze
+    from sphinxext_attn.analysis import analyze
 
     if not os.path.isdir(os.path.join(root, "vllm")):
         message = (
@@ -125,7 +125,7 @@ def analyze_tree(root: str, profile: str = "runtime") -> Analysis:
         # the root's listing is the fingerprint: adding vllm/ makes it stale
         diag = Diagnostic(message, None, "root")
         return Analysis(root=root, directories=[""], diagnostics=[diag])
-    from sphinxext_attn.core.source import SourceTree
+    from sphinxext_attn.source.tree import SourceTree
 
     tree = _TREES[root] = SourceTree(root, _READS.setdefault(root, {}))
     return analyze(root, tree, profile=profile)

@@ -4,7 +4,7 @@ Every setting is checked at ``config-inited``: a value of the wrong type or
 shape is one error that names the setting, the value and what it accepts
 (never a traceback), and the setting falls back to its default. The tree is
 the configured one, a directive's ``:root:``, or an installed ``vllm``
-(found by :mod:`sphinxext_attn.locate`, never imported).
+(found by :mod:`sphinxext_attn.source.locate`, never imported).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sphinx.util import logging
 
-from sphinxext_attn.locate import installed_vllm_root
+from sphinxext_attn.source.locate import installed_vllm_root
 from sphinxext_attn.sphinx.cache import FilePlace
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ import os
 from docutils import nodes
 from docutils.parsers.rst import directives
 
-from sphinxext_attn.core.diff import Change, backends_added, backends_removed, diff, label
-from sphinxext_attn.core.models import Analysis
+from sphinxext_attn.model.diff import Change, backends_added, backends_removed, diff, label
+from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import diffout
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.sphinx import config

@@ -16,7 +16,7 @@ from typing import ClassVar
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from sphinxext_attn.core.models import (
+from sphinxext_attn.model.records import (
     CATEGORIES,
     EXTRA_COLUMNS,
     FEATURE_COLUMNS,

@@ -16,7 +16,7 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.util import logging
 
-from sphinxext_attn.core.models import BackendFeatures, Location
+from sphinxext_attn.model.records import BackendFeatures, Location
 from sphinxext_attn.render.decorate import Decorations
 from sphinxext_attn.render.markdown import fill_source_url
 

@@ -1,6 +1,6 @@
 """``attention-backends-select``: vLLM's decision for one configuration, in a table.
 
-The decision is the command line's (:class:`~sphinxext_attn.core.selection.Selector`)
+The decision is the command line's (:class:`~sphinxext_attn.select.decision.Selector`)
 on the same tree. The evaluator reads files through the analysis's own
 :class:`SourceTree` when the build has one, so a file is parsed once per build;
 every file the decision read becomes a dependency of the page.
@@ -15,17 +15,17 @@ from typing import Any
 from docutils import nodes
 from docutils.parsers.rst import directives
 
-from sphinxext_attn.core.models import Analysis
-from sphinxext_attn.core.pyeval import Interpreter
-from sphinxext_attn.core.selection import (
+from sphinxext_attn.model.records import Analysis
+from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.render.select_nodes import decision_nodes
+from sphinxext_attn.select.decision import (
     ATTN_TYPES,
     DTYPE_NAMES,
     OPTION_FIELDS,
     Config,
     Selector,
 )
-from sphinxext_attn.core.source import SourceTree
-from sphinxext_attn.render.select_nodes import decision_nodes
+from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.sphinx import cache
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS

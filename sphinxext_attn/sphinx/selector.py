@@ -1,8 +1,8 @@
 """``attention-backends-selector``: pick a configuration, see which backend vLLM takes.
 
 The decision is computed at build time by the same code as ``sphinxext-attn
-select`` (:class:`~sphinxext_attn.core.selection.Selector`), over a grid,
-factored (:mod:`sphinxext_attn.core.selector_table`) and shipped as inline
+select`` (:class:`~sphinxext_attn.select.decision.Selector`), over a grid,
+factored (:mod:`sphinxext_attn.select.selector_table`) and shipped as inline
 JSON; ``attention_backends_selector.js`` looks it up as the reader changes
 the controls. No server and no network: the page works from ``file://``.
 Builders other than HTML get static tables instead.
@@ -24,10 +24,10 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util import logging
 
-from sphinxext_attn.core.selection import OPTION_FIELDS
-from sphinxext_attn.core.selector_table import GRID, SelectorTable, query_value
 from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
+from sphinxext_attn.select.decision import OPTION_FIELDS
+from sphinxext_attn.select.selector_table import GRID, SelectorTable, query_value
 from sphinxext_attn.sphinx import cache, config
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS
@@ -79,7 +79,7 @@ def values_option(dim: str) -> Callable[[str | None], tuple[str, ...]]:
 
 def table_of(env: BuildEnvironment, root: str) -> SelectorTable:
     """The selector table of ``root``: memo, then the environment, then built."""
-    from sphinxext_attn.core.selector_table import build_selector_table
+    from sphinxext_attn.select.selector_table import build_selector_table
 
     stored = getattr(env, "attention_backends_selector", None)
     if stored is None:

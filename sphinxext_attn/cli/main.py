@@ -1,0 +1,250 @@
+"""Command line: write the tables as the seed's markdown page or as JSON.
+
+``--check`` and the trailing ``FILES`` behave as in vLLM's pre-commit hook:
+with files given and none relevant, do nothing; with ``--check``, rewrite an
+out-of-date output and exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import gc
+import os
+import sys
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from sphinxext_attn.cli.runcache import RunCache, default_dir
+from sphinxext_attn.model.records import Analysis
+from sphinxext_attn.render.markdown import header_from_template, render_markdown
+from sphinxext_attn.source.locate import default_root
+
+if TYPE_CHECKING:
+    from sphinxext_attn.source.tree import SourceTree
+
+DEFAULT_OUTPUT = "docs/design/attention_backends.md"
+_KEEP: list[SourceTree] = []
+#: Files whose change can change the page (pre-commit filter).
+RELEVANT_PATTERNS = (
+    "vllm/v1/attention/backends/*.py",
+    "vllm/v1/attention/backends/**/*.py",
+    "vllm/v1/attention/backend.py",
+    # the registry, base class and fa_utils.py before vLLM 0.14
+    "vllm/attention/backends/*.py",
+    "vllm/attention/utils/fa_utils.py",
+    "vllm/model_executor/layers/attention/*.py",
+    "vllm/platforms/cuda.py",
+    "vllm/utils/flashinfer.py",
+    # vLLM's own generator: which columns the release's page has (pagecolumns.py)
+    "tools/pre_commit/generate_attention_backend_docs.py",
+    "docs/mkdocs/gen_files/generate_attention_backends.py",
+    "docs/design/attention_backends.md",
+)
+
+
+def is_relevant(path: str, root: Path) -> bool:
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            p = p.resolve().relative_to(root.resolve())
+        except ValueError:
+            return False
+    text = PurePosixPath(p.as_posix()).as_posix()
+    return any(fnmatch.fnmatch(text, pat) for pat in RELEVANT_PATTERNS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sphinxext-attn",
+        description="Write vLLM's attention-backend feature tables from a source tree.",
+    )
+    parser.add_argument(
+        "--root",
+        help="vLLM source tree (the folder holding vllm/); default: the current folder if "
+        "it holds vllm/, else the installed vllm distribution (not imported)",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=("runtime", "vllm-page"),
+        default="runtime",
+        help="runtime: what the classes answer; vllm-page: what vLLM's own generator writes",
+    )
+    parser.add_argument(
+        "-o", "--output", help=f"output file (default: ROOT/{DEFAULT_OUTPUT}; - for stdout)"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 (and rewrite) if the output is stale"
+    )
+    parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    parser.add_argument("--template", help="markdown file whose text above the tables is kept")
+    parser.add_argument(
+        "--source-links",
+        metavar="URL_TEMPLATE",
+        help="link each feature cell to its source line: a template with {path}, {line} "
+        "and {version} (markdown only; off by default)",
+    )
+    parser.add_argument(
+        "--diff",
+        metavar="OLD_ROOT",
+        help="write what changed from the tree OLD_ROOT to --root instead of the tables "
+        "(to stdout unless -o is given)",
+    )
+    add_cache_options(parser)
+    parser.add_argument(
+        "files", nargs="*", help="changed files (pre-commit); skip if none is relevant"
+    )
+    return parser
+
+
+def add_cache_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither use nor keep results of earlier runs on an unchanged tree",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where results are kept between runs (default: $SPHINXEXT_ATTN_CACHE_DIR, "
+        "else ~/.cache/sphinxext-attn)",
+    )
+
+
+def run_cache(args: argparse.Namespace) -> RunCache:
+    if args.no_cache:
+        return RunCache(None)
+    return RunCache(Path(args.cache_dir) if args.cache_dir else default_dir())
+
+
+def analysis_of(
+    root: Path, profile: str, provenance: bool, cache: RunCache, extras: bool = True
+) -> Analysis:
+    """The tree's analysis: kept from an earlier run if no file it read has changed."""
+    options = {"profile": profile, "provenance": provenance, "extras": extras}
+    analysis = cache.load("analysis", root, options)
+    if isinstance(analysis, Analysis):
+        return analysis
+    from sphinxext_attn.analysis.pipeline import analyze  # not needed when the cache answers
+    from sphinxext_attn.source.tree import SourceTree
+
+    tree = SourceTree(root)
+    _KEEP.append(tree)  # freed by the operating system at exit, see run()
+    analysis = analyze(
+        root, source=tree, profile=profile, provenance=provenance, parallel=True, extras=extras
+    )
+    cache.store("analysis", root, options, analysis, [*analysis.files, *analysis.directories])
+    return analysis
+
+
+def root_or_report(root: str | None, prog: str) -> str | None:
+    """``--root`` if given, else the tree found as the extension finds it (named
+    on stderr); None, after saying why on stderr, when there is none."""
+    if root is not None:
+        return root
+    found, how = default_root()
+    if found is None:
+        print(f"{prog}: no vLLM tree: {how} (use --root)", file=sys.stderr)
+        return None
+    print(f"{prog}: using the vLLM tree {found} ({how})", file=sys.stderr)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["select"]:
+        from sphinxext_attn.cli.select import main as select_main
+
+        return select_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    args.root = root_or_report(args.root, "sphinxext-attn")
+    if args.root is None:
+        return 2
+    root = Path(args.root)
+    if args.files and not any(is_relevant(f, root) for f in args.files):
+        return 0
+    if not (root / "vllm").is_dir():
+        print(f"sphinxext-attn: {root} holds no vllm/ package (use --root)", file=sys.stderr)
+        return 2
+    # a markdown page without source links shows no cell's deciding line
+    wants_lines = args.format == "json" or bool(args.source_links) or bool(args.diff)
+    # nor any capability outside the release's page columns (JSON and diffs list them)
+    extras = args.format == "json" or bool(args.diff)
+    analysis = analysis_of(root, args.profile, wants_lines, run_cache(args), extras)
+    for diag in analysis.diagnostics:
+        print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
+    if args.diff:
+        return write_diff(args, analysis)
+    if args.format == "json":
+        from sphinxext_attn.render.jsonout import render_json
+
+        content = render_json(analysis)
+    else:
+        header = None
+        if args.template:
+            try:
+                header = header_from_template(Path(args.template).read_text(encoding="utf-8"))
+            except OSError as exc:
+                print(f"sphinxext-attn: cannot read template: {exc}", file=sys.stderr)
+                return 2
+        try:
+            content = render_markdown(analysis, header, args.source_links)
+        except (KeyError, IndexError, ValueError) as exc:
+            print(f"sphinxext-attn: bad --source-links template: {exc!r}", file=sys.stderr)
+            return 2
+    if args.output == "-":
+        sys.stdout.write(content)
+        return 0
+    out = Path(args.output) if args.output else root / DEFAULT_OUTPUT
+    if args.check:
+        current = out.read_text(encoding="utf-8") if out.exists() else None
+        if current == content:
+            print(f"Up to date: {out}")
+            return 0
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(content, encoding="utf-8")
+        print(f"Regenerated: {out}")
+        return 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(content, encoding="utf-8")
+    print(f"Generated: {out}")
+    return 0
+
+
+def write_diff(args: argparse.Namespace, new: Analysis) -> int:
+    """``--diff OLD_ROOT``: the changes from OLD_ROOT to ``--root``, markdown or JSON."""
+    old_root = Path(args.diff)
+    if not (old_root / "vllm").is_dir():
+        print(f"sphinxext-attn: {old_root} holds no vllm/ package (--diff)", file=sys.stderr)
+        return 2
+    old = analysis_of(old_root, args.profile, True, run_cache(args))
+    for diag in old.diagnostics:
+        print(f"warning: {diag}", file=sys.stderr)
+    from sphinxext_attn.render.diffout import render_diff_json, render_diff_markdown
+
+    content = (
+        render_diff_json(old, new) if args.format == "json" else render_diff_markdown(old, new)
+    )
+    if args.output and args.output != "-":
+        Path(args.output).write_text(content, encoding="utf-8")
+        print(f"Generated: {args.output}")
+    else:
+        sys.stdout.write(content)
+    return 0
+
+
+def run() -> None:
+    """Console entry point: exit without tearing the interpreter down.
+
+    Freeing the parsed trees object by object costs more than writing the
+    page; like mypy, the command line hands its memory back to the OS instead.
+    """
+    gc.disable()  # a short run: nothing to gain from rescanning the parsed trees
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,156 @@
+"""Results kept on disk between command-line runs, valid while the tree is unchanged.
+
+Evaluating every backend class costs about a second on a release; a pre-commit
+hook or a script asking again on the same tree should not pay it twice. Like
+mypy's and ruff's caches, an entry records the state (size, mtime, inode) of
+every file the analysis read and every folder it looked in (a file added there
+can change the answer); any difference, a different version of this package,
+or another Python makes the entry stale and the work is done again.
+
+Entries are pickles in a folder only the user can write (``0700``); an entry
+owned by anyone else, or unreadable, is ignored, never trusted. ``--no-cache``
+or ``SPHINXEXT_ATTN_CACHE_DIR=`` (empty) turns the cache off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import sys
+from pathlib import Path
+from typing import Any
+
+#: Bumped when what is stored changes shape.
+FORMAT = 2
+ENV_DIR = "SPHINXEXT_ATTN_CACHE_DIR"
+#: An entry larger than this is not written (a decision map of many thousand cases).
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+#: Entries kept; beyond this the least recently used go (trees, versions, options).
+MAX_ENTRIES = 48
+
+Stamp = tuple[int, int, int] | None
+
+
+def default_dir() -> Path | None:
+    """``$SPHINXEXT_ATTN_CACHE_DIR``, else ``$XDG_CACHE_HOME/sphinxext-attn``, else
+    ``~/.cache/sphinxext-attn``; None when the variable is set but empty (off)."""
+    configured = os.environ.get(ENV_DIR)
+    if configured is not None:
+        return Path(configured) if configured.strip() else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "sphinxext-attn"
+
+
+def _stamp(path: str) -> Stamp:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _code_stamp() -> str:
+    """This package's own state: a changed checkout must not reuse old answers."""
+    import hashlib  # imported when a cache is used (--no-cache starts faster)
+
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256(f"{sys.version}|{FORMAT}".encode())
+    for path in sorted(package.rglob("*.py")):
+        digest.update(f"{path.relative_to(package)}|{_stamp(str(path))}".encode())
+    return digest.hexdigest()
+
+
+class RunCache:
+    """One folder of entries; every method is a no-op when ``directory`` is None."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+        self._code: str | None = None
+
+    def _file(self, kind: str, root: Path, options: dict[str, Any]) -> Path | None:
+        if self.directory is None:
+            return None
+        if self._code is None:
+            self._code = _code_stamp()
+        import hashlib
+
+        key = repr((kind, os.path.realpath(root), sorted(options.items()), self._code))
+        return self.directory / f"{kind}-{hashlib.sha256(key.encode()).hexdigest()[:32]}.pickle"
+
+    def load(self, kind: str, root: Path, options: dict[str, Any]) -> Any | None:
+        """The stored value if every file and folder it was computed from is unchanged."""
+        entry = self.load_entry(kind, root, options)
+        return entry[0] if entry is not None else None
+
+    def load_entry(
+        self, kind: str, root: Path, options: dict[str, Any]
+    ) -> tuple[Any, list[str]] | None:
+        """The stored value and the paths it was computed from, if all are unchanged
+        (a value grown over runs is stored again with more paths)."""
+        path = self._file(kind, root, options)
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if hasattr(os, "getuid") and st.st_uid != os.getuid():
+                    return None  # written by someone else: not trusted
+                entry = pickle.load(fh)
+        except Exception:  # missing, truncated or from another version: recompute
+            return None
+        if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+            return None
+        base = str(Path(os.path.realpath(root)))
+        stamps: dict[str, Stamp] = entry.get("stamps", {})
+        for rel, stamp in stamps.items():
+            if _stamp(os.path.join(base, rel)) != stamp:
+                return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: pruned last
+        return entry.get("value"), list(stamps)
+
+    def store(
+        self, kind: str, root: Path, options: dict[str, Any], value: Any, paths: list[str]
+    ) -> None:
+        """Keep ``value`` with the state of ``paths`` (tree-relative files and folders)."""
+        path = self._file(kind, root, options)
+        if path is None:
+            return
+        base = str(Path(os.path.realpath(root)))
+        entry = {
+            "format": FORMAT,
+            "stamps": {rel: _stamp(os.path.join(base, rel)) for rel in dict.fromkeys(paths)},
+            "value": value,
+        }
+        try:
+            data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+            if len(data) > MAX_ENTRY_BYTES:
+                return
+            import tempfile  # only a run that stores needs it
+
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, path)  # readers see the old entry or the new, never half
+            except BaseException:
+                os.unlink(tmp)
+                raise
+            self._prune(path.parent)
+        except (OSError, pickle.PicklingError, RecursionError, TypeError):
+            return  # a cache that cannot be written only costs time
+
+    @staticmethod
+    def _prune(folder: Path) -> None:
+        """Keep the :data:`MAX_ENTRIES` most recently used entries."""
+        entries = []
+        for found in folder.glob("*.pickle"):
+            try:
+                entries.append((found.stat().st_mtime_ns, found))
+            except OSError:
+                continue
+        for _, stale in sorted(entries, reverse=True)[MAX_ENTRIES:]:
+            with contextlib.suppress(OSError):
+                stale.unlink()

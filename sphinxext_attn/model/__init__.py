@@ -1,0 +1,1 @@
+"""Typed records the analysis produces and every renderer reads."""

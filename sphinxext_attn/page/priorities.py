@@ -1,0 +1,183 @@
+"""CUDA priority lists, read from the conditions that guard each returned list.
+
+``_get_backend_priorities`` in ``vllm/platforms/cuda.py`` returns a list of
+``AttentionBackendEnum.X`` members under nested ``if`` statements. Instead of
+trusting the position of a branch, each ``return [...]`` is classified by the
+conditions on its path: ``use_mla`` decides the category, a compute-capability
+check (``major == 10``, alone or in an ``and``) decides the architecture.
+``*name`` entries are resolved from list assignments in the same block (and
+one ``if`` level below it, the later one winning); entries that only appear
+under an inline condition (``*([X] if flag else [])``) are not defaults and
+are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from sphinxext_attn.model.records import Location, PriorityList
+from sphinxext_attn.page.flags import capability_family, functions
+from sphinxext_attn.source.tree import SourceTree
+
+CUDA_PLATFORM_FILE = "vllm/platforms/cuda.py"
+PRIORITY_FUNCTION = "_get_backend_priorities"
+#: A guard is (test expression, whether the taken branch is the true one).
+Guard = tuple[ast.expr, bool]
+
+
+def _mentions_mla(test: ast.expr) -> bool:
+    return any(
+        (isinstance(n, ast.Name) and n.id == "use_mla")
+        or (isinstance(n, ast.Attribute) and n.attr == "use_mla")
+        for n in ast.walk(test)
+    )
+
+
+def _major_checked(test: ast.expr) -> int | None:
+    """``x.major == N`` (or ``is_device_capability_family(N0)``), also inside an ``and``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for value in test.values:
+            major = _major_checked(value)
+            if major is not None:
+                return major
+        return None
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Attribute)
+        and test.left.attr == "major"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and isinstance(test.comparators[0].value, int)
+    ):
+        return test.comparators[0].value
+    family = capability_family(test)
+    return family // 10 if family is not None else None
+
+
+def _list_assignments(body: list[ast.stmt], depth: int = 0) -> dict[str, ast.List]:
+    """``name = [...]`` in a block and one ``if`` level below it; the later one wins."""
+    found: dict[str, ast.List] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.List):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = stmt.value
+        elif isinstance(stmt, ast.If) and depth == 0:
+            found.update(_list_assignments(stmt.body, 1))
+            found.update(_list_assignments(stmt.orelse, 1))
+    return found
+
+
+def _members(
+    node: ast.List, names: dict[str, ast.List], enum: str | None, depth: int = 0
+) -> list[str]:
+    out: list[str] = []
+    for elt in node.elts:
+        if isinstance(elt, ast.Attribute):
+            if enum is None or (isinstance(elt.value, ast.Name) and elt.value.id == enum):
+                out.append(elt.attr)
+        elif isinstance(elt, ast.Starred) and isinstance(elt.value, ast.Name) and depth < 4:
+            target = names.get(elt.value.id)
+            if target is not None:
+                out.extend(_members(target, names, enum, depth + 1))
+    return out
+
+
+def _terminates(body: list[ast.stmt]) -> bool:
+    """The block always leaves the function (so code after it runs only otherwise)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.Return | ast.Raise):
+        return True
+    return isinstance(last, ast.If) and _terminates(last.body) and _terminates(last.orelse)
+
+
+def _lists(
+    body: list[ast.stmt], guards: list[Guard], assigned: bool
+) -> Iterator[tuple[ast.stmt, ast.List, list[Guard], list[ast.stmt]]]:
+    """Every ``return [...]`` (and ``x = [...]`` if ``assigned``) with the conditions
+    that lead to it and its enclosing block. Code after an ``if`` whose body always
+    returns is guarded by that condition being false."""
+    for stmt in body:
+        value = getattr(stmt, "value", None)
+        if isinstance(value, ast.List) and (
+            isinstance(stmt, ast.Return) or (assigned and isinstance(stmt, ast.Assign))
+        ):
+            yield stmt, value, guards, body
+        elif isinstance(stmt, ast.If):
+            yield from _lists(stmt.body, [*guards, (stmt.test, True)], assigned)
+            yield from _lists(stmt.orelse, [*guards, (stmt.test, False)], assigned)
+            if _terminates(stmt.body) and not _terminates(stmt.orelse):
+                guards = [*guards, (stmt.test, False)]
+
+
+def _unwrap(test: ast.expr) -> tuple[ast.expr, bool]:
+    """Strip ``not`` (and read ``!=`` as a negated ``==``): (positive test, negated)."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotEq):
+        test = ast.Compare(left=test.left, ops=[ast.Eq()], comparators=test.comparators)
+        negated = not negated
+    return test, negated
+
+
+def _classify(guards: list[Guard]) -> tuple[str, str, int]:
+    """(category, arch, number of other conditions that must hold) of a guarded list."""
+    category, arch, extra = "standard", "default", 0
+    for raw, branch in guards:
+        test, negated = _unwrap(raw)
+        taken = branch != negated
+        major = _major_checked(test)
+        if _mentions_mla(test):
+            category = "mla" if taken else category
+        elif major is not None:
+            arch = ("sm100" if major == 10 else f"sm{major}0") if taken else arch
+        elif taken:
+            extra += 1
+    return category, arch, extra
+
+
+def guarded_lists(module: ast.Module, enum: str) -> Iterator[tuple[list[str], str, int, int]]:
+    """Lists of ``enum`` members built in any function of a module, returned or assigned:
+    (members, arch, other conditions that must hold, line)."""
+    for func in ast.walk(module):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for stmt, node, guards, block in _lists(func.body, [], assigned=True):
+            members = _members(node, _list_assignments(block), enum)
+            if members:
+                _, arch, extra = _classify(guards)
+                yield members, arch, extra, stmt.lineno
+
+
+def read_priorities(tree: SourceTree) -> list[PriorityList]:
+    """Priority lists: standard then MLA; Blackwell, the default, then other arches."""
+    module = tree.parse(CUDA_PLATFORM_FILE)
+    if module is None:
+        return []
+    func = functions(module).get(PRIORITY_FUNCTION)
+    if func is None:
+        tree.warn(
+            f"function {PRIORITY_FUNCTION} not found", CUDA_PLATFORM_FILE, subtype="priority"
+        )
+        return []
+    found: dict[tuple[str, str], PriorityList] = {}
+    for ret, node, guards, block in _lists(func.body, [], assigned=False):
+        members = _members(node, _list_assignments(block), None)
+        if not members:
+            continue
+        category, arch, _ = _classify(guards)
+        found.setdefault(
+            (category, arch),
+            PriorityList(category, arch, tuple(members), Location(CUDA_PLATFORM_FILE, ret.lineno)),
+        )
+
+    def order(key: tuple[str, str]) -> tuple[int, int, str]:
+        category, arch = key
+        return (category != "standard", {"sm100": 0, "default": 1}.get(arch, 2), arch)
+
+    return [found[k] for k in sorted(found, key=order)]

@@ -1,0 +1,98 @@
+"""Class attributes set after the class statement, by the module that defines it.
+
+``GroupShape.PER_TENSOR = GroupShape(-1, -1)`` or ``setattr(Cls, "x", v)`` at
+module level runs at import, after the class body, so it wins over what the
+body binds. A plain top-level ``Cls.x = value`` is evaluated (the last one);
+one inside an ``if``/``try``/loop block, an augmented one or a ``setattr`` is
+unknown, never skipped. Writes inside functions are not here: they happen when
+the function runs (see ``Interpreter.class_writes``). Only the class's own
+module is scanned; a write from another module is not seen.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.pyeval.mutations import top_level_statements
+from sphinxext_attn.pyeval.values import PyClass, Unknown
+
+if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval.scope import ModuleScope
+
+_BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
+
+#: (statement, attribute name or None for any, whether it is a plain top-level ``=``)
+Setting = tuple[ast.stmt, str | None, bool]
+
+
+def owner_settings(module: ModuleScope, owner: str) -> list[Setting]:
+    """The module-level statements that set attributes of ``owner``, in order."""
+    cache = module.settings
+    if cache is None:
+        cache = module.settings = {}
+    if owner not in cache:
+        found: dict[str, list[Setting]] = {}
+        for stmt in top_level_statements(module, {owner}, skip_definitions=True):
+            _collect(stmt, True, found)
+        cache[owner] = found.get(owner, [])
+    return cache[owner]
+
+
+def _collect(stmt: ast.stmt, top: bool, found: dict[str, list[Setting]]) -> None:
+    if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        plain = top and isinstance(stmt, ast.Assign) and len(targets) == 1
+        for target in targets:
+            for sub in ast.walk(target):  # ``Cls.x.y = v``, ``Cls.x[0] = v``: Cls.x changes
+                if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
+                    exact = plain and sub is target
+                    found.setdefault(sub.value.id, []).append((stmt, sub.attr, exact))
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func, args = stmt.value.func, stmt.value.args
+        if isinstance(func, ast.Name) and func.id == "setattr" and args:
+            if isinstance(args[0], ast.Name):
+                name = args[1] if len(args) > 1 else None
+                attr = name.value if isinstance(name, ast.Constant) else None
+                found.setdefault(args[0].id, []).append((stmt, attr, False))
+        elif isinstance(func, ast.Attribute):  # ``Cls.sizes.append(8)`` changes Cls.sizes
+            root: ast.expr = func.value
+            while isinstance(root, ast.Attribute) and isinstance(root.value, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name):
+                found.setdefault(root.value.id, []).append((stmt, root.attr, False))
+    elif isinstance(stmt, (*_BLOCKS, ast.Match)):
+        for child in _block_statements(stmt):
+            if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                _collect(child, False, found)  # a def's body runs when called, not at import
+
+
+def _block_statements(stmt: ast.stmt) -> list[ast.stmt]:
+    out = [*getattr(stmt, "body", []), *getattr(stmt, "orelse", [])]
+    out += getattr(stmt, "finalbody", [])
+    for part in [*getattr(stmt, "handlers", []), *getattr(stmt, "cases", [])]:
+        out += part.body
+    return out
+
+
+def set_after_class(interp: Interpreter, cls: PyClass, name: str) -> list[Setting]:
+    """The settings of ``cls.name`` by the module-level code of ``cls``'s module."""
+    if cls.scope is not cls.module:
+        return []  # a class made by a call: no module-level name is bound to it
+    settings = owner_settings(cls.module, cls.name)
+    if not settings:
+        return []
+    return [s for s in settings if s[1] is None or s[1] == name]
+
+
+def value_set(interp: Interpreter, cls: PyClass, settings: list[Setting]) -> Any:
+    """The value the last module-level setting gives (only a plain ``Cls.x = v``)."""
+    stmt, _, plain = settings[-1]
+    if not plain or not isinstance(stmt, ast.Assign):
+        raise Unknown(
+            f"{cls.name} attribute set by module-level code not evaluated",
+            cls.path,
+            stmt.lineno,
+        )
+    return interp.eval(stmt.value, cls.module)

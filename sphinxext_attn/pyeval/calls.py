@@ -1,0 +1,386 @@
+"""Calls: functions and methods of the tree, class instantiation, builtins.
+
+Calls are memoised per device capability, by the arguments they read (see
+:mod:`.callmemo`), so a classmethod asked the same question twice answers
+the same (``supports_head_size(128)`` is evaluated once per backend however
+many configurations ask it). A call that changed a class, or a value a module
+or class holds, is not remembered, and the change makes later calls ask again
+(see ``Interpreter.mutated``); a closure is never remembered.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+from sphinxext_attn.pyeval import ops
+from sphinxext_attn.pyeval.members import PLAIN_TYPES, class_mro
+from sphinxext_attn.pyeval.scope import MISSING, Frame, cached, remember
+from sphinxext_attn.pyeval.values import (
+    Bound,
+    Builtin,
+    EnumMember,
+    External,
+    Instance,
+    LazyGen,
+    PyClass,
+    PyFunction,
+    Raised,
+    SuperProxy,
+    Unknown,
+)
+
+if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.interp import Interpreter
+
+#: fields by class object (weak: a class is one tree's, and dies with it)
+_FIELDS: WeakKeyDictionary[PyClass, list[tuple[str, ast.expr | None]] | None] = WeakKeyDictionary()
+
+
+class CallMixin:
+    """Calling values, for :class:`Interpreter`."""
+
+    def _call(self: Interpreter, node: ast.Call, scope: Any) -> Any:
+        func = self.eval(node.func, scope)
+        args: list[Any] = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                args.extend(self.iterate(self.eval(arg.value, scope), arg, scope.module.path))
+            else:
+                args.append(self.eval(arg, scope))
+        kwargs: dict[str, Any] = {}
+        for kw in node.keywords:
+            value = self.eval(kw.value, scope)
+            named = value if kw.arg is None else {kw.arg: value}
+            if not isinstance(named, dict):
+                raise Unknown("** of a non-dict", scope.module.path, node.lineno)
+            for name, item in named.items():
+                if not isinstance(name, str):
+                    raise Raised("TypeError", "keywords must be strings")
+                if name in kwargs:
+                    raise Raised("TypeError", f"got multiple values for keyword argument {name!r}")
+                kwargs[name] = item
+        if isinstance(func, Builtin) and func.name == "super" and not args:
+            return self._super(scope, node)
+        return self.call(func, args, kwargs, node, scope.module.path)
+
+    def _super(self: Interpreter, scope: Any, node: ast.AST) -> SuperProxy:
+        frame = scope
+        while isinstance(frame, Frame) and frame.func is None:
+            frame = frame.parent
+        if not isinstance(frame, Frame) or frame.func.owner is None:
+            raise Unknown(
+                "super() outside a method", scope.module.path, getattr(node, "lineno", 0)
+            )
+        return SuperProxy(frame.func.owner, frame.first)
+
+    def call(
+        self: Interpreter,
+        func: Any,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        node: ast.AST,
+        path: str,
+    ) -> Any:
+        line = getattr(node, "lineno", 0)
+        if isinstance(func, Bound):
+            target = func.target
+            if func.func.kind == "classmethod" and isinstance(target, Instance | EnumMember):
+                target = target.cls
+            return self.invoke(func.func, [target, *args], kwargs, node)
+        if isinstance(func, PyFunction):
+            if func.kind == "classmethod":
+                raise Unknown("unbound classmethod call", path, line)
+            return self.invoke(func, args, kwargs, node)
+        if isinstance(func, PyClass):
+            return self.instantiate(func, args, kwargs, node, path)
+        if isinstance(func, Builtin):
+            try:
+                return func.fn(self, args, kwargs, node, path)
+            except (IndexError, KeyError, ValueError, TypeError, AttributeError, OverflowError):
+                # arguments the implementation does not expect (``len()``, ``range()``)
+                raise Unknown(
+                    f"{func.name}() with these arguments not evaluated", path, line
+                ) from None
+        if isinstance(func, External):
+            result = self.machine.call_external(self, func, args, kwargs)
+            if result is MISSING:
+                raise Unknown(f"call into {func.qualname} (outside the tree)", path, line)
+            return result
+        raise Unknown(f"call of {type(func).__name__} not evaluated", path, line)
+
+    def invoke(
+        self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any], node: ast.AST
+    ) -> Any:
+        hooked = self.machine.function_hook(self, func, args, kwargs)
+        if hooked is not MISSING:
+            return hooked
+        if func.kind.startswith("opaque"):
+            raise Unknown(
+                f"{func.name} is wrapped by a decorator that is not evaluated",
+                func.path,
+                func.node.lineno,
+            )
+        found = self.call_memo.lookup(self, func, args, kwargs)
+        if found is not None:
+            ok, value, read = found
+            self.capability_read |= read
+            if ok:
+                return value
+            raise value
+        budget = self.budget
+        if budget.depth >= budget.max_depth:
+            raise Unknown("calls nested too deeply (recursion?)", func.path, func.node.lineno)
+        saved_read = self.capability_read
+        self.capability_read = False
+        budget.depth += 1
+        looked_up = self.call_memo.reads(func)
+        writes = self.class_writes  # a call that changed a class or shared value: not kept
+        try:
+            value = self._run(func, args, kwargs, looked_up)
+        except (Unknown, Raised) as exc:
+            read = self.capability_read
+            self.capability_read = saved_read or read
+            budget_hit = isinstance(exc, Unknown) and "budget" in exc.reason
+            if not budget_hit and (self.class_writes == writes or func.cached):
+                self.call_memo.store(self, func, args, kwargs, looked_up, (False, exc, read))
+            raise
+        except RecursionError:
+            self.capability_read = saved_read
+            raise Unknown("expression nested too deeply", func.path, func.node.lineno) from None
+        finally:
+            budget.depth -= 1
+        read = self.capability_read
+        self.capability_read = saved_read or read
+        if (self.class_writes == writes or func.cached) and not isinstance(value, LazyGen):
+            self.call_memo.store(self, func, args, kwargs, looked_up, (True, value, read))
+        return value
+
+    def _run(
+        self: Interpreter,
+        func: PyFunction,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        reads: dict[str, None] | None = None,
+    ) -> Any:
+        node = func.node
+        frame = Frame(func.module, func.scope, func=func if func.owner else None, reads=reads)
+        self._bind_args(func, node.args, args, kwargs, frame)
+        if isinstance(node, ast.Lambda):
+            return self.eval(node.body, frame)
+        if func.name in self.lenient_functions:
+            return self.run_lenient(node.body, frame)
+        return self.run_body(node.body, frame)
+
+    def _default(self: Interpreter, func: PyFunction, node: ast.expr) -> Any:
+        """A default is one object for every call (a list default keeps its appends),
+        per GPU when evaluating it read the device capability."""
+        key = f"{node.lineno}:{node.col_offset}"
+        found = cached(func.defaults, key, self)
+        if isinstance(found, Unknown):
+            raise found
+        if found is not MISSING:
+            return found
+        return remember(func.defaults, key, self, lambda: self.eval(node, func.scope))
+
+    def defaults_now(self: Interpreter, func: PyFunction) -> PyFunction:
+        """A function defined in a function: its defaults evaluated now, as ``def``
+        does (``lambda i=i: i`` in a loop keeps each ``i``). Module and class level
+        ones are evaluated when first needed (their names are bound by then)."""
+        if isinstance(func.scope, Frame):
+            spec = func.node.args
+            for node in [*spec.defaults, *(d for d in spec.kw_defaults if d is not None)]:
+                try:
+                    self._default(func, node)
+                except Unknown as exc:  # asked for only if a call needs it
+                    func.defaults[f"{node.lineno}:{node.col_offset}"] = exc
+        return func
+
+    def _bind_args(
+        self: Interpreter,
+        func: PyFunction,
+        spec: ast.arguments,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        frame: Frame,
+    ) -> None:
+        positional = [*spec.posonlyargs, *spec.args]
+        names = [a.arg for a in positional]
+        defaults = spec.defaults
+        n_required = len(positional) - len(defaults)
+        local = frame.locals
+        if len(args) > len(positional) and spec.vararg is None:
+            raise Raised(
+                "TypeError", f"{func.name}() takes {len(positional)} positional arguments"
+            )
+        for name, value in zip(names, args, strict=False):
+            local[name] = value
+        if spec.vararg is not None:
+            local[spec.vararg.arg] = tuple(args[len(positional) :])
+        extra: dict[str, Any] = {}
+        for key, value in kwargs.items():
+            if key in names[len(spec.posonlyargs) :] or any(a.arg == key for a in spec.kwonlyargs):
+                if key in local:
+                    raise Raised("TypeError", f"multiple values for {key}")
+                local[key] = value
+            elif spec.kwarg is not None:
+                extra[key] = value
+            else:
+                raise Raised(
+                    "TypeError", f"{func.name}() got an unexpected keyword argument {key!r}"
+                )
+        for i, name in enumerate(names):
+            if name not in local:
+                if i < n_required:
+                    raise Raised("TypeError", f"{func.name}() missing argument {name!r}")
+                local[name] = self._default(func, defaults[i - n_required])
+        for arg, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
+            if arg.arg not in local:
+                if default is None:
+                    raise Raised("TypeError", f"{func.name}() missing argument {arg.arg!r}")
+                local[arg.arg] = self._default(func, default)
+        if spec.kwarg is not None:
+            local[spec.kwarg.arg] = extra
+        if positional and args:
+            frame.first = args[0]
+
+    def instantiate(
+        self: Interpreter,
+        cls: PyClass,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        node: ast.AST,
+        path: str,
+    ) -> Any:
+        if self.is_enum(cls):
+            where = (path, getattr(node, "lineno", 0))
+            if args and isinstance(args[0], EnumMember) and args[0].cls is cls:
+                return args[0]  # ``E(E.A)`` is ``E.A``
+            for member in self.iterate(cls, node, path):
+                if args and ops.equal(member.value, args[0], self.budget, where):
+                    return member
+            value = ops.text(args[0] if args else None, self.budget, where)
+            raise Raised("ValueError", f"{value} is not a valid {cls.name}")
+        fields = self._fields(cls)
+        if (
+            fields is not None
+            and _is_dataclass(cls)
+            and self.class_own_attr(cls, "__init__") is not MISSING
+        ):
+            fields = None  # a dataclass keeps the ``__init__`` its body writes
+        if fields is None:
+            if any(
+                isinstance(c, External)
+                and c.qualname.startswith("builtins.")
+                and c.qualname.endswith(("Error", "Exception"))
+                for c in class_mro(cls, self)
+            ):
+                return External(f"builtins.{cls.name}")
+            return self._construct(cls, args, kwargs, node, path)
+        if len(args) > len(fields):
+            raise Raised("TypeError", f"{cls.name}() takes {len(fields)} positional arguments")
+        values: dict[str, Any] = {}
+        for (name, _default), value in zip(fields, args, strict=False):
+            values[name] = value
+        for name, value in kwargs.items():
+            if name not in dict(fields):
+                raise Raised(
+                    "TypeError", f"{cls.name}() got an unexpected keyword argument {name!r}"
+                )
+            values[name] = value
+        for name, default in fields:
+            if name not in values:
+                if default is None:
+                    raise Raised("TypeError", f"{cls.name}() missing argument {name!r}")
+                values[name] = self.eval(default, self.class_body_scope(cls))
+        ordered = {name: values[name] for name, _ in fields}
+        items = tuple(ordered.values()) if self.is_namedtuple(cls) else None
+        made = Instance(cls, ordered, items, by_fields=items is None and _dataclass_eq(cls))
+        if items is None and self.defines(cls, "__post_init__"):
+            # a dataclass's __init__ ends by calling it
+            self.call(self.getattr(made, "__post_init__", node, path), [], {}, node, path)
+        return made
+
+    def _construct(
+        self: Interpreter,
+        cls: PyClass,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        node: ast.AST,
+        path: str,
+    ) -> Any:
+        """A plain class of the tree: an instance, then its ``__init__`` if it has one.
+        Classes deriving from something outside the tree (``torch.nn.Module``) are unknown."""
+        line = getattr(node, "lineno", 0)
+        plain = {"abc.ABC", "typing.Generic", "builtins.object", "typing.Protocol"}
+        for klass in class_mro(cls, self)[1:]:
+            if isinstance(klass, External) and klass.qualname not in plain:
+                raise Unknown(f"creating a {cls.name} instance not evaluated", path, line)
+        inst = Instance(cls)
+        init, _ = self.class_attr(cls, "__init__")
+        if isinstance(init, PyFunction):
+            self.invoke(init, [inst, *args], kwargs, node)
+        elif args or kwargs:
+            raise Raised("TypeError", f"{cls.name}() takes no arguments")
+        return inst
+
+    def _fields(self: Interpreter, cls: PyClass) -> list[tuple[str, ast.expr | None]] | None:
+        """Fields of a named tuple or dataclass (annotated class-level names), else None.
+        Read once per class (its statements and bases do not change)."""
+        if cls in _FIELDS:
+            return _FIELDS[cls]
+        _FIELDS[cls] = None
+        if not (self.is_namedtuple(cls) or _is_dataclass(cls)):
+            return None
+        fields: dict[str, ast.expr | None] = {}
+        for klass in reversed(class_mro(cls, self)):
+            if not isinstance(klass, PyClass):
+                continue
+            for stmt in klass.node.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    if "ClassVar" in ast.dump(stmt.annotation):
+                        continue
+                    fields[stmt.target.id] = stmt.value
+        found = _FIELDS[cls] = list(fields.items())
+        return found
+
+    def builtins_value(self: Interpreter, name: str) -> Any:
+        from sphinxext_attn.pyeval.builtins import BUILTINS
+
+        if name in BUILTINS:
+            return BUILTINS[name]
+        if name in PLAIN_TYPES or name in ("super", "object", "type"):
+            return BUILTINS.get(name, External(f"builtins.{name}"))
+        if name.endswith(("Error", "Exception")) or name in ("NotImplemented", "Ellipsis"):
+            return External(f"builtins.{name}")
+        return MISSING
+
+    def primitive_method(self: Interpreter, obj: Any, name: str, node: ast.AST, path: str) -> Any:
+        from sphinxext_attn.pyeval.methods import method_of
+
+        return method_of(obj, name)
+
+
+def _dataclass_decorator(cls: PyClass) -> ast.expr | None:
+    for decorator in cls.node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name == "dataclass":
+            return decorator
+    return None
+
+
+def _is_dataclass(cls: PyClass) -> bool:
+    return _dataclass_decorator(cls) is not None
+
+
+def _dataclass_eq(cls: PyClass) -> bool:
+    """A dataclass compares by its fields unless declared ``eq=False``."""
+    decorator = _dataclass_decorator(cls)
+    if not isinstance(decorator, ast.Call):
+        return decorator is not None
+    return not any(
+        kw.arg == "eq" and isinstance(kw.value, ast.Constant) and kw.value.value is False
+        for kw in decorator.keywords
+    )

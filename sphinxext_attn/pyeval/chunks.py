@@ -1,0 +1,181 @@
+"""Parse a module one top-level statement at a time, only the statements asked for.
+
+A helper module such as ``vllm/envs.py`` or ``flashinfer.py`` is mostly code
+no question needs. Its text is cut at lines that start a top-level statement;
+each piece's bound names are read from its first line (an ``import``'s from
+its text), and the piece is parsed the first time one of them is looked up.
+``if``, ``try`` and ``with`` pieces are parsed at once (they bind names in
+blocks). Lines inside a triple-quoted string (a docstring whose text starts
+at column 0) are not cuts. If any piece does not parse alone, or a piece whose
+cuts were dropped is not exactly one statement, the whole file is parsed
+instead, so the answer never depends on the shortcut.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sphinxext_attn.source.tree import parse_quietly
+
+#: A line that starts a statement of the block, after the newline ending the one before
+#: (a literal newline first: the regex engine can skip to each one quickly).
+_NEXT_TOP = re.compile(r"\n(?=[^\s#)\]}])")
+_CONTINUES = re.compile(r"(else|elif|except|finally)\b")
+_DEF = re.compile(r"(?:async\s+)?def\s+(\w+)|class\s+(\w+)")
+_ASSIGN = re.compile(r"(\w+)\s*(?::[^=\n]*)?=(?!=)")
+_EAGER = re.compile(r"(import|from|if|try|with|for|while)\b")
+#: ``import a.b as c, d`` and ``from .x import (a, b as c)``: what follows ``import``
+_IMPORT = re.compile(r"(?:from\s+\.*[\w.]*\s+)?import\s+(.*)", re.S)
+_ALIAS = re.compile(r"([\w.]+)(?:\s+as\s+(\w+))?")
+_TRIPLE = re.compile(r'"""|\'\'\'')
+
+
+class ChunkError(Exception):
+    """A piece did not parse alone: parse the whole file."""
+
+
+@dataclass(eq=False)
+class Chunk:
+    """One top-level statement's text, parsed on first use."""
+
+    path: str
+    line: int
+    text: str
+    #: character offset of the piece in the file
+    start: int = 0
+    #: cuts inside a triple-quoted string were dropped: must be one statement
+    merged: bool = False
+    _nodes: list[ast.stmt] | None = None
+    #: the class statement with a lazy body (see lazyclass), False if not one
+    lazy: Any = None
+
+    @property
+    def parsed(self) -> bool:
+        return self._nodes is not None
+
+    def nodes(self) -> list[ast.stmt]:
+        if self._nodes is None:
+            try:
+                # blank lines ahead put the piece at its place in the file (cheaper
+                # than renumbering every node with ast.increment_lineno)
+                module = parse_quietly("\n" * (self.line - 1) + self.text, self.path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                raise ChunkError(self.path) from None
+            if self.merged and len(module.body) != 1:
+                raise ChunkError(self.path)
+            self._nodes = module.body
+        return self._nodes
+
+
+def split_chunks(text: str, path: str) -> list[Chunk]:
+    """Top-level statements of ``text`` (decorators kept with their ``def``)."""
+    chunks = []
+    line, counted = 1, 0  # lines counted incrementally: one pass over the text
+    for start, piece, merged in cut_pieces(text, ""):
+        line += text.count("\n", counted, start)
+        counted = start
+        chunks.append(Chunk(path, line, piece, start, merged))
+    return chunks
+
+
+def cut_pieces(text: str, indent: str) -> list[tuple[int, str, bool]]:
+    """``(offset, text, merged)`` of each statement of a block whose statements
+    start with ``indent`` (``""`` for a module)."""
+    line_start = rf"{re.escape(indent)}(?=[^\s#)\]}}])"
+    cut = _NEXT_TOP if not indent else re.compile(rf"\n{line_start}")
+    starts = [0] if re.match(line_start, text) else []
+    starts += [m.start() + 1 for m in cut.finditer(text)]
+    inside = _in_triple_strings(text, starts)
+    pieces: list[tuple[int, int]] = []
+    merged: set[int] = set()
+    decorated = False  # the last piece is decorators still waiting for their def
+    skip = len(indent)
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(text)
+        head = text[start + skip : start + skip + 10]
+        if pieces and start in inside:
+            pieces[-1] = (pieces[-1][0], end)
+            merged.add(len(pieces) - 1)
+            continue
+        if pieces and (_CONTINUES.match(head) or decorated):
+            pieces[-1] = (pieces[-1][0], end)
+        else:
+            pieces.append((start, end))
+        decorated = head.startswith("@")
+    return [(start, text[start:end], i in merged) for i, (start, end) in enumerate(pieces)]
+
+
+def _in_triple_strings(text: str, starts: list[int]) -> set[int]:
+    """Cut positions that fall inside a triple-quoted string. Quotes are paired
+    naively (one in a comment can mislead it): a piece built across a dropped cut
+    must then parse as one statement, or the whole file is parsed."""
+    spans: list[tuple[int, int]] = []
+    opening: tuple[int, str] | None = None
+    for match in _TRIPLE.finditer(text):
+        if opening is None:
+            opening = (match.start(), match.group())
+        elif match.group() == opening[1]:
+            spans.append((opening[0], match.end()))
+            opening = None
+    if opening is not None:
+        spans.append((opening[0], len(text)))
+    inside: set[int] = set()
+    i = 0
+    for begin, end in spans:
+        while i < len(starts) and starts[i] <= begin:
+            i += 1
+        while i < len(starts) and starts[i] < end:
+            inside.add(starts[i])
+            i += 1
+    return inside
+
+
+def chunk_names(chunk: Chunk) -> list[str] | None:
+    """Names a piece binds, from its first line; None when it must be parsed to tell."""
+    head = chunk.text.lstrip("@")
+    if chunk.text.startswith("@") and ":=" not in chunk.text:  # one may sit in a decorator
+        match = re.search(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)", chunk.text, re.M)
+        return [match.group(1) or match.group(2)] if match else None
+    eager = _EAGER.match(head)
+    if eager and eager.group(1) in ("import", "from") and ":=" not in chunk.text:
+        return import_names(head)  # read, not parsed, until a name it binds is looked up
+    if eager or ":=" in chunk.text:
+        return None  # blocks, and ``:=`` (it binds a second name): parse to tell
+    match = _DEF.match(head)
+    if match:
+        return [match.group(1) or match.group(2)]
+    match = _ASSIGN.match(head)
+    if match and "," not in head.split("=", 1)[0]:
+        return [match.group(1)]
+    if head.startswith(('"', "'", "__all__")) or re.match(r"[\w.]+\(", head):
+        return []  # a docstring or a call: binds nothing a question reads
+    return None
+
+
+def import_names(text: str) -> list[str] | None:
+    """Names an ``import`` piece binds, as :func:`.bindings.bound_names` gives them;
+    None for anything but one plain import statement (``*``, ``;``, a backslash)."""
+    bare = re.sub(r"#[^\n]*", "", text).strip()
+    match = _IMPORT.fullmatch(bare)
+    if match is None or ";" in bare or "\\" in bare:
+        return None
+    plain = not bare.startswith("from")
+    names = match.group(1)
+    if not plain and names.startswith("(") and names.endswith(")"):
+        names = names[1:-1]
+    out = []
+    for part in names.split(","):
+        part = " ".join(part.split())
+        alias = _ALIAS.fullmatch(part)
+        if alias is None:
+            if part or plain:
+                return None
+            continue  # a trailing comma inside the parentheses
+        name, asname = alias.group(1), alias.group(2)
+        if not plain and "." in name:
+            return None
+        out.append(asname or name.split(".")[0])
+    return out or None

@@ -1,0 +1,354 @@
+"""A small, safe evaluator of the Python that backend classes are written in.
+
+It walks ASTs of the tree (never ``exec``, ``eval``, ``compile`` or ``import``)
+and answers a call such as ``FlashAttentionBackend.supports_head_size(256)``
+with a value, :class:`Raised` when the code raises, or :class:`Unknown` (the
+reason and the file:line) for anything outside the subset or the budget.
+Statements: assignments, ``if``, ``for`` over known finite values,
+``return``, ``try``/``except``, ``raise``, ``assert``, nested ``def`` and
+``class``. Expressions: literals, names, attributes along the MRO,
+arithmetic, comparisons, boolean logic, ``in``, calls, comprehensions,
+f-strings, ``super()``. ``while`` loops, ``global`` and the like are unknown.
+Expressions are evaluated here; statements in :mod:`.statements`, calls in
+:mod:`.calls`, attributes and objects in :mod:`.objects`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from sphinxext_attn.pyeval import ops, plain
+from sphinxext_attn.pyeval.callmemo import CallMemo
+from sphinxext_attn.pyeval.calls import CallMixin
+from sphinxext_attn.pyeval.comprehensions import ComprehensionMixin
+from sphinxext_attn.pyeval.exceptions import ExceptionMixin
+from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.pyeval.members import class_mro
+from sphinxext_attn.pyeval.objects import ObjectMixin
+from sphinxext_attn.pyeval.scope import ClassBodyScope, ModuleScope, Scope
+from sphinxext_attn.pyeval.statements import StatementMixin
+from sphinxext_attn.pyeval.stmtmemo import StatementMemo
+from sphinxext_attn.pyeval.values import (
+    Budget,
+    EnumMember,
+    External,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unbound,
+    Unknown,
+)
+from sphinxext_attn.source.classes import absolute_module
+from sphinxext_attn.source.tree import SourceTree
+
+__all__ = ["Interpreter", "class_mro"]
+
+
+class Interpreter(StatementMixin, CallMixin, ComprehensionMixin, ExceptionMixin, ObjectMixin):
+    """Evaluates code of one tree; modules are parsed once and names evaluated lazily."""
+
+    def __init__(self, tree: SourceTree, machine: Machine | None = None) -> None:
+        self.tree = tree
+        self.machine = machine or Machine()
+        self.modules: dict[str, ModuleScope | None] = {}
+        self.budget = Budget()
+        #: the device capability of the question being asked, if any
+        self.capability: tuple[int, int] | None = None
+        #: set when an evaluation read the device capability
+        self.capability_read = False
+        self._class_index: dict[int, dict[str, Any]] = {}
+        #: functions whose top-level checks are evaluated one by one (see run_lenient)
+        self.lenient_functions: frozenset[str] = frozenset()
+        self.skipped_checks: list[Unknown] = []
+        #: when a list: every return executed (path, line, value, expression), for provenance
+        self.returns: list[tuple[str, int, Any, ast.expr | None]] | None = None
+        self.statement_memo, self.call_memo = StatementMemo(), CallMemo()
+        self._exprs = {
+            ast.Constant: self._constant,
+            ast.Name: self._name,
+            ast.Attribute: self._attribute,
+            ast.BoolOp: self._boolop,
+            ast.UnaryOp: self._unaryop,
+            ast.BinOp: self._binop,
+            ast.Compare: self._compare,
+            ast.IfExp: self._ifexp,
+            ast.Call: self._call,
+            ast.Tuple: self._tuple,
+            ast.List: self._list,
+            ast.Set: self._set,
+            ast.Dict: self._dict,
+            ast.Subscript: self._subscript,
+            ast.JoinedStr: self._joinedstr,
+            ast.FormattedValue: self._formatted,
+            ast.NamedExpr: self._namedexpr,
+            ast.Lambda: self._lambda,
+            ast.ListComp: self._comprehension,
+            ast.SetComp: self._comprehension,
+            ast.GeneratorExp: self._comprehension,
+            ast.DictComp: self._comprehension,
+            ast.Slice: self._slice,
+        }
+
+    # -- modules ---------------------------------------------------------------
+    def module(self, dotted: str) -> ModuleScope | None:
+        """A module of the tree by dotted name, parsed once; None when not in the tree."""
+        if dotted in self.modules:
+            return self.modules[dotted]
+        self.modules[dotted] = None
+        path = self.tree.module_file(dotted)
+        if path is None:
+            return None
+        # a file the page reader already parsed whole is not parsed again piece by piece
+        whole = self.tree.parsed(path)
+        chunks = None if whole is not None else self.tree.chunks(path)
+        if whole is None and chunks is None:
+            raise Unknown(f"module {dotted} cannot be read", path)
+        scope = ModuleScope(dotted, path, chunks, lambda: self.tree.parse(path))
+        self.modules[dotted] = scope
+        return scope
+
+    def import_value(self, dotted: str) -> Any:
+        scope = self.module(dotted)
+        return scope if scope is not None else External(dotted)
+
+    def module_attr(self, mod: ModuleScope, name: str, node: ast.AST) -> Any:
+        hooked = self.machine.module_attr(self, mod.dotted, name)
+        if hooked is not Machine.MISSING:
+            return hooked
+        if mod.has(name):
+            try:
+                return mod.lookup(name, self, node)
+            except Unbound:
+                if not mod.has("__getattr__"):
+                    raise
+        sub = self.module(f"{mod.dotted}.{name}")
+        if sub is not None:
+            return sub
+        if mod.has("__getattr__"):
+            return self.call(mod.lookup("__getattr__", self, node), [name], {}, node, mod.path)
+        raise Raised("AttributeError", f"module {mod.dotted} has no attribute {name}")
+
+    def machine_capability_class(self) -> Any:
+        """The tree's ``DeviceCapability`` class."""
+        module = self.module("vllm.platforms.interface")
+        if module is None:
+            raise Unknown(
+                "no vllm/platforms/interface.py in the tree", "vllm/platforms/interface.py"
+            )
+        return module.lookup("DeviceCapability", self, ast.Pass())
+
+    def builtin(self, name: str, scope: ModuleScope, node: ast.AST) -> Any:
+        if name == "__name__":
+            return scope.dotted
+        value = self.builtins_value(name)
+        if value is Machine.MISSING:
+            raise Unknown(f"name {name} is not defined", scope.path, getattr(node, "lineno", 0))
+        return value
+
+    def bind_statement(self, stmt: ast.stmt, name: str, scope: Scope) -> Any:
+        """The value ``stmt`` gives ``name`` (a module- or class-level binding)."""
+        path = scope.module.path
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
+            stmt.name != name
+        ):  # a ``:=`` in its decorators, bases or defaults
+            raise Unknown(f"binding of {name} not evaluated", path, stmt.lineno)
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            return self.make_function(stmt, scope, owner=None)
+        if isinstance(stmt, ast.ClassDef):
+            return self.make_class(stmt, scope)
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            return self._import_binding(stmt, name, scope.module)
+        if isinstance(stmt, ast.Assign | ast.AnnAssign):
+            value = self.eval(stmt.value, scope) if stmt.value is not None else None
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                found = _pick_target(target, name, value)
+                if found is not _NOT_HERE:
+                    return found
+        raise Unknown(f"binding of {name} not evaluated", path, stmt.lineno)
+
+    def _import_binding(
+        self, stmt: ast.Import | ast.ImportFrom, name: str, mod: ModuleScope
+    ) -> Any:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname == name:
+                    return self.import_value(alias.name)
+                if alias.asname is None and alias.name.split(".")[0] == name:
+                    return self.import_value(name)
+            raise Unknown(f"import of {name} not understood", mod.path, stmt.lineno)
+        base = absolute_module(mod.path, stmt.module, stmt.level)
+        if base is None:
+            raise Unknown("relative import leaves the tree", mod.path, stmt.lineno)
+        for alias in stmt.names:
+            if (alias.asname or alias.name) != name:
+                continue
+            source = self.module(base)
+            if source is None:
+                sub = self.module(f"{base}.{alias.name}")
+                if sub is not None:
+                    return sub
+                return self.machine.external_attr(self, External(base), alias.name)
+            return self.module_attr(source, alias.name, stmt)
+        raise Unknown(f"import of {name} not understood", mod.path, stmt.lineno)
+
+    # -- expressions -----------------------------------------------------------
+    def eval(self, node: ast.expr, scope: Scope) -> Any:
+        self.budget.tick(node, scope.module.path)
+        handler = self._exprs.get(type(node))
+        if handler is None:
+            raise Unknown(
+                f"{type(node).__name__} expression not evaluated", scope.module.path, node.lineno
+            )
+        return handler(node, scope)
+
+    def where(self, node: ast.AST, scope: Scope) -> tuple[str, int]:
+        return scope.module.path, getattr(node, "lineno", 0)
+
+    def truth(self, value: Any, node: ast.AST, path: str) -> bool:
+        if isinstance(value, int | float | str | bytes | list | tuple | dict | set | frozenset):
+            return bool(value)
+        if value is None:
+            return False
+        if isinstance(value, PyClass | PyFunction | ModuleScope):
+            return True
+        return self.object_truth(value, node, path)
+
+    def _constant(self, node: ast.Constant, scope: Scope) -> Any:
+        if isinstance(node.value, bytes | complex) or node.value is Ellipsis:
+            raise Unknown("constant not evaluated", *self.where(node, scope))
+        return node.value
+
+    def _name(self, node: ast.Name, scope: Scope) -> Any:
+        return scope.lookup(node.id, self, node)
+
+    def _attribute(self, node: ast.Attribute, scope: Scope) -> Any:
+        return self.getattr(self.eval(node.value, scope), node.attr, node, scope.module.path)
+
+    def _boolop(self, node: ast.BoolOp, scope: Scope) -> Any:
+        value: Any = None
+        for operand in node.values:
+            value = self.eval(operand, scope)
+            truth = self.truth(value, operand, scope.module.path)
+            if isinstance(node.op, ast.And) and not truth:
+                return value
+            if isinstance(node.op, ast.Or) and truth:
+                return value
+        return value
+
+    def _unaryop(self, node: ast.UnaryOp, scope: Scope) -> Any:
+        value = self.eval(node.operand, scope)
+        if isinstance(node.op, ast.Not):
+            return not self.truth(value, node.operand, scope.module.path)
+        return ops.unary(node.op, value, self.where(node, scope))
+
+    def _binop(self, node: ast.BinOp, scope: Scope) -> Any:
+        left = self.eval(node.left, scope)
+        right = self.eval(node.right, scope)
+        return ops.binop(node.op, left, right, self.where(node, scope), self.budget)
+
+    def _compare(self, node: ast.Compare, scope: Scope) -> Any:
+        left = self.eval(node.left, scope)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = self.eval(comparator, scope)
+            if not self.compare(op, left, right, node, scope.module.path):
+                return False
+            left = right
+        return True
+
+    def _ifexp(self, node: ast.IfExp, scope: Scope) -> Any:
+        test = self.truth(self.eval(node.test, scope), node.test, scope.module.path)
+        return self.eval(node.body if test else node.orelse, scope)
+
+    def _elements(self, elts: list[ast.expr], scope: Scope) -> list[Any]:
+        out: list[Any] = []
+        for elt in elts:
+            if isinstance(elt, ast.Starred):
+                out.extend(self.iterate(self.eval(elt.value, scope), elt, scope.module.path))
+            else:
+                out.append(self.eval(elt, scope))
+        return ops.check_size(out, self.where(elts[0], scope) if elts else ("", 0))
+
+    def _tuple(self, node: ast.Tuple, scope: Scope) -> Any:
+        return tuple(self._elements(node.elts, scope))
+
+    def _list(self, node: ast.List, scope: Scope) -> Any:
+        return self._elements(node.elts, scope)
+
+    def _set(self, node: ast.Set, scope: Scope) -> Any:
+        return self.make_set(self._elements(node.elts, scope), node, scope.module.path)
+
+    def _dict(self, node: ast.Dict, scope: Scope) -> Any:
+        out: dict[Any, Any] = {}
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None:
+                merged = self.eval(value, scope)
+                if not isinstance(merged, dict):
+                    raise Unknown("** of a non-dict", *self.where(node, scope))
+                out.update(merged)
+            else:
+                key_value = self.hashable(self.eval(key, scope), key, scope.module.path)
+                out[key_value] = self.eval(value, scope)
+        return out
+
+    def _slice(self, node: ast.Slice, scope: Scope) -> Any:
+        parts = [
+            None if p is None else plain.plain_value(self.eval(p, scope))  # IntEnum: its int
+            for p in (node.lower, node.upper, node.step)
+        ]
+        return slice(*parts)
+
+    def _subscript(self, node: ast.Subscript, scope: Scope) -> Any:
+        value = self.eval(node.value, scope)
+        index = self.eval(node.slice, scope)
+        return self.subscript(value, index, node, scope.module.path)
+
+    def _joinedstr(self, node: ast.JoinedStr, scope: Scope) -> Any:
+        out = "".join(str(self.eval(v, scope)) for v in node.values)
+        return ops.paid(out, self.budget, self.where(node, scope))
+
+    def _formatted(self, node: ast.FormattedValue, scope: Scope) -> Any:
+        value = self.eval(node.value, scope)
+        spec = self.eval(node.format_spec, scope) if node.format_spec is not None else ""
+        if isinstance(value, EnumMember):
+            text = self.enum_text(value, node.conversion, spec, node, scope.module.path)
+            return ops.paid(text, self.budget, self.where(node, scope))
+        return ops.format_value(value, node.conversion, spec, self.budget, self.where(node, scope))
+
+    def _lambda(self, node: ast.Lambda, scope: Scope) -> Any:
+        return self.defaults_now(PyFunction("<lambda>", node, scope.module, scope))
+
+    def make_function(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, owner: PyClass | None
+    ) -> Any:
+        func = PyFunction(node.name, node, scope.module, scope, owner=owner)
+        if isinstance(node, ast.AsyncFunctionDef):
+            func.kind = "opaque"
+        for decorator in node.decorator_list:
+            func.kind = self.machine.decorate(self, func, decorator, scope)
+        return self.defaults_now(func)
+
+    def make_class(self, node: ast.ClassDef, scope: Scope) -> PyClass:
+        return PyClass(node.name, node, scope.module, scope)
+
+    def class_body_scope(self, cls: PyClass) -> ClassBodyScope:
+        return ClassBodyScope(cls.module, cls.scope, cls)
+
+
+_NOT_HERE = object()
+
+
+def _pick_target(target: ast.expr, name: str, value: Any) -> Any:
+    if isinstance(target, ast.Name):
+        return value if target.id == name else _NOT_HERE
+    if (
+        isinstance(target, ast.Tuple | ast.List)
+        and isinstance(value, tuple | list)
+        and len(value) == len(target.elts)
+    ):
+        for elt, item in zip(target.elts, value, strict=True):
+            found = _pick_target(elt, name, item)
+            if found is not _NOT_HERE:
+                return found
+    return _NOT_HERE

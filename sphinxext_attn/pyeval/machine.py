@@ -1,0 +1,337 @@
+"""The machine the answers are for: a CUDA build of vLLM with every kernel present.
+
+What analysed code asks of the world outside the tree is answered here, and
+nowhere else, the way vLLM's own answers were collected (the platform is
+CUDA; no environment variable is set (``os.environ`` is empty), so vLLM's
+``VLLM_*`` defaults apply; no engine
+config is current; compiled kernels and optional packages import; the device
+capability is the one the question is about; the toolchain vLLM looks for on
+PATH, nvcc and ninja, is there; FlashAttention versions are those its build
+supports on that GPU). Anything else from outside the
+tree (a call into torch, a kernel) is :class:`Unknown`.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import posixpath
+import re
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.pyeval.lazyclass import statements_for
+from sphinxext_attn.pyeval.scope import MISSING, Scope
+from sphinxext_attn.pyeval.values import (
+    Builtin,
+    ConfigDefaults,
+    External,
+    Instance,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unknown,
+)
+
+if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.interp import Interpreter
+
+PLATFORM_PACKAGE = "vllm.platforms"
+CUDA_PLATFORM_MODULE = "vllm.platforms.cuda"
+CAPABILITY_MODULE = "vllm.platforms.interface"
+#: The FlashAttention build's interface; releases before 0.17 do not ship its source,
+#: so the machine answers for it as a full build does (see fa_version_supported).
+FA_INTERFACE = "vllm.vllm_flash_attn.flash_attn_interface"
+#: FlashAttention version -> the GPU major versions a full build runs it on (FA2: SM 8.0 on).
+FA_MAJORS = {2: range(8, 100), 3: (9,), 4: (9, 10, 11)}
+
+#: torch's dtype aliases, so ``torch.half`` and ``torch.float16`` are one value.
+TORCH_ALIASES = {
+    "torch.half": "torch.float16",
+    "torch.float": "torch.float32",
+    "torch.double": "torch.float64",
+    "torch.bfloat16": "torch.bfloat16",
+}
+
+#: Decorators that do not change what a function answers.
+TRANSPARENT_DECORATORS = frozenset(
+    {
+        "abc.abstractmethod",
+        "functools.cache",
+        "functools.lru_cache",
+        "functools.wraps",
+        "typing.override",
+        "typing_extensions.override",
+        "typing.final",
+        "typing_extensions.deprecated",
+        "staticmethod",
+    }
+)
+
+
+class Machine:
+    """Answers for everything outside the tree."""
+
+    MISSING = MISSING
+
+    def __init__(self) -> None:
+        self._platform: Any = None
+        self._installed: dict[str, bool] = {}
+
+    # -- names -------------------------------------------------------------------
+    def module_attr(self, interp: Interpreter, dotted: str, name: str) -> Any:
+        if dotted == PLATFORM_PACKAGE and name == "current_platform":
+            return self.platform(interp)
+        return MISSING
+
+    def platform(self, interp: Interpreter) -> Any:
+        """``current_platform``: an instance of the tree's CUDA platform class."""
+        if self._platform is None:
+            module = interp.module(CUDA_PLATFORM_MODULE)
+            if module is None:
+                raise Unknown("no CUDA platform module in the tree", "vllm/platforms/cuda.py")
+            for stmt in module.class_nodes():
+                if any(
+                    isinstance(s, ast.Assign | ast.AnnAssign) and "_enum" in _assigned(s)
+                    for s in stmt.body
+                ):
+                    cls = module.lookup(stmt.name, interp, stmt)
+                    self._platform = Instance(cls)
+                    break
+            else:
+                raise Unknown("no platform class in vllm/platforms/cuda.py", module.path)
+        return self._platform
+
+    def external_attr(self, interp: Interpreter, obj: External, name: str) -> Any:
+        qualname = f"{obj.qualname}.{name}"
+        if qualname in ("typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"):
+            return False
+        if qualname == "os.environ":
+            return {}
+        if obj.qualname == "math":  # this Python's own constants; no such name: an error
+            if not hasattr(math, name):
+                raise Raised("AttributeError", f"module 'math' has no attribute {name!r}")
+            if isinstance(getattr(math, name), float):
+                return getattr(math, name)
+        return External(TORCH_ALIASES.get(qualname, qualname))
+
+    def external_truth(self, value: External, node: ast.AST, path: str) -> bool:
+        if value.qualname == "importlib.machinery.ModuleSpec":
+            return True
+        raise Unknown(
+            f"truth of {value.qualname} (outside the tree)", path, getattr(node, "lineno", 0)
+        )
+
+    def external_subscript(self, value: External, index: Any) -> Any:
+        items = index if isinstance(index, tuple) else (index,)
+        return (
+            External(f"{value.qualname}[{', '.join(_label(i) for i in items)}]")
+            if value.qualname not in ("typing.Literal", "typing_extensions.Literal")
+            else LiteralType(items)
+        )
+
+    def call_external(
+        self, interp: Interpreter, func: External, args: list[Any], kwargs: dict[str, Any]
+    ) -> Any:
+        name = func.qualname
+        if name in ("os.getenv", "os.environ.get"):
+            return args[1] if len(args) > 1 else kwargs.get("default")
+        if name in ("os.path.join", "os.path.dirname", "os.path.basename") and all(
+            isinstance(a, str) for a in args
+        ):  # string functions (POSIX paths); nothing on disk is read
+            return getattr(posixpath, name.rsplit(".", 1)[1])(*args)
+        if name == "shutil.which" and args and isinstance(args[0], str):
+            # a full build: the toolchain vLLM looks for on PATH (nvcc, ninja) is there
+            tool = args[0].rstrip("/").rsplit("/", 1)[-1]
+            return args[0] if args[0].startswith("/") else f"/usr/local/bin/{tool}"
+        if name in ("os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.dirname"):
+            return True if name != "os.path.dirname" else ""
+        if name == "importlib.import_module" and args and isinstance(args[0], str):
+            module = interp.module(args[0])
+            if module is not None:
+                return module
+            if args[0].split(".")[0] != "vllm":
+                return External(args[0])  # packages outside the tree import
+            raise Raised("ModuleNotFoundError", f"No module named {args[0]!r}")
+        if name == f"{FA_INTERFACE}.is_fa_version_supported" and len(args) == 1:
+            return self.fa_version_supported(interp, args[0], func)
+        if name == "enum.auto":
+            return External("enum.auto()")
+        if name == "importlib.util.find_spec" and args and isinstance(args[0], str):
+            return (
+                External("importlib.machinery.ModuleSpec")
+                if self.installed(interp, args[0])
+                else None
+            )
+        if name.startswith(("requests.", "urllib.request.", "socket.")):
+            raise Raised("ConnectionError", "no network while the docs build")
+        if name in MATH and all(
+            isinstance(a, int | float) and not isinstance(a, bool) for a in args
+        ):
+            try:
+                result = MATH[name](*args)
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise Raised(type(exc).__name__, str(exc)) from None
+            return MISSING if isinstance(result, int) and result.bit_length() > 4096 else result
+        if name in ("typing.cast", "typing_extensions.cast") and len(args) == 2:
+            return args[1]
+        if name in ("typing.get_args", "typing_extensions.get_args") and args:
+            literal = args[0]
+            return tuple(literal.items) if isinstance(literal, LiteralType) else MISSING
+        if name in ("functools.cache", "functools.lru_cache") and len(args) == 1 and not kwargs:
+            return args[0] if isinstance(args[0], PyFunction) else External(f"{name}()")
+        if name == "functools.lru_cache":
+            return External("functools.lru_cache()")
+        if name == "functools.lru_cache()" and len(args) == 1:
+            return args[0]
+        return MISSING
+
+    def installed(self, interp: Interpreter, package: str) -> bool:
+        """A package is installed when backend code imports it (it could not load
+        otherwise); one that is only probed for (``find_spec``) is not."""
+        top = package.split(".")[0]
+        if top == "vllm":
+            return interp.module(package) is not None
+        if top not in self._installed:
+            pattern = re.compile(rf"^\s*(?:from|import)\s+{re.escape(top)}\b", re.M)
+            texts = [t for t in interp.tree.read_texts() if t]
+            # the substring test first: most files never name the package
+            self._installed[top] = any(top in t and pattern.search(t) for t in texts)
+        return self._installed[top]
+
+    # -- functions of the tree that stand for the machine --------------------------
+    def function_hook(
+        self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
+    ) -> Any:
+        name = func.name
+        dotted = func.module.dotted
+        if name == "get_device_capability" and dotted.startswith(PLATFORM_PACKAGE):
+            return self.capability(interp, func)
+        if name == "get_current_vllm_config_or_none":
+            return None  # no engine config is current while the docs build
+        if name == "get_current_vllm_config" and func.module.has("VllmConfig"):
+            # vLLM's answers were collected under its default VllmConfig()
+            return ConfigDefaults(func.module.lookup("VllmConfig", interp, func.node))
+        return MISSING
+
+    def config_attr(
+        self, interp: Interpreter, config: ConfigDefaults, name: str, path: str
+    ) -> Any:
+        """A field of a default config: its declared default, or a nested default."""
+        from sphinxext_attn.pyeval.members import class_mro
+
+        for klass in class_mro(config.cls, interp):
+            if not isinstance(klass, PyClass):
+                continue
+            for stmt in statements_for(klass.node, name):
+                if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                    continue
+                if stmt.target.id != name:
+                    continue
+                scope = interp.class_body_scope(klass)
+                value = stmt.value
+                if value is None:
+                    raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
+                if isinstance(value, ast.Call) and getattr(
+                    value.func, "id", getattr(value.func, "attr", "")
+                ) in ("Field", "field"):
+                    for kw in value.keywords:
+                        if kw.arg == "default_factory":
+                            factory = interp.eval(kw.value, scope)
+                            if isinstance(factory, PyClass):
+                                return ConfigDefaults(factory)
+                            raise Unknown(
+                                f"config field {name}: factory not evaluated",
+                                klass.path,
+                                stmt.lineno,
+                            )
+                        if kw.arg == "default":
+                            return interp.eval(kw.value, scope)
+                    raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
+                return interp.eval(value, scope)
+        raise Unknown(f"engine config has no field {name}", config.cls.path)
+
+    def fa_version_supported(self, interp: Interpreter, version: Any, func: External) -> bool:
+        """``is_fa_version_supported(v)`` of a full build, for a tree without the
+        module's source: what the module says where releases ship it (FA2 from
+        SM 8.0, FA3 on 9.x, FA4 on 9.x, 10.x and 11.x), for the GPU asked about."""
+        major, _ = self.gpu(interp, func.qualname)
+        if type(version) is not int or version not in FA_MAJORS:
+            raise Raised("ValueError", f"Unsupported FA version: {version}")
+        return major in FA_MAJORS[version]
+
+    @staticmethod
+    def gpu(
+        interp: Interpreter, asker: str = "", path: str = "", line: int = 0
+    ) -> tuple[int, int]:
+        """The capability of the GPU the question is about (read: the answer is
+        per GPU); :class:`Unknown` when the question names none."""
+        interp.capability_read = True
+        if interp.capability is None:
+            raise Unknown(f"{asker} depends on the GPU's compute capability".lstrip(), path, line)
+        return interp.capability
+
+    def capability(self, interp: Interpreter, func: PyFunction) -> Any:
+        capability = self.gpu(interp, path=func.path, line=func.node.lineno)
+        module = interp.module(CAPABILITY_MODULE)
+        if module is None:
+            raise Unknown("no DeviceCapability class in the tree", func.path)
+        cls = module.lookup("DeviceCapability", interp, func.node)
+        return interp.call(cls, list(capability), {}, func.node, func.path)
+
+    # -- decorators ------------------------------------------------------------------
+    def decorate(
+        self, interp: Interpreter, func: PyFunction, decorator: ast.expr, scope: Scope
+    ) -> str:
+        """The kind a decorator gives a function (classmethod, property, ...)."""
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        try:
+            value = interp.eval(target, scope)
+        except Unknown:
+            return "opaque"
+        if isinstance(value, Builtin) and value.name in (
+            "classmethod",
+            "staticmethod",
+            "property",
+        ):
+            return value.name
+        if isinstance(value, External):
+            if value.qualname == "functools.cached_property":
+                return "property"
+            if value.qualname in TRANSPARENT_DECORATORS:
+                func.cached |= value.qualname in ("functools.cache", "functools.lru_cache")
+                return func.kind
+        if isinstance(value, PyFunction) and value.name in ("cache", "lru_cache"):
+            func.cached = True
+            return func.kind
+        return "opaque"
+
+
+#: Pure functions of the standard library, evaluated on known numbers.
+MATH: dict[str, Any] = {
+    "math.gcd": math.gcd,
+    "math.lcm": math.lcm,
+    "math.ceil": math.ceil,
+    "math.floor": math.floor,
+    "math.log2": math.log2,
+    "math.sqrt": math.sqrt,
+}
+
+
+class LiteralType:
+    """``Literal["auto", "fp8", ...]``: its arguments, for ``get_args``."""
+
+    def __init__(self, items: tuple[Any, ...]) -> None:
+        self.items = items
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, External):
+        return value.qualname
+    if isinstance(value, PyClass):
+        return value.name
+    return repr(value)
+
+
+def _assigned(stmt: ast.Assign | ast.AnnAssign) -> list[str]:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return [t.id for t in targets if isinstance(t, ast.Name)]

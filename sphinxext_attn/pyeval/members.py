@@ -1,0 +1,286 @@
+"""Class members: the method resolution order and what a class body binds.
+
+A class's own attribute is what its body binds as Python runs it (the block
+that runs; loops and the like are unknown, see :func:`.scope.index_bindings`),
+unless module-level code set it after the class statement (:mod:`.attrsets`);
+then the bases in C3 order. What Python's own machinery adds (``__mro__``, a
+named tuple's ``_replace``) is unknown rather than missing.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.pyeval import plain
+from sphinxext_attn.pyeval.attrsets import set_after_class, value_set
+from sphinxext_attn.pyeval.bindings import index_bindings, live_binding
+from sphinxext_attn.pyeval.lazyclass import LazyBody, statements_for
+from sphinxext_attn.pyeval.mutations import changed_in_class_body
+from sphinxext_attn.pyeval.scope import MISSING, cached, remember
+from sphinxext_attn.pyeval.values import (
+    Builtin,
+    EnumMember,
+    External,
+    Instance,
+    PyClass,
+    Unknown,
+)
+
+if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.interp import Interpreter
+
+ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
+#: Class decorators of the standard library that add no member a question reads.
+CLASS_DECORATORS = frozenset(
+    {
+        "dataclasses.dataclass",
+        "typing.final",
+        "typing_extensions.final",
+        "typing.runtime_checkable",
+        "typing_extensions.runtime_checkable",
+        "functools.total_ordering",
+        "enum.unique",
+    }
+)
+#: Metaclasses of the standard library that add no member a question reads.
+METACLASSES = frozenset({"abc.ABCMeta", "enum.EnumMeta", "enum.EnumType"})
+NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
+#: Builtin types the evaluator knows by name (for ``isinstance`` and conversions).
+PLAIN_TYPES: dict[str, Any] = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "list": list,
+    "tuple": tuple,
+    "dict": dict,
+    "set": set,
+    "frozenset": frozenset,
+}
+
+
+def _bases(interp: Interpreter, cls: PyClass) -> list[Any]:
+    if cls.bases_cache is None:
+        bases: list[Any] = []
+        scope = cls.scope
+        for expr in cls.node.bases:
+            if isinstance(expr, ast.Subscript):
+                expr = expr.value  # Generic[T], AttentionMetadataBuilder[M]
+            try:
+                base = interp.eval(expr, scope)
+            except (Unknown, RecursionError):
+                base = External("<unknown base>")
+            if isinstance(base, Builtin) and base.name in PLAIN_TYPES:
+                base = External(f"builtins.{base.name}")
+            bases.append(base)
+        cls.bases_cache = bases
+    return cls.bases_cache
+
+
+def class_mro(cls: PyClass, interp: Interpreter | None = None) -> list[Any]:
+    """C3 linearisation over tree classes; bases from outside the tree are kept
+    as :class:`External` entries (``enum.Enum``, ``builtins.str``)."""
+    if cls.mro_cache is not None:
+        return cls.mro_cache
+    if interp is None:
+        return [cls]
+    cls.mro_cache = [cls]  # a cycle in the bases ends here
+    seqs = [class_mro(b, interp) if isinstance(b, PyClass) else [b] for b in _bases(interp, cls)]
+    seqs.append(list(_bases(interp, cls)))
+    result: list[Any] = [cls]
+    while any(seqs):
+        for seq in seqs:
+            if not seq:
+                continue
+            head = seq[0]
+            if not any(head in s[1:] for s in seqs if s):
+                break
+        else:
+            head = next(s[0] for s in seqs if s)  # inconsistent: take the first
+        result.append(head)
+        seqs = [s[1:] if s and s[0] == head else s for s in seqs]
+    cls.mro_cache = result
+    return result
+
+
+#: parts of one value walked by :meth:`MemberMixin.share` at most
+SHARE_LIMIT = 10_000
+
+
+class MemberMixin:
+    """Class attribute lookup along the MRO, for :class:`Interpreter`."""
+
+    #: writes of class attributes so far (part of every statement memo key), and of
+    #: the lists, dicts, sets and instances module or class values hold
+    class_writes = 0
+    #: ids of the containers and instances module and class values hold (alive as
+    #: long as the evaluator: its caches keep them)
+    shared_ids: set[int] | None = None
+
+    def share(self: Interpreter, value: Any) -> None:
+        """Note the mutable parts of a value a module or class binds: changing one
+        later (``REGISTRY.append(x)``) changes what remembered answers read."""
+        if self.shared_ids is None:
+            self.shared_ids = set()
+        todo, seen = [value], 0
+        while todo and seen < SHARE_LIMIT:
+            item = todo.pop()
+            seen += 1
+            if isinstance(item, list | set | dict | Instance) and id(item) not in self.shared_ids:
+                self.shared_ids.add(id(item))
+                if isinstance(item, dict):
+                    todo += [*item.keys(), *item.values()]
+                elif isinstance(item, Instance):
+                    todo += item.fields.values()
+                else:
+                    todo += item
+            elif isinstance(item, tuple):
+                todo += item
+
+    def mutated(self: Interpreter, target: Any, added: Any = ()) -> None:
+        """``target`` changed: remembered answers that read it are stale if a module
+        or class value holds it (what it now holds is shared too)."""
+        if self.shared_ids is not None and id(target) in self.shared_ids:
+            self.class_writes += 1
+            for value in added:
+                self.share(value)
+
+    def defines(self: Interpreter, cls: PyClass, *names: str) -> str | None:
+        """The first of ``names`` that ``cls`` or a base in the tree defines (dunders
+        such as ``__bool__``: where Python would run one, an answer depends on it)."""
+        return next((n for n in names if self.class_attr(cls, n)[0] is not MISSING), None)
+
+    def is_enum(self: Interpreter, cls: PyClass) -> bool:
+        return any(
+            isinstance(c, External) and c.qualname in ENUM_BASES for c in class_mro(cls, self)
+        )
+
+    def is_namedtuple(self: Interpreter, cls: PyClass) -> bool:
+        return any(
+            isinstance(c, External) and c.qualname in NAMEDTUPLE_BASES
+            for c in class_mro(cls, self)
+        )
+
+    def class_own_attr(self: Interpreter, cls: PyClass, name: str) -> Any:
+        """An attribute defined in ``cls``'s own body (or set on it), evaluated once."""
+        found = cached(cls.attrs, name, self)
+        if found is not MISSING:
+            return found
+        settings = set_after_class(self, cls, name)
+        if settings:  # set by module-level code after the class statement: it wins
+            return remember(cls.attrs, name, self, lambda: value_set(self, cls, settings))
+        index = self._class_index.get(id(cls.node))
+        if isinstance(cls.node.body, LazyBody) and not cls.node.body.loaded:
+            walrus = ":=" in cls.node.body.chunk.text
+            index = index_bindings(statements_for(cls.node, name), True, walrus)
+        elif index is None:
+            walrus = cls.module.has_walrus
+            index = self._class_index[id(cls.node)] = index_bindings(cls.node.body, True, walrus)
+        bindings = index.get(name)
+        if not bindings:
+            return MISSING
+        scope = self.class_body_scope(cls)
+        if bindings[-1].guards:  # bound inside ``if``/``try``: the block that runs
+            return remember(cls.attrs, name, self, lambda: self._live(cls, bindings, name, scope))
+        stmt = bindings[-1].stmt
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            return remember(cls.attrs, name, self, self.make_function(stmt, scope, owner=cls))
+        return remember(cls.attrs, name, self, lambda: self._class_value(cls, stmt, name, scope))
+
+    def _live(self: Interpreter, cls: PyClass, bindings: Any, name: str, scope: Any) -> Any:
+        """The member the class body's blocks bind (MISSING: none runs; a base has it)."""
+        binding = live_binding(bindings, self, scope, cls.path)
+        stmt = binding.stmt if binding is not None else None
+        if stmt is None:
+            return MISSING
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            return self.make_function(stmt, scope, owner=cls)
+        return self._class_value(cls, stmt, name, scope)
+
+    def _class_value(self: Interpreter, cls: PyClass, stmt: Any, name: str, scope: Any) -> Any:
+        value = self.bind_statement(stmt, name, scope)
+        container = isinstance(value, list | dict | set)
+        if isinstance(stmt, ast.Assign | ast.AnnAssign) and (
+            container or (isinstance(value, Instance) and value.items is None)
+        ):
+            body = cls.node.body
+            if isinstance(body, LazyBody):
+                later = body.run_after(stmt.lineno, name)
+            else:
+                later = [s for s in body if s.lineno > stmt.lineno]
+            line = changed_in_class_body(later, name, container)
+            if line:
+                raise Unknown(f"{cls.name}.{name} is changed in the class body", cls.path, line)
+        if self.is_enum(cls) and not name.startswith("_"):
+            value = EnumMember(cls, name, value, plain.plain_enum_class(class_mro(cls, self)))
+        return value
+
+    def class_attr(
+        self: Interpreter, cls: PyClass, name: str, after: PyClass | None = None
+    ) -> tuple[Any, Any]:
+        """(value, defining class) along the MRO, starting after ``after`` if given."""
+        mro = class_mro(cls, self)
+        if after is not None:
+            mro = mro[mro.index(after) + 1 :] if after in mro else []
+        for klass in mro:
+            if isinstance(klass, PyClass):
+                value = self.class_own_attr(klass, name)
+                if value is not MISSING:
+                    return value, klass
+            elif isinstance(klass, External) and klass.qualname == "<unknown base>":
+                raise Unknown(
+                    f"{cls.name} has a base class that could not be resolved",
+                    cls.path,
+                    cls.node.lineno,
+                )
+        return MISSING, None
+
+    def _unmodelled(self: Interpreter, cls: PyClass, name: str, node: ast.AST) -> None:
+        """Unknown for what Python's own machinery gives a class the tree does not
+        define: dunders (``__mro__``, ``__dict__``) and a named tuple's ``_`` API."""
+        dunder = name.startswith("__") and name.endswith("__")
+        if dunder or (name.startswith("_") and self.is_namedtuple(cls)):
+            line = getattr(node, "lineno", 0) or cls.node.lineno
+            raise Unknown(f"{cls.name}.{name} (Python's own) not evaluated", cls.path, line)
+        for klass in class_mro(cls, self):
+            if isinstance(klass, PyClass):
+                why = self._adds_members(klass, cls)
+                if why:
+                    raise Unknown(
+                        f"{klass.name} {why} that is not evaluated (it may add {name})",
+                        klass.path,
+                        klass.node.lineno,
+                    )
+                for decorator in klass.node.decorator_list:
+                    if not self._keeps_members(klass, decorator):
+                        raise Unknown(
+                            f"{klass.name} has a class decorator that is not evaluated "
+                            f"(it may add {name})",
+                            klass.path,
+                            decorator.lineno,
+                        )
+
+    def _adds_members(self: Interpreter, klass: PyClass, cls: PyClass) -> str:
+        """What in ``klass`` may give ``cls`` members its body does not bind: a
+        base's ``__init_subclass__``, or a metaclass other than ABCMeta/EnumMeta."""
+        if klass is not cls and self.class_own_attr(klass, "__init_subclass__") is not MISSING:
+            return "has an __init_subclass__"
+        for keyword in klass.node.keywords:
+            if keyword.arg == "metaclass":
+                try:
+                    meta = self.eval(keyword.value, klass.scope)
+                except (Unknown, RecursionError):
+                    meta = None
+                if not (isinstance(meta, External) and meta.qualname in METACLASSES):
+                    return "has a metaclass"
+        return ""
+
+    def _keeps_members(self: Interpreter, cls: PyClass, decorator: ast.expr) -> bool:
+        """A class decorator known to add no attribute a question reads."""
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        try:
+            value = self.eval(target, cls.scope)
+        except (Unknown, RecursionError):
+            return False
+        return isinstance(value, External) and value.qualname in CLASS_DECORATORS

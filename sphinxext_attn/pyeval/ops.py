@@ -1,0 +1,379 @@
+"""Operators of the evaluated subset, with size limits.
+
+Every result that could grow without bound (``10**10**10``, ``"x" * 10**9``,
+``1 << 10**9``) is checked before it is computed; what would be too large is
+:class:`Unknown`, so memory stays bounded whatever the analysed code says.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from typing import Any
+
+from sphinxext_attn.pyeval.plain import (  # what plain Python sees
+    check_not_auto,
+    enum_str,
+    plain_value,
+)
+from sphinxext_attn.pyeval.values import (
+    Budget,
+    EnumMember,
+    External,
+    Instance,
+    PyClass,
+    Raised,
+    Unknown,
+)
+
+#: Largest integer the evaluator builds, in bits.
+MAX_INT_BITS = 4096
+#: Longest string, list or tuple the evaluator builds.
+MAX_ITEMS = 100_000
+#: Bytes one step of the budget may allocate: copies are charged by their size.
+STEP_BYTES = 512
+#: Deepest nesting of values a native walk is allowed to descend.
+MAX_NESTING = 1000
+#: Values a native walk (hash, ``==``, ordering, ``str``) descends into.
+NESTED = (list, tuple, dict, set, frozenset, Instance)
+
+BINOPS: dict[type[ast.operator], Any] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+    ast.BitOr: operator.or_,
+    ast.BitAnd: operator.and_,
+    ast.BitXor: operator.xor,
+}
+
+
+def node_where(node: ast.AST, path: str) -> tuple[str, int]:
+    """``(path, line)`` of a node for a reason (a synthetic node has line 0)."""
+    return path, getattr(node, "lineno", 0)
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value.bit_length()
+    return 0
+
+
+def _length(value: Any) -> int:
+    return len(value) if isinstance(value, str | list | tuple | bytes) else 0
+
+
+def check_size(value: Any, where: tuple[str, int]) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and _size(value) > MAX_INT_BITS:
+        raise Unknown("integer too large to evaluate", *where)
+    if _length(value) > MAX_ITEMS:
+        raise Unknown("sequence too long to evaluate", *where)
+    return value
+
+
+def footprint(value: Any) -> int:
+    """Bytes a new value of this size takes, roughly (what its copy is charged)."""
+    if isinstance(value, str | bytes):
+        return len(value)
+    if isinstance(value, list | tuple):
+        return 8 * len(value)
+    if isinstance(value, dict | set | frozenset):
+        return 32 * len(value)
+    return _size(value) // 8
+
+
+def charge(budget: Budget, nbytes: int, where: tuple[str, int]) -> None:
+    """Charge the budget for allocating ``nbytes`` (before the allocation)."""
+    if nbytes >= STEP_BYTES:
+        budget.spend(nbytes // STEP_BYTES, where)
+
+
+def paid(value: Any, budget: Budget, where: tuple[str, int]) -> Any:
+    """``value``, size-checked, with its allocation charged to the budget."""
+    check_size(value, where)
+    charge(budget, footprint(value), where)
+    return value
+
+
+def weigh(value: Any, budget: Budget, where: tuple[str, int], text: bool = False) -> None:
+    """Charge the budget for a native walk of ``value`` (hash, ``==``, ordering,
+    ``str``) before it is made: a step per nested container, counted as often as
+    the walk visits it (``t = (t, t)`` sixty times is 2**60 visits, not 60).
+    Instances compared by identity are not walked, except to print them (``text``)."""
+    if not isinstance(value, NESTED):
+        return
+    steps = budget.steps
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:  # hashing a deeper tuple can overflow the C stack
+            raise Unknown("value nested too deeply", *where)
+        if isinstance(item, Instance):
+            parts: Any = item.items
+            if parts is None:
+                parts = tuple(item.fields.values()) if text or item.by_fields else ()
+        elif isinstance(item, dict):
+            parts = (*item, *item.values())
+        else:
+            parts = item
+        steps -= 1 + len(parts) * 8 // STEP_BYTES
+        if steps < 0:
+            budget.steps = steps
+            raise Unknown("step budget exhausted", *where)
+        stack.extend((p, depth + 1) for p in parts if isinstance(p, NESTED))
+    budget.steps = steps
+
+
+def text(value: Any, budget: Budget, where: tuple[str, int]) -> str:
+    """``str(value)`` for a message, its walk charged first."""
+    weigh(value, budget, where, text=True)
+    return str(value)[:1000]
+
+
+def binop(op: ast.operator, left: Any, right: Any, where: tuple[str, int], budget: Budget) -> Any:
+    fn = BINOPS.get(type(op))
+    if fn is None:
+        raise Unknown(f"operator {type(op).__name__} not evaluated", *where)
+    if isinstance(op, ast.BitOr) and not (isinstance(left, int) and isinstance(right, int)):
+        if isinstance(left, set | frozenset | dict) and isinstance(right, type(left)):
+            charge(budget, footprint(left) + footprint(right), where)
+            return fn(left, right)
+        raise Unknown("| on these values is not evaluated (a type union?)", *where)
+    for value in (left, right):
+        if not isinstance(value, int | float | str | list | tuple | set | frozenset | dict):
+            raise Unknown(f"arithmetic on {type(value).__name__} not evaluated", *where)
+    if isinstance(op, ast.Pow) and isinstance(left, int) and isinstance(right, int):
+        if right < 0:
+            if not left:
+                _zero_div()
+            try:
+                return check_size(float(left) ** right, where)
+            except OverflowError as exc:  # an int too large for a float
+                raise Raised("OverflowError", str(exc)) from None
+        bits = max(1, abs(left).bit_length()) * right
+        if abs(left) > 1 and bits > MAX_INT_BITS:
+            raise Unknown("integer too large to evaluate", *where)
+    if isinstance(op, ast.LShift) and isinstance(right, int) and right > MAX_INT_BITS:
+        raise Unknown("integer too large to evaluate", *where)
+    if isinstance(op, ast.Mult):
+        for seq, count in ((left, right), (right, left)):
+            if _length(seq) and isinstance(count, int) and _length(seq) * count > MAX_ITEMS:
+                raise Unknown("sequence too long to evaluate", *where)
+            if isinstance(count, int) and count > 0:
+                charge(budget, footprint(seq) * count, where)
+    if isinstance(op, ast.Add):
+        if _length(left) + _length(right) > MAX_ITEMS:
+            raise Unknown("sequence too long to evaluate", *where)
+        charge(budget, footprint(left) + footprint(right), where)
+    if isinstance(op, ast.Mod) and isinstance(left, str):
+        charge(budget, printf_size(left, right, where), where)
+    try:
+        result = fn(left, right)
+    except ZeroDivisionError:
+        _zero_div()
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise Raised(type(exc).__name__, str(exc)) from None
+    if isinstance(result, complex):
+        raise Unknown("complex numbers not evaluated", *where)
+    return check_size(result, where)
+
+
+_CONVERSION = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)?", re.S)
+
+
+def printf_size(fmt: str, args: Any, where: tuple[str, int]) -> int:
+    """An upper bound of the length of ``fmt % args``, before it is built: too
+    long or not a plain format (``*`` widths, arguments that are not scalars)
+    is unknown, as Python's ``str()`` of nested values is not bounded."""
+    values = args if isinstance(args, tuple) else (args,)
+    if not all(isinstance(v, int | float | str) for v in values):
+        raise Unknown("% formatting of these values not evaluated", *where)
+    size = len(fmt) + sum(len(str(v)) for v in values)
+    for match in _CONVERSION.finditer(fmt):
+        width, precision, _ = match.groups()
+        if "*" in (width, precision) or len(width or "") + len(precision or "") > 12:
+            raise Unknown("% formatting with this width not evaluated", *where)
+        size += int(width or 0) + int(precision or 0) + 400
+        if size > MAX_ITEMS:
+            raise Unknown("string too long to evaluate", *where)
+    return size
+
+
+_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[a-zA-Z%]?", re.S)
+
+
+def format_spec(spec: Any, where: tuple[str, int]) -> str:
+    """A format spec whose width and precision are checked before formatting."""
+    if not isinstance(spec, str):
+        raise Unknown("format spec not evaluated", *where)
+    match = _SPEC.fullmatch(spec)
+    if match is None:
+        raise Unknown("format spec not evaluated", *where)
+    for digits in match.groups():
+        if digits and (len(digits) > 6 or int(digits) > MAX_ITEMS):
+            raise Unknown("string too long to evaluate", *where)
+    return spec
+
+
+def join_size(sep: Any, items: list[Any], where: tuple[str, int]) -> None:
+    """``sep.join(items)`` too long is unknown before it is built."""
+    if isinstance(sep, str):
+        size = len(sep) * max(len(items) - 1, 0)
+        size += sum(len(x) if isinstance(x, str) else 0 for x in items)
+        if size > MAX_ITEMS:
+            raise Unknown("string too long to evaluate", *where)
+
+
+def format_value(
+    value: Any, conversion: int, spec: str, budget: Budget, where: tuple[str, int]
+) -> str:
+    """A replacement field of an f-string, its size checked before it is built."""
+    if isinstance(value, EnumMember):
+        text = enum_str(value)
+    elif isinstance(value, int | float | str | bool | type(None)):
+        convert = {ord("r"): repr, ord("s"): str, ord("a"): ascii}.get(conversion)
+        if convert is not None:
+            value = convert(value)  # the spec then formats the converted text
+        try:
+            text = format(value, format_spec(spec, where)) if spec else str(value)
+        except (ValueError, TypeError):
+            raise Unknown("format spec not evaluated", *where) from None
+    elif isinstance(value, PyClass):
+        text = f"<class '{value.module.dotted}.{value.name}'>"
+    elif isinstance(value, External) and not spec and torch_symbol(value):
+        text = value.qualname
+    elif isinstance(value, Instance) and value.items is not None:
+        weigh(value, budget, where)
+        fields = ", ".join(f"{k}={v!r}" for k, v in value.fields.items())
+        text = f"{value.cls.name}({fields})"
+    else:
+        raise Unknown(f"formatting {type(value).__name__} not evaluated", *where)
+    return paid(text, budget, where)
+
+
+def _zero_div() -> Any:
+    raise Raised("ZeroDivisionError", "division by zero")
+
+
+#: Types whose ``==`` is Python's own, constant-size (strings are size-checked).
+SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def torch_symbol(value: External) -> bool:
+    """A torch object (a dtype, a device type): never equal to plain data, and
+    printed as its name (``str(torch.bfloat16)`` is ``"torch.bfloat16"``)."""
+    return value.qualname.startswith("torch.")
+
+
+def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool:
+    """``left == right``, a step for each item of the sequences compared."""
+    if left is right and not isinstance(left, float):  # nan is not equal to itself
+        return True
+    if type(left) in SCALARS and type(right) in SCALARS:
+        return bool(left == right)  # plain data, compared natively at no extra cost
+    for ext, other in ((left, right), (right, left)):
+        if isinstance(ext, External) and type(other) in SCALARS and not torch_symbol(ext):
+            # ``sys.platform == "linux"``: the value outside the tree is not known
+            raise Unknown(f"{ext.qualname} compared with {other!r} (outside the tree)", *where)
+    if isinstance(left, Instance) and left.items is not None:
+        left = left.items  # a named tuple compares as a tuple
+    if isinstance(right, Instance) and right.items is not None:
+        right = right.items
+    if isinstance(left, EnumMember) or isinstance(right, EnumMember):
+        both = isinstance(left, EnumMember) and isinstance(right, EnumMember)
+        if both and (left.cls is right.cls or not (left.plain and right.plain)):
+            return left.cls is right.cls and left.name == right.name
+        a, b = plain_value(left), plain_value(right)
+        check_not_auto(a, where)
+        check_not_auto(b, where)
+        return not isinstance(a, EnumMember) and not isinstance(b, EnumMember) and a == b
+    if isinstance(left, list | tuple) and isinstance(right, list | tuple):
+        if type(left) is not type(right) or len(left) != len(right):
+            return False
+        budget.spend(1 + len(left), where)
+        return all(a is b or equal(a, b, budget, where) for a, b in zip(left, right, strict=True))
+    if isinstance(left, Instance) or isinstance(right, Instance):
+        if not (isinstance(left, Instance) and isinstance(right, Instance)):
+            return False
+        if not (left.by_fields and left.cls is right.cls):
+            return False  # compared by identity
+        return equal(tuple(left.fields.values()), tuple(right.fields.values()), budget, where)
+    weigh(left, budget, where)
+    weigh(right, budget, where)
+    try:
+        return bool(left == right)
+    except RecursionError:
+        raise Unknown("value nested too deeply", *where) from None
+    except Exception:  # noqa: BLE001 - values are plain data here
+        return False
+
+
+def contains(container: Any, item: Any, where: tuple[str, int], budget: Budget) -> bool:
+    if isinstance(container, str):
+        if isinstance(item, EnumMember) and item.plain and isinstance(item.value, str):
+            item = item.value  # a str enum's member is a str
+        if not isinstance(item, str):
+            raise Raised("TypeError", "'in <string>' requires string")
+        return item in container
+    if isinstance(container, dict | set | frozenset):
+        weigh(item, budget, where)
+        try:
+            hash(item)  # looked up by hash: an unhashable item is an error, not False
+        except TypeError:
+            raise Raised("TypeError", f"unhashable type: '{type(item).__name__}'") from None
+    if isinstance(container, dict | list | tuple | set | frozenset):
+        budget.spend(1 + len(container), where)  # an item compared with each
+        return any(x is item or equal(item, x, budget, where) for x in container)
+    if isinstance(container, range):
+        return item in container
+    raise Unknown(f"membership in {type(container).__name__} not evaluated", *where)
+
+
+ORDER = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+
+
+def _deep_plain(value: Any) -> Any:
+    """Sequences ordered item by item see named tuples and str/int enum members
+    inside them as tuples, strings and ints too (their size already weighed)."""
+    value = plain_value(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_deep_plain(v) for v in value)
+    return value
+
+
+def order(op: ast.cmpop, left: Any, right: Any, where: tuple[str, int], budget: Budget) -> bool:
+    weigh(left, budget, where)
+    weigh(right, budget, where)
+    a, b = _deep_plain(left), _deep_plain(right)
+    ok = (int, float, str, tuple, list)
+    if not (isinstance(a, ok) and isinstance(b, ok)):
+        raise Unknown(
+            f"ordering of {type(a).__name__} and {type(b).__name__} not evaluated", *where
+        )
+    try:
+        return bool(ORDER[type(op)](a, b))
+    except TypeError as exc:
+        raise Raised("TypeError", str(exc)) from None
+
+
+def unary(op: ast.unaryop, value: Any, where: tuple[str, int]) -> Any:
+    if isinstance(op, ast.USub) and isinstance(value, int | float):
+        return -value
+    if isinstance(op, ast.UAdd) and isinstance(value, int | float):
+        return +value  # +True is 1
+    if isinstance(op, ast.Invert) and isinstance(value, int):
+        return ~int(value)  # ~True is -2; int() keeps Python 3.12+ from warning about it
+    raise Unknown(f"unary {type(op).__name__} not evaluated", *where)

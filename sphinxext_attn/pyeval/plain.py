@@ -1,0 +1,49 @@
+"""What a value is to plain Python: a str/int enum member is its value, a named
+tuple its tuple (comparisons, ``str()``, methods of ``str``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinxext_attn.pyeval.values import EnumMember, External, Instance, Unknown
+
+
+def plain_enum_class(mro: list[Any]) -> bool:
+    """Members of a ``str``/``int`` enum compare equal to their values (``AttentionType``)."""
+    return any(
+        isinstance(c, External)
+        and c.qualname in ("builtins.str", "builtins.int", "enum.StrEnum", "enum.IntEnum")
+        for c in mro
+    )
+
+
+def check_not_auto(value: Any, where: tuple[str, int]) -> None:
+    """The value of an ``enum.auto()`` member depends on ``_generate_next_value_``
+    and the members before it: unknown, never the marker compared as a value."""
+    if isinstance(value, External) and value.qualname == "enum.auto()":
+        raise Unknown("value of an enum.auto() member not evaluated", *where)
+
+
+def enum_is_plain(member: EnumMember) -> bool:
+    return member.plain
+
+
+def enum_str(member: EnumMember) -> str:
+    """``str(member)``: ``Cls.NAME``, or the value for ``StrEnum`` and ``IntEnum``."""
+    for c in member.cls.mro_cache or ():
+        if isinstance(c, External) and c.qualname in ("enum.StrEnum", "enum.IntEnum"):
+            return str(member.value)
+    return f"{member.cls.name}.{member.name}"
+
+
+def plain_value(value: Any) -> Any:
+    """The value a plain comparison sees (``str``-enum members compare as strings)."""
+    if isinstance(value, EnumMember) and enum_is_plain(value):
+        return value.value
+    if isinstance(value, Instance) and value.items is not None:
+        return tuple(plain_value(v) for v in value.items)
+    return value
+
+
+__all__ = ["check_not_auto", "enum_is_plain", "enum_str", "plain_enum_class", "plain_value"]

@@ -1,0 +1,287 @@
+"""Statements of the evaluated subset, for :class:`~.interp.Interpreter`.
+
+Function bodies run here: ``return``, ``if``, assignments (names, tuples,
+attributes, items), ``for`` over known finite values, ``try``/``except``,
+``raise``, ``assert``, nested ``def`` and ``class``, imports. Any other
+statement (``while``, ``global``, ``del`` ...) is :class:`Unknown`, never skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.pyeval import ops
+from sphinxext_attn.pyeval.bindings import bound_names
+from sphinxext_attn.pyeval.checks import run_checks
+from sphinxext_attn.pyeval.scope import Frame
+from sphinxext_attn.pyeval.values import Caught, Raised, Unknown
+
+if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.interp import Interpreter
+
+#: Logging calls change no answer; their statements are skipped unevaluated.
+LOG_METHODS = frozenset(
+    {
+        "debug",
+        "info",
+        "warning",
+        "warn",
+        "error",
+        "exception",
+        "critical",
+        "log",
+        "debug_once",
+        "info_once",
+        "warning_once",
+    }
+)
+
+
+#: Prefix of the reason given for a check that could not be evaluated.
+NOT_EVALUATED = "not evaluated: "
+
+
+class _Return(Exception):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class StatementMixin:
+    """Running statements, for :class:`Interpreter`."""
+
+    def run_body(self: Interpreter, body: list[ast.stmt], frame: Frame) -> Any:
+        """Run a function body; the returned value (``None`` when it falls off the end)."""
+        try:
+            self.exec_block(body, frame)
+        except _Return as ret:
+            return ret.value
+        except (_Break, _Continue):
+            raise Unknown("break outside a loop", frame.module.path) from None
+        return None
+
+    def run_lenient(self: Interpreter, body: list[ast.stmt], frame: Frame) -> Any:
+        """Run a list-of-reasons function (``validate_configuration``) so that a
+        check that cannot be evaluated does not hide the others: its statement is
+        skipped and recorded. A result with no reason but a skipped check gets a
+        ``not evaluated: ...`` reason, so the caller never counts it as valid."""
+        skipped: list[Unknown] = []
+        value: Any = None
+        try:
+            run_checks(self.statement_memo, self, body, frame, skipped)
+        except _Return as ret:
+            value = ret.value
+        if skipped and isinstance(value, list):
+            if not value:
+                value = [f"{NOT_EVALUATED}{skipped[0]}"]
+            self.skipped_checks.extend(skipped)
+        return value
+
+    def exec_block(self: Interpreter, body: list[ast.stmt], frame: Frame) -> None:
+        for stmt in body:
+            self.exec_stmt(stmt, frame)
+
+    def exec_stmt(self: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
+        self.budget.tick(stmt, frame.module.path)
+        path = frame.module.path
+        if isinstance(stmt, ast.Return):
+            value = None if stmt.value is None else self.eval(stmt.value, frame)
+            if self.returns is not None:
+                self.returns.append((path, stmt.lineno, value, stmt.value))
+            raise _Return(value)
+        if isinstance(stmt, ast.If):
+            test = self.truth(self.eval(stmt.test, frame), stmt.test, path)
+            self.exec_block(stmt.body if test else stmt.orelse, frame)
+        elif isinstance(stmt, ast.Expr):
+            if not _is_log_call(stmt.value) and not isinstance(stmt.value, ast.Constant):
+                self.eval(stmt.value, frame)
+        elif isinstance(stmt, ast.Assign):
+            value = self.eval(stmt.value, frame)
+            for target in stmt.targets:
+                self.assign(target, value, frame)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.assign(stmt.target, self.eval(stmt.value, frame), frame)
+        elif isinstance(stmt, ast.AugAssign):
+            current = self.eval(_as_load(stmt.target), frame)
+            value = self.eval(stmt.value, frame)
+            where = (path, stmt.lineno)
+            if isinstance(current, list) and isinstance(stmt.op, ast.Add):
+                added = self.iterate(value, stmt, path)
+                self.mutated(current, added)
+                current.extend(added)
+                ops.check_size(current, where)
+                value = current
+            else:
+                value = ops.binop(stmt.op, current, value, where, self.budget)
+                if isinstance(stmt.op, IN_PLACE.get(type(current), ())):
+                    # ``a *= 2``, ``s |= t``, ``d |= e`` change the object (and its aliases)
+                    self.mutated(current, [value])
+                    if isinstance(current, list):
+                        current[:] = value
+                    else:
+                        current.clear()
+                        current.update(value)
+                    value = current
+            self.assign(stmt.target, value, frame)
+        elif isinstance(stmt, ast.For):
+            self._for(stmt, frame)
+        elif isinstance(stmt, ast.Try):
+            self._try(stmt, frame)
+        elif isinstance(stmt, ast.Raise):
+            self._raise(stmt, frame)
+        elif isinstance(stmt, ast.Assert):
+            if not self.truth(self.eval(stmt.test, frame), stmt.test, path):
+                self._run_parts([stmt.msg] if stmt.msg is not None else [], frame)
+                raise Raised("AssertionError")
+        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            frame.locals[stmt.name] = self.make_function(stmt, frame, owner=None)
+        elif isinstance(stmt, ast.ClassDef):
+            frame.locals[stmt.name] = self.make_class(stmt, frame)
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            for name in bound_names(stmt):
+                frame.locals[name] = self._import_binding(stmt, name, frame.module)
+        elif isinstance(stmt, ast.With):
+            self.exec_block(stmt.body, frame)
+        elif isinstance(stmt, ast.Break):
+            raise _Break
+        elif isinstance(stmt, ast.Continue):
+            raise _Continue
+        elif not isinstance(stmt, ast.Pass):
+            raise Unknown(f"{type(stmt).__name__} statement not evaluated", path, stmt.lineno)
+
+    def _for(self: Interpreter, stmt: ast.For, frame: Frame) -> None:
+        items = self.iterate(self.eval(stmt.iter, frame), stmt.iter, frame.module.path)
+        for item in items:
+            self.assign(stmt.target, item, frame)
+            try:
+                self.exec_block(stmt.body, frame)
+            except _Break:
+                return
+            except _Continue:
+                continue
+        self.exec_block(stmt.orelse, frame)
+
+    def _try(self: Interpreter, stmt: ast.Try, frame: Frame) -> None:
+        try:
+            self.exec_block(stmt.body, frame)
+        except Raised as exc:
+            for handler in stmt.handlers:
+                if self._handles(handler, exc, frame):
+                    if handler.name:
+                        frame.locals[handler.name] = Caught(exc.kind)
+                    try:
+                        self.exec_block(handler.body, frame)
+                    finally:
+                        if handler.name:  # Python unbinds it when the handler ends
+                            frame.locals.pop(handler.name, None)
+                    break
+            else:
+                raise
+        else:
+            self.exec_block(stmt.orelse, frame)
+        finally:
+            if stmt.finalbody:
+                self.exec_block(stmt.finalbody, frame)
+
+    def _handles(self: Interpreter, handler: ast.ExceptHandler, exc: Raised, frame: Frame) -> bool:
+        if handler.type is None:
+            return True
+        kinds = self.eval(handler.type, frame)
+        for kind in kinds if isinstance(kinds, tuple) else (kinds,):
+            name = self.exception_name(kind)
+            if name is None:
+                raise Unknown("except clause not understood", frame.module.path, handler.lineno)
+            if exc.matches(name):
+                return True
+        return False
+
+    def _run_parts(self: Interpreter, parts: list[ast.expr], frame: Frame) -> None:
+        """The other arguments of a ``raise`` or ``assert``: they run first, and an
+        exception they raise wins; one not evaluated leaves the statement's own."""
+        for part in parts:
+            try:
+                self.eval(part.value if isinstance(part, ast.Starred) else part, frame)
+            except Unknown as unknown:
+                if "budget" in unknown.reason:
+                    raise
+
+    def _raise(self: Interpreter, stmt: ast.Raise, frame: Frame) -> None:
+        path = frame.module.path
+        if stmt.exc is None:
+            raise Unknown("bare raise not evaluated", path, stmt.lineno)
+        exc = stmt.exc
+        kind = self.eval(exc.func if isinstance(exc, ast.Call) else exc, frame)
+        parts = (
+            [*exc.args[1:], *(k.value for k in exc.keywords)] if isinstance(exc, ast.Call) else []
+        )
+        self._run_parts([*parts, *([stmt.cause] if stmt.cause is not None else [])], frame)
+        message = ""
+        if isinstance(exc, ast.Call) and exc.args and not isinstance(exc.args[0], ast.Starred):
+            try:
+                where = (path, stmt.lineno)
+                message = ops.text(self.eval(exc.args[0], frame), self.budget, where)
+            except Unknown as unknown:
+                if "budget" in unknown.reason:
+                    raise
+        raise self.raised(kind, message, (path, stmt.lineno))
+
+    def assign(self: Interpreter, target: ast.expr, value: Any, frame: Frame) -> None:
+        if isinstance(target, ast.Name):
+            frame.locals[target.id] = value
+        elif isinstance(target, ast.Tuple | ast.List):
+            items = self.iterate(value, target, frame.module.path)
+            if len(items) != len(target.elts) or any(
+                isinstance(e, ast.Starred) for e in target.elts
+            ):
+                raise Unknown("unpacking not evaluated", frame.module.path, target.lineno)
+            for elt, item in zip(target.elts, items, strict=True):
+                self.assign(elt, item, frame)
+        elif isinstance(target, ast.Attribute):
+            self.setattr(
+                self.eval(target.value, frame), target.attr, value, target, frame.module.path
+            )
+        elif isinstance(target, ast.Subscript):
+            container = self.eval(target.value, frame)
+            key = self.eval(target.slice, frame)
+            self.set_item(container, key, value, target, frame.module.path)
+        else:
+            raise Unknown("assignment target not evaluated", frame.module.path, target.lineno)
+
+
+#: Augmented assignments that change a list, set or dict in place.
+IN_PLACE: dict[type, tuple[type, ...]] = {
+    list: (ast.Mult,),
+    set: (ast.BitOr, ast.Sub, ast.BitAnd, ast.BitXor),
+    dict: (ast.BitOr,),
+}
+
+
+#: Names a logger goes by (``logger = init_logger(__name__)`` in vLLM).
+LOGGER_NAMES = frozenset({"logger", "_logger", "LOGGER", "log", "logging"})
+
+
+def _is_log_call(expr: ast.expr) -> bool:
+    """``logger.warning(...)``: a statement that only logs (not run). A method of
+    that name on anything else (``Registry.info(x)``, ``math.log(-1)``) runs."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)):
+        return False
+    owner = expr.func.value
+    name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+    return name in LOGGER_NAMES and expr.func.attr in LOG_METHODS
+
+
+def _as_load(target: ast.expr) -> ast.expr:
+    clone = ast.copy_location(
+        type(target)(**{f: getattr(target, f) for f in target._fields}), target
+    )
+    clone.ctx = ast.Load()  # type: ignore[attr-defined,unused-ignore]
+    return clone

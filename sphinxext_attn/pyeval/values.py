@@ -1,0 +1,266 @@
+"""Values of the static evaluator, and the two ways an evaluation stops early.
+
+Plain Python data (ints, strings, tuples, lists, dicts, ``None``) stand for
+themselves. Everything else the analysed code can hold is one of the small
+classes here: a class or function of the tree, a module, an instance of a
+tree class (named tuples, dataclasses, the platform), an enum member, or an
+:class:`External` name from outside the tree (``torch.float16``) that is
+only ever compared, never called.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.scope import ModuleScope, Scope
+
+
+class Unknown(Exception):
+    """The evaluator cannot answer: the reason and where, never a guess."""
+
+    def __init__(self, reason: str, path: str = "", line: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.path = path
+        self.line = line
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+    def __str__(self) -> str:
+        return f"{self.reason} ({self.where})" if self.path else self.reason
+
+
+class Unbound(Unknown):
+    """A module name no statement binds when the module runs (``if TYPE_CHECKING:``)."""
+
+
+@dataclass(eq=False)
+class ConfigDefaults:
+    """vLLM's default engine config, read from the field defaults of its config
+    classes (``attention_config`` -> ``AttentionConfig()``), never constructed."""
+
+    cls: Any
+
+
+class LazyGen:
+    """A generator expression: its items are evaluated as they are taken, so
+    ``any(...)`` stops at the first true one (later items may raise or be unknown),
+    and once taken they are gone, as in Python."""
+
+    def __init__(self, items: Iterator[Any]) -> None:
+        self.items = items
+
+    def take(self) -> list[Any]:
+        """Every item left."""
+        return list(self.items)
+
+
+@dataclass(eq=False)
+class Caught:
+    """The exception bound by ``except ... as e``: truthy and itself, its
+    attributes and text not evaluated (never the class standing in for it)."""
+
+    kind: str
+
+
+class Raised(Exception):
+    """An exception raised by the analysed code (``raise ValueError(...)``)."""
+
+    def __init__(self, kind: str, message: str = "", bases: tuple[str, ...] = ()) -> None:
+        super().__init__(kind, message)
+        self.kind = kind
+        self.message = message
+        #: names of the raised class's bases (a tree class deriving from ValueError)
+        self.bases = bases
+
+    def matches(self, handler: str) -> bool:
+        """Whether ``except handler:`` catches it."""
+        return any(exception_matches(kind, handler) for kind in (self.kind, *self.bases))
+
+
+def _builtin_exceptions() -> dict[str, frozenset[str]]:
+    """Each builtin exception's name -> the names that catch it (those of every class
+    of its MRO), read from this Python's own builtins (``EnvironmentError`` and
+    ``OSError`` name one class, so each catches the other)."""
+    names: dict[type, set[str]] = {}
+    for name, value in vars(builtins).items():
+        if isinstance(value, type) and issubclass(value, BaseException):
+            names.setdefault(value, set()).add(name)
+    return {
+        name: frozenset(n for c in cls.__mro__ for n in names.get(c, ()))
+        for cls, own in names.items()
+        for name in own
+    }
+
+
+#: the builtin exception hierarchy, by name
+EXCEPTION_MRO = _builtin_exceptions()
+
+
+def exception_matches(kind: str, handler: str) -> bool:
+    """Whether ``except handler`` catches a raised ``kind`` (builtin names)."""
+    return kind == handler or handler in EXCEPTION_MRO.get(kind, ())
+
+
+@dataclass(frozen=True)
+class External:
+    """A name from outside the tree (``torch.bfloat16``, ``flashinfer.x``): compared
+    by name, attribute access extends the name, calling it is unknown."""
+
+    qualname: str
+
+    def __repr__(self) -> str:
+        return self.qualname
+
+
+@dataclass(eq=False)
+class PyClass:
+    """A class defined in the tree (or built by a call, as composite backends are)."""
+
+    name: str
+    node: ast.ClassDef
+    module: ModuleScope
+    #: the scope the class statement ran in (a function frame for nested classes)
+    scope: Scope
+    attrs: dict[str, Any] = field(default_factory=dict)
+    mro_cache: list[Any] | None = None
+    bases_cache: list[Any] | None = None
+
+    @property
+    def path(self) -> str:
+        return self.module.path
+
+    def __repr__(self) -> str:
+        return f"<class {self.name}>"
+
+
+@dataclass(eq=False)
+class PyFunction:
+    """A ``def`` or ``lambda`` of the tree, with the scope it closes over."""
+
+    name: str
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    module: ModuleScope
+    scope: Scope
+    #: "function", "classmethod", "staticmethod" or "property"
+    kind: str = "function"
+    #: the class whose body defines it (for ``super()``)
+    owner: PyClass | None = None
+    #: default values, evaluated once (as at ``def`` time) when first needed
+    defaults: dict[str, Any] = field(default_factory=dict)
+    #: ``functools.cache``/``lru_cache``: its answers are kept even when running it
+    #: changed shared values (Python does not run it again)
+    cached: bool = False
+
+    @property
+    def path(self) -> str:
+        return self.module.path
+
+    def __repr__(self) -> str:
+        return f"<function {self.name}>"
+
+
+@dataclass(frozen=True, eq=False)
+class Bound:
+    """A function bound to a class (classmethods) or an instance."""
+
+    func: PyFunction
+    target: Any
+
+
+@dataclass(eq=False)
+class Instance:
+    """An instance of a tree class: named tuples, dataclasses, the platform."""
+
+    cls: PyClass
+    fields: dict[str, Any] = field(default_factory=dict)
+    #: the items of a ``NamedTuple`` instance, in field order
+    items: tuple[Any, ...] | None = None
+    #: a dataclass instance: ``==`` compares the fields
+    by_fields: bool = False
+
+    def __repr__(self) -> str:
+        return f"{self.cls.name}({', '.join(f'{k}={v!r}' for k, v in self.fields.items())})"
+
+    def __eq__(self, other: object) -> bool:
+        """A named tuple is equal to an equal tuple (as a dict key, in a set, in
+        ``list.index``); any other instance only to itself, unless its class says
+        otherwise (see :func:`.methods.custom_equality`)."""
+        if self.items is None:
+            return self is other
+        if isinstance(other, Instance):
+            return other.items is not None and self.items == other.items
+        return isinstance(other, tuple) and self.items == other
+
+    def __hash__(self) -> int:
+        return id(self) if self.items is None else hash(self.items)
+
+
+@dataclass(frozen=True, eq=False)
+class EnumMember:
+    """``AttentionType.DECODER``: a member of an enum class of the tree."""
+
+    cls: PyClass
+    name: str
+    value: Any
+    #: a ``str``/``int`` enum member: equal to its value and hashed like it
+    plain: bool = False
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EnumMember):
+            if self.plain and other.plain and self.cls is not other.cls:
+                return bool(self.value == other.value)  # two str (or int) enums: as values
+            return self.cls is other.cls and self.name == other.name
+        return self.plain and type(other) in (str, int, float, bool) and self.value == other
+
+    def __hash__(self) -> int:
+        return hash(self.value) if self.plain else hash((id(self.cls), self.name))
+
+    def __repr__(self) -> str:
+        return f"{self.cls.name}.{self.name}"
+
+
+@dataclass(frozen=True, eq=False)
+class Builtin:
+    """A builtin function or bound method, implemented by the evaluator."""
+
+    name: str
+    fn: Any
+
+    def __repr__(self) -> str:
+        return f"<builtin {self.name}>"
+
+
+@dataclass(frozen=True, eq=False)
+class SuperProxy:
+    """``super()`` inside a method: attribute lookup starts after ``start`` in the MRO."""
+
+    start: PyClass
+    target: Any
+
+
+@dataclass(eq=False)
+class Budget:
+    """Steps and sizes one question may use; running out is :class:`Unknown`."""
+
+    steps: int = 200_000
+    depth: int = 0
+    max_depth: int = 60
+
+    def tick(self, node: ast.AST, path: str) -> None:
+        self.steps -= 1
+        if self.steps < 0:
+            raise Unknown("step budget exhausted", path, getattr(node, "lineno", 0))
+
+    def spend(self, steps: int, where: tuple[str, int]) -> None:
+        """Charge work proportional to a size, before the work is done."""
+        self.steps -= steps
+        if self.steps < 0:
+            raise Unknown("step budget exhausted", *where)

@@ -1,0 +1,1 @@
+"""The ``runtime`` profile: questions put to the evaluator, answers merged into rows."""

@@ -1,0 +1,165 @@
+"""The line that decides an evaluated cell: the ``return`` its question ends on.
+
+Each column's question is asked once more for one telling input (the first
+accepted value, else the first tried), with the memo set aside so the run
+really executes. The cell's source is the ``return`` that states the answer
+(``return True``), else the class attribute the answer tests
+(``cls.supported_dtypes``, where the nearest class assigns it), else the last
+helper ``return`` that gave a list of values (``get_supported_head_sizes``),
+else the outermost ``return`` (a comparison): in the class itself or in a
+base in another file. A question whose run cannot be repeated falls back to
+the method's ``def``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from sphinxext_attn.model.records import Location
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.callmemo import CallMemo
+from sphinxext_attn.pyeval.members import class_mro
+from sphinxext_attn.pyeval.stmtmemo import StatementMemo
+from sphinxext_attn.pyeval.values import Bound, External, PyClass, PyFunction
+from sphinxext_attn.runtime.questions import CAPABILITIES, DTYPES, HEAD_SIZES, attention_types
+
+NODE = ast.Pass()
+#: column -> the method whose answer the cell shows
+QUESTIONS: dict[str, str] = {
+    "Dtypes": "supports_dtype",
+    "KV Dtypes": "supports_kv_cache_dtype",
+    "Block Sizes": "get_supported_kernel_block_sizes",
+    "Head Sizes": "supports_head_size",
+    "Compute Cap.": "supports_compute_capability",
+    "Attention Types": "supports_attn_type",
+    "Sink": "supports_sink",
+    "Sparse": "is_sparse",
+    "MM Prefix": "supports_mm_prefix",
+    "Non-Causal": "supports_non_causal",
+    "DCP": "supports_dcp",
+}
+
+
+def _argument(interp: Interpreter, cls: PyClass, column: str, facts: dict[str, Any]) -> list[Any]:
+    answer = facts.get(column)
+    if column == "Dtypes":
+        labels = dict(DTYPES)
+        first = answer[0] if answer else DTYPES[0][0]
+        return [External(labels.get(first, DTYPES[0][1]))]
+    if column == "KV Dtypes":
+        return [answer[0] if answer else "auto"]
+    if column == "Head Sizes":
+        return [answer[0] if answer else HEAD_SIZES[0]]
+    if column == "Compute Cap.":
+        cap = answer[0] if answer else CAPABILITIES[0]
+        return [interp.call(interp.machine_capability_class(), list(cap), {}, NODE, cls.path)]
+    if column == "Attention Types":
+        chosen = [v for n, v in attention_types(interp, cls) if not answer or n in answer]
+        return [chosen[0]] if chosen else []
+    return []
+
+
+def _definition(interp: Interpreter, cls: PyClass, method: str) -> Location | None:
+    try:
+        value = interp.getattr(cls, method, NODE, cls.path)
+    except (Unknown, Raised):
+        return None
+    func = value.func if isinstance(value, Bound) else value
+    if isinstance(func, PyFunction):
+        return Location(func.path, func.node.lineno)
+    return None
+
+
+def _capability_for(column: str, facts: dict[str, Any]) -> tuple[int, int] | None:
+    if column == "Compute Cap." and facts.get(column):
+        return tuple(facts[column][0])
+    return None
+
+
+def _class_data(interp: Interpreter, cls: PyClass, expr: ast.expr | None) -> Location | None:
+    """Where the nearest class in the resolution order assigns a ``cls.<name>``
+    the expression reads (``dtype in cls.supported_dtypes``)."""
+    if expr is None:
+        return None
+    names = [
+        n.attr
+        for n in ast.walk(expr)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "cls"
+    ]
+    if not names:
+        return None
+    try:
+        mro = [k for k in class_mro(cls, interp) if isinstance(k, PyClass)]
+    except (Unknown, Raised, RecursionError):
+        return None
+    for name in names:
+        for klass in mro:
+            for stmt in getattr(klass.node, "body", []):
+                targets = (
+                    stmt.targets
+                    if isinstance(stmt, ast.Assign)
+                    else [stmt.target]
+                    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None
+                    else []
+                )
+                if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                    return Location(klass.path, stmt.lineno)
+    return None
+
+
+def _decider(
+    interp: Interpreter, cls: PyClass, returns: list[tuple[str, int, Any, ast.expr | None]]
+) -> Location | None:
+    """The outermost ``return`` when it states the answer (``return True``);
+    otherwise the class attribute it tests (``cls.supported_dtypes``, where the
+    nearest class assigns it), the last list of values a helper returned (the
+    data the answer tests), else the outermost ``return`` (a comparison)."""
+    if not returns:
+        return None
+    path, line, _, expr = returns[-1]
+    if not isinstance(expr, ast.Constant):
+        data = _class_data(interp, cls, expr)
+        if data is not None:
+            return data
+        for data_path, data_line, value, _ in reversed(returns):
+            if isinstance(value, list | tuple | set | frozenset) and value:
+                return Location(data_path, data_line)
+    return Location(path, line)
+
+
+def deciding_lines(
+    interp: Interpreter, cls: PyClass, facts: dict[str, Any]
+) -> dict[str, Location]:
+    """Column -> the line its answer was decided on (columns the class answered)."""
+    out: dict[str, Location] = {}
+    saved = interp.call_memo, interp.statement_memo
+    try:
+        for column, method in QUESTIONS.items():
+            if facts.get(column) is None or column in facts.get("unknown", {}):
+                continue
+            where = _definition(interp, cls, method)
+            if where is None:
+                continue
+            interp.call_memo, interp.statement_memo = CallMemo(), StatementMemo()
+            interp.capability = _capability_for(column, facts) or (9, 0)
+            interp.budget.steps = 50_000
+            interp.budget.depth = 0
+            try:
+                args = _argument(interp, cls, column, facts)
+                bound = interp.getattr(cls, method, NODE, cls.path)
+                interp.returns = []
+                interp.call(bound, args, {}, NODE, cls.path)
+                where = _decider(interp, cls, interp.returns) or where
+            except (Unknown, Raised, RecursionError):
+                pass
+            finally:
+                interp.capability = None
+                interp.returns = None
+            out[column] = where
+    finally:
+        interp.call_memo, interp.statement_memo = saved
+    return out
+
+
+__all__ = ["QUESTIONS", "deciding_lines"]

@@ -1,0 +1,129 @@
+"""Turn a ``vllm-page`` analysis into the ``runtime`` profile's (see :mod:`.runtime`).
+
+Two steps, so the command line can run them in two processes at once
+(:mod:`.forked`): :func:`evaluate_runtime` asks every class its questions
+(it needs no page analysis), :func:`merge_runtime` puts the answers into the
+page analysis's rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sphinxext_attn.model.records import (
+    Analysis,
+    BackendFeatures,
+    Diagnostic,
+    Location,
+    PriorityList,
+)
+from sphinxext_attn.pyeval import Interpreter, Unknown
+from sphinxext_attn.runtime.profile import (
+    RuntimeReader,
+    apply_facts,
+    keep_for,
+    new_row,
+    resolve_class,
+)
+from sphinxext_attn.select.priority_titles import safe_evaluated_priorities
+from sphinxext_attn.source.registry import RegistryEntry, read_registry
+from sphinxext_attn.source.tree import SourceTree
+
+#: Reasons that mean an evaluation limit was hit rather than unsupported code.
+LIMIT_WORDS = ("budget", "too large", "too long", "too deeply", "in terms of itself")
+
+
+@dataclass
+class RuntimeAnswers:
+    """What the classes answered, per registered backend, in registry order
+    (plain data: it crosses a process boundary)."""
+
+    #: (entry, where its class is defined, the facts of :meth:`RuntimeReader.facts`)
+    backends: list[tuple[RegistryEntry, Location, dict[str, Any]]] = field(default_factory=list)
+    priorities: list[PriorityList] = field(default_factory=list)
+    priorities_unknown: Unknown | None = None
+    files: list[str] = field(default_factory=list)
+    directories: list[str] = field(default_factory=list)
+    #: problems met in files only the evaluator read (a helper that does not parse)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def evaluate_runtime(
+    tree: SourceTree, provenance: bool = True, extras: bool = True
+) -> RuntimeAnswers:
+    """Ask every registered class (and the priority function) through one interpreter
+    (``extras`` False: only the questions of the columns vLLM's page has)."""
+    from sphinxext_attn.analysis.pipeline import SKIPPED
+
+    interp = Interpreter(tree)
+    reader = RuntimeReader(interp, provenance=provenance, extras=extras)
+    answers = RuntimeAnswers()
+    for entry in read_registry(tree):
+        if entry.name in SKIPPED:
+            continue
+        cls = resolve_class(interp, entry)
+        if cls is None:
+            continue
+        where = Location(cls.path, cls.node.lineno)
+        answers.backends.append((entry, where, reader.facts(entry, cls)))
+    answers.priorities, answers.priorities_unknown = safe_evaluated_priorities(interp)
+    answers.files = list(tree.files)
+    answers.directories = list(tree.directories)
+    answers.diagnostics = list(tree.diagnostics)
+    return answers
+
+
+def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
+    """Replace each row's cells by the class's answers; add rows the page lacks."""
+    from sphinxext_attn.analysis.pipeline import model_family
+
+    by_name: dict[str, list[int]] = {}
+    for i, row in enumerate(analysis.backends):
+        by_name.setdefault(row.name, []).append(i)
+    resolved: set[str] = set()
+    added: list[BackendFeatures] = []
+    for entry, where, facts in answers.backends:
+        resolved.add(entry.name)
+        if entry.name in by_name:
+            for i in by_name[entry.name]:
+                row = analysis.backends[i]
+                analysis.backends[i] = apply_facts(row, facts, keep_for(row))
+        else:
+            is_mla = bool(facts.get("MLA"))
+            added.append(new_row(entry, where, facts, model_family(entry, is_mla)))
+        unknown = facts["unknown"]
+        if unknown:
+            column, reason = next(iter(unknown.items()))
+            # Code outside the evaluated subset is how the release is written (info,
+            # listed under the table); a body that exhausts a limit is hostile (warning).
+            hostile = any(word in reason for word in LIMIT_WORDS)
+            analysis.diagnostics.append(
+                Diagnostic(
+                    f"{entry.name}: {len(unknown)} cell(s) not evaluated, e.g. {column}: {reason}",
+                    where,
+                    "unknown",
+                    release=not hostile,
+                )
+            )
+    analysis.backends.extend(added)
+    why = answers.priorities_unknown
+    if answers.priorities:
+        analysis.priorities = answers.priorities
+    elif why is not None:
+        analysis.diagnostics.append(
+            Diagnostic(
+                f"priority lists not evaluated ({why.reason}); the literal lists are shown",
+                Location(why.path or "vllm/platforms/cuda.py", why.line or 0),
+                "unknown",
+                release=True,
+            )
+        )
+    said = {(str(d.location), d.message) for d in analysis.diagnostics}
+    analysis.diagnostics.extend(
+        d for d in answers.diagnostics if (str(d.location), d.message) not in said
+    )
+    # Classes the page reader could not find but the evaluator built (by a call).
+    analysis.diagnostics = [d for d in analysis.diagnostics if d.backend not in resolved]
+    analysis.files = list(dict.fromkeys([*analysis.files, *answers.files]))
+    analysis.directories = list(dict.fromkeys([*analysis.directories, *answers.directories]))

@@ -1,0 +1,286 @@
+"""The ``runtime`` profile: every cell is what the backend class answers when asked.
+
+The ``vllm-page`` analysis still decides which tables exist and how the
+FlashAttention and FlashInfer variant rows split (their machine-dependent
+cells stay as vLLM reasons about them); every other cell is replaced by the
+evaluator's answer, and backends the page never shows (composites built by a
+call) get rows of their own.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Any
+
+from sphinxext_attn.model.records import BackendFeatures, Location
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.values import PyClass
+from sphinxext_attn.runtime.deciding_lines import deciding_lines
+from sphinxext_attn.runtime.questions import (
+    ATTN_TYPE_NAMES,
+    CAPABILITIES,
+    DTYPES,
+    HEAD_SIZES,
+    Answer,
+    Asker,
+    attention_types,
+    block_size_labels,
+    dtype_values,
+    kv_cache_dtypes,
+)
+from sphinxext_attn.source.registry import RegistryEntry
+
+#: Flag columns and the classmethod each asks.
+FLAG_METHODS: dict[str, str] = {
+    "Sink": "supports_sink",
+    "Sparse": "is_sparse",
+    "MM Prefix": "supports_mm_prefix",
+    "Non-Causal": "supports_non_causal",
+    "DCP": "supports_dcp",
+}
+#: Before the backend had the question, vLLM asked the impl class instead.
+IMPL_FLAGS: dict[str, str] = {"DCP": "can_return_lse_for_decode"}
+#: Cells of the variant rows that depend on the FlashAttention version or the
+#: TRTLLM kernels present: kept as the variant rule reads them.
+VARIANT_CELLS = {
+    "FLASH_ATTN": {"Sink", "KV Dtypes", "Head Sizes", "Compute Cap."},
+    "FLASHINFER": {"Sink", "Block Sizes", "KV Dtypes", "Compute Cap."},
+}
+NODE = ast.Pass()
+#: The capabilities vLLM's answers were collected on (the JSON lists these).
+SCORED_CAPABILITIES = frozenset(c for c in CAPABILITIES if c != (8, 7))
+
+
+def resolve_class(interp: Interpreter, entry: RegistryEntry) -> PyClass | None:
+    module_name, _, name = entry.class_path.rpartition(".")
+    try:
+        module = interp.module(module_name)
+        if module is None:
+            return None
+        value = interp.module_attr(module, name, NODE)
+    except (Unknown, Raised, RecursionError):
+        return None
+    return value if isinstance(value, PyClass) else None
+
+
+def capability_text(caps: list[tuple[int, int]]) -> str:
+    """``[(8, 0), ..., (12, 1)]`` -> ``≥8.0``; families as ``9.x``; else each one."""
+    chosen = set(caps)
+    if chosen == set(CAPABILITIES):
+        return "Any"
+    if not chosen:
+        return "None"
+    first = min(chosen)
+    if chosen == {c for c in CAPABILITIES if c >= first}:
+        return f"≥{first[0]}.{first[1]}"
+    parts: list[str] = []
+    for major in sorted({c[0] for c in chosen}):
+        family = [c for c in CAPABILITIES if c[0] == major]
+        picked = [c for c in family if c in chosen]
+        if picked == family:
+            parts.append(f"{major}.x")
+        else:
+            parts.extend(f"{a}.{b}" for a, b in picked)
+    return ", ".join(parts)
+
+
+def head_size_text(sizes: list[int]) -> tuple[str, ...]:
+    """Supported head sizes from 1 to 1024, compactly: ``%8 ≤256``, ``64-256`` or a list."""
+    if len(sizes) == len(HEAD_SIZES):
+        return ()
+    if not sizes:
+        return ("None",)
+    if len(sizes) <= 8:
+        return tuple(str(s) for s in sizes)
+    lo, hi = sizes[0], sizes[-1]
+    for step in (64, 32, 16, 8, 4, 2):
+        if sizes == list(range(step, hi + 1, step)) or sizes == list(range(lo, hi + 1, step)):
+            return (f"%{step}", f"{lo}-{hi}") if lo > step else (f"%{step}", f"≤{hi}")
+    if sizes == list(range(lo, hi + 1)):
+        return (f"{lo}-{hi}",)
+    return tuple(str(s) for s in sizes)
+
+
+def _reason(answer: Answer) -> str:
+    assert answer.unknown is not None
+    return str(answer.unknown)
+
+
+class RuntimeReader:
+    """Asks each registered class its questions once and builds its row."""
+
+    def __init__(self, interp: Interpreter, provenance: bool = True, extras: bool = True) -> None:
+        self.interp = interp
+        self.kv_dtypes = list(kv_cache_dtypes(interp))
+        #: find the line deciding each cell (source links, tooltips, JSON)
+        self.provenance = provenance
+        #: ask the capabilities outside vLLM's page too (JSON, ``:columns:``)
+        self.extras = extras
+
+    def facts(self, entry: RegistryEntry, cls: PyClass) -> dict[str, Any]:
+        """Every answer of one backend: column -> value, plus ``unknown`` and ``supports``."""
+        ask = Asker(self.interp, cls)
+        facts: dict[str, Any] = {"unknown": {}, "supports": {}, "extras": {}}
+        unknown: dict[str, str] = facts["unknown"]
+
+        def take(column: str, answer: Answer) -> Any:
+            if answer.unknown is not None:
+                unknown[column] = _reason(answer)
+                return None
+            if answer.raised:
+                unknown[column] = f"the class raises {answer.raised}"
+                return None
+            return answer.value
+
+        labels = [label for label, _ in DTYPES]
+        facts["Dtypes"] = take("Dtypes", ask.ask_each("supports_dtype", dtype_values(), labels))
+        facts["KV Dtypes"] = take(
+            "KV Dtypes", ask.ask_each("supports_kv_cache_dtype", self.kv_dtypes, self.kv_dtypes)
+        )
+        answer = ask.ask("get_supported_kernel_block_sizes")
+        blocks = take("Block Sizes", answer)
+        facts["Block Sizes"] = None
+        if blocks is not None:
+            labels_out: list[str] = []
+            for value in blocks if answer.by_capability else [blocks]:
+                got = block_size_labels(value)
+                if got is None:
+                    unknown["Block Sizes"] = (
+                        "get_supported_kernel_block_sizes() is not a list of sizes"
+                    )
+                    break
+                labels_out += [x for x in got if x not in labels_out]
+            facts["Block Sizes"] = None if "Block Sizes" in unknown else labels_out
+        heads = take(
+            "Head Sizes",
+            ask.ask_each("supports_head_size", list(HEAD_SIZES), [str(h) for h in HEAD_SIZES]),
+        )
+        facts["Head Sizes"] = [int(h) for h in heads] if heads is not None else None
+        facts["Compute Cap."] = take("Compute Cap.", ask.capabilities())
+        kinds = attention_types(self.interp, cls)
+        types = take(
+            "Attention Types",
+            ask.ask_each("supports_attn_type", [v for _, v in kinds], [n for n, _ in kinds]),
+        )
+        facts["Attention Types"] = types
+        interface = self.interface(cls)
+        declared = {f.name for f in interface}
+        for column, method in FLAG_METHODS.items():
+            answer = ask.ask_flag(method)
+            if answer.raised.startswith("AttributeError"):
+                if column in IMPL_FLAGS:
+                    answer = ask.ask_impl_flag(IMPL_FLAGS[column])
+                elif method not in declared:  # the release has no such question
+                    facts[column] = None
+                    continue
+            facts[column] = take(column, answer)
+        facts["MLA"] = take("MLA", ask.ask_flag("is_mla"))
+        for method in extra_methods(interface) if self.extras else []:
+            facts["extras"][method] = take(method, ask.ask_flag(method))
+        facts["sources"] = deciding_lines(self.interp, cls, facts) if self.provenance else {}
+        return facts
+
+    def interface(self, cls: PyClass) -> list[ast.FunctionDef]:
+        """The methods of the release's backend interface: those of the root
+        class of ``cls`` (``AttentionBackend``). A question it lacks is one
+        vLLM of that release never asks: a class without it is no unknown."""
+        from sphinxext_attn.pyeval.members import class_mro
+
+        mro = [c for c in class_mro(cls, self.interp) if isinstance(c, PyClass)]
+        return [s for s in mro[-1].node.body if isinstance(s, ast.FunctionDef)]
+
+
+def extra_methods(interface: list[ast.FunctionDef]) -> list[str]:
+    """Capability flags the release's backend interface declares (no-argument
+    ``supports_*`` classmethods of the root backend class)."""
+    return [
+        stmt.name
+        for stmt in interface
+        if stmt.name.startswith("supports_")
+        and len(stmt.args.args) == 1
+        and not stmt.args.vararg
+        and stmt.name not in FLAG_METHODS.values()
+    ]
+
+
+def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> BackendFeatures:
+    """The row with its evaluated cells (``keep``: columns the variant rule decides)."""
+    changes: dict[str, Any] = {}
+    unknown = {k: v for k, v in facts["unknown"].items() if k not in keep}
+    supports: dict[str, Any] = {}
+    if "Dtypes" not in keep and facts["Dtypes"] is not None:
+        changes["dtypes"] = tuple(facts["Dtypes"])
+    if "KV Dtypes" not in keep and facts["KV Dtypes"] is not None:
+        changes["kv_cache_dtypes"] = tuple(facts["KV Dtypes"])
+    if "Block Sizes" not in keep and facts["Block Sizes"] is not None:
+        labels = (
+            [b for b in facts["Block Sizes"] if b != "%1"]
+            if "%1" not in facts["Block Sizes"]
+            else []
+        )
+        changes["block_sizes"] = tuple(labels)
+        supports["block_sizes"] = (
+            "any"
+            if "%1" in facts["Block Sizes"] or not facts["Block Sizes"]
+            else list(facts["Block Sizes"])
+        )
+    if "Head Sizes" not in keep and facts["Head Sizes"] is not None:
+        changes["head_sizes"] = head_size_text(facts["Head Sizes"])
+        heads = facts["Head Sizes"]
+        supports["head_sizes"] = "any" if len(heads) == len(HEAD_SIZES) else heads
+    if (
+        "Compute Cap." not in keep
+        and facts["Compute Cap."] is not None
+        and row.compute_capability != "N/A"
+    ):
+        caps = facts["Compute Cap."]
+        changes["compute_capability"] = capability_text(caps)
+        supports["compute_capabilities"] = (
+            "any"
+            if set(caps) == set(CAPABILITIES)
+            else [f"{a}.{b}" for a, b in caps if (a, b) in SCORED_CAPABILITIES]
+        )
+    if facts["Attention Types"] is not None:
+        names = [ATTN_TYPE_NAMES.get(n, n) for n in facts["Attention Types"]]
+        every = set(ATTN_TYPE_NAMES.values())
+        changes["attn_types"] = (
+            "All" if set(names) >= every else ", ".join(sorted(names)) or "None"
+        )
+    for column, field_name in (
+        ("Sink", "supports_sink"),
+        ("Sparse", "is_sparse"),
+        ("MM Prefix", "supports_mm_prefix"),
+        ("Non-Causal", "supports_non_causal"),
+        ("DCP", "supports_dcp"),
+    ):
+        if column not in keep and facts[column] is not None:
+            changes[field_name] = bool(facts[column])
+    sources = dict(row.sources)
+    sources.update((c, loc) for c, loc in facts.get("sources", {}).items() if c not in keep)
+    return replace(
+        row,
+        **changes,
+        unknown=unknown,
+        supports=supports,
+        extras=dict(facts["extras"]),
+        sources=sources,
+    )
+
+
+def new_row(
+    entry: RegistryEntry, where: Location, facts: dict[str, Any], family: str
+) -> BackendFeatures:
+    """A row for a backend the page analysis has none for (a composite)."""
+    row = BackendFeatures(
+        name=entry.name,
+        class_path=entry.class_path,
+        is_mla=bool(facts.get("MLA")),
+        family=family,
+        sources={"Backend": where},
+    )
+    return apply_facts(row, facts, set())
+
+
+def keep_for(row: BackendFeatures) -> set[str]:
+    return VARIANT_CELLS.get(row.name, set()) if row.version else set()

@@ -1,0 +1,310 @@
+"""Ask a backend class what vLLM asks it, over the grids of the contract.
+
+Each answer is a value or an :class:`Unknown` with its reason and location.
+A question that does not name a GPU is first asked with no capability; if
+the answer depends on the GPU it is asked on every capability of the grid
+and the answers are joined (a KV dtype some GPU supports is listed).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.machine import LiteralType
+from sphinxext_attn.pyeval.values import (
+    Bound,
+    EnumMember,
+    External,
+    Instance,
+    PyClass,
+    PyFunction,
+)
+
+CAPABILITIES: tuple[tuple[int, int], ...] = (
+    (7, 0), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9),
+    (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1),
+)  # fmt: skip
+#: The head sizes vLLM's answers were collected on (its README's grid, 8 to 1024).
+HEAD_SIZES: tuple[int, ...] = (
+    8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 112, 120, 128, 160, 192, 224, 256,
+    288, 320, 384, 512, 576, 640, 768, 1024,
+)  # fmt: skip
+DTYPES: tuple[tuple[str, str], ...] = (
+    ("fp16", "torch.float16"),
+    ("bf16", "torch.bfloat16"),
+    ("fp32", "torch.float32"),
+)
+#: vLLM's attention types, by enum member name, as the tables name them.
+ATTN_TYPE_NAMES = {
+    "DECODER": "Decoder",
+    "ENCODER": "Encoder",
+    "ENCODER_ONLY": "Encoder Only",
+    "ENCODER_DECODER": "Enc-Dec",
+}
+#: Where the CacheDType literal lives (newest first); a fallback when none is found.
+CACHE_DTYPE_MODULES = ("vllm.config.cache", "vllm.config")
+FALLBACK_KV_DTYPES = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+NODE = ast.Pass()
+
+
+@dataclass
+class Answer:
+    """One evaluated cell: its value, or why there is none."""
+
+    value: Any = None
+    unknown: Unknown | None = None
+    #: the answer differs between GPUs (joined over the capability grid)
+    by_capability: bool = False
+    raised: str = ""
+
+
+@dataclass
+class Asker:
+    """Questions to one backend class through one interpreter."""
+
+    interp: Interpreter
+    cls: PyClass
+    #: methods looked up without reading the device capability, by name and the
+    #: count of class attribute writes (a grid asks the same method many times)
+    _methods: dict[tuple[str, int], Any] = field(default_factory=dict, init=False)
+
+    def method(self, name: str) -> Any:
+        interp = self.interp
+        key = (name, interp.class_writes)
+        found = self._methods.get(key)
+        if found is not None:
+            return found
+        read_before = interp.capability_read
+        interp.capability_read = False
+        try:
+            found = interp.getattr(self.cls, name, NODE, self.cls.path)
+        finally:
+            read = interp.capability_read
+            interp.capability_read = read_before or read
+        if not read and interp.class_writes == key[1]:
+            self._methods[key] = found
+        return found
+
+    def call(self, name: str, *args: Any, capability: tuple[int, int] | None = None) -> Any:
+        interp = self.interp
+        interp.capability = capability
+        interp.capability_read = False
+        interp.budget.steps = 50_000
+        interp.budget.depth = 0
+        try:
+            method = self.method(name)
+            if not takes(method, len(args)):
+                func = method.func if isinstance(method, Bound) else method
+                raise Unknown(
+                    f"{name}() does not take the {len(args)} argument(s) vLLM passes",
+                    func.path,
+                    func.node.lineno,
+                )
+            return interp.call(method, list(args), {}, NODE, self.cls.path)
+        except RecursionError:
+            raise Unknown(
+                "expression nested too deeply", self.cls.path, self.cls.node.lineno
+            ) from None
+        finally:
+            interp.capability = None
+
+    def ask(self, name: str, *args: Any) -> Answer:
+        """A question that names no GPU: joined over the grid if the GPU matters."""
+        try:
+            return Answer(self.call(name, *args))
+        except Raised as exc:
+            return Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
+        except Unknown as exc:
+            if not self.interp.capability_read:  # unknown for another reason
+                return Answer(unknown=exc)
+        values = []
+        for cap in CAPABILITIES:
+            try:
+                values.append(self.call(name, *args, capability=cap))
+            except Raised:
+                continue
+            except Unknown as exc:
+                return Answer(unknown=exc)
+        return Answer(values, by_capability=True)
+
+    def ask_flag(self, name: str) -> Answer:
+        answer = self.ask(name)
+        if answer.by_capability:
+            truth = [self.interp.truth(v, NODE, self.cls.path) for v in answer.value]
+            answer.value = any(truth)
+        elif answer.unknown is None and not answer.raised:
+            answer.value = self.interp.truth(answer.value, NODE, self.cls.path)
+        return answer
+
+    def ask_impl_flag(self, attribute: str) -> Answer:
+        """``get_impl_cls().<attribute>``: where releases without a backend-level
+        question keep a capability (DCP: ``can_return_lse_for_decode``). A backend
+        with no impl class (``NotImplementedError``) has none, as later vLLM says."""
+        try:
+            try:
+                impl = self.call("get_impl_cls")
+            except Raised as exc:
+                if exc.kind == "NotImplementedError":
+                    return Answer(False)
+                raise
+            value = self.interp.getattr(impl, attribute, NODE, self.cls.path)
+            return Answer(self.interp.truth(value, NODE, self.cls.path))
+        except Raised as exc:
+            return Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
+        except Unknown as exc:
+            return Answer(unknown=exc)
+
+    def has(self, name: str) -> Answer | None:
+        """None when the class has the method ``name`` (on some GPU of the grid, when
+        the class body picks it by GPU); else why there is no answer."""
+        interp = self.interp
+        interp.capability_read = False
+        why: Answer | None = None
+        for capability in (None, *CAPABILITIES):
+            interp.capability = capability
+            try:
+                self.method(name)
+                return None
+            except Raised as exc:
+                why = why or Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
+            except Unknown as exc:
+                if capability is not None or not interp.capability_read:
+                    return Answer(unknown=exc)
+            except RecursionError:
+                return Answer(unknown=Unknown("expression nested too deeply", self.cls.path))
+            finally:
+                interp.capability = None
+            if not interp.capability_read:
+                break  # the same on every GPU
+        return why
+
+    def ask_each(self, name: str, values: list[Any], labels: list[str]) -> Answer:
+        """Which of ``values`` the one-argument question accepts (by label).
+
+        A value for which the method raises is not accepted: vLLM, asking it, would
+        fail with that exception. A method the class does not have, or that does not
+        take the argument, is no answer for any value (the question does not apply);
+        what the machine model lacks is :class:`Unknown`, never a raise."""
+        missing = self.has(name)
+        if missing is not None:
+            return missing
+        accepted: list[str] = []
+        by_cap = False
+        for value, label in zip(values, labels, strict=True):
+            answer = self.ask(name, value)
+            if answer.unknown is not None:
+                return answer
+            if answer.raised:
+                continue
+            if answer.by_capability:
+                by_cap = True
+                ok = any(self.interp.truth(v, NODE, self.cls.path) for v in answer.value)
+            else:
+                ok = self.interp.truth(answer.value, NODE, self.cls.path)
+            if ok:
+                accepted.append(label)
+        return Answer(accepted, by_capability=by_cap)
+
+    def capabilities(self) -> Answer:
+        missing = self.has("supports_compute_capability")
+        if missing is not None:
+            return missing
+        try:
+            device_capability = self.interp.machine_capability_class()
+        except RecursionError:
+            return Answer(unknown=Unknown("expression nested too deeply", self.cls.path))
+        except (Unknown, Raised) as exc:
+            return Answer(unknown=exc if isinstance(exc, Unknown) else Unknown(str(exc)))
+        accepted = []
+        for cap in CAPABILITIES:
+            try:
+                value = self.call(
+                    "supports_compute_capability",
+                    self.interp.call(device_capability, list(cap), {}, NODE, self.cls.path),
+                    capability=cap,
+                )
+            except Raised:
+                continue
+            except Unknown as exc:
+                return Answer(unknown=exc)
+            if self.interp.truth(value, NODE, self.cls.path):
+                accepted.append(cap)
+        return Answer(accepted)
+
+
+def takes(method: Any, count: int) -> bool:
+    """Whether a tree function called as ``method(*count arguments)`` binds them."""
+    func = method.func if isinstance(method, Bound) else method
+    if not isinstance(func, PyFunction):
+        return True
+    spec = func.node.args
+    positional = [*spec.posonlyargs, *spec.args][1 if isinstance(method, Bound) else 0 :]
+    if count > len(positional) and spec.vararg is None:
+        return False
+    required = len(positional) - len(spec.defaults)
+    return count >= required and all(d is not None for d in spec.kw_defaults)
+
+
+def block_size_labels(value: Any) -> list[str] | None:
+    """``[MultipleOf(16), 32]`` -> ``["%16", "32"]``; None when not a list of sizes."""
+    if not isinstance(value, list | tuple):
+        return None
+    out = []
+    for item in value:
+        if isinstance(item, bool):
+            return None
+        if isinstance(item, int):
+            out.append(str(item))
+        elif isinstance(item, Instance) and set(item.fields) == {"base"}:
+            out.append(f"%{item.fields['base']}")
+        else:
+            return None
+    return out
+
+
+def kv_cache_dtypes(interp: Interpreter) -> tuple[str, ...]:
+    """The release's ``CacheDType`` literal values, in declaration order."""
+    for dotted in CACHE_DTYPE_MODULES:
+        try:
+            module = interp.module(dotted)
+            if module is None or not module.has("CacheDType"):
+                continue
+            literal = module.lookup("CacheDType", interp, NODE)
+        except (Unknown, Raised, RecursionError):
+            continue
+        if isinstance(literal, LiteralType) and all(isinstance(i, str) for i in literal.items):
+            return tuple(literal.items)
+    return FALLBACK_KV_DTYPES
+
+
+def attention_types(interp: Interpreter, cls: PyClass) -> list[tuple[str, Any]]:
+    """``(name, value)`` of each attention type the backend's interface module
+    defines: the members of the ``AttentionType`` enum, or, before it was an
+    enum (vLLM 0.13), the string constants of the plain class."""
+    from sphinxext_attn.pyeval.members import class_mro
+    from sphinxext_attn.pyeval.objects import member_names
+
+    for klass in reversed(class_mro(cls, interp)):
+        if isinstance(klass, PyClass) and klass.module.has("AttentionType"):
+            try:
+                kind = klass.module.lookup("AttentionType", interp, NODE)
+                if not isinstance(kind, PyClass):
+                    continue
+                if interp.is_enum(kind):
+                    members = interp.iterate(kind, NODE, klass.path)
+                    return [(m.name, m) for m in members if isinstance(m, EnumMember)]
+                pairs = [
+                    (name, interp.getattr(kind, name, NODE, klass.path))
+                    for name in member_names(kind)
+                ]
+                return [(n, v) for n, v in pairs if isinstance(v, str)]
+            except (Unknown, Raised, RecursionError):
+                continue
+    return []
+
+
+def dtype_values() -> list[External]:
+    return [External(q) for _, q in DTYPES]

@@ -1,0 +1,1 @@
+"""Selection: vLLM's decision for a configuration, its priority lists, the selector's table."""

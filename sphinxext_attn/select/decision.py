@@ -1,0 +1,344 @@
+"""Which backend vLLM picks for one configuration, and why not the others.
+
+The question is put the way vLLM puts it: the platform's own
+``get_valid_backends`` is evaluated with an ``AttentionSelectorConfig`` built
+from the configuration, so the priority list, each backend's
+``validate_configuration`` and the reasons are vLLM's code and words.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.statements import NOT_EVALUATED
+from sphinxext_attn.pyeval.values import Bound, EnumMember, External, Instance, PyClass
+from sphinxext_attn.select.reason_sources import ReasonLocator
+
+NODE = ast.Pass()
+SELECTOR_MODULES = ("vllm.v1.attention.selector", "vllm.attention.selector")
+DTYPE_NAMES = {
+    "fp16": "torch.float16",
+    "float16": "torch.float16",
+    "half": "torch.float16",
+    "bf16": "torch.bfloat16",
+    "bfloat16": "torch.bfloat16",
+    "fp32": "torch.float32",
+    "float32": "torch.float32",
+    "float": "torch.float32",
+}
+ATTN_TYPES = ("DECODER", "ENCODER", "ENCODER_ONLY", "ENCODER_DECODER")
+#: Option name (``select --kv-cache-dtype``, the directives' ``:kv-cache-dtype:``)
+#: -> the :class:`Config` field it sets; the fields are vLLM's case keys.
+OPTION_FIELDS: dict[str, str] = {
+    "capability": "capability",
+    "dtype": "dtype",
+    "kv-cache-dtype": "kv_cache_dtype",
+    "head-size": "head_size",
+    "block-size": "block_size",
+    "num-heads": "num_heads",
+    "attn-type": "attn_type",
+    "mla": "use_mla",
+    "sparse": "use_sparse",
+    "sink": "has_sink",
+    "mm-prefix": "use_mm_prefix",
+    "non-causal": "use_non_causal",
+}
+
+
+@dataclass
+class Config:
+    """One configuration, with the keys of vLLM's selection cases."""
+
+    capability: str = "9.0"
+    dtype: str = "bf16"
+    kv_cache_dtype: str | None = "auto"
+    head_size: int = 128
+    block_size: int | None = None
+    num_heads: int | None = None
+    attn_type: str = "DECODER"
+    use_mla: bool = False
+    use_sparse: bool = False
+    has_sink: bool = False
+    use_mm_prefix: bool = False
+    use_non_causal: bool = False
+
+    def key(self) -> tuple[Any, ...]:
+        """The field values, in order (``dataclasses.astuple`` copies them deeply)."""
+        return tuple(self.__dict__.values())
+
+    @classmethod
+    def from_case(cls, case: dict[str, Any]) -> Config:
+        cfg = dict(case.get("config", {}))
+        known = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
+        return cls(
+            capability=str(case.get("capability", "9.0")), num_heads=case.get("num_heads"), **known
+        )
+
+    def describe(self) -> str:
+        """The configuration in one line, for people."""
+        flags = [
+            word
+            for word, on in (
+                ("MLA", self.use_mla),
+                ("sparse", self.use_sparse),
+                ("sink", self.has_sink),
+                ("multimodal prefix", self.use_mm_prefix),
+                ("non-causal", self.use_non_causal),
+            )
+            if on
+        ]
+        return ", ".join(
+            [
+                f"SM {self.capability}",
+                self.dtype,
+                f"KV cache {self.kv_cache_dtype or 'unset'}",
+                f"head size {self.head_size}",
+                f"block size {self.block_size or 'default'}",
+                f"{self.num_heads or 'unknown'} heads",
+                self.attn_type.lower().replace("_", "-"),
+                *flags,
+            ]
+        )
+
+    @property
+    def capability_tuple(self) -> tuple[int, int]:
+        major, _, minor = self.capability.partition(".")
+        return int(major), int(minor or 0)
+
+
+@dataclass
+class Decision:
+    """vLLM's answer: the list, the pick (or None: vLLM raises), the reasons."""
+
+    selected: str | None
+    priorities: list[str]
+    rejected: dict[str, list[str]] = field(default_factory=dict)
+    #: where a question could not be evaluated: backend -> reason (never guessed)
+    unknown: dict[str, str] = field(default_factory=dict)
+    error: str = ""
+    #: backend -> file:line of each reason (parallel to ``rejected``; "" = not found)
+    sources: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "selected": self.selected,
+            "priorities": self.priorities,
+            "rejected": self.rejected,
+        }
+        if self.sources:
+            data["sources"] = self.sources
+        if self.unknown:
+            data["unknown"] = self.unknown
+        if self.error:
+            data["error"] = self.error
+        return data
+
+    def undecided(self) -> list[str]:
+        """Backends not evaluated that vLLM tries before the pick (all of them when
+        nothing qualifies): the pick holds only if none of them qualifies."""
+        end = (
+            self.priorities.index(self.selected)
+            if self.selected in self.priorities
+            else len(self.priorities)
+        )
+        return [name for name in self.priorities[:end] if name in self.unknown]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Decision:
+        return cls(
+            data["selected"],
+            list(data["priorities"]),
+            dict(data["rejected"]),
+            dict(data.get("unknown", {})),
+            data.get("error", ""),
+            dict(data.get("sources", {})),
+        )
+
+
+class Selector:
+    """Answers selection questions on one tree, sharing one evaluator."""
+
+    def __init__(self, interp: Interpreter) -> None:
+        self.interp = interp
+        self._config_cls: Any = None
+        self._locator: ReasonLocator | None = None
+        #: the tree's selector config per configuration, and DeviceCapability per GPU
+        #: (the selector's table asks each point of its grid for several backends;
+        #: both are named tuples, never changed)
+        self._configs: dict[tuple[Any, ...], Instance] = {}
+        self._capabilities: dict[tuple[int, int], Any] = {}
+        interp.lenient_functions = frozenset({"validate_configuration"})
+
+    def _selector_config_class(self) -> PyClass:
+        if self._config_cls is None:
+            for dotted in SELECTOR_MODULES:
+                module = self.interp.module(dotted)
+                if module is not None and module.has("AttentionSelectorConfig"):
+                    self._config_cls = module.lookup("AttentionSelectorConfig", self.interp, NODE)
+                    break
+            else:
+                raise Unknown("no AttentionSelectorConfig in the tree", SELECTOR_MODULES[0])
+        return self._config_cls
+
+    def _attn_type(self, name: str) -> Any:
+        config_cls = self._selector_config_class()
+        module = config_cls.module
+        enum = (
+            module.lookup("AttentionType", self.interp, NODE)
+            if module.has("AttentionType")
+            else None
+        )
+        if isinstance(enum, PyClass):
+            member = self.interp.class_own_attr(enum, name.upper())
+            if isinstance(member, EnumMember):
+                return member
+        return name.lower()
+
+    def build_config(self, config: Config) -> Instance:
+        key = config.key()
+        found = self._configs.get(key)
+        if found is None:
+            found = self._configs[key] = self._build_config(config)
+        return found
+
+    def _build_config(self, config: Config) -> Instance:
+        interp = self.interp
+        cls = self._selector_config_class()
+        fields = [name for name, _ in interp._fields(cls) or []]
+        values = {
+            "head_size": config.head_size,
+            "dtype": External(DTYPE_NAMES.get(config.dtype.lower(), f"torch.{config.dtype}")),
+            "kv_cache_dtype": config.kv_cache_dtype,
+            "block_size": config.block_size,
+            "use_mla": config.use_mla,
+            "has_sink": config.has_sink,
+            "use_sparse": config.use_sparse,
+            "use_mm_prefix": config.use_mm_prefix,
+            "attn_type": self._attn_type(config.attn_type),
+            "use_non_causal": config.use_non_causal,
+        }
+        kwargs = {k: v for k, v in values.items() if k in fields}
+        return interp.call(cls, [], kwargs, NODE, cls.path)
+
+    def explain(self, decision: Decision) -> Decision:
+        """Add where each reason is stated (file:line) to a decision."""
+        if self._locator is None:
+            self._locator = ReasonLocator(self.interp)
+        for name, reasons in decision.rejected.items():
+            found = [self._locator.locate(name, r) for r in reasons]
+            decision.sources[name] = [str(loc) if loc else "" for loc in found]
+        return decision
+
+    def decide(self, config: Config) -> Decision:
+        interp = self.interp
+        interp.capability = config.capability_tuple
+        interp.budget.steps = 400_000
+        interp.budget.depth = 0
+        try:
+            return self._decide(config)
+        except Unknown as exc:
+            return Decision(None, [], unknown={"*": str(exc)}, error=f"not evaluated: {exc}")
+        except Raised as exc:
+            return Decision(None, [], error=f"{exc.kind}: {exc.message}")
+        except RecursionError:
+            return Decision(None, [], error="not evaluated: nesting too deep")
+        finally:
+            interp.capability = None
+
+    def _decide(self, config: Config) -> Decision:
+        method, kwargs = self.valid_backends_call(config)
+        result = self.interp.call(method, [], kwargs, NODE, "")
+        return read_valid_backends(result, method.func.path if isinstance(method, Bound) else "")
+
+    def valid_backends_call(self, config: Config) -> tuple[Any, dict[str, Any]]:
+        """The platform's ``get_valid_backends`` and the arguments vLLM passes it
+        for ``config`` (``num_heads`` where the release's signature has it)."""
+        interp = self.interp
+        platform = interp.machine.platform(interp)
+        method = interp.getattr(platform, "get_valid_backends", NODE, "")
+        kwargs: dict[str, Any] = {
+            "device_capability": self.device_capability(config),
+            "attn_selector_config": self.build_config(config),
+        }
+        if isinstance(method, Bound) and "num_heads" in _param_names(method.func.node):
+            kwargs["num_heads"] = config.num_heads
+        return method, kwargs
+
+    def device_capability(self, config: Config) -> Any:
+        """The tree's ``DeviceCapability`` of ``config``'s GPU."""
+        key = config.capability_tuple
+        found = self._capabilities.get(key)
+        if found is None:
+            cls = self.interp.machine_capability_class()
+            found = self._capabilities[key] = self.interp.call(cls, list(key), {}, NODE, "")
+        return found
+
+
+def read_valid_backends(result: Any, where: str) -> Decision:
+    """The decision in ``get_valid_backends``'s answer ``(valid, invalid)``, in
+    either shape vLLM has used; :class:`Unknown` (at ``where``) for another."""
+    try:
+        return _read_result(result)
+    except (ValueError, TypeError, AttributeError, KeyError, StopIteration):
+        raise Unknown("get_valid_backends answered in a shape not understood", where) from None
+
+
+def _read_result(result: Any) -> Decision:
+    valid, invalid = result
+    order: dict[int, str] = {}
+    chosen: tuple[int, str] | None = None
+    for candidate in valid:
+        backend, priority = _candidate(candidate)
+        order[priority] = backend.name
+        if chosen is None or priority < chosen[0]:
+            chosen = (priority, backend.name)
+    rejected: dict[str, list[str]] = {}
+    unknown: dict[str, str] = {}
+    for backend, (priority, reasons) in with_priorities(invalid, order):
+        order[priority] = backend.name
+        texts = [str(r) for r in reasons]
+        if len(texts) == 1 and texts[0].startswith(NOT_EVALUATED):
+            unknown[backend.name] = texts[0].removeprefix(NOT_EVALUATED)
+        else:
+            rejected[backend.name] = texts
+    priorities = [order[i] for i in sorted(order)]
+    selected = chosen[1] if chosen else None
+    return Decision(selected, priorities, rejected, unknown)
+
+
+def with_priorities(invalid: Any, valid: dict[int, str]) -> list[tuple[Any, tuple[int, Any]]]:
+    """``(backend, (priority, reasons))`` of each rejected backend. Before vLLM 0.18
+    the reasons came without the priority: the rejected backends then take, in
+    the order vLLM tried them, the places of the list the valid ones leave."""
+    items = list(invalid.items())
+    if all(isinstance(v, tuple) and len(v) == 2 and type(v[0]) is int for _, v in items):
+        return items
+    free = (i for i in itertools.count() if i not in valid)
+    return [(backend, (next(free), reasons)) for backend, reasons in items]
+
+
+def _param_names(node: Any) -> list[str]:
+    args = node.args
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+
+
+def _candidate(candidate: Any) -> tuple[EnumMember, int]:
+    """A valid backend entry: ``_BackendCandidate(cls, backend, priority)`` or
+    the older ``(backend, priority)`` tuple."""
+    items = (
+        candidate.items
+        if isinstance(candidate, Instance) and candidate.items is not None
+        else candidate
+    )
+    if isinstance(candidate, Instance) and "backend" in candidate.fields:
+        return candidate.fields["backend"], candidate.fields["priority"]
+    backend = next(i for i in items if isinstance(i, EnumMember))
+    priority = next(i for i in items if isinstance(i, int) and not isinstance(i, bool))
+    return backend, priority
+
+
+__all__ = ["OPTION_FIELDS", "Config", "Decision", "Selector"]

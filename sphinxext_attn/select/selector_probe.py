@@ -1,0 +1,132 @@
+"""Questions the interactive selector's table is built from, asked the way vLLM asks them.
+
+Two questions, both answered by evaluating the tree's own code with the
+:class:`~sphinxext_attn.select.decision.Selector`'s evaluator:
+
+* :meth:`Prober.priorities`: the list vLLM's ``_get_backend_priorities``
+  returns for a configuration (the function itself, called with the
+  arguments its signature takes, by name);
+* :meth:`Prober.reasons`: why one backend rejects a configuration. The
+  platform's ``get_valid_backends`` is evaluated as for a whole decision, with
+  ``_get_backend_priorities`` answering just that backend, so the reasons are
+  produced by the same loop (import failures included) as the CLI's.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from sphinxext_attn.pyeval import Raised, Unknown
+from sphinxext_attn.pyeval.statements import NOT_EVALUATED
+from sphinxext_attn.pyeval.values import Bound, Builtin, EnumMember, Instance
+from sphinxext_attn.select.decision import Config, Selector, read_valid_backends
+from sphinxext_attn.select.priority_paths import (
+    PLATFORM_MODULE,
+    PRIORITY_FUNCTION,
+    priority_function,
+)
+
+NODE = ast.Pass()
+#: parameters of the priority function that are not configuration fields
+CAPABILITY_PARAM = "device_capability"
+
+
+class Prober:
+    """Per-backend and per-list questions on one tree (one evaluator)."""
+
+    def __init__(self, selector: Selector) -> None:
+        self.selector = selector
+        self.interp = selector.interp
+        function = priority_function(self.interp)
+        module = self.interp.module(PLATFORM_MODULE)  # where the stand-in goes (see _ask)
+        if function is None or module is None:
+            raise Unknown(
+                f"no plain function {PRIORITY_FUNCTION} in the tree", "vllm/platforms/cuda.py"
+            )
+        self.function = function
+        self.module = module
+        self.members: dict[str, EnumMember] = {}
+        self._reasons: dict[tuple[str, tuple[Any, ...]], tuple[str, ...]] = {}
+
+    @property
+    def priority_params(self) -> list[str]:
+        """The configuration fields the priority list can depend on (capability aside)."""
+        args = self.function.node.args
+        names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        fields = Config.__dataclass_fields__
+        return [n for n in names if n in fields]
+
+    def _begin(self, config: Config) -> None:
+        interp = self.interp
+        interp.capability = config.capability_tuple
+        interp.budget.steps = 400_000
+        interp.budget.depth = 0
+
+    def priorities(self, config: Config) -> list[str]:
+        """The names ``_get_backend_priorities`` returns for ``config``."""
+        interp = self.interp
+        self._begin(config)
+        try:
+            selector_config = self.selector.build_config(config)
+            kwargs: dict[str, Any] = {CAPABILITY_PARAM: self.selector.device_capability(config)}
+            for name in self.priority_params:
+                if name == "num_heads":
+                    kwargs[name] = config.num_heads
+                else:
+                    kwargs[name] = interp.getattr(selector_config, name, NODE, "")
+            result = interp.call(self.function, [], kwargs, NODE, self.module.path)
+        finally:
+            interp.capability = None
+        names = []
+        for member in result:
+            if isinstance(member, EnumMember):
+                self.members.setdefault(member.name, member)
+                names.append(member.name)
+        return names
+
+    def reasons(self, backend: str, config: Config) -> tuple[str, ...]:
+        """Why ``backend`` rejects ``config`` (empty: it accepts it), as vLLM words it."""
+        key = (backend, config.key())
+        if key not in self._reasons:
+            self._reasons[key] = self._ask(backend, config)
+        return self._reasons[key]
+
+    def _ask(self, backend: str, config: Config) -> tuple[str, ...]:
+        interp = self.interp
+        member = self.members[backend]
+        saved = self.module.values.get(PRIORITY_FUNCTION)
+        self.module.values[PRIORITY_FUNCTION] = Builtin(
+            PRIORITY_FUNCTION, lambda it, args, kw, node, path: [member]
+        )
+        self._begin(config)
+        try:
+            method, kwargs = self.selector.valid_backends_call(config)
+            if not isinstance(method, Bound):
+                raise Unknown("get_valid_backends is not a method", self.module.path)
+            target = method.target
+            if method.func.kind == "classmethod" and isinstance(target, Instance | EnumMember):
+                target = target.cls
+            # not through the call memo: the answer depends on the stand-in list
+            result = interp._run(method.func, [target], kwargs)
+            decision = read_valid_backends(result, method.func.path)
+        except Unknown as exc:
+            return (f"{NOT_EVALUATED}{exc}",)
+        except Raised as exc:
+            return (f"{NOT_EVALUATED}{exc.kind}: {exc.message}",)
+        except RecursionError:
+            return (f"{NOT_EVALUATED}nesting too deep",)
+        finally:
+            interp.capability = None
+            if saved is None:
+                self.module.values.pop(PRIORITY_FUNCTION, None)
+            else:
+                self.module.values[PRIORITY_FUNCTION] = saved
+        if decision.selected or not decision.priorities:
+            return ()
+        if backend in decision.unknown:
+            return (f"{NOT_EVALUATED}{decision.unknown[backend]}",)
+        return tuple(decision.rejected.get(backend, ()))
+
+
+__all__ = ["Prober"]

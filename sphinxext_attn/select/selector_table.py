@@ -1,0 +1,325 @@
+"""The interactive selector's table: vLLM's decision over a grid, factored to stay small.
+
+The whole grid (seven capabilities, three dtypes, five KV cache dtypes, eight
+head sizes, ...) has millions of configurations: too many to evaluate or to
+ship. The decision is factored the way vLLM's code is written:
+
+* the priority list depends only on the arguments of ``_get_backend_priorities``;
+  of those, only the ones that change the list for a capability are kept
+  (found by varying each from every point of the kept ones until none is
+  added), and the list is tabulated over them;
+* a backend's rejection reasons are, for one capability, the reasons of a
+  baseline it accepts (where there is one) changed by each dimension on its
+  own (``validate_configuration`` checks them one by one); where two
+  dimensions together give something else than their union, the pair is
+  kept as an exception, and so are the triples a check of the recombination
+  on sampled configurations finds (:func:`.selector_repair.repair`).
+
+:func:`~sphinxext_attn.select.selector_predict.predict` recombines them
+(``attention_backends_selector.js`` does the same in the browser) and
+:func:`~sphinxext_attn.select.selector_predict.agreement` measures the factorisation against full
+:meth:`Selector.decide` answers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sphinxext_attn.select.decision import ATTN_TYPES, Config, Selector
+from sphinxext_attn.select.selector_probe import Prober
+from sphinxext_attn.select.selector_repair import delta, repair
+
+FLAGS = ("use_mla", "use_sparse", "has_sink", "use_mm_prefix", "use_non_causal")
+#: every dimension and its default values; the first value of each is not special
+GRID: dict[str, tuple[Any, ...]] = {
+    "capability": ("8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0"),
+    "dtype": ("fp16", "bf16", "fp32"),
+    "kv_cache_dtype": ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16"),
+    "head_size": (64, 80, 96, 128, 192, 256, 512, 576),
+    "block_size": (None, 16, 32, 64, 128),
+    "num_heads": (None, 8, 16, 32, 128),
+    "attn_type": ATTN_TYPES,
+    **{flag: (False, True) for flag in FLAGS},
+}
+#: dimensions other than the capability, in the order the table indexes them
+DIMS = tuple(d for d in GRID if d != "capability")
+#: where a baseline is looked for first (MLA and sparsity decide most of the rest)
+_FIRST = ("use_mla", "use_sparse", "head_size", "dtype", "kv_cache_dtype", "attn_type")
+SEARCH_ORDER: tuple[str, ...] = _FIRST + tuple(d for d in DIMS if d not in _FIRST)
+
+
+def query_value(value: Any) -> str:
+    """A grid value as the page's query string spells it."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def default_point(grid: dict[str, tuple[Any, ...]]) -> list[int]:
+    base = Config()
+    out = []
+    for dim in DIMS:
+        values = grid[dim]
+        want = getattr(base, dim)
+        out.append(values.index(want) if want in values else 0)
+    return out
+
+
+def list_at(priorities: dict[str, Any], sizes: Sequence[int], point: Sequence[int]) -> int:
+    """The priority list (its index) at ``point``: the table is in mixed radix over
+    its key dimensions (``sizes``: how many values each dimension has)."""
+    index = 0
+    for d in priorities["keys"]:
+        index = index * sizes[d] + point[d]
+    return int(priorities["table"][index])
+
+
+def config_at(grid: dict[str, tuple[Any, ...]], capability: str, point: Sequence[int]) -> Config:
+    values = {dim: grid[dim][i] for dim, i in zip(DIMS, point, strict=True)}
+    return Config(capability=capability, **values)
+
+
+@dataclass
+class Interner:
+    """Strings and lists kept once, referred to by index."""
+
+    items: list[Any] = field(default_factory=list)
+    index: dict[Any, int] = field(default_factory=dict)
+
+    def __call__(self, item: Any) -> int:
+        key = tuple(item) if isinstance(item, list) else item
+        if key not in self.index:
+            self.index[key] = len(self.items)
+            self.items.append(list(item) if isinstance(item, list | tuple) else item)
+        return self.index[key]
+
+
+def combine(
+    base: Sequence[int], factors: Iterable[Sequence[int]], order: Sequence[int]
+) -> list[int]:
+    """The baseline's reasons that every factor keeps, plus what each factor adds."""
+    factors = list(factors)
+    base_set = set(base)
+    out = {r for r in base if all(r in f for f in factors)}
+    out.update(r for f in factors for r in f if r not in base_set)
+    rank = {r: i for i, r in enumerate(order)}
+    return sorted(out, key=lambda r: rank.get(r, len(rank)))
+
+
+def consistent_order(lists: Iterable[Sequence[int]]) -> list[int]:
+    """One order of reasons consistent with every observed list (first-seen on ties)."""
+    first: dict[int, int] = {}
+    after: dict[int, set[int]] = {}
+    for reasons in lists:
+        for i, r in enumerate(reasons):
+            first.setdefault(r, len(first))
+            after.setdefault(r, set()).update(reasons[:i])
+    out: list[int] = []
+    left = sorted(first, key=first.__getitem__)
+    while left:
+        ready = [r for r in left if not (after[r] - set(out))] or left
+        out.append(ready[0])
+        left.remove(ready[0])
+    return out
+
+
+class TableBuilder:
+    """Builds the factored table of one tree over a grid (see the module docstring)."""
+
+    def __init__(self, selector: Selector, grid: dict[str, tuple[Any, ...]] | None = None):
+        self.selector = selector
+        self.prober = Prober(selector)
+        self.grid = grid or GRID
+        self.reasons = Interner()
+        self.lists = Interner()
+        self.probes = 0
+
+    # -- priority lists ----------------------------------------------------------
+
+    def _priorities(self, cap: str, point: Sequence[int]) -> int:
+        return self.lists(self.prober.priorities(config_at(self.grid, cap, point)))
+
+    def priority_table(self, cap: str) -> dict[str, Any]:
+        params = [DIMS.index(p) for p in self.prober.priority_params if p in DIMS]
+        base = default_point(self.grid)
+        seen: dict[tuple[int, ...], int] = {}
+
+        def ask(point: list[int]) -> int:
+            key = tuple(point[d] for d in params)
+            if key not in seen:
+                seen[key] = self._priorities(cap, point)
+            return seen[key]
+
+        keys: list[int] = []
+        grown = True
+        while grown:
+            grown = False
+            for point in self._points(base, keys):
+                ref = ask(point)
+                for d in (p for p in params if p not in keys):
+                    if any(
+                        ask(_with(point, d, i)) != ref
+                        for i in range(len(self.grid[DIMS[d]]))
+                        if i != point[d]
+                    ):
+                        keys = sorted([*keys, d])
+                        grown = True
+                        break
+                if grown:
+                    break
+        table = [ask(point) for point in self._points(base, keys)]
+        return {"keys": keys, "table": table}
+
+    def _points(self, base: list[int], dims: Sequence[int]) -> Iterable[list[int]]:
+        """Every point varying ``dims`` (mixed radix, the last varying fastest)."""
+        for combo in itertools.product(*(range(len(self.grid[DIMS[d]])) for d in dims)):
+            point = list(base)
+            for d, i in zip(dims, combo, strict=True):
+                point[d] = i
+            yield point
+
+    # -- rejection reasons -------------------------------------------------------
+
+    def reasons_at(self, backend: str, cap: str, point: Sequence[int]) -> list[int]:
+        self.probes += 1
+        found = self.prober.reasons(backend, config_at(self.grid, cap, point))
+        return [self.reasons(r) for r in found]
+
+    def backend_entry(self, backend: str, cap: str) -> dict[str, Any]:
+        base = default_point(self.grid)
+        best = self.reasons_at(backend, cap, base)
+        for _ in range(2):  # a baseline the backend accepts, or with fewest reasons
+            for dim in SEARCH_ORDER:
+                d = DIMS.index(dim)
+                for i in range(len(self.grid[dim])):
+                    if i != base[d] and len(best) > 0:
+                        found = self.reasons_at(backend, cap, _with(base, d, i))
+                        if len(found) < len(best):
+                            base, best = _with(base, d, i), found
+        singles: dict[int, list[list[int]]] = {}
+        for d, dim in enumerate(DIMS):
+            row = [
+                best if i == base[d] else self.reasons_at(backend, cap, _with(base, d, i))
+                for i in range(len(self.grid[dim]))
+            ]
+            if any(r != best for r in row):
+                singles[d] = row
+        observed: list[Sequence[int]] = [best, *(r for row in singles.values() for r in row)]
+        actual: dict[tuple[int, int, int, int], list[int]] = {}
+        for d1, d2 in itertools.combinations(sorted(singles), 2):
+            unions: dict[tuple[tuple[int, ...], tuple[int, ...]], bool] = {}
+            for i1, i2 in itertools.product(
+                range(len(self.grid[DIMS[d1]])), range(len(self.grid[DIMS[d2]]))
+            ):
+                if i1 == base[d1] or i2 == base[d2]:
+                    continue
+                s1, s2 = singles[d1][i1], singles[d2][i2]
+                # A setting rejected on its own: one pair per kind of answer of
+                # the two settings is asked, the others only if it was not the
+                # union (two settings each accepted alone are always asked).
+                kind = (tuple(s1), tuple(s2))
+                loud = bool(set(s1) - set(best)) or bool(set(s2) - set(best))
+                if loud and unions.get(kind, False):
+                    continue
+                found = self.reasons_at(backend, cap, _with(_with(base, d1, i1), d2, i2))
+                actual[(d1, d2, i1, i2)] = found
+                observed.append(found)
+                if loud and kind not in unions:
+                    unions[kind] = set(found) == set(s1) | set(s2)
+        order = consistent_order(observed)
+        joint: dict[str, dict[str, list[list[int]]]] = {}
+        for (d1, d2, i1, i2), found in actual.items():
+            union = combine(best, (singles[d1][i1], singles[d2][i2]), order)
+            if found != union:
+                joint.setdefault(f"{d1},{d2}", {})[f"{i1},{i2}"] = delta(found, union)
+        return {
+            "base": base,
+            "reasons": best,
+            "single": {str(d): row for d, row in singles.items()},
+            "joint": joint,
+            "order": order,
+        }
+
+    # -- the whole table ---------------------------------------------------------
+
+    def build(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {}
+        for cap in self.grid["capability"]:
+            prio = self.priority_table(cap)
+            universe = sorted({b for i in set(prio["table"]) for b in self.lists.items[i]})
+            caps[cap] = {
+                "priorities": prio,
+                "backends": {b: self.backend_entry(b, cap) for b in universe},
+            }
+        repair(self, caps)
+        return {
+            "dims": [[dim, [query_value(v) for v in self.grid[dim]]] for dim in GRID],
+            "defaults": [
+                query_value(self.grid[d][i])
+                for d, i in zip(DIMS, default_point(self.grid), strict=True)
+            ],
+            "reasons": self.reasons.items,
+            "lists": self.lists.items,
+            "caps": caps,
+        }
+
+
+def _with(point: Sequence[int], d: int, i: int) -> list[int]:
+    out = list(point)
+    out[d] = i
+    return out
+
+
+@dataclass
+class SelectorTable:
+    """The table of one tree, how long it took and how well it agrees with decide()."""
+
+    table: dict[str, Any] | None
+    seconds: float = 0.0
+    #: (decisions equal, selected backend equal, compared) on a random sample
+    agreement: tuple[int, int, int] = (0, 0, 0)
+    #: why there is no table (the file named), else ""
+    error: str = ""
+    files: list[str] = field(default_factory=list)
+    directories: list[str] = field(default_factory=list)
+
+
+def build_selector_table(root: str, sample: int = 200) -> SelectorTable:
+    """The factored table of the tree at ``root`` over :data:`GRID`, checked on a sample."""
+    from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+    from sphinxext_attn.select.selector_predict import agreement, sample_configs
+    from sphinxext_attn.source.tree import SourceTree
+
+    started = time.perf_counter()
+    tree = SourceTree(root)
+    selector = Selector(Interpreter(tree))
+    try:
+        built = TableBuilder(selector).build()
+        if not any(c["priorities"]["table"] for c in built["caps"].values()):
+            raise Unknown("no priority list evaluated", "vllm/platforms/cuda.py")
+        table: dict[str, Any] | None = built
+        error = ""
+    except (Unknown, Raised, KeyError, RecursionError) as exc:
+        table = None
+        where = getattr(exc, "where", "") or "vllm/platforms/cuda.py"
+        if "/" not in where and where.startswith("vllm."):  # a module named, not a file
+            where = where.replace(".", "/") + ".py"
+        reason = getattr(exc, "reason", None) or str(exc)
+        error = f"{where}: {reason}"
+    seconds = time.perf_counter() - started
+    stats = (0, 0, 0)
+    if table is not None and sample:
+        same, chosen, total, _ = agreement(table, selector, sample_configs(GRID, sample, 1))
+        stats = (same, chosen, total)
+    return SelectorTable(
+        table, seconds, stats, error, sorted(set(tree.files)), list(tree.directories)
+    )
+
+
+__all__ = ["DIMS", "GRID", "SelectorTable", "TableBuilder", "build_selector_table", "query_value"]

@@ -1,0 +1,1 @@
+"""The vLLM tree: its files read safely, its classes and registry found without importing."""

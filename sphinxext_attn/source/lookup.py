@@ -1,0 +1,170 @@
+"""Find a class, or the import of a name, in a tree file cheaply.
+
+The page rules that follow a class's bases (the impl class for DCP, the
+backend interface for ``:columns:``) only need the statements that mention a
+name: the file's top-level statements are searched as text and only those
+are parsed (:mod:`.pyeval.chunks`), unless the file was parsed whole already.
+Anything a piece cannot answer alone falls back to parsing the whole file.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import weakref
+from collections.abc import Callable, Iterator
+
+from sphinxext_attn.source.classes import absolute_module
+from sphinxext_attn.source.tree import SourceTree
+
+
+def _statements(
+    tree: SourceTree, path: str, wanted: Callable[[str], object]
+) -> Iterator[list[ast.stmt]]:
+    """Top-level statements of ``path`` whose text is ``wanted``, a piece at a time."""
+    whole = tree.parsed(path)
+    if whole is None:
+        chunks = tree.chunks(path)
+        if chunks is None:
+            return
+        from sphinxext_attn.pyeval.chunks import ChunkError
+
+        try:
+            found = [c.nodes() for c in chunks if wanted(c.text)]
+        except ChunkError:
+            whole = tree.parse(path)
+        else:
+            yield from found
+            return
+    if whole is not None:
+        yield whole.body
+
+
+_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+def _header_only(
+    tree: SourceTree, path: str, name: str, needing: str | None
+) -> ast.ClassDef | None:
+    """A top-level class read in part: its header (bases) and, with ``needing``, only
+    the body statements that start with that word (a big impl class need not be
+    parsed to read one attribute). None when the text does not allow it."""
+    if tree.parsed(path) is not None:
+        return None
+    chunks = tree.chunks(path) or []
+    header = re.compile(rf"(?:@.*\n\s*)*class\s+{re.escape(name)}\b")
+    # only a piece that starts a class (or its decorators) can match: test that first
+    found = [
+        c
+        for c in chunks
+        if c.text.startswith(("class", "@")) and name in c.text and header.match(c.text)
+    ]
+    if len(found) != 1:
+        return None
+    text, first_line = found[0].text, found[0].line
+    start = text.index("class")
+    depth, end = 0, -1
+    for i in range(start, len(text)):
+        depth += text[i] in "([{"
+        depth -= text[i] in ")]}"
+        if text[i] == ":" and depth == 0:
+            end = i + 1
+            break
+    try:
+        node = ast.parse(text[start:end] + " pass\n").body[0] if end > 0 else None
+    except _PARSE_ERRORS:
+        return None
+    if not isinstance(node, ast.ClassDef) or node.name != name:
+        return None
+    header_line = first_line + text.count("\n", 0, start)
+    ast.increment_lineno(node, header_line - 1)
+    if needing is None or needing not in text:
+        return node
+    body = text[end:]
+    indent = re.search(r"^([ \t]+)[^\s#]", body, re.M)
+    if indent is None:
+        return None
+    statements: list[ast.stmt] = []
+    for match in re.finditer(rf"^{indent.group(1)}{re.escape(needing)}\b.*$", body, re.M):
+        try:
+            parsed = ast.parse(match.group(0).strip())
+        except _PARSE_ERRORS:
+            return None  # a statement over several lines: read the whole class
+        line = first_line + text.count("\n", 0, end + match.start())
+        for stmt in parsed.body:
+            ast.increment_lineno(stmt, line - 1)
+            statements.append(stmt)
+    node.body = statements or node.body
+    return node
+
+
+#: tree -> (path, name, needing, header) -> class found (or None)
+_FOUND: weakref.WeakKeyDictionary[SourceTree, dict[tuple[object, ...], ast.ClassDef | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def find_class(
+    tree: SourceTree, path: str, name: str, needing: str | None = None, header: bool = False
+) -> ast.ClassDef | None:
+    """A class of that name anywhere in the file (a top-level one first). With
+    ``needing``, a class whose text lacks that word may come back as its header
+    only; with ``header``, any top-level one does (callers then want its bases)."""
+    memo = _FOUND.setdefault(tree, {})
+    key = (path, name, needing, header)
+    if key not in memo:
+        text = tree.text(path) or ""
+        named = name in text and re.search(rf"class\s+{re.escape(name)}\b", text)
+        memo[key] = _find_class(tree, path, name, needing, header) if named else None
+    return memo[key]
+
+
+def _find_class(
+    tree: SourceTree, path: str, name: str, needing: str | None, header: bool
+) -> ast.ClassDef | None:
+    if needing is not None or header:
+        found = _header_only(tree, path, name, needing)
+        if found is not None:
+            return found
+    segment = tree.class_segment(path, name)
+    if segment is not None:
+        return segment
+    pattern = re.compile(rf"class\s+{re.escape(name)}\b")
+    pieces = list(_statements(tree, path, lambda text: name in text and pattern.search(text)))
+    for body in pieces:  # top level first, as a walk of the whole module finds it
+        for node in body:
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                return node
+    for body in pieces:
+        for stmt in body:
+            for inner in ast.walk(stmt):
+                if isinstance(inner, ast.ClassDef) and inner.name == name:
+                    return inner
+    return None
+
+
+def _from_imports(body: list[ast.stmt], path: str, name: str) -> Iterator[tuple[str, str]]:
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name:
+                        dotted = absolute_module(path, node.module, node.level)
+                        if dotted:
+                            yield dotted, alias.name
+
+
+def imports_of(tree: SourceTree, path: str, name: str) -> Iterator[tuple[str, str]]:
+    """``(dotted module, original name)`` of each ``from X import name`` in ``path``:
+    module-level imports first (also in ``if``/``try`` blocks), then those inside
+    functions and classes, whose statements are parsed only if still asked for."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    block = re.compile(r"(?:from|import|if|try)\b")
+    for module_level in (True, False):
+
+        def wanted(text: str, first: bool = module_level) -> bool:
+            matched = bool(block.match(text)) == first and "import" in text and name in text
+            return matched and word.search(text) is not None
+
+        for body in _statements(tree, path, wanted):
+            yield from _from_imports(body, path, name)

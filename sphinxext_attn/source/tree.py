@@ -1,0 +1,308 @@
+"""Read and parse files of a vLLM tree safely: inside the root only, each file once.
+
+Every read goes through :class:`SourceTree`, which is the single place that
+enforces the fault model: paths are resolved strictly inside the root
+(symlinks included), bytes are decoded as Python would (encoding cookies),
+oversized or pathological files are refused, and each problem becomes a
+:class:`~sphinxext_attn.model.records.Diagnostic` instead of an exception.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import symtable
+import tokenize
+import warnings
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from sphinxext_attn.model.records import Diagnostic, Location
+
+#: The start of the next top-level statement after a class body.
+_TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
+#: Files larger than this are not parsed (a backend file is a few hundred kB at most).
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+def parse_quietly(text: str, filename: str) -> ast.Module:
+    """``ast.parse`` without the analysed code's own SyntaxWarnings (invalid escapes and
+    the like): they are not the user's concern, and under ``-W error`` they would turn
+    a valid file into a syntax error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=filename)
+
+
+#: A problem :meth:`SourceTree.check_partly_parsed` reports: the message and the line.
+Problem = tuple[str, int]
+
+
+def _syntax_problems(rel: str, text: str) -> list[Problem]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            symtable.symtable(text, rel, "exec")
+    except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+        return [_problem(exc)]
+    return []
+
+
+def _problem(exc: Exception) -> Problem:
+    """The warning for a file that does not parse: the message and the line."""
+    if isinstance(exc, SyntaxError):
+        return f"syntax error: {exc.msg}", exc.lineno or 0
+    return f"cannot parse file: {type(exc).__name__}", 0
+
+
+class SourceTree:
+    """A vLLM source tree (the folder holding ``vllm/``) read through one cache."""
+
+    def __init__(
+        self, root: str | os.PathLike[str], reads: dict[str, bytes] | None = None
+    ) -> None:
+        self.root = Path(os.path.realpath(root))
+        #: raw bytes by path, shared by the trees of one build (one open per file)
+        self._reads: dict[str, bytes] = reads if reads is not None else {}
+        self._modules: dict[str, ast.Module | None] = {}
+        self._texts: dict[str, str | None] = {}
+        #: files of which only a class was parsed -> the rest of their text
+        self._partly: dict[str, str] = {}
+        self._lines: dict[str, list[str]] = {}
+        self.files: list[str] = []
+        #: tree-relative folders of every file looked for, in first-seen order
+        self._folders: dict[str, None] = {}
+        self.diagnostics: list[Diagnostic] = []
+        self._warned: set[tuple[str, str]] = set()
+        self._chunks: dict[str, list[Any] | None] = {}
+        #: tree-relative folder -> its real path (each folder resolved once)
+        self._real_folders: dict[str, str] = {}
+
+    # -- diagnostics -----------------------------------------------------
+    def warn(
+        self,
+        message: str,
+        path: str | None = None,
+        line: int = 0,
+        subtype: str = "source",
+        release: bool = False,
+        backend: str = "",
+    ) -> None:
+        """Record a problem once (the same message for the same place is kept once)."""
+        key = (f"{path}:{line}", message)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        loc = Location(path, line) if path else None
+        self.diagnostics.append(Diagnostic(message, loc, subtype, release, backend))
+
+    # -- paths -----------------------------------------------------------
+    def safe_path(self, rel: str) -> Path | None:
+        """The absolute path of ``rel`` if it stays inside the root, else None.
+
+        ``rel`` must be relative, POSIX-style, without empty, ``.`` or ``..``
+        segments; its real path (symlinks resolved) must lie inside the root.
+        """
+        if not rel or "\x00" in rel or "\\" in rel:
+            return None
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or any(p in ("", ".", "..") for p in rel.split("/")):
+            return None
+        folder, _, name = rel.rpartition("/")
+        real_folder = self._real_folders.get(folder)
+        if real_folder is None:
+            real_folder = os.path.realpath(self.root.joinpath(*folder.split("/")))
+            self._real_folders[folder] = real_folder
+        # the folder is resolved; only the last part may still be a link
+        joined = os.path.join(real_folder, name)
+        real = os.path.realpath(joined) if os.path.islink(joined) else joined
+        root = str(self.root)
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+            return None
+        return Path(real)
+
+    def _looked_in(self, rel: str) -> None:
+        """Remember the folder of every file looked for, present or not: a file
+        added there later can change the tables (the Sphinx cache lists them)."""
+        self._folders.setdefault(rel.rpartition("/")[0])
+
+    @property
+    def directories(self) -> list[str]:
+        return list(self._folders)
+
+    def first_present(self, homes: tuple[str, ...]) -> str | None:
+        """The first of a file's ``homes`` (newest first) the tree has."""
+        return next((rel for rel in homes if self.exists(rel)), None)
+
+    def exists(self, rel: str) -> bool:
+        path = self.safe_path(rel)
+        if path is not None:
+            self._looked_in(rel)
+        return path is not None and path.is_file()
+
+    def is_outside(self, rel: str) -> bool:
+        """True when ``rel`` names something that resolves outside the root."""
+        return self.safe_path(rel) is None
+
+    @staticmethod
+    def module_file_candidates(dotted: str) -> list[str]:
+        """``a.b.c`` -> ``a/b/c.py`` and ``a/b/c/__init__.py`` (empty list if malformed)."""
+        parts = dotted.split(".")
+        if not dotted or any(not p.isidentifier() for p in parts):
+            return []
+        base = "/".join(parts)
+        return [f"{base}.py", f"{base}/__init__.py"]
+
+    def module_file(self, dotted: str) -> str | None:
+        for rel in self.module_file_candidates(dotted):
+            if self.exists(rel):
+                return rel
+        return None
+
+    # -- reading ---------------------------------------------------------
+    def text(self, rel: str) -> str | None:
+        """Decoded text of a tree file, read at most once; None (with a warning) on failure."""
+        if rel in self._texts:
+            return self._texts[rel]
+        self._texts[rel] = None
+        self._looked_in(rel)
+        path = self.safe_path(rel)
+        if path is None:
+            self.warn("path resolves outside the source tree; not read", rel, subtype="outside")
+            return None
+        try:
+            size = path.stat().st_size
+        except OSError:
+            self.warn("file not found", rel, subtype="missing")
+            return None
+        if not path.is_file():
+            self.warn("not a regular file", rel, subtype="missing")
+            return None
+        if size > MAX_FILE_BYTES:
+            self.warn(f"file too large to analyse ({size} bytes)", rel, subtype="syntax")
+            return None
+        data = self._reads.get(rel)
+        if data is None:
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read(MAX_FILE_BYTES + 1)
+            except OSError as exc:
+                self.warn(f"cannot read file: {exc.strerror or exc}", rel, subtype="missing")
+                return None
+            self._reads[rel] = data
+        self.files.append(rel)
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            text = data.decode(encoding)
+        except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+            line = (
+                data[: getattr(exc, "start", 0)].count(b"\n") + 1
+                if isinstance(exc, UnicodeDecodeError)
+                else 0
+            )
+            self.warn(f"cannot decode file: {exc}", rel, line, subtype="decode")
+            return None
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        self._texts[rel] = text
+        return text
+
+    def read_texts(self) -> list[str | None]:
+        """Every text read so far."""
+        return list(self._texts.values())
+
+    def lines(self, rel: str) -> list[str]:
+        """Source lines of a file already read (comments carry a few facts)."""
+        if rel not in self._lines:
+            text = self._texts.get(rel)
+            self._lines[rel] = text.splitlines() if text else []
+        return self._lines[rel]
+
+    def class_segment(self, rel: str, name: str) -> ast.ClassDef | None:
+        """Parse only the source of top-level ``class name`` (a backend file is mostly
+        other code). None when the class is not found exactly once by its header or
+        its text does not parse alone; callers then parse the whole module."""
+        if rel in self._modules:
+            return None
+        chunks = self.chunks(rel)
+        if chunks is None:
+            return None
+        head = f"class {name}"
+        header = re.compile(rf"{re.escape(head)}\b")
+        found = [c for c in chunks if c.text.startswith(head) and header.match(c.text)]
+        if len(found) != 1:
+            return None
+        from sphinxext_attn.pyeval.chunks import ChunkError
+
+        try:
+            nodes = found[0].nodes()
+        except ChunkError:
+            return None
+        if len(nodes) != 1 or not isinstance(nodes[0], ast.ClassDef):
+            return None
+        text = self._texts[rel] or ""
+        start = found[0].start
+        segment = found[0].text
+        # The rest of the file still needs a syntax check; the class is blanked out
+        # (newlines kept, so reported lines stay true).
+        self._partly[rel] = (
+            text[:start] + "\n" * segment.count("\n") + text[start + len(segment) :]
+        )
+        return nodes[0]
+
+    def parsed(self, rel: str) -> ast.Module | None:
+        """The whole-file AST if the file was already parsed whole, else None."""
+        return self._modules.get(rel)
+
+    def chunks(self, rel: str) -> list[Any] | None:
+        """The file cut into top-level statements, parsed one by one on demand."""
+        if rel in self._chunks:
+            return self._chunks[rel]
+        from sphinxext_attn.pyeval.chunks import split_chunks
+
+        text = self.text(rel)
+        self._chunks[rel] = None if text is None else split_chunks(text, rel)
+        return self._chunks[rel]
+
+    def check_partly_parsed(self, checked: dict[str, list[Problem]] | None = None) -> None:
+        """Syntax-check files of which only a class was parsed.
+
+        ``symtable`` runs CPython's parser without building Python AST objects,
+        so a broken file still gets its warning (file and line) at a fraction of
+        the cost of parsing it all; its class's row is kept, as read. ``checked``:
+        the problems of files :meth:`syntax_problems` already checked (in another
+        process, see ``analyze``), reported here in the same order.
+        """
+        checked = checked or {}
+        for rel, text in self._unchecked_rests():
+            found = checked.get(rel)
+            for message, line in found if found is not None else _syntax_problems(rel, text):
+                self.warn(message, rel, line, subtype="syntax")
+
+    def syntax_problems(self) -> dict[str, list[Problem]]:
+        """What :meth:`check_partly_parsed` would report for the files partly
+        parsed so far, by file (plain data: it crosses a process boundary)."""
+        return {rel: _syntax_problems(rel, text) for rel, text in self._unchecked_rests()}
+
+    def _unchecked_rests(self) -> list[tuple[str, str]]:
+        """The rest of each file only a class of was parsed (not parsed whole since)."""
+        return [(r, t) for r, t in sorted(self._partly.items()) if r not in self._modules]
+
+    def parse(self, rel: str) -> ast.Module | None:
+        """The module AST of a tree file, parsed at most once; None (with a warning) on failure."""
+        if rel in self._modules:
+            return self._modules[rel]
+        self._modules[rel] = None
+        text = self.text(rel)
+        if text is None:
+            return None
+        try:
+            module = parse_quietly(text, rel)
+        except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+            message, line = _problem(exc)
+            self.warn(message, rel, line, subtype="syntax")
+            return None
+        self._modules[rel] = module
+        return module

@@ -1,0 +1,230 @@
+"""The command line's cache: an unchanged tree is answered from the last run, and
+any change to a file it read, or a file added where it looked, is noticed."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sphinxext_attn import cli
+from sphinxext_attn.cli import runcache
+from sphinxext_attn.cli import select as select_cli
+from sphinxext_attn.cli.runcache import RunCache
+from sphinxext_attn.select.decision import Selector
+
+pipeline_module = importlib.import_module("sphinxext_attn.analysis.pipeline")
+DEMO_TREE = Path(__file__).resolve().parents[2] / "docs" / "_demo_tree"
+
+
+def _tree(tmp_path: Path, source: Path = DEMO_TREE) -> Path:
+    tree = tmp_path / "tree"
+    shutil.copytree(source, tree)
+    return tree
+
+
+def _forbid(monkeypatch, target, name: str) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"{name} ran although the cache holds the answer")
+
+    monkeypatch.setattr(target, name, refuse)
+
+
+def _page(tree: Path, cache: Path, *extra: str) -> str:
+    out = tree.parent / "page.md"
+    assert cli.main(["--root", str(tree), "--cache-dir", str(cache), "-o", str(out), *extra]) == 0
+    return out.read_text(encoding="utf-8")
+
+
+def _touch_content(path: Path, text: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
+def test_unchanged_tree_is_answered_without_analysis(tmp_path, monkeypatch):
+    tree, cache = _tree(tmp_path), tmp_path / "cache"
+    first = _page(tree, cache)
+    assert list(cache.glob("analysis-*.pickle"))
+    assert oct(cache.stat().st_mode & 0o777) == "0o700"
+    _forbid(monkeypatch, pipeline_module, "analyze")
+    assert _page(tree, cache) == first
+
+
+def test_an_answer_from_the_cache_loads_no_analysis_module(tmp_path):
+    """A cached run imports the records and the renderer only (start-up time)."""
+    tree, cache = _tree(tmp_path), tmp_path / "cache"
+    _page(tree, cache)
+    code = (
+        "import sys; from sphinxext_attn.cli.main import main; "
+        f"rc = main(['--root', {str(tree)!r}, '--cache-dir', {str(cache)!r}, '-o', '-']); "
+        "analysis = ('analysis', 'source', 'pyeval', 'page', 'runtime', 'select'); "
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'sphinxext_attn' "
+        "and len(m.split('.')) > 2 and m.split('.')[1] in analysis "
+        "and m != 'sphinxext_attn.source.locate'); "
+        "sys.exit(rc or (str(loaded) if loaded else 0))"
+    )
+    # run away from the checkout: the child imports the package this process runs
+    # (installed or not), whose files the cache entry was made with
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_an_edited_file_is_analysed_again(tmp_path):
+    tree, cache = _tree(tmp_path), tmp_path / "cache"
+    first = _page(tree, cache)
+    backend = next((tree / "vllm").rglob("flash_attn.py"))
+    text = backend.read_text(encoding="utf-8")
+    assert "torch.float16" in text
+    backend.write_text(text.replace("torch.float16, ", "", 1), encoding="utf-8")
+    second = _page(tree, cache)
+    assert second != first
+    assert second == _page(tree, cache, "--no-cache")
+
+
+def test_a_file_added_where_the_analysis_looked_is_noticed(tmp_path, monkeypatch):
+    tree, cache = _tree(tmp_path), tmp_path / "cache"
+    _page(tree, cache)
+    folder = next((tree / "vllm").rglob("flash_attn.py")).parent
+    calls = []
+    real = pipeline_module.analyze
+    monkeypatch.setattr(
+        pipeline_module, "analyze", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    (folder / "new_backend.py").write_text("X = 1\n", encoding="utf-8")
+    _page(tree, cache)
+    assert calls == [1]
+
+
+def test_options_and_profiles_are_kept_apart(tmp_path):
+    tree, cache = _tree(tmp_path), tmp_path / "cache"
+    runtime_json = _page(tree, cache, "--format", "json")
+    page_json = _page(tree, cache, "--format", "json", "--profile", "vllm-page")
+    assert runtime_json != page_json
+    assert len(list(cache.glob("analysis-*.pickle"))) == 2
+    assert _page(tree, cache, "--format", "json") == runtime_json
+    assert _page(tree, cache, "--format", "json", "--profile", "vllm-page") == page_json
+
+
+def test_no_cache_writes_nothing(tmp_path):
+    tree, cache = _tree(tmp_path), tmp_path / "cache"
+    _page(tree, cache, "--no-cache")
+    assert not cache.exists()
+
+
+def test_broken_or_foreign_entries_are_ignored(tmp_path):
+    tree, cache = _tree(tmp_path), tmp_path / "cache"
+    first = _page(tree, cache)
+    for entry in cache.glob("*.pickle"):
+        entry.write_bytes(b"not a pickle")
+    assert _page(tree, cache) == first
+    store = RunCache(cache)
+    store.store("x", tree, {}, {"value": 1}, ["vllm"])
+    assert store.load("x", tree, {}) == {"value": 1}
+    assert store.load("x", tree, {"other": True}) is None
+    if hasattr(os, "getuid"):
+        real = os.getuid
+        try:
+            os.getuid = lambda: real() + 1  # type: ignore[assignment]
+            assert store.load("x", tree, {}) is None
+        finally:
+            os.getuid = real  # type: ignore[assignment]
+
+
+def test_empty_variable_turns_the_cache_off(monkeypatch, tmp_path):
+    monkeypatch.setenv(runcache.ENV_DIR, "")
+    assert runcache.default_dir() is None
+    monkeypatch.setenv(runcache.ENV_DIR, str(tmp_path))
+    assert runcache.default_dir() == tmp_path
+    monkeypatch.delenv(runcache.ENV_DIR)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert runcache.default_dir() == tmp_path / "xdg" / "sphinxext-attn"
+
+
+CASES = [
+    {"capability": "9.0", "config": {"dtype": "bf16", "head_size": 128}},
+    {"capability": "8.0", "config": {"dtype": "fp16", "head_size": 64, "use_mla": True}},
+]
+
+
+def _select(tree: Path, cache: Path, tmp_path: Path) -> list:
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps(CASES), encoding="utf-8")
+    out = tmp_path / "results.json"
+    args = ["--root", str(tree), "--cases", str(cases), "-o", str(out), "--cache-dir", str(cache)]
+    assert select_cli.main(args) == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_select_keeps_decisions_while_the_tree_is_unchanged(tmp_path, monkeypatch):
+    tree, cache = _tree(tmp_path, DEMO_TREE), tmp_path / "cache"
+    first = _select(tree, cache, tmp_path)
+    assert first[0]["selected"]
+    with monkeypatch.context() as patch:
+        _forbid(patch, Selector, "decide")
+        assert _select(tree, cache, tmp_path) == first
+    cuda = tree / "vllm" / "platforms" / "cuda.py"
+    _touch_content(cuda, "\n# edited\n")
+    calls = []
+    real = Selector.decide
+    monkeypatch.setattr(Selector, "decide", lambda self, c: calls.append(c) or real(self, c))
+    assert _select(tree, cache, tmp_path) == first
+    assert len(calls) == len(CASES)
+
+
+def test_select_text_output_from_a_kept_decision(tmp_path, capsys):
+    tree, cache = _tree(tmp_path, DEMO_TREE), tmp_path / "cache"
+    args = ["--root", str(tree), "--cache-dir", str(cache)]
+    assert select_cli.main(args) == 0
+    first = capsys.readouterr().out
+    assert select_cli.main(args) == 0
+    assert capsys.readouterr().out == first
+    assert "selected:" in first
+
+
+@pytest.mark.parametrize("kind", ["analysis", "decisions"])
+def test_unwritable_cache_costs_only_time(tmp_path, kind):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    store = RunCache(blocker / "cache")
+    store.store(kind, tmp_path, {}, {"a": 1}, [])
+    assert store.load(kind, tmp_path, {}) is None
+
+
+def test_least_recently_used_entries_are_pruned(tmp_path, monkeypatch):
+    monkeypatch.setattr(runcache, "MAX_ENTRIES", 3)
+    store = RunCache(tmp_path / "cache")
+    for i in range(3):
+        store.store("x", tmp_path, {"i": i}, i, [])
+        entry = store._file("x", tmp_path, {"i": i})
+        assert entry is not None
+        os.utime(entry, ns=(i * 10**9, i * 10**9))  # written in order, a second apart
+    assert store.load("x", tmp_path, {"i": 0}) == 0  # used again: now the newest
+    store.store("x", tmp_path, {"i": 3}, 3, [])
+    assert len(list((tmp_path / "cache").glob("*.pickle"))) == 3
+    assert store.load("x", tmp_path, {"i": 1}) is None  # the least recently used went
+    assert [store.load("x", tmp_path, {"i": i}) for i in (0, 2, 3)] == [0, 2, 3]
+
+
+def test_kept_decisions_grow_by_new_cases_not_by_repeated_paths(tmp_path):
+    tree, cache = _tree(tmp_path, DEMO_TREE), tmp_path / "cache"
+    store = RunCache(cache)
+    _select(tree, cache, tmp_path)
+    first = store.load_entry("decisions", tree, {})
+    assert first is not None and len(first[0]) == len(CASES)
+    CASES.append({"capability": "10.0", "config": {"dtype": "bf16", "head_size": 64}})
+    try:
+        _select(tree, cache, tmp_path)
+    finally:
+        CASES.pop()
+    second = store.load_entry("decisions", tree, {})
+    assert second is not None and len(second[0]) == len(CASES) + 1
+    assert len(second[1]) == len(set(second[1])) >= len(first[1])

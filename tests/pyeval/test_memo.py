@@ -1,0 +1,140 @@
+"""The evaluator's memos (core/pyeval/callmemo, stmtmemo): asked many times with
+different values, every answer is the one a fresh evaluation gives."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from treebuilder import runtime_backend
+
+from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.source.tree import SourceTree
+
+NODE = ast.Pass()
+MODULE = "vllm.v1.attention.backends.my_attn"
+HEADER = "from vllm.platforms import current_platform\n"
+
+BODY = """
+@classmethod
+def pick(cls, a, b, c=3):
+    if a:
+        return b
+    return c
+
+@classmethod
+def checks(cls, head_size, has_sink, use_mla, flag=False):
+    reasons = []
+    if head_size not in cls.SIZES:
+        reasons.append("head_size not supported")
+    if has_sink and not cls.supports_sink():
+        reasons.append("sink not supported")
+    if use_mla != cls.is_mla():
+        reasons.append("mla mismatch")
+    label = "big" if head_size > 128 else "small"
+    if flag:
+        reasons.append(label)
+    if current_platform.get_device_capability().major < 9:
+        reasons.append("old GPU")
+    return reasons
+
+@classmethod
+def grow(cls):
+    cls.SIZES = (*cls.SIZES, 256)
+    return len(cls.SIZES)
+
+SIZES = (64, 128)
+"""
+
+CHILD = """
+
+class Child(MyBackend):
+    @classmethod
+    def pick(cls, a, b, c=3):
+        return ("child", super().pick(a, b, c))
+"""
+
+
+def load(tmp_path: Any) -> tuple[Interpreter, Any, Any]:
+    runtime_backend(tmp_path, BODY, header=HEADER)
+    path = tmp_path / (MODULE.replace(".", "/") + ".py")
+    path.write_text(path.read_text() + CHILD)
+    it = Interpreter(SourceTree(tmp_path))
+    module = it.module(MODULE)
+    return it, it.module_attr(module, "MyBackend", NODE), it.module_attr(module, "Child", NODE)
+
+
+def ask(it: Interpreter, cls: Any, name: str, *args: Any, cap: Any = (9, 0), **kw: Any) -> Any:
+    it.capability = cap
+    return it.call(it.getattr(cls, name, NODE, ""), list(args), kw, NODE, "")
+
+
+def test_call_memo_keys_on_what_was_read(tmp_path):
+    it, cls, child = load(tmp_path)
+    answers = [ask(it, cls, "pick", a, b) for a, b in [(0, 1), (0, 2), (1, 5), (1, 6), (0, 7)]]
+    assert answers == [3, 3, 5, 6, 3]
+    assert ask(it, cls, "pick", 0, 1, 9) == 9
+    assert ask(it, cls, "pick", 0, 1, c=8) == 8
+    assert ask(it, cls, "pick", a=1, b=4) == 4
+    # super() reads the class without naming it: keyed by every argument
+    assert ask(it, child, "pick", 1, 2) == ("child", 2)
+    assert ask(it, child, "pick", 0, 2) == ("child", 3)
+
+
+def test_statement_memo_gives_fresh_answers(tmp_path):
+    it, cls, _ = load(tmp_path)
+    it.lenient_functions = frozenset({"checks"})
+    cases = [
+        (dict(head_size=64, has_sink=False, use_mla=False), (9, 0)),
+        (dict(head_size=96, has_sink=True, use_mla=False), (9, 0)),
+        (dict(head_size=64, has_sink=False, use_mla=True, flag=True), (8, 0)),
+        (dict(head_size=192, has_sink=False, use_mla=False, flag=True), (9, 0)),
+        (dict(head_size=64, has_sink=False, use_mla=False), (8, 6)),
+    ]
+    memoised = [ask(it, cls, "checks", cap=cap, **kw) for kw, cap in cases * 2]
+    fresh = []
+    for kw, cap in cases * 2:
+        it2, cls2, _ = Interpreter(SourceTree(tmp_path)), None, None
+        cls2 = it2.module_attr(it2.module(MODULE), "MyBackend", NODE)
+        it2.lenient_functions = frozenset({"checks"})
+        fresh.append(ask(it2, cls2, "checks", cap=cap, **kw))
+    assert memoised == fresh
+    assert memoised[:5] == [
+        [],
+        ["head_size not supported", "sink not supported"],
+        ["mla mismatch", "small", "old GPU"],
+        ["head_size not supported", "big"],
+        ["old GPU"],
+    ]
+    assert it.statement_memo.effects  # the checks were remembered
+
+
+def test_class_attribute_write_is_seen(tmp_path):
+    it, cls, _ = load(tmp_path)
+    it.lenient_functions = frozenset({"checks"})
+    kw = dict(head_size=256, has_sink=False, use_mla=False)
+    assert ask(it, cls, "checks", **kw) == ["head_size not supported"]
+    assert ask(it, cls, "grow") == 3
+    assert ask(it, cls, "checks", **kw) == []
+
+
+KWARGS = """
+@classmethod
+def spread(cls, a, *rest, b=1, **extra):
+    if a:
+        return (rest, b, extra)
+    return None
+"""
+
+
+def test_call_memo_keys_varargs_and_keyword_extras(tmp_path):
+    runtime_backend(tmp_path, KWARGS, header=HEADER)
+    it = Interpreter(SourceTree(tmp_path))
+    cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
+    assert ask(it, cls, "spread", 0, 5) is None
+    assert ask(it, cls, "spread", 0, 6, b=2) is None
+    assert ask(it, cls, "spread", 1, 5) == ((5,), 1, {})
+    assert ask(it, cls, "spread", 1, 6) == ((6,), 1, {})
+    assert ask(it, cls, "spread", 1, 6, b=3) == ((6,), 3, {})
+    assert ask(it, cls, "spread", 1, extra=4) == ((), 1, {"extra": 4})
+    assert ask(it, cls, "spread", 1, extra=5) == ((), 1, {"extra": 5})

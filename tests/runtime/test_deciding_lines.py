@@ -1,0 +1,61 @@
+"""Provenance of evaluated cells: each links to the line that decides it, also in a
+base class in another file."""
+
+from __future__ import annotations
+
+from treebuilder import dedent, rows, runtime_backend
+
+from sphinxext_attn.analysis.pipeline import analyze
+from sphinxext_attn.model.records import Location
+
+BASE_FILE = "vllm/v1/attention/backends/my_base.py"
+BASE = """
+from vllm.v1.attention.backend import AttentionBackend
+
+
+class MyBase(AttentionBackend):
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [64, 128]
+
+    @classmethod
+    def supports_compute_capability(cls, capability):
+        return capability.major >= 9
+"""
+
+BODY = """
+@classmethod
+def supports_sink(cls):
+    if cls.get_supported_head_sizes():
+        return True
+    return False
+"""
+
+
+def test_cells_link_to_the_deciding_line_across_files(tmp_path):
+    header = "from vllm.v1.attention.backends.my_base import MyBase\n"
+    root = runtime_backend(tmp_path, BODY, header=header, extra={BASE_FILE: dedent(BASE)})
+    source = (root / "vllm/v1/attention/backends/my_attn.py").read_text()
+    source = source.replace("class MyBackend(AttentionBackend):", "class MyBackend(MyBase):")
+    (root / "vllm/v1/attention/backends/my_attn.py").write_text(source)
+    row = rows(analyze(root), "MY_ATTN")[0]
+    assert row.head_sizes == ("64", "128")
+    # the data list in the base class decides the head sizes ...
+    assert row.sources["Head Sizes"] == Location(BASE_FILE, 7)
+    # ... a comparison there decides the GPUs ...
+    assert row.sources["Compute Cap."] == Location(BASE_FILE, 11)
+    # ... and the class's own return decides its flag
+    sink = row.sources["Sink"]
+    assert sink.path == "vllm/v1/attention/backends/my_attn.py"
+    assert source.splitlines()[sink.line - 1].strip() == "return True"
+
+
+def test_a_class_attribute_is_decided_where_the_nearest_class_assigns_it(tmp_path):
+    body = "supported_dtypes = [torch.float16]\n"
+    root = runtime_backend(tmp_path, body)
+    row = rows(analyze(root), "MY_ATTN")[0]
+    assert row.dtypes == ("fp16",)
+    where = row.sources["Dtypes"]
+    assert where.path == "vllm/v1/attention/backends/my_attn.py"
+    text = (root / where.path).read_text().splitlines()[where.line - 1]
+    assert text.strip() == "supported_dtypes = [torch.float16]"
