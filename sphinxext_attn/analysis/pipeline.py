@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 
+from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import EXTRA_COLUMNS, Analysis, BackendFeatures, Location
 from sphinxext_attn.page import features
 from sphinxext_attn.page.columns import (
@@ -138,6 +139,7 @@ def analyze(
     provenance: bool = True,
     parallel: bool = False,
     extras: bool = True,
+    environment: Environment = REFERENCE,
 ) -> Analysis:
     """Analyse the vLLM tree at ``root`` (the folder holding ``vllm/``). Never raises
     for problems in the tree: they are returned as diagnostics. ``provenance``
@@ -172,12 +174,12 @@ def analyze(
                 return _analyze(SourceTree(tree.root))
 
             page = forked.Forked(read_page)
-            answers = evaluate_runtime(tree, provenance, extras)
+            answers = evaluate_runtime(tree, provenance, extras, environment)
             child = page.result()  # None if the child failed
             result = child if isinstance(child, Analysis) else read_page()
         else:
             result = _analyze(tree)
-            answers = evaluate_runtime(tree, provenance, extras)
+            answers = evaluate_runtime(tree, provenance, extras, environment)
         result.profile = profile
         merge_runtime(result, answers)
         return result

@@ -15,7 +15,13 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from sphinxext_attn.cli.environment_flags import (
+    EnvironmentError_,
+    add_environment_options,
+    environment_of,
+)
 from sphinxext_attn.cli.runcache import RunCache, default_dir
+from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render.markdown import header_from_template, render_markdown
 from sphinxext_attn.source.locate import default_root
@@ -91,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(to stdout unless -o is given)",
     )
     add_cache_options(parser)
+    add_environment_options(parser)
     parser.add_argument(
         "files", nargs="*", help="changed files (pre-commit); skip if none is relevant"
     )
@@ -118,10 +125,17 @@ def run_cache(args: argparse.Namespace) -> RunCache:
 
 
 def analysis_of(
-    root: Path, profile: str, provenance: bool, cache: RunCache, extras: bool = True
+    root: Path,
+    profile: str,
+    provenance: bool,
+    cache: RunCache,
+    extras: bool = True,
+    environment: Environment = REFERENCE,
 ) -> Analysis:
     """The tree's analysis: kept from an earlier run if no file it read has changed."""
-    options = {"profile": profile, "provenance": provenance, "extras": extras}
+    options: dict[str, object] = {"profile": profile, "provenance": provenance, "extras": extras}
+    if not environment.is_reference():
+        options["environment"] = environment.key()
     analysis = cache.load("analysis", root, options)
     if isinstance(analysis, Analysis):
         return analysis
@@ -131,7 +145,13 @@ def analysis_of(
     tree = SourceTree(root)
     _KEEP.append(tree)  # freed by the operating system at exit, see run()
     analysis = analyze(
-        root, source=tree, profile=profile, provenance=provenance, parallel=True, extras=extras
+        root,
+        source=tree,
+        profile=profile,
+        provenance=provenance,
+        parallel=True,
+        extras=extras,
+        environment=environment,
     )
     cache.store("analysis", root, options, analysis, [*analysis.files, *analysis.directories])
     return analysis
@@ -157,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return select_main(argv[1:])
     args = build_parser().parse_args(argv)
+    try:
+        environment = environment_of(args)
+    except EnvironmentError_ as exc:
+        print(f"sphinxext-attn: {exc}", file=sys.stderr)
+        return 2
     args.root = root_or_report(args.root, "sphinxext-attn")
     if args.root is None:
         return 2
@@ -170,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     wants_lines = args.format == "json" or bool(args.source_links) or bool(args.diff)
     # nor any capability outside the release's page columns (JSON and diffs list them)
     extras = args.format == "json" or bool(args.diff)
-    analysis = analysis_of(root, args.profile, wants_lines, run_cache(args), extras)
+    analysis = analysis_of(root, args.profile, wants_lines, run_cache(args), extras, environment)
     for diag in analysis.diagnostics:
         print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
     if args.diff:
@@ -217,7 +242,7 @@ def write_diff(args: argparse.Namespace, new: Analysis) -> int:
     if not (old_root / "vllm").is_dir():
         print(f"sphinxext-attn: {old_root} holds no vllm/ package (--diff)", file=sys.stderr)
         return 2
-    old = analysis_of(old_root, args.profile, True, run_cache(args))
+    old = analysis_of(old_root, args.profile, True, run_cache(args), True, environment_of(args))
     for diag in old.diagnostics:
         print(f"warning: {diag}", file=sys.stderr)
     from sphinxext_attn.render.diffout import render_diff_json, render_diff_markdown

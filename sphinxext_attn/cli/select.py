@@ -13,8 +13,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sphinxext_attn.cli.environment_flags import (
+    EnvironmentError_,
+    add_environment_options,
+    environment_of,
+)
 from sphinxext_attn.cli.runcache import RunCache
+from sphinxext_attn.model.environment import REFERENCE, Environment, case_environment
 from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.select.decision import ATTN_TYPES, OPTION_FIELDS, Config, Decision, Selector
 from sphinxext_attn.source.tree import SourceTree
 
@@ -48,9 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--cases", help="a JSON list of cases (vLLM's select file format)")
     parser.add_argument("-o", "--output", help="write here instead of stdout")
+    parser.add_argument(
+        "--arch", default="", help="a ROCm GPU by its arch name, e.g. gfx942 (--platform rocm)"
+    )
     from sphinxext_attn.cli.main import add_cache_options
 
     add_cache_options(parser)
+    add_environment_options(parser)
     return parser
 
 
@@ -58,32 +69,48 @@ class Answers:
     """Decisions for one tree, evaluated once per configuration and kept between
     runs while no file they were read from changes (see :mod:`sphinxext_attn.cli.runcache`)."""
 
-    def __init__(self, root: Path, cache: RunCache) -> None:
+    def __init__(self, root: Path, cache: RunCache, environment: Environment = REFERENCE) -> None:
         self.root = root
         self.cache = cache
+        self.environment = environment
         kept, self.paths = cache.load_entry("decisions", root, {}) or (None, [])
         self.known: dict[str, dict[str, Any]] = kept if isinstance(kept, dict) else {}
         #: made on the first configuration not kept (none: nothing new to store)
         self.tree: SourceTree | None = None
-        self.selector: Selector | None = None
+        #: one evaluator per environment (its answers rest on it), sharing the tree
+        self.selectors: dict[str, Selector] = {}
+        #: the environment of each configuration asked (cases may carry their own)
+        self.environments: dict[int, Environment] = {}
 
     def decide(self, config: Config) -> dict[str, Any]:
-        key = _key(config)
+        environment = self.environments.get(id(config), self.environment)
+        key = _key(config, environment)
         found = self.known.get(key)
         if found is not None:
             return found
-        if self.selector is None:
+        if self.tree is None:
             self.tree = SourceTree(self.root)
-            self.selector = Selector(Interpreter(self.tree))
-        data = self.selector.explain(self.selector.decide(config)).to_json()
+        selector = self.selectors.get(environment.key())
+        if selector is None:
+            machine = Machine(environment)
+            selector = self.selectors[environment.key()] = Selector(
+                Interpreter(self.tree, machine)
+            )
+        data = selector.explain(selector.decide(config)).to_json()
         self.known[key] = data
         return data
+
+    def decide_cases(self, cases: list[tuple[Config, Environment]]) -> list[dict[str, Any]]:
+        """Decisions for configurations with their own environments, in order."""
+        for config, environment in cases:
+            self.environments[id(config)] = environment
+        return self.decide_all([config for config, _ in cases])
 
     def decide_all(self, configs: list[Config]) -> list[dict[str, Any]]:
         """Every configuration's decision, in order. Past the first new one (which
         readies the evaluator), a forked child answers the second half of the rest
         while this process answers the first: decisions do not depend on order."""
-        keys = [_key(c) for c in configs]
+        keys = [_key(c, self.environments.get(id(c), self.environment)) for c in configs]
         pending = list(dict.fromkeys(k for k in keys if k not in self.known))
         by_key = dict(zip(keys, configs, strict=True))
         if pending:
@@ -126,9 +153,10 @@ class Answers:
         self.cache.store("decisions", self.root, {}, known, paths)
 
 
-def _key(config: Config) -> str:
-    """A configuration as the key of its kept decision."""
-    return json.dumps(config.__dict__, sort_keys=True)
+def _key(config: Config, environment: Environment = REFERENCE) -> str:
+    """A configuration (and what it assumes) as the key of its kept decision."""
+    text = json.dumps(config.__dict__, sort_keys=True)
+    return f"{text}|{environment.key()}" if not environment.is_reference() else text
 
 
 def _locality(config: Config) -> tuple[str, bool, bool]:
@@ -147,10 +175,13 @@ def render_text(config: Config, decision: Decision) -> str:
     if decision.error:
         lines.append(f"not evaluated: {decision.error}")
         return "\n".join(lines) + "\n"
-    selected = decision.selected or "none (vLLM raises: no valid backend)"
-    if undecided := decision.undecided():
-        selected += f", unless {' or '.join(undecided)} (not evaluated) qualifies"
-    lines.append(f"selected: {selected}")
+    if decision.candidates:
+        lines.append("selected: conditional (the code cannot settle it statically)")
+        lines += [f"  {c['backend']} if {c['if']}" for c in decision.candidates]
+    else:
+        lines.append(f"selected: {decision.selected or 'none (vLLM raises: no valid backend)'}")
+    if decision.assumptions:
+        lines.append(f"assuming: {', '.join(decision.assumptions)}")
     lines.append("priority list:")
     for i, name in enumerate(decision.priorities, 1):
         mark = "->" if name == decision.selected else "  "
@@ -173,6 +204,11 @@ def render_text(config: Config, decision: Decision) -> str:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        environment = environment_of(args)
+    except EnvironmentError_ as exc:
+        print(f"sphinxext-attn select: {exc}", file=sys.stderr)
+        return 2
     from sphinxext_attn.cli.main import root_or_report
 
     args.root = root_or_report(args.root, "sphinxext-attn select")
@@ -186,7 +222,7 @@ def main(argv: list[str]) -> int:
         return 2
     from sphinxext_attn.cli.main import run_cache
 
-    answers = Answers(root, run_cache(args))
+    answers = Answers(root, run_cache(args), environment)
     if args.cases:
         try:
             cases: Any = json.loads(Path(args.cases).read_text(encoding="utf-8"))
@@ -196,7 +232,15 @@ def main(argv: list[str]) -> int:
         if not isinstance(cases, list):
             print("sphinxext-attn select: --cases must hold a JSON list", file=sys.stderr)
             return 2
-        results = answers.decide_all([Config.from_case(c) for c in cases])
+        try:
+            pairs = [
+                (Config.from_case(c), case_environment(c, environment, i))
+                for i, c in enumerate(cases)
+            ]
+        except EnvironmentError_ as exc:
+            print(f"sphinxext-attn select: {exc}", file=sys.stderr)
+            return 2
+        results = answers.decide_cases(pairs)
         content = json.dumps(results, ensure_ascii=False) + "\n"
     else:
         config = config_from_args(args)

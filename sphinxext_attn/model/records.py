@@ -148,6 +148,10 @@ class BackendFeatures:
     supports: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
     #: runtime profile: other capability flags of the interface (method -> answer)
     extras: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    #: runtime profile: column -> the machine facts its answer rests on (``NAME=VALUE``)
+    assumptions: dict[str, tuple[str, ...]] = field(
+        default_factory=dict, compare=False, hash=False
+    )
 
     @property
     def table(self) -> str:

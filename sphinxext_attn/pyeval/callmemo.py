@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval.scope import ClassBodyScope, Frame
 from sphinxext_attn.pyeval.stmtmemo import KEY_KEPT, KEY_PLAIN, NO_KEY, key_part, reads_frame
-from sphinxext_attn.pyeval.values import PyFunction
+from sphinxext_attn.pyeval.values import CAPABILITY, PyFunction
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -197,7 +197,9 @@ class CallMemo:
             return
         sig = self.signature(func)
         read = sig.params if looked_up is None else tuple(p for p in sig.params if p in looked_up)
-        by_gpu = answer[2]  # a call that never read the GPU answers for every GPU
+        by_gpu = bool(
+            answer[2] & CAPABILITY
+        )  # a call that never read the GPU answers for every GPU
         seen = self.read_sets.setdefault(func, [])
         if (read, by_gpu) not in seen:
             seen.append((read, by_gpu))

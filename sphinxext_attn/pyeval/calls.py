@@ -133,7 +133,7 @@ class CallMixin:
         if budget.depth >= budget.max_depth:
             raise Unknown("calls nested too deeply (recursion?)", func.path, func.node.lineno)
         saved_read = self.capability_read
-        self.capability_read = False
+        self.capability_read = 0
         budget.depth += 1
         looked_up = self.call_memo.reads(func)
         writes = self.class_writes  # a call that changed a class or shared value: not kept
@@ -141,7 +141,9 @@ class CallMixin:
             value = self._run(func, args, kwargs, looked_up)
         except (Unknown, Raised) as exc:
             read = self.capability_read
-            self.capability_read = saved_read or read
+            self.capability_read = saved_read | read
+            if isinstance(exc, Unknown) and not exc.assumable and not args and not kwargs:
+                exc.assumable = func.name
             budget_hit = isinstance(exc, Unknown) and "budget" in exc.reason
             if not budget_hit and (self.class_writes == writes or func.cached):
                 self.call_memo.store(self, func, args, kwargs, looked_up, (False, exc, read))
@@ -152,7 +154,7 @@ class CallMixin:
         finally:
             budget.depth -= 1
         read = self.capability_read
-        self.capability_read = saved_read or read
+        self.capability_read = saved_read | read
         if (self.class_writes == writes or func.cached) and not isinstance(value, LazyGen):
             self.call_memo.store(self, func, args, kwargs, looked_up, (True, value, read))
         return value

@@ -123,15 +123,14 @@ class _Block:
         if found is BY_CAPABILITY:
             found = memo.effects.get((*base, interp.capability))
         if found is not None:
-            if found[1]:
-                interp.capability_read = True
+            interp.capability_read |= found[1]
             for sink, items in zip(lists, found[2], strict=True):
                 if items:
                     sink.extend(items)
             return True
         sizes = [len(s) for s in lists]
         saved_read = interp.capability_read
-        interp.capability_read = False
+        interp.capability_read = 0
         complete = True
         try:
             for stmt in self.stmts:
@@ -144,7 +143,7 @@ class _Block:
                     complete = False
         finally:
             read = interp.capability_read
-            interp.capability_read = saved_read or read
+            interp.capability_read = saved_read | read
         added = tuple(tuple(s[n:]) for s, n in zip(lists, sizes, strict=True))
         if complete and all(key_part(v, False) is not NO_KEY for part in added for v in part):
             memo.remember(interp, base, (None, read, added, ()))

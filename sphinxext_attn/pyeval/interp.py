@@ -55,8 +55,13 @@ class Interpreter(StatementMixin, CallMixin, ComprehensionMixin, ExceptionMixin,
         self.budget = Budget()
         #: the device capability of the question being asked, if any
         self.capability: tuple[int, int] | None = None
-        #: set when an evaluation read the device capability
-        self.capability_read = False
+        #: what an evaluation read from outside: CAPABILITY, and a bit per machine fact
+        self.capability_read = 0
+        #: the machine facts read so far (bit ``2 << i`` is ``facts[i]``: name, value)
+        self.facts: list[tuple[str, str]] = []
+        self._fact_bits: dict[str, int] = {}
+        #: facts behind remembered module and class values, by (id(store), name)
+        self.fact_masks: dict[tuple[int, str], int] = {}
         self._class_index: dict[int, dict[str, Any]] = {}
         #: functions whose top-level checks are evaluated one by one (see run_lenient)
         self.lenient_functions: frozenset[str] = frozenset()
@@ -91,6 +96,18 @@ class Interpreter(StatementMixin, CallMixin, ComprehensionMixin, ExceptionMixin,
         }
 
     # -- modules ---------------------------------------------------------------
+    def note_fact(self, name: str, value: str) -> None:
+        """The evaluation read the machine fact ``name`` (its value as assumed)."""
+        bit = self._fact_bits.get(name)
+        if bit is None:
+            bit = self._fact_bits[name] = 2 << len(self.facts)
+            self.facts.append((name, value))
+        self.capability_read |= bit
+
+    def facts_of(self, mask: int) -> list[tuple[str, str]]:
+        """The facts (name, value) whose bits are in ``mask``."""
+        return [fact for i, fact in enumerate(self.facts) if mask & (2 << i)]
+
     def module(self, dotted: str) -> ModuleScope | None:
         """A module of the tree by dotted name, parsed once; None when not in the tree."""
         if dotted in self.modules:

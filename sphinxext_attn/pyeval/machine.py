@@ -19,9 +19,11 @@ import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
+from sphinxext_attn.model.environment import REFERENCE, Environment, literal_of, truth_of
 from sphinxext_attn.pyeval.lazyclass import statements_for
 from sphinxext_attn.pyeval.scope import MISSING, Scope
 from sphinxext_attn.pyeval.values import (
+    CAPABILITY,
     Builtin,
     ConfigDefaults,
     External,
@@ -73,7 +75,8 @@ class Machine:
 
     MISSING = MISSING
 
-    def __init__(self) -> None:
+    def __init__(self, environment: Environment = REFERENCE) -> None:
+        self.environment = environment
         self._platform: Any = None
         self._installed: dict[str, bool] = {}
 
@@ -106,7 +109,9 @@ class Machine:
         if qualname in ("typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"):
             return False
         if qualname == "os.environ":
-            return {}
+            return dict(self.environment.env)
+        if qualname == "requests.Response.status_code":
+            return 200
         if obj.qualname == "math":  # this Python's own constants; no such name: an error
             if not hasattr(math, name):
                 raise Raised("AttributeError", f"module 'math' has no attribute {name!r}")
@@ -133,8 +138,10 @@ class Machine:
         self, interp: Interpreter, func: External, args: list[Any], kwargs: dict[str, Any]
     ) -> Any:
         name = func.qualname
-        if name in ("os.getenv", "os.environ.get"):
-            return args[1] if len(args) > 1 else kwargs.get("default")
+        if name in ("os.getenv", "os.environ.get") and args and isinstance(args[0], str):
+            return self.getenv(
+                interp, args[0], args[1] if len(args) > 1 else kwargs.get("default")
+            )
         if name in ("os.path.join", "os.path.dirname", "os.path.basename") and all(
             isinstance(a, str) for a in args
         ):  # string functions (POSIX paths); nothing on disk is read
@@ -142,6 +149,8 @@ class Machine:
         if name == "shutil.which" and args and isinstance(args[0], str):
             # a full build: the toolchain vLLM looks for on PATH (nvcc, ninja) is there
             tool = args[0].rstrip("/").rsplit("/", 1)[-1]
+            if not self.fact_truth(interp, f"which.{tool}", True):
+                return None
             return args[0] if args[0].startswith("/") else f"/usr/local/bin/{tool}"
         if name in ("os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.dirname"):
             return True if name != "os.path.dirname" else ""
@@ -163,7 +172,9 @@ class Machine:
                 else None
             )
         if name.startswith(("requests.", "urllib.request.", "socket.")):
-            raise Raised("ConnectionError", "no network while the docs build")
+            if not self.fact_truth(interp, "network", False):
+                raise Raised("ConnectionError", "no network (assume network=true to change)")
+            return External("requests.Response")
         if name in MATH and all(
             isinstance(a, int | float) and not isinstance(a, bool) for a in args
         ):
@@ -185,12 +196,34 @@ class Machine:
             return args[0]
         return MISSING
 
+    def getenv(self, interp: Interpreter, name: str, default: Any) -> Any:
+        """``os.getenv(name, default)``: the variable as set, else the default."""
+        value = self.environment.env.get(name)
+        interp.note_fact(name, "unset" if value is None else value)
+        return default if value is None else value
+
+    def fact_truth(self, interp: Interpreter, name: str, default: bool) -> bool:
+        """A yes/no fact about the machine: as assumed, else the reference machine's."""
+        text = self.environment.assume.get(name)
+        truth = default if text is None else truth_of(text)
+        if truth is None:
+            raise Unknown(f"assumption {name}={text!r} is not true or false")
+        interp.note_fact(name, "true" if truth else "false")
+        return truth
+
     def installed(self, interp: Interpreter, package: str) -> bool:
         """A package is installed when backend code imports it (it could not load
-        otherwise); one that is only probed for (``find_spec``) is not."""
+        otherwise); one that is only probed for (``find_spec``) is not. An
+        ``installed.PACKAGE`` assumption says otherwise."""
         top = package.split(".")[0]
         if top == "vllm":
             return interp.module(package) is not None
+        fact = f"installed.{top}"
+        if fact in self.environment.assume:
+            return self.fact_truth(interp, fact, False)
+        return self.fact_truth(interp, fact, self._imported(interp, top))
+
+    def _imported(self, interp: Interpreter, top: str) -> bool:
         if top not in self._installed:
             pattern = re.compile(rf"^\s*(?:from|import)\s+{re.escape(top)}\b", re.M)
             texts = [t for t in interp.tree.read_texts() if t]
@@ -203,6 +236,10 @@ class Machine:
         self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
     ) -> Any:
         name = func.name
+        assumed = self.environment.assume.get(name)
+        if assumed is not None:
+            interp.note_fact(name, assumed)
+            return literal_of(assumed)
         dotted = func.module.dotted
         if name == "get_device_capability" and dotted.startswith(PLATFORM_PACKAGE):
             return self.capability(interp, func)
@@ -216,7 +253,20 @@ class Machine:
     def config_attr(
         self, interp: Interpreter, config: ConfigDefaults, name: str, path: str
     ) -> Any:
-        """A field of a default config: its declared default, or a nested default."""
+        """A field of the engine config: as set (``--option``), else its declared default."""
+        field = f"{config.prefix}{name}"
+        if field in self.environment.options:
+            value = self.environment.options[field]
+            interp.note_fact(field, value)
+            return literal_of(value)
+        value = self._config_default(interp, config, name)
+        if isinstance(value, ConfigDefaults):
+            value.prefix = f"{field}."
+        else:
+            interp.note_fact(field, f"default ({_label(value)})")
+        return value
+
+    def _config_default(self, interp: Interpreter, config: ConfigDefaults, name: str) -> Any:
         from sphinxext_attn.pyeval.members import class_mro
 
         for klass in class_mro(config.cls, interp):
@@ -265,7 +315,7 @@ class Machine:
     ) -> tuple[int, int]:
         """The capability of the GPU the question is about (read: the answer is
         per GPU); :class:`Unknown` when the question names none."""
-        interp.capability_read = True
+        interp.capability_read |= CAPABILITY
         if interp.capability is None:
             raise Unknown(f"{asker} depends on the GPU's compute capability".lstrip(), path, line)
         return interp.capability

@@ -23,7 +23,7 @@ from sphinxext_attn.pyeval.bindings import (
 from sphinxext_attn.pyeval.chunks import Chunk, ChunkError, chunk_names
 from sphinxext_attn.pyeval.lazyclass import class_of_chunk, class_piece_names
 from sphinxext_attn.pyeval.mutations import changed_at_import, rebound_at_import
-from sphinxext_attn.pyeval.values import Instance, Raised, Unbound, Unknown
+from sphinxext_attn.pyeval.values import CAPABILITY, Instance, Raised, Unbound, Unknown
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -178,8 +178,10 @@ class PerCapability(dict):  # type: ignore[type-arg]
 def cached(store: dict[str, Any], name: str, interp: Interpreter) -> Any:
     """The value remembered for ``name`` (for the question's capability), or MISSING."""
     value = store.get(name, MISSING)
+    if interp.fact_masks:  # the machine facts computing it read
+        interp.capability_read |= interp.fact_masks.get((id(store), name), 0)
     if isinstance(value, PerCapability):
-        interp.capability_read = True
+        interp.capability_read |= CAPABILITY
         return value.get(interp.capability, MISSING)
     return value
 
@@ -191,16 +193,18 @@ def remember(store: dict[str, Any], name: str, interp: Interpreter, compute: Any
         value, read = compute, False
     else:
         saved = interp.capability_read
-        interp.capability_read = False
+        interp.capability_read = 0
         try:
             value = compute()
         finally:
             read = interp.capability_read
-            interp.capability_read = saved or read
+            interp.capability_read = saved | read
     if isinstance(value, list | dict | set | tuple | Instance):
         interp.share(value)  # a later change of it changes what answers read
     per = store.get(name)
-    if read or isinstance(per, PerCapability):
+    if read & ~CAPABILITY:
+        interp.fact_masks[id(store), name] = read & ~CAPABILITY
+    if read & CAPABILITY or isinstance(per, PerCapability):
         if not isinstance(per, PerCapability):
             per = store[name] = PerCapability()
         per[interp.capability] = value

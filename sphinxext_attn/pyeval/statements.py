@@ -40,6 +40,8 @@ LOG_METHODS = frozenset(
 
 #: Prefix of the reason given for a check that could not be evaluated.
 NOT_EVALUATED = "not evaluated: "
+#: Ends a ``not evaluated`` reason whose check a function's assumed answer settles.
+ASSUMABLE_MARK = " [assumable: "
 
 
 class _Return(Exception):
@@ -81,7 +83,9 @@ class StatementMixin:
             value = ret.value
         if skipped and isinstance(value, list):
             if not value:
-                value = [f"{NOT_EVALUATED}{skipped[0]}"]
+                first = skipped[0]
+                mark = f"{ASSUMABLE_MARK}{first.assumable}]" if first.assumable else ""
+                value = [f"{NOT_EVALUATED}{first}{mark}"]
             self.skipped_checks.extend(skipped)
         return value
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sphinxext_attn.pyeval.bindings import NESTED_SCOPES
 from sphinxext_attn.pyeval.scope import Frame
 from sphinxext_attn.pyeval.values import (
+    CAPABILITY,
     EnumMember,
     External,
     Instance,
@@ -199,8 +200,7 @@ class StatementMemo:
             return
         counts[1] += 1
         failure, read, added, after = found
-        if read:
-            interp.capability_read = True
+        interp.capability_read |= read
         if failure is not None:
             raise failure.with_traceback(None)
         for sink, items in zip(lists, added, strict=True):
@@ -213,7 +213,7 @@ class StatementMemo:
                 local[name] = value
 
     def remember(self, interp: Interpreter, base: tuple[Any, ...], entry: tuple[Any, ...]) -> None:
-        if entry[1]:
+        if entry[1] & CAPABILITY:
             self.effects[base] = BY_CAPABILITY
             self.effects[(*base, interp.capability)] = entry
         else:
@@ -232,14 +232,14 @@ class StatementMemo:
         sizes = [len(s) for s in lists]
         before = [local.get(name, NO_KEY) for name in plan.stores]
         saved_read = interp.capability_read
-        interp.capability_read = False
+        interp.capability_read = 0
         failure: Exception | None = None
         try:
             interp.exec_stmt(stmt, frame)
         except (Unknown, Raised) as exc:
             failure = exc
         read = interp.capability_read
-        interp.capability_read = saved_read or read
+        interp.capability_read = saved_read | read
         added = tuple(tuple(s[n:]) for s, n in zip(lists, sizes, strict=True))
         after = tuple(local.get(name, NO_KEY) for name in plan.stores)
         entry: tuple[Any, ...] | None = None

@@ -20,6 +20,12 @@ if TYPE_CHECKING:
     from sphinxext_attn.pyeval.scope import ModuleScope, Scope
 
 
+#: Bit of ``Interpreter.capability_read`` for the device capability; the higher
+#: bits are the machine facts read (``Interpreter.fact_bit``), so an answer
+#: remembered by a memo brings the facts it rests on with it.
+CAPABILITY = 1
+
+
 class Unknown(Exception):
     """The evaluator cannot answer: the reason and where, never a guess."""
 
@@ -28,6 +34,9 @@ class Unknown(Exception):
         self.reason = reason
         self.path = path
         self.line = line
+        #: a function of the tree whose answer can be assumed instead (``--assume
+        #: NAME=...``): the innermost argument-less one this unknown came out of
+        self.assumable = ""
 
     @property
     def where(self) -> str:
@@ -47,6 +56,8 @@ class ConfigDefaults:
     classes (``attention_config`` -> ``AttentionConfig()``), never constructed."""
 
     cls: Any
+    #: the dotted path of this config in ``VllmConfig`` (``attention_config.``)
+    prefix: str = ""
 
 
 class LazyGen:

@@ -55,6 +55,10 @@ def _backend(row: BackendFeatures) -> dict[str, Any]:
                 "supports": dict(row.supports),
                 "unknown": dict(row.unknown),
                 "extras": dict(row.extras),
+                "assumptions": {
+                    column: dict(fact.split("=", 1) for fact in facts)
+                    for column, facts in sorted(row.assumptions.items())
+                },
             }
             if row.supports or row.unknown
             else {}

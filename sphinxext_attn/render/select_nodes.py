@@ -85,7 +85,14 @@ def decision_nodes(
         if isinstance(row, nodes.Element):
             row["classes"].append(SELECTED_CLASS)
     out.append(table)
-    if decision.selected is None:
+    if decision.candidates:  # the code cannot settle it: each candidate and its condition
+        out.insert(0, nodes.paragraph("", "vLLM's pick is conditional:", classes=["attn-pick"]))
+        items = nodes.bullet_list(classes=["attn-candidates"])
+        for candidate in decision.candidates:
+            text = f"{candidate['backend']} if {candidate['if']}"
+            items += nodes.list_item("", nodes.paragraph("", text))
+        out.insert(1, items)
+    elif decision.selected is None:
         out.append(
             nodes.paragraph(
                 "",
@@ -99,12 +106,9 @@ def decision_nodes(
         para += nodes.literal(decision.selected, decision.selected, classes=[SELECTED_CLASS])
         para += nodes.Text(".")
         out.insert(0, para)
-    if undecided := decision.undecided():  # the pick depends on what was not evaluated
-        names = " or ".join(undecided)
-        text = (
-            f"This holds only if {names}, ahead in the list and not evaluated, does not qualify."
-        )
-        out.append(nodes.paragraph("", text, classes=["attn-unknown"]))
+    if decision.assumptions:
+        text = f"Assuming: {', '.join(decision.assumptions)}."
+        out.append(nodes.paragraph("", text, classes=["attn-assumptions"]))
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import (
     Analysis,
     BackendFeatures,
@@ -19,6 +20,7 @@ from sphinxext_attn.model.records import (
     PriorityList,
 )
 from sphinxext_attn.pyeval import Interpreter, Unknown
+from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.runtime.profile import (
     RuntimeReader,
     apply_facts,
@@ -50,13 +52,16 @@ class RuntimeAnswers:
 
 
 def evaluate_runtime(
-    tree: SourceTree, provenance: bool = True, extras: bool = True
+    tree: SourceTree,
+    provenance: bool = True,
+    extras: bool = True,
+    environment: Environment = REFERENCE,
 ) -> RuntimeAnswers:
     """Ask every registered class (and the priority function) through one interpreter
     (``extras`` False: only the questions of the columns vLLM's page has)."""
     from sphinxext_attn.analysis.pipeline import SKIPPED
 
-    interp = Interpreter(tree)
+    interp = Interpreter(tree, Machine(environment))
     reader = RuntimeReader(interp, provenance=provenance, extras=extras)
     answers = RuntimeAnswers()
     for entry in read_registry(tree):

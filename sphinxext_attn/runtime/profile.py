@@ -121,10 +121,13 @@ class RuntimeReader:
     def facts(self, entry: RegistryEntry, cls: PyClass) -> dict[str, Any]:
         """Every answer of one backend: column -> value, plus ``unknown`` and ``supports``."""
         ask = Asker(self.interp, cls)
-        facts: dict[str, Any] = {"unknown": {}, "supports": {}, "extras": {}}
+        facts: dict[str, Any] = {"unknown": {}, "supports": {}, "extras": {}, "assumptions": {}}
         unknown: dict[str, str] = facts["unknown"]
 
         def take(column: str, answer: Answer) -> Any:
+            assumed = ask.assumed()
+            if assumed:
+                facts["assumptions"][column] = assumed
             if answer.unknown is not None:
                 unknown[column] = _reason(answer)
                 return None
@@ -265,6 +268,9 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
         supports=supports,
         extras=dict(facts["extras"]),
         sources=sources,
+        assumptions={
+            c: tuple(v) for c, v in facts.get("assumptions", {}).items() if c not in keep
+        },
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.machine import LiteralType
 from sphinxext_attn.pyeval.values import (
+    CAPABILITY,
     Bound,
     EnumMember,
     External,
@@ -67,6 +68,8 @@ class Asker:
 
     interp: Interpreter
     cls: PyClass
+    #: what the questions since the last :meth:`assumed` read (facts, capability)
+    read_mask: int = field(default=0, init=False)
     #: methods looked up without reading the device capability, by name and the
     #: count of class attribute writes (a grid asks the same method many times)
     _methods: dict[tuple[str, int], Any] = field(default_factory=dict, init=False)
@@ -78,12 +81,12 @@ class Asker:
         if found is not None:
             return found
         read_before = interp.capability_read
-        interp.capability_read = False
+        interp.capability_read = 0
         try:
             found = interp.getattr(self.cls, name, NODE, self.cls.path)
         finally:
             read = interp.capability_read
-            interp.capability_read = read_before or read
+            interp.capability_read = read_before | read
         if not read and interp.class_writes == key[1]:
             self._methods[key] = found
         return found
@@ -91,7 +94,7 @@ class Asker:
     def call(self, name: str, *args: Any, capability: tuple[int, int] | None = None) -> Any:
         interp = self.interp
         interp.capability = capability
-        interp.capability_read = False
+        interp.capability_read = 0
         interp.budget.steps = 50_000
         interp.budget.depth = 0
         try:
@@ -110,6 +113,12 @@ class Asker:
             ) from None
         finally:
             interp.capability = None
+            self.read_mask |= interp.capability_read
+
+    def assumed(self) -> list[str]:
+        """The machine facts the answers since the last call rest on (``NAME=VALUE``)."""
+        mask, self.read_mask = self.read_mask, 0
+        return [f"{name}={value}" for name, value in self.interp.facts_of(mask)]
 
     def ask(self, name: str, *args: Any) -> Answer:
         """A question that names no GPU: joined over the grid if the GPU matters."""
@@ -118,7 +127,7 @@ class Asker:
         except Raised as exc:
             return Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
         except Unknown as exc:
-            if not self.interp.capability_read:  # unknown for another reason
+            if not self.interp.capability_read & CAPABILITY:  # unknown for another reason
                 return Answer(unknown=exc)
         values = []
         for cap in CAPABILITIES:
@@ -161,7 +170,7 @@ class Asker:
         """None when the class has the method ``name`` (on some GPU of the grid, when
         the class body picks it by GPU); else why there is no answer."""
         interp = self.interp
-        interp.capability_read = False
+        interp.capability_read = 0
         why: Answer | None = None
         for capability in (None, *CAPABILITIES):
             interp.capability = capability
@@ -171,13 +180,13 @@ class Asker:
             except Raised as exc:
                 why = why or Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
             except Unknown as exc:
-                if capability is not None or not interp.capability_read:
+                if capability is not None or not interp.capability_read & CAPABILITY:
                     return Answer(unknown=exc)
             except RecursionError:
                 return Answer(unknown=Unknown("expression nested too deeply", self.cls.path))
             finally:
                 interp.capability = None
-            if not interp.capability_read:
+            if not interp.capability_read & CAPABILITY:
                 break  # the same on every GPU
         return why
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED
+from sphinxext_attn.pyeval.statements import ASSUMABLE_MARK, NOT_EVALUATED
 from sphinxext_attn.pyeval.values import Bound, EnumMember, External, Instance, PyClass
 from sphinxext_attn.select.reason_sources import ReasonLocator
 
@@ -122,6 +122,13 @@ class Decision:
     error: str = ""
     #: backend -> file:line of each reason (parallel to ``rejected``; "" = not found)
     sources: dict[str, list[str]] = field(default_factory=dict)
+    #: the machine facts the decision rests on (``NAME=VALUE``), see model.environment
+    assumptions: list[str] = field(default_factory=list)
+    #: a decision no static reading can settle: ``{"backend", "if"}`` in vLLM's order
+    #: (``selected`` is then None)
+    candidates: list[dict[str, str]] = field(default_factory=list)
+    #: backend -> what to ``--assume`` to settle it (a function of the tree)
+    assumable: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -135,7 +142,26 @@ class Decision:
             data["unknown"] = self.unknown
         if self.error:
             data["error"] = self.error
+        data["assumptions"] = self.assumptions
+        if self.candidates:
+            data["candidates"] = self.candidates
         return data
+
+    def make_conditional(self) -> None:
+        """A pick behind backends not evaluated holds only if none of them qualifies:
+        say so (candidates, each with its condition) instead of guessing."""
+        undecided = self.undecided()
+        if not undecided:
+            return
+        for name in undecided:
+            why = self.unknown[name]
+            fact = self.assumable.get(name)
+            hint = f"; settle it with --assume {fact}=true|false" if fact else ""
+            self.candidates.append({"backend": name, "if": f"{name} qualifies ({why}){hint}"})
+        if self.selected is not None:
+            others = " nor ".join(undecided)
+            self.candidates.append({"backend": self.selected, "if": f"neither {others} does"})
+        self.selected = None
 
     def undecided(self) -> list[str]:
         """Backends not evaluated that vLLM tries before the pick (all of them when
@@ -156,6 +182,8 @@ class Decision:
             dict(data.get("unknown", {})),
             data.get("error", ""),
             dict(data.get("sources", {})),
+            list(data.get("assumptions", [])),
+            list(data.get("candidates", [])),
         )
 
 
@@ -238,8 +266,12 @@ class Selector:
         interp.capability = config.capability_tuple
         interp.budget.steps = 400_000
         interp.budget.depth = 0
+        interp.capability_read = 0
         try:
-            return self._decide(config)
+            decision = self._decide(config)
+            decision.assumptions = [f"{n}={v}" for n, v in interp.facts_of(interp.capability_read)]
+            decision.make_conditional()
+            return decision
         except Unknown as exc:
             return Decision(None, [], unknown={"*": str(exc)}, error=f"not evaluated: {exc}")
         except Raised as exc:
@@ -298,16 +330,20 @@ def _read_result(result: Any) -> Decision:
             chosen = (priority, backend.name)
     rejected: dict[str, list[str]] = {}
     unknown: dict[str, str] = {}
+    assumable: dict[str, str] = {}
     for backend, (priority, reasons) in with_priorities(invalid, order):
         order[priority] = backend.name
         texts = [str(r) for r in reasons]
         if len(texts) == 1 and texts[0].startswith(NOT_EVALUATED):
-            unknown[backend.name] = texts[0].removeprefix(NOT_EVALUATED)
+            why, _, fact = texts[0].removeprefix(NOT_EVALUATED).partition(ASSUMABLE_MARK)
+            unknown[backend.name] = why
+            if fact:
+                assumable[backend.name] = fact.rstrip("]")
         else:
             rejected[backend.name] = texts
     priorities = [order[i] for i in sorted(order)]
     selected = chosen[1] if chosen else None
-    return Decision(selected, priorities, rejected, unknown)
+    return Decision(selected, priorities, rejected, unknown, assumable=assumable)
 
 
 def with_priorities(invalid: Any, valid: dict[int, str]) -> list[tuple[Any, tuple[int, Any]]]:

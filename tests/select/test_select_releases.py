@@ -30,10 +30,17 @@ def test_rejected_backends_take_the_places_the_valid_ones_leave():
 
 
 def test_a_pick_behind_a_backend_not_evaluated_says_so():
+    """A pick behind a backend not evaluated is conditional, never a definite guess."""
     decision = Decision("C", ["A", "B", "C"], {"B": ["no"]}, {"A": "call into torch"})
     assert decision.undecided() == ["A"]
+    decision.make_conditional()
+    assert decision.selected is None
+    assert [c["backend"] for c in decision.candidates] == ["A", "C"]
     text = render_text(Config(capability="9.0"), decision)
-    assert "selected: C, unless A (not evaluated) qualifies" in text
+    assert "selected: conditional" in text
+    assert "  A if A qualifies (call into torch)" in text
+    assert "  C if neither A does" in text
+    assert decision.to_json()["candidates"] == decision.candidates
     assert Decision("A", ["A", "B"], {}, {"B": "x"}).undecided() == []
     assert Decision(None, ["A", "B"], {}, {"B": "x"}).undecided() == ["B"]
 
