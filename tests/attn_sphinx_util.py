@@ -109,11 +109,19 @@ class _TableParser(HTMLParser):
         self.in_head = False
         self.row: list[str] | None = None
         self.skip = 0
+        #: HTML builders put a table's title above its scroll box (p.attn-caption)
+        self.pending: str | None = None
+        self.in_pending = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
         if tag == "table":
             self.current = Table((a.get("class") or "").split())
+            self.current.caption, self.pending = self.pending or "", None
+        elif tag == "p" and "attn-caption" in (a.get("class") or "").split():
+            self.pending, self.in_pending = "", True
+        elif self.in_pending and tag == "a" and "headerlink" in (a.get("class") or ""):
+            self.skip += 1
         elif self.current is None:
             return
         elif tag == "caption":
@@ -130,6 +138,12 @@ class _TableParser(HTMLParser):
             self.cell.append(MARKS[tag])
 
     def handle_endtag(self, tag: str) -> None:
+        if self.in_pending:
+            if tag == "p":
+                self.in_pending = False
+            elif tag == "a" and self.skip:
+                self.skip -= 1
+            return
         if self.current is None:
             return
         if tag == "table":
@@ -154,6 +168,9 @@ class _TableParser(HTMLParser):
             self.row = None
 
     def handle_data(self, data: str) -> None:
+        if self.in_pending and not self.skip:
+            self.pending = (self.pending or "") + data
+            return
         if self.current is None or self.skip:
             return
         if self.in_caption:

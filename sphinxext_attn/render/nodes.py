@@ -156,58 +156,6 @@ def strip_markers(name: str) -> str:
     return name.rstrip(_MARKERS)
 
 
-# -- priority lists -----------------------------------------------------------
-
-PRIORITY_COLUMNS: tuple[str, ...] = ("Priority", "Backend")
-
-
-def priority_nodes(
-    analysis: Analysis,
-    spec: TableSpec,
-    *,
-    categories: Sequence[str],
-    arches: Sequence[str] | None = None,
-    backends: frozenset[str] | None = None,
-    columns: Sequence[str] = PRIORITY_COLUMNS,
-    headings: bool = True,
-    deco: Decorations = PLAIN,
-) -> list[nodes.Node]:
-    """One table per list present, under a rubric per category. ``arches`` None:
-    every evaluated list, or the seed's two when the lists were read literally."""
-    out: list[nodes.Node] = []
-    for category in CATEGORIES:
-        if category not in categories:
-            continue
-        lists = analysis.priority_lists(category, arches)
-        if not lists:
-            continue
-        if headings:
-            out.append(rubric(prose.CATEGORY_TITLES[category]))
-        for plist in lists:
-            rows: list[list[Cell]] = []
-            for rank, name in enumerate(plist.backends, 1):
-                if backends is not None and name not in backends:
-                    continue
-                # the rank carries the list's source: the name may be a link already
-                cells: dict[str, Cell] = {
-                    "Priority": deco.source(plist.source, [nodes.Text(str(rank))])
-                    if deco is not PLAIN
-                    else str(rank),
-                    "Backend": deco.backend_ref(name),
-                }
-                rows.append([cells[c] for c in columns])
-            out.append(
-                build_table(
-                    list(columns),
-                    rows,
-                    spec,
-                    title=plist.title,
-                    classes=("attn-priority", f"attn-{category}", f"attn-{plist.arch}"),
-                )
-            )
-    return out
-
-
 # -- legend -------------------------------------------------------------------
 
 
@@ -378,12 +326,17 @@ def page_nodes(
     columns: Sequence[str] | None = None,
     backends: frozenset[str] | None = None,
     deco: Decorations = PLAIN,
+    layout: str | None = None,
 ) -> list[nodes.Node]:
     """Every table in the seed's order, under rubrics (a directive cannot open sections).
 
     ``columns`` and explicit ``widths`` concern the two feature tables; the
-    other tables keep their own columns and automatic widths.
+    other tables keep their own columns and automatic widths; ``layout`` is the
+    priority lists' (:data:`.priority.DEFAULT_LAYOUT` when None).
     """
+    from sphinxext_attn.render.priority import DEFAULT_LAYOUT, priority_nodes
+
+    layout = layout or DEFAULT_LAYOUT
     plain = TableSpec(
         widths=spec.widths if isinstance(spec.widths, str) else None, classes=spec.classes
     )
@@ -392,7 +345,9 @@ def page_nodes(
         paragraph(prose.PRIORITY_INTRO),
         paragraph(prose.PRIORITY_ONE),
     ]
-    out += priority_nodes(analysis, plain, categories=CATEGORIES, backends=backends, deco=deco)
+    out += priority_nodes(
+        analysis, plain, categories=CATEGORIES, backends=backends, deco=deco, layout=layout
+    )
     out.append(nodes.note("", paragraph(prose.PRIORITY_NOTE)))
     out += [
         rubric(LEGEND_HEADING),

@@ -24,7 +24,7 @@ from sphinxext_attn.model.records import (
     Analysis,
 )
 from sphinxext_attn.render import nodes as render
-from sphinxext_attn.render import prose
+from sphinxext_attn.render import priority, prose
 from sphinxext_attn.render.decorate import PLAIN, Decorations
 from sphinxext_attn.sphinx import cache, config
 from sphinxext_attn.sphinx.options import (
@@ -32,6 +32,7 @@ from sphinxext_attn.sphinx.options import (
     arch_option,
     choices_option,
     columns_option,
+    one_of,
 )
 from sphinxext_attn.sphinx.provenance import SphinxDecorations
 
@@ -190,6 +191,10 @@ class AllTablesDirective(AttentionBackendsDirective):
     """``attention-backends``: every table in the seed's order."""
 
     notes_for = "all"
+    option_spec = {
+        **AttentionBackendsDirective.option_spec,
+        "layout": one_of(priority.LAYOUTS),
+    }
 
     def known_backends(self, analysis: Analysis) -> list[str]:
         names = {b.name for b in analysis.backends}
@@ -200,7 +205,12 @@ class AllTablesDirective(AttentionBackendsDirective):
         head = [render.rubric(spec.caption)] if spec.caption else []
         spec.caption = None
         return head + render.page_nodes(
-            analysis, spec, columns=self.columns(), backends=backends, deco=self.deco
+            analysis,
+            spec,
+            columns=self.columns(),
+            backends=backends,
+            deco=self.deco,
+            layout=self.options.get("layout"),
         )
 
 
@@ -211,9 +221,10 @@ class PriorityDirective(AttentionBackendsDirective):
 
     option_spec = {
         **COMMON_OPTIONS,
-        "columns": columns_option(render.PRIORITY_COLUMNS),
+        "columns": columns_option(priority.PRIORITY_COLUMNS),
         "category": choices_option(CATEGORIES),
         "arch": arch_option,
+        "layout": one_of(priority.LAYOUTS),
     }
 
     def known_backends(self, analysis: Analysis) -> list[str]:
@@ -230,19 +241,27 @@ class PriorityDirective(AttentionBackendsDirective):
                 f"{', '.join(present) or 'no architecture'}"
             )
         lists = [p for c in categories for p in analysis.priority_lists(c, arches)]
+        tables = len({p.category for p in lists}) if self.layout() == "matrix" else len(lists)
         head: list[nodes.Node] = []
-        if spec.caption and len(lists) != 1:
+        if spec.caption and tables != 1:
             head, spec.caption = [render.rubric(spec.caption)], None
-        return head + render.priority_nodes(
+        return head + priority.priority_nodes(
             analysis,
             spec,
             categories=categories,
             arches=arches,
             backends=backends,
-            columns=self.columns() or render.PRIORITY_COLUMNS,
+            columns=self.columns() or priority.PRIORITY_COLUMNS,
             deco=self.deco,
             headings=len({p.category for p in lists}) > 1,
+            layout=self.layout(),
         )
+
+    def layout(self) -> str:
+        """``:layout:``; without it, ``lists`` when ``:columns:`` picks list columns."""
+        if "layout" in self.options:
+            return str(self.options["layout"])
+        return "lists" if "columns" in self.options else priority.DEFAULT_LAYOUT
 
 
 class LegendDirective(AttentionBackendsDirective):

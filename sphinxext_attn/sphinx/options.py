@@ -53,6 +53,18 @@ def choices_option(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
     return convert
 
 
+def one_of(allowed: Sequence[str]) -> Callable[[str], str]:
+    """A single value, one of ``allowed`` (the message lists them)."""
+
+    def convert(value: str) -> str:
+        word = (value or "").strip().lower()
+        if word not in allowed:
+            raise ValueError(f"{word or 'nothing'!r} unknown; choose from {', '.join(allowed)}")
+        return word
+
+    return convert
+
+
 #: architecture names as the code tells GPUs apart (for messages)
 ARCH_EXAMPLES = ("sm80", "sm90", "sm100", "sm120", "default")
 

@@ -8,6 +8,7 @@ from sphinxext_attn import __version__
 from sphinxext_attn.sphinx import config, events
 from sphinxext_attn.sphinx.diff import DiffDirective
 from sphinxext_attn.sphinx.directives import DIRECTIVES
+from sphinxext_attn.sphinx.present import setup_present
 from sphinxext_attn.sphinx.provenance import setup_nodes
 from sphinxext_attn.sphinx.select_directive import SelectDirective
 from sphinxext_attn.sphinx.selector import setup_selector
@@ -27,6 +28,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("attention-backends-diff", DiffDirective)
     app.add_directive("attention-backends-select", SelectDirective)
     setup_nodes(app)
+    setup_present(app)
     setup_xref(app)
     setup_selector(app)
     app.connect("builder-inited", events.builder_inited)

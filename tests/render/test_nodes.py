@@ -15,6 +15,7 @@ from sphinxext_attn.model.records import (
     PriorityList,
 )
 from sphinxext_attn.render import nodes as render
+from sphinxext_attn.render import priority
 
 
 def _analysis(versions: bool = True, many: int = 0) -> Analysis:
@@ -114,8 +115,13 @@ def test_mla_table_and_columns_and_backends():
 
 def test_caption_widths_classes_and_longtable():
     spec = render.TableSpec(widths=[1, 2], classes=["mine"], caption="My `code`")
-    table = render.priority_nodes(
-        _analysis(), spec, categories=("standard",), arches=("sm100",), headings=False
+    table = priority.priority_nodes(
+        _analysis(),
+        spec,
+        categories=("standard",),
+        arches=("sm100",),
+        headings=False,
+        layout="lists",
     )[0]
     title = table.children[0]
     assert isinstance(title, nodes.title) and title.astext() == "My code"
@@ -129,12 +135,13 @@ def test_caption_widths_classes_and_longtable():
 
 
 def test_priority_lists_keep_their_rank_when_filtered():
-    out = render.priority_nodes(
+    out = priority.priority_nodes(
         _analysis(),
         render.TableSpec(),
         categories=("standard", "mla"),
         arches=("sm100", "default"),
         backends=frozenset({"FLASH_ATTN", "MLA_ONE"}),
+        layout="lists",
     )
     kinds = [type(n).__name__ for n in out]
     assert kinds == ["rubric", "table", "rubric", "table"]
@@ -178,3 +185,40 @@ def test_legend_and_page_order():
     # explicit widths reached the two feature tables only
     given = [t for t in page if isinstance(t, nodes.table) and "colwidths-given" in t["classes"]]
     assert [t["classes"][2] for t in given] == ["attn-standard", "attn-mla"]
+
+
+def test_priority_matrix_puts_lists_side_by_side():
+    """A row per backend in first-named order, a column per list, ranks in the cells,
+    and a dash where a list does not hold the backend."""
+    out = priority.priority_nodes(
+        _analysis(),
+        render.TableSpec(),
+        categories=("standard",),
+        arches=("sm100", "default"),
+        layout="matrix",
+        headings=False,
+    )
+    assert [type(n).__name__ for n in out] == ["table"]
+    table = out[0]
+    assert "attn-matrix" in table["classes"]
+    assert table.children[0].astext().startswith("Standard Attention")
+    head, body = _texts(table)
+    lists = _analysis().priority_lists("standard", ("sm100", "default"))
+    assert head == ["Backend", *(p.title for p in lists)]
+    names = list(dict.fromkeys(n for p in lists for n in p.backends))
+    assert [r[0] for r in body] == names
+    for row in body:
+        for plist, cell in zip(lists, row[1:], strict=True):
+            want = plist.backends.index(row[0]) + 1 if row[0] in plist.backends else None
+            assert cell == (str(want) if want else priority.ABSENT)
+
+
+def test_matrix_headers_give_long_conditions_to_notes():
+    short = PriorityList("standard", "sm90", ("A",), conditions="x", arch_title="Hopper")
+    long = PriorityList(
+        "standard", "sm100", ("A",), conditions="causal, without a prefix", arch_title="Blackwell"
+    )
+    assert priority.column_headers([short, long]) == (
+        ["Hopper: x", "Blackwell (1)"],
+        ["causal, without a prefix"],
+    )
