@@ -22,7 +22,14 @@ from sphinxext_attn.cli.runcache import RunCache
 from sphinxext_attn.model.environment import REFERENCE, Environment, case_environment
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
-from sphinxext_attn.select.decision import ATTN_TYPES, OPTION_FIELDS, Config, Decision, Selector
+from sphinxext_attn.select.decision import (
+    ATTN_TYPES,
+    LAYER_FIELDS,
+    OPTION_FIELDS,
+    Config,
+    Decision,
+    Selector,
+)
 from sphinxext_attn.source.tree import SourceTree
 
 #: Decisions kept per tree between runs (the oldest are dropped beyond this).
@@ -50,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--attn-type", default="decoder", type=str.upper, choices=ATTN_TYPES, metavar="TYPE"
     )
-    for flag in ("mla", "sparse", "sink", "mm-prefix", "non-causal"):
+    for flag in ("mla", "sparse", "sink", "mm-prefix", "non-causal", "kv-connector"):
         parser.add_argument(f"--{flag}", action="store_true")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--cases", help="a JSON list of cases (vLLM's select file format)")
@@ -166,7 +173,10 @@ def _locality(config: Config) -> tuple[str, bool, bool]:
 def config_from_args(args: argparse.Namespace) -> Config:
     """The configuration the options give (``--kv-cache-dtype`` -> ``kv_cache_dtype``)."""
     return Config(
-        **{field: getattr(args, opt.replace("-", "_")) for opt, field in OPTION_FIELDS.items()}
+        **{
+            field: getattr(args, opt.replace("-", "_"))
+            for opt, field in {**OPTION_FIELDS, **LAYER_FIELDS}.items()
+        }
     )
 
 
@@ -178,6 +188,8 @@ def render_text(config: Config, decision: Decision) -> str:
     if decision.candidates:
         lines.append("selected: conditional (the code cannot settle it statically)")
         lines += [f"  {c['backend']} if {c['if']}" for c in decision.candidates]
+    elif decision.raised:
+        lines.append(f"selected: none (vLLM raises {decision.raised})")
     else:
         lines.append(f"selected: {decision.selected or 'none (vLLM raises: no valid backend)'}")
     if decision.assumptions:

@@ -196,11 +196,14 @@ def literal_of(text: str) -> object:
 
 
 REFERENCE = Environment()
+#: The engine option a case's ``model_attn_type`` sets (the model config's attn_type).
+MODEL_ATTN_TYPE = "model_config.attn_type"
 
 
 def case_environment(case: object, base: Environment, index: int) -> Environment:
     """The environment of one ``select --cases`` case (``env``, ``assume``, ``platform``,
-    ``arch``, ``aiter_installed``) over ``base`` (the command line's)."""
+    ``arch``, ``aiter_installed``, ``model_attn_type``) over ``base`` (the command
+    line's)."""
     if not isinstance(case, dict):
         return base
     where = f"case {index}"
@@ -210,9 +213,12 @@ def case_environment(case: object, base: Environment, index: int) -> Environment
         raise EnvironmentError_(f"{where}: 'env' and 'assume' must be objects")
     if case.get("aiter_installed") is not None:
         assume["installed.aiter"] = case["aiter_installed"]
+    options = {}
+    if case.get("model_attn_type") is not None:  # the model config's attn_type
+        options[MODEL_ATTN_TYPE] = case["model_attn_type"]
     own = environment_from(
         env,
-        None,
+        options,
         assume,
         str(case.get("platform") or base.platform),
         str(case.get("arch") or base.arch),

@@ -11,6 +11,7 @@ or class holds, is not remembered, and the change makes later calls ask again
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
@@ -167,6 +168,8 @@ class CallMixin:
         reads: dict[str, None] | None = None,
     ) -> Any:
         node = func.node
+        if func.wrappers:
+            return self._run_wrapped(func, args, kwargs)
         frame = Frame(func.module, func.scope, func=func if func.owner else None, reads=reads)
         self._bind_args(func, node.args, args, kwargs, frame)
         if isinstance(node, ast.Lambda):
@@ -174,6 +177,17 @@ class CallMixin:
         if func.name in self.lenient_functions:
             return self.run_lenient(node.body, frame)
         return self.run_body(node.body, frame)
+
+    def _run_wrapped(
+        self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
+    ) -> Any:
+        """A function under decorators of the tree: each decorator is called on the
+        plain function (innermost first), and what they return is called."""
+        wrapped: Any = replace(func, kind="function", wrappers=(), defaults=func.defaults)
+        for decorator in reversed(func.wrappers):
+            wrapper = self.eval(decorator, func.scope)
+            wrapped = self.call(wrapper, [wrapped], {}, decorator, func.path)
+        return self.call(wrapped, args, kwargs, func.node, func.path)
 
     def _default(self: Interpreter, func: PyFunction, node: ast.expr) -> Any:
         """A default is one object for every call (a list default keeps its appends),

@@ -20,7 +20,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.model.environment import REFERENCE, Environment, literal_of, truth_of
-from sphinxext_attn.pyeval.lazyclass import statements_for
+from sphinxext_attn.pyeval import devices, engine_config
 from sphinxext_attn.pyeval.scope import MISSING, Scope
 from sphinxext_attn.pyeval.values import (
     CAPABILITY,
@@ -87,8 +87,13 @@ class Machine:
         return MISSING
 
     def platform(self, interp: Interpreter) -> Any:
-        """``current_platform``: an instance of the tree's CUDA platform class."""
+        """``current_platform``: an instance of the tree's class for the machine's
+        platform (CUDA: the platform class of ``vllm/platforms/cuda.py``; another:
+        the class its detection plugin names, see :mod:`.devices`)."""
         if self._platform is None:
+            if self.environment.platform != "cuda":
+                self._platform = devices.platform_instance(interp, self.environment.platform)
+                return self._platform
             module = interp.module(CUDA_PLATFORM_MODULE)
             if module is None:
                 raise Unknown("no CUDA platform module in the tree", "vllm/platforms/cuda.py")
@@ -103,6 +108,11 @@ class Machine:
             else:
                 raise Unknown("no platform class in vllm/platforms/cuda.py", module.path)
         return self._platform
+
+    @property
+    def arch(self) -> str:
+        """The ROCm GPU amdsmi reports (``--arch``; gfx942 when none is named)."""
+        return self.environment.arch or devices.DEFAULT_ROCM_ARCH
 
     def external_attr(self, interp: Interpreter, obj: External, name: str) -> Any:
         qualname = f"{obj.qualname}.{name}"
@@ -163,6 +173,13 @@ class Machine:
             raise Raised("ModuleNotFoundError", f"No module named {args[0]!r}")
         if name == f"{FA_INTERFACE}.is_fa_version_supported" and len(args) == 1:
             return self.fa_version_supported(interp, args[0], func)
+        if name.startswith("amdsmi.") and self.environment.platform == "rocm":
+            answer = devices.amdsmi_call(interp, name, self.arch)
+            if answer is not Ellipsis:
+                return answer
+        matched = devices.regex_call(name, args, kwargs)
+        if matched is not Ellipsis:
+            return matched
         if name == "enum.auto":
             return External("enum.auto()")
         if name == "importlib.util.find_spec" and args and isinstance(args[0], str):
@@ -241,9 +258,15 @@ class Machine:
             interp.note_fact(name, assumed)
             return literal_of(assumed)
         dotted = func.module.dotted
-        if name == "get_device_capability" and dotted.startswith(PLATFORM_PACKAGE):
+        if (
+            name == "get_device_capability"
+            and dotted.startswith(PLATFORM_PACKAGE)
+            and self.environment.platform == "cuda"
+        ):  # elsewhere the platform's own code derives it (ROCm: from the arch)
             return self.capability(interp, func)
         if name == "get_current_vllm_config_or_none":
+            if self.environment.options and func.module.has("VllmConfig"):
+                return ConfigDefaults(func.module.lookup("VllmConfig", interp, func.node))
             return None  # no engine config is current while the docs build
         if name == "get_current_vllm_config" and func.module.has("VllmConfig"):
             # vLLM's answers were collected under its default VllmConfig()
@@ -254,51 +277,7 @@ class Machine:
         self, interp: Interpreter, config: ConfigDefaults, name: str, path: str
     ) -> Any:
         """A field of the engine config: as set (``--option``), else its declared default."""
-        field = f"{config.prefix}{name}"
-        if field in self.environment.options:
-            value = self.environment.options[field]
-            interp.note_fact(field, value)
-            return literal_of(value)
-        value = self._config_default(interp, config, name)
-        if isinstance(value, ConfigDefaults):
-            value.prefix = f"{field}."
-        else:
-            interp.note_fact(field, f"default ({_label(value)})")
-        return value
-
-    def _config_default(self, interp: Interpreter, config: ConfigDefaults, name: str) -> Any:
-        from sphinxext_attn.pyeval.members import class_mro
-
-        for klass in class_mro(config.cls, interp):
-            if not isinstance(klass, PyClass):
-                continue
-            for stmt in statements_for(klass.node, name):
-                if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
-                    continue
-                if stmt.target.id != name:
-                    continue
-                scope = interp.class_body_scope(klass)
-                value = stmt.value
-                if value is None:
-                    raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
-                if isinstance(value, ast.Call) and getattr(
-                    value.func, "id", getattr(value.func, "attr", "")
-                ) in ("Field", "field"):
-                    for kw in value.keywords:
-                        if kw.arg == "default_factory":
-                            factory = interp.eval(kw.value, scope)
-                            if isinstance(factory, PyClass):
-                                return ConfigDefaults(factory)
-                            raise Unknown(
-                                f"config field {name}: factory not evaluated",
-                                klass.path,
-                                stmt.lineno,
-                            )
-                        if kw.arg == "default":
-                            return interp.eval(kw.value, scope)
-                    raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
-                return interp.eval(value, scope)
-        raise Unknown(f"engine config has no field {name}", config.cls.path)
+        return engine_config.config_attr(self.environment, interp, config, name)
 
     def fa_version_supported(self, interp: Interpreter, version: Any, func: External) -> bool:
         """``is_fa_version_supported(v)`` of a full build, for a tree without the
@@ -352,6 +331,10 @@ class Machine:
                 return func.kind
         if isinstance(value, PyFunction) and value.name in ("cache", "lru_cache"):
             func.cached = True
+            return func.kind
+        if isinstance(value, PyFunction) and isinstance(decorator, ast.Name | ast.Attribute):
+            # a decorator written in the tree: run when the function is called
+            func.wrappers = (*func.wrappers, decorator)
             return func.kind
         return "opaque"
 

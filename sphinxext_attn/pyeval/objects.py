@@ -7,6 +7,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval import ops, plain
+from sphinxext_attn.pyeval.devices import MatchResult
 from sphinxext_attn.pyeval.members import MemberMixin
 from sphinxext_attn.pyeval.scope import MISSING, ModuleScope
 from sphinxext_attn.pyeval.values import (
@@ -82,6 +83,10 @@ class ObjectMixin(MemberMixin):
             return self.machine.config_attr(self, obj, name, path)
         if isinstance(obj, PyFunction) and name == "__name__":
             return obj.name
+        if isinstance(obj, MatchResult):
+            found = obj.attr(name)
+            if found is not None:
+                return found
         method = self.primitive_method(obj, name, node, path)
         if method is not MISSING:
             return method
@@ -186,7 +191,9 @@ class ObjectMixin(MemberMixin):
                     f"{value.cls.name}.__bool__ not evaluated", path, getattr(node, "lineno", 0)
                 )
             return self.truth(value.value, node, path) if value.plain else True
-        if isinstance(value, Bound | Builtin | SuperProxy | ConfigDefaults | Caught | LazyGen):
+        if isinstance(
+            value, Bound | Builtin | SuperProxy | ConfigDefaults | Caught | LazyGen | MatchResult
+        ):
             return True
         if isinstance(value, External):
             return self.machine.external_truth(value, node, path)

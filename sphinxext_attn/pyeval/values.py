@@ -169,6 +169,9 @@ class PyFunction:
     #: ``functools.cache``/``lru_cache``: its answers are kept even when running it
     #: changed shared values (Python does not run it again)
     cached: bool = False
+    #: decorators that are functions of the tree (``@if_aiter_supported``), outermost
+    #: first: applied to the plain function when it is called, as Python applied them
+    wrappers: tuple[ast.expr, ...] = ()
 
     @property
     def path(self) -> str:

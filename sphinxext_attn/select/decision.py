@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.statements import ASSUMABLE_MARK, NOT_EVALUATED
 from sphinxext_attn.pyeval.values import Bound, EnumMember, External, Instance, PyClass
 from sphinxext_attn.select.reason_sources import ReasonLocator
@@ -47,6 +48,9 @@ OPTION_FIELDS: dict[str, str] = {
     "mm-prefix": "use_mm_prefix",
     "non-causal": "use_non_causal",
 }
+#: Options ``select`` and ``attention-backends-select`` take that the selector's
+#: table has no control for (only other platforms' code reads them today).
+LAYER_FIELDS: dict[str, str] = {"kv-connector": "use_kv_connector"}
 
 
 @dataclass
@@ -65,6 +69,8 @@ class Config:
     has_sink: bool = False
     use_mm_prefix: bool = False
     use_non_causal: bool = False
+    #: a KV connector transfers the cache (ROCm keeps some backends out for it)
+    use_kv_connector: bool = False
 
     def key(self) -> tuple[Any, ...]:
         """The field values, in order (``dataclasses.astuple`` copies them deeply)."""
@@ -88,6 +94,7 @@ class Config:
                 ("sink", self.has_sink),
                 ("multimodal prefix", self.use_mm_prefix),
                 ("non-causal", self.use_non_causal),
+                ("KV connector", self.use_kv_connector),
             )
             if on
         ]
@@ -129,6 +136,8 @@ class Decision:
     candidates: list[dict[str, str]] = field(default_factory=list)
     #: backend -> what to ``--assume`` to settle it (a function of the tree)
     assumable: dict[str, str] = field(default_factory=dict)
+    #: what vLLM raises when the platform's rules refuse the configuration (XPU, CPU)
+    raised: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -142,6 +151,8 @@ class Decision:
             data["unknown"] = self.unknown
         if self.error:
             data["error"] = self.error
+        if self.raised:
+            data["raised"] = self.raised
         data["assumptions"] = self.assumptions
         if self.candidates:
             data["candidates"] = self.candidates
@@ -184,6 +195,7 @@ class Decision:
             dict(data.get("sources", {})),
             list(data.get("assumptions", [])),
             list(data.get("candidates", [])),
+            raised=data.get("raised", ""),
         )
 
 
@@ -199,6 +211,7 @@ class Selector:
         #: both are named tuples, never changed)
         self._configs: dict[tuple[Any, ...], Instance] = {}
         self._capabilities: dict[tuple[int, int], Any] = {}
+        self._platform_gpu: tuple[int, int] | None = None
         interp.lenient_functions = frozenset({"validate_configuration"})
 
     def _selector_config_class(self) -> PyClass:
@@ -248,6 +261,7 @@ class Selector:
             "use_mm_prefix": config.use_mm_prefix,
             "attn_type": self._attn_type(config.attn_type),
             "use_non_causal": config.use_non_causal,
+            "use_kv_connector": config.use_kv_connector,
         }
         kwargs = {k: v for k, v in values.items() if k in fields}
         return interp.call(cls, [], kwargs, NODE, cls.path)
@@ -261,6 +275,24 @@ class Selector:
             decision.sources[name] = [str(loc) if loc else "" for loc in found]
         return decision
 
+    def gpu(self, config: Config) -> tuple[int, int]:
+        """The GPU's capability: ``config``'s on CUDA; elsewhere what the platform's
+        own ``get_device_capability`` derives (ROCm: from the arch amdsmi reports)."""
+        if self.interp.machine.environment.platform == "cuda":
+            return config.capability_tuple
+        if self._platform_gpu is None:
+            interp = self.interp
+            platform = interp.machine.platform(interp)
+            method = interp.getattr(platform, "get_device_capability", NODE, "")
+            found = interp.call(method, [], {}, NODE, "")
+            fields = getattr(found, "fields", {})
+            self._platform_gpu = (
+                (fields["major"], fields["minor"])
+                if type(fields.get("major")) is int and type(fields.get("minor")) is int
+                else config.capability_tuple  # none (XPU, CPU): the question's own
+            )
+        return self._platform_gpu
+
     def decide(self, config: Config) -> Decision:
         interp = self.interp
         interp.capability = config.capability_tuple
@@ -268,6 +300,7 @@ class Selector:
         interp.budget.depth = 0
         interp.capability_read = 0
         try:
+            interp.capability = self.gpu(config)
             decision = self._decide(config)
             decision.assumptions = [f"{n}={v}" for n, v in interp.facts_of(interp.capability_read)]
             decision.make_conditional()
@@ -282,6 +315,14 @@ class Selector:
             interp.capability = None
 
     def _decide(self, config: Config) -> Decision:
+        interp = self.interp
+        platform = interp.machine.platform(interp)
+        if isinstance(platform, Instance) and (
+            interp.class_attr(platform.cls, "get_valid_backends")[0] is MISSING
+        ):  # a platform without a priority list decides in get_attn_backend_cls
+            from sphinxext_attn.select.platform_rules import decide_by_rule
+
+            return decide_by_rule(self, config, platform)
         method, kwargs = self.valid_backends_call(config)
         result = self.interp.call(method, [], kwargs, NODE, "")
         return read_valid_backends(result, method.func.path if isinstance(method, Bound) else "")
@@ -296,13 +337,13 @@ class Selector:
             "device_capability": self.device_capability(config),
             "attn_selector_config": self.build_config(config),
         }
-        if isinstance(method, Bound) and "num_heads" in _param_names(method.func.node):
+        if isinstance(method, Bound) and "num_heads" in param_names(method.func.node):
             kwargs["num_heads"] = config.num_heads
         return method, kwargs
 
     def device_capability(self, config: Config) -> Any:
         """The tree's ``DeviceCapability`` of ``config``'s GPU."""
-        key = config.capability_tuple
+        key = self.gpu(config)
         found = self._capabilities.get(key)
         if found is None:
             cls = self.interp.machine_capability_class()
@@ -357,7 +398,7 @@ def with_priorities(invalid: Any, valid: dict[int, str]) -> list[tuple[Any, tupl
     return [(backend, (next(free), reasons)) for backend, reasons in items]
 
 
-def _param_names(node: Any) -> list[str]:
+def param_names(node: Any) -> list[str]:
     args = node.args
     return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
 

@@ -21,6 +21,7 @@ from sphinxext_attn.render.select_nodes import decision_nodes
 from sphinxext_attn.select.decision import (
     ATTN_TYPES,
     DTYPE_NAMES,
+    LAYER_FIELDS,
     OPTION_FIELDS,
     Config,
     Selector,
@@ -74,6 +75,7 @@ CONFIG_OPTIONS: dict[str, Any] = {
     "sink": directives.flag,
     "mm-prefix": directives.flag,
     "non-causal": directives.flag,
+    "kv-connector": directives.flag,
 }
 
 
@@ -81,7 +83,7 @@ def config_from_options(options: dict[str, Any]) -> Config:
     """The configuration the options give; a flag option set alone means true."""
     fields = Config.__dataclass_fields__
     values: dict[str, Any] = {}
-    for option, name in OPTION_FIELDS.items():
+    for option, name in {**OPTION_FIELDS, **LAYER_FIELDS}.items():
         if option in options:
             flag = fields[name].type in ("bool", bool)
             values[name] = True if flag else options[option]

@@ -87,14 +87,16 @@ def test_good_values_pass(make_app, tmp_path):
 
 
 def test_both_selection_directives_take_the_same_option_names():
+    from sphinxext_attn.select.decision import LAYER_FIELDS, Config
     from sphinxext_attn.select.decision import OPTION_FIELDS as CONFIG_FIELDS
-    from sphinxext_attn.select.decision import Config
     from sphinxext_attn.sphinx.select_directive import CONFIG_OPTIONS, config_from_options
     from sphinxext_attn.sphinx.selector import SelectorDirective
 
-    assert CONFIG_OPTIONS.keys() == CONFIG_FIELDS.keys()
+    assert CONFIG_OPTIONS.keys() == CONFIG_FIELDS.keys() | LAYER_FIELDS.keys()
     assert CONFIG_FIELDS.keys() <= SelectorDirective.option_spec.keys()
-    assert set(CONFIG_FIELDS.values()) == set(Config.__dataclass_fields__)
+    assert set(CONFIG_FIELDS.values()) | set(LAYER_FIELDS.values()) == set(
+        Config.__dataclass_fields__
+    )
     config = config_from_options({"capability": "10.0", "mla": None, "head-size": 576})
     assert (config.capability, config.use_mla, config.head_size) == ("10.0", True, 576)
     assert not config.use_sparse and config.dtype == Config().dtype

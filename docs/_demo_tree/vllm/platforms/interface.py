@@ -6,6 +6,8 @@ from typing import NamedTuple
 
 class PlatformEnum(enum.Enum):
     CUDA = enum.auto()
+    ROCM = enum.auto()
+    XPU = enum.auto()
     CPU = enum.auto()
 
 
@@ -48,3 +50,12 @@ class Platform:
 
     def is_cuda(self) -> bool:
         return self._enum == PlatformEnum.CUDA
+
+    def is_rocm(self) -> bool:
+        return self._enum == PlatformEnum.ROCM
+
+    def is_xpu(self) -> bool:
+        return self._enum == PlatformEnum.XPU
+
+    def is_cpu(self) -> bool:
+        return self._enum == PlatformEnum.CPU

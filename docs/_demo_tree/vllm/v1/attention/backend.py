@@ -129,6 +129,7 @@ class AttentionBackend(ABC):
         attn_type: str,
         use_non_causal: bool = False,
         use_dcp: bool = False,
+        use_kv_connector: bool = False,
     ) -> list[str]:
         """Why this backend cannot run the configuration (empty: it can)."""
         reasons = []

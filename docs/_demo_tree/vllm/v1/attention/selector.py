@@ -20,6 +20,7 @@ class AttentionSelectorConfig(NamedTuple):
     attn_type: str = AttentionType.DECODER
     use_non_causal: bool = False
     use_dcp: bool = False
+    use_kv_connector: bool = False
 
 
 def get_attn_backend_cls(config: AttentionSelectorConfig, num_heads: int | None = None) -> str:

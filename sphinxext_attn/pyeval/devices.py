@@ -1,0 +1,127 @@
+"""The machine's GPU and platform, as the tree's own code finds them.
+
+vLLM picks its platform class by calling the detection plugins of
+``vllm/platforms/__init__.py`` (``builtin_platform_plugins``): each returns the
+dotted name of its platform class when its hardware is there. The machine is
+one platform, so the class is the one its plugin names; nothing here lists
+platform classes. On ROCm the GPU is what ``amdsmi`` reports at import
+(``target_graphics_version``, e.g. ``gfx942``): the release's own code derives
+everything else from it (``_GCN_ARCH``, ``on_gfx9()``, the capability).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.pyeval.values import Builtin, External, Instance, PyClass, Raised, Unknown
+
+if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.interp import Interpreter
+
+PLATFORM_PACKAGE = "vllm.platforms"
+PLUGINS = "builtin_platform_plugins"
+#: The GPU a ROCm machine has when no ``--arch`` names one (MI300X/MI325X).
+DEFAULT_ROCM_ARCH = "gfx942"
+#: A qualified class name in a plugin's answer (``"vllm.platforms.rocm.RocmPlatform"``).
+QUALNAME = re.compile(r"vllm(\.[A-Za-z_][A-Za-z0-9_]*)+\Z")
+#: The longest text a pattern of the tree is matched against (an arch name is short).
+MAX_MATCHED = 200
+
+
+def platform_class(interp: Interpreter, platform: str) -> PyClass:
+    """The class vLLM's detection plugin for ``platform`` answers with."""
+    package = interp.module(PLATFORM_PACKAGE)
+    where = "vllm/platforms/__init__.py"
+    if package is None or not package.has(PLUGINS):
+        raise Unknown(f"no {PLUGINS} in the tree to find the {platform} platform", where)
+    plugins = package.lookup(PLUGINS, interp, ast.Pass())
+    plugin = plugins.get(platform) if isinstance(plugins, dict) else None
+    node = getattr(plugin, "node", None)
+    if not isinstance(node, ast.FunctionDef):
+        raise Unknown(f"no detection plugin for the {platform} platform", package.path)
+    qualname = _answered_class(node)
+    if qualname is None:
+        raise Unknown(f"the {platform} plugin names no platform class", package.path, node.lineno)
+    module_name, _, class_name = qualname.rpartition(".")
+    module = interp.module(module_name)
+    if module is None or not module.has(class_name):
+        raise Unknown(f"{qualname} is not in the tree", package.path, node.lineno)
+    cls = module.lookup(class_name, interp, node)
+    if not isinstance(cls, PyClass):
+        raise Unknown(f"{qualname} is not a class", module.path)
+    return cls
+
+
+def _answered_class(node: ast.FunctionDef) -> str | None:
+    """The class name in the plugin's last ``return`` (the platform found: earlier
+    returns are variants, such as a CPU plugin's vendor-specific class)."""
+    returns = [n for n in ast.walk(node) if isinstance(n, ast.Return) and n.value is not None]
+    for ret in sorted(returns, key=lambda r: r.lineno, reverse=True):
+        names = [
+            c.value
+            for c in ast.walk(ret)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str) and QUALNAME.match(c.value)
+        ]
+        if names:
+            return names[0]
+    return None
+
+
+def platform_instance(interp: Interpreter, platform: str) -> Instance:
+    return Instance(platform_class(interp, platform))
+
+
+# -- amdsmi: what the ROCm GPU reports ---------------------------------------------
+def amdsmi_call(interp: Interpreter, name: str, arch: str) -> Any:
+    """The answer of an ``amdsmi`` function on a machine with one GPU of ``arch``;
+    None for a name that is not a query this machine answers."""
+    function = name.rsplit(".", 1)[-1]
+    if function in ("amdsmi_init", "amdsmi_shut_down"):
+        return None
+    if function == "amdsmi_get_processor_handles":
+        return [External("amdsmi.processor_handle")]
+    if function == "amdsmi_get_gpu_asic_info":
+        interp.note_fact("arch", arch)
+        return {"target_graphics_version": arch, "market_name": arch}
+    return Ellipsis
+
+
+# -- regular expressions the tree matches against known text --------------------------
+class MatchResult:
+    """A match of ``re.match``/``regex.match``: ``group()``, ``groups()``, ``span()``."""
+
+    def __init__(self, match: re.Match[str]) -> None:
+        self.match = match
+
+    def attr(self, name: str) -> Any:
+        if name not in ("group", "groups", "start", "end", "span", "groupdict"):
+            return None
+        method = getattr(self.match, name)
+
+        def run(it: Interpreter, args: list[Any], kw: dict[str, Any], node: Any, path: str) -> Any:
+            try:
+                return method(*args, **kw)
+            except (IndexError, TypeError) as exc:
+                raise Raised(type(exc).__name__, str(exc)) from None
+
+        return Builtin(f"Match.{name}", run)
+
+
+REGEX_FUNCTIONS = ("match", "fullmatch", "search")
+
+
+def regex_call(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``re.match(pattern, text)`` (or ``regex``'s) on a literal pattern and a known
+    short text; Ellipsis when this is not such a call."""
+    module, _, function = name.rpartition(".")
+    if module not in ("re", "regex") or function not in REGEX_FUNCTIONS or kwargs:
+        return Ellipsis
+    if len(args) != 2 or not all(type(a) is str for a in args) or len(args[1]) > MAX_MATCHED:
+        return Ellipsis
+    try:
+        found = getattr(re, function)(args[0], args[1])
+    except re.error as exc:
+        raise Raised("error", str(exc)) from None
+    return None if found is None else MatchResult(found)

@@ -1,0 +1,96 @@
+"""The engine config the code reads: ``VllmConfig`` fields as set by ``--option``,
+else their declared defaults (never constructed: vLLM's ``VllmConfig()``)."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.model.environment import Environment, literal_of
+from sphinxext_attn.pyeval.lazyclass import statements_for
+from sphinxext_attn.pyeval.values import ConfigDefaults, External, PyClass, Unknown
+
+if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.interp import Interpreter
+
+
+def config_attr(
+    environment: Environment, interp: Interpreter, config: ConfigDefaults, name: str
+) -> Any:
+    """A field of the engine config: as set (``--option``), else its declared default."""
+    field = f"{config.prefix}{name}"
+    if field in environment.options:
+        value = environment.options[field]
+        interp.note_fact(field, value)
+        return literal_of(value)
+    value = _config_default(interp, config, name)
+    if value is None and any(k.startswith(f"{field}.") for k in environment.options):
+        value = _config_class(interp, config, name)  # a sub-config set by --option
+    if isinstance(value, ConfigDefaults):
+        value.prefix = f"{field}."
+    else:
+        interp.note_fact(field, f"default ({_label(value)})")
+    return value
+
+
+def _config_class(interp: Interpreter, config: ConfigDefaults, name: str) -> Any:
+    """The config class a field is declared with (``model_config: ModelConfig``)."""
+    from sphinxext_attn.pyeval.members import class_mro
+
+    for klass in class_mro(config.cls, interp):
+        if not isinstance(klass, PyClass):
+            continue
+        for stmt in statements_for(klass.node, name):
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                annotation = stmt.annotation
+                if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+                    annotation = ast.parse(annotation.value, mode="eval").body
+                try:
+                    cls = interp.eval(annotation, interp.class_body_scope(klass))
+                except Unknown:
+                    return None
+                return ConfigDefaults(cls) if isinstance(cls, PyClass) else None
+    return None
+
+
+def _config_default(interp: Interpreter, config: ConfigDefaults, name: str) -> Any:
+    from sphinxext_attn.pyeval.members import class_mro
+
+    for klass in class_mro(config.cls, interp):
+        if not isinstance(klass, PyClass):
+            continue
+        for stmt in statements_for(klass.node, name):
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            if stmt.target.id != name:
+                continue
+            scope = interp.class_body_scope(klass)
+            value = stmt.value
+            if value is None:
+                raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
+            if isinstance(value, ast.Call) and getattr(
+                value.func, "id", getattr(value.func, "attr", "")
+            ) in ("Field", "field"):
+                for kw in value.keywords:
+                    if kw.arg == "default_factory":
+                        factory = interp.eval(kw.value, scope)
+                        if isinstance(factory, PyClass):
+                            return ConfigDefaults(factory)
+                        raise Unknown(
+                            f"config field {name}: factory not evaluated",
+                            klass.path,
+                            stmt.lineno,
+                        )
+                    if kw.arg == "default":
+                        return interp.eval(kw.value, scope)
+                raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
+            return interp.eval(value, scope)
+    raise Unknown(f"engine config has no field {name}", config.cls.path)
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, External):
+        return value.qualname
+    if isinstance(value, PyClass):
+        return value.name
+    return repr(value)
