@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+import vllm_trees
 
 # The command line keeps results between runs (sphinxext_attn/cli/runcache.py). Tests
 # run it with the cache off, subprocesses included, so that each one evaluates
@@ -14,6 +15,12 @@ import pytest
 os.environ["SPHINXEXT_ATTN_CACHE_DIR"] = ""
 
 collect_ignore = ["roots", "trees"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test may ask vllm_trees for a release tree only if it is marked ``realtree``."""
+    vllm_trees.MARKED["realtree"] = item.get_closest_marker("realtree") is not None
 
 
 @pytest.fixture(scope="session")

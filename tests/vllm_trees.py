@@ -12,9 +12,14 @@ import functools
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from sphinxext_attn.model.records import Analysis
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: The shared folder beside the repository (``../shared``), relative to the repo root.
@@ -22,6 +27,19 @@ SHARED = REPO_ROOT / ".." / "shared"
 FETCH = SHARED / "vllm" / "fetch"
 GOLDEN_DIR = SHARED / "vllm" / "golden"
 ATTNCMP = SHARED / "tools" / "attncmp"
+
+
+#: Whether the running test carries the ``realtree`` marker (conftest.py sets it per test;
+#: outside pytest anything may ask for a tree).
+MARKED = {"realtree": True}
+
+
+def _check_marked(what: str) -> None:
+    if not MARKED["realtree"]:
+        pytest.fail(
+            f"{what}: a test that needs a vLLM release tree or ../shared carries the "
+            "`realtree` marker (so that `pytest -m 'not realtree'` runs offline)"
+        )
 
 
 def require_trees() -> bool:
@@ -73,6 +91,7 @@ def _locate(version: str) -> tuple[Path | None, str]:
 
 def tree(version: str) -> Path:
     """The root of the vLLM ``version`` source tree (skips or fails when unavailable)."""
+    _check_marked(f"vLLM {version}")
     path, reason = _locate(version)
     if path is None:
         unavailable(reason)
@@ -82,6 +101,7 @@ def tree(version: str) -> Path:
 
 def shared_dir() -> Path:
     """``../shared`` (skips or fails when absent)."""
+    _check_marked(str(SHARED))
     if not SHARED.is_dir():
         unavailable(f"{SHARED} not present (the shared goldens and tools live there)")
     return SHARED
@@ -95,3 +115,35 @@ def goldens() -> list[tuple[str, Path]]:
     for path in sorted(GOLDEN_DIR.glob("attention_backends-*.md")):
         out.append((path.stem.removeprefix("attention_backends-"), path))
     return out
+
+
+#: Releases the CI fetches (.ci/run): every one from 0.16 to 0.33 must analyse cleanly.
+RELEASES = tuple(f"0.{minor}.0" for minor in range(16, 34))
+#: Releases with no golden in ../shared whose source archive ships the page vLLM's
+#: generator committed (docs/design/attention_backends.md, tables included, up to
+#: 0.26; later releases fill the tables in at docs build time).
+IN_TREE_PAGES = ("0.17.0", "0.19.0", "0.21.0", "0.22.0", "0.24.0", "0.26.0")
+
+
+@functools.cache
+def analysis(version: str, profile: str = "vllm-page") -> Analysis:
+    """``analyze()`` of a release, once per test session (callers must not change it)."""
+    from sphinxext_attn.analysis.pipeline import analyze
+
+    return analyze(tree(version), profile=profile)
+
+
+@functools.cache
+def _page(version: str) -> str:
+    from sphinxext_attn.cli.main import main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / f"attention_backends-{version}.md"
+        assert main(["--root", str(tree(version)), "--profile", "vllm-page", "-o", str(out)]) == 0
+        return out.read_text(encoding="utf-8")
+
+
+def page(version: str) -> str:
+    """The command line's vllm-page markdown for a release, made once per test session."""
+    tree(version)  # skips or fails outside the cache, so the failure is not cached
+    return _page(version)

@@ -157,6 +157,7 @@ def check(analysis: Analysis, damaged: set[str]) -> None:
         assert len(analysis.priorities) == 4
 
 
+@pytest.mark.slow
 @settings(
     max_examples=EXAMPLES,
     deadline=None,

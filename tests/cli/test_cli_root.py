@@ -66,9 +66,21 @@ def test_the_extension_and_the_cli_share_the_lookup():
     assert proc.returncode == 0, proc.stderr  # the command line loads no Sphinx
 
 
+#: A row of the mini tree as each profile reads it: the runtime profile asks the class
+#: (whose supports_dtype the mini tree lacks), vllm-page reads the literal lists.
+TRITON_ROW = {
+    "runtime": "| `TRITON_ATTN` |  | ? | `?` | ? | ? | ✅ | ❌ | ? | ? |",
+    "vllm-page": "| `TRITON_ATTN` |  | fp16, bf16, fp32 | `auto`, `fp8` | Any | 64, 128, 256 "
+    "| ✅ | ❌ | Decoder | Any |",
+}
+
+
 @pytest.mark.parametrize("profile", ["runtime", "vllm-page"])
 def test_profile_option(profile, capsys):
     assert main(["--root", str(MINI_TREE), "--profile", profile, "-o", "-"]) == 0
+    out = capsys.readouterr().out
+    assert TRITON_ROW[profile] in out.splitlines()
+    assert ("**Notation of evaluated cells:**" in out) == (profile == "runtime")
 
 
 def test_bad_profile_names_the_choices(capsys):

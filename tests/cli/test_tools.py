@@ -30,7 +30,7 @@ from treebuilder import build_tree
 
 from sphinxext_attn.cli.main import main
 
-pytestmark = pytest.mark.tools
+pytestmark = [pytest.mark.tools, pytest.mark.network]
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = "docs/design/attention_backends.md"

@@ -244,7 +244,13 @@ def test_cli_template_keeps_prose(root, tmp_path, capsys):
     assert text.count(MARKER) == 1
     assert "stale generated text" not in text
     generated = text[text.index(MARKER) :]
-    assert generated == render_markdown(analyze(root)).split(MARKER, 1)[1].join([MARKER, ""])
+    # the generated part is the page's own, from the marker on (what -o - without a
+    # template writes), with the mini tree's rows in it
+    assert main(["--profile", "vllm-page", "--root", str(root), "-o", "-"]) == 0
+    plain = capsys.readouterr().out
+    assert generated == plain[plain.index(MARKER) :]
+    assert "| 1 | `FLASH_ATTN` |" in generated and "| `TRITON_MLA` |" in generated
+    assert "### Prefill Backends" in generated
 
 
 def test_cli_warnings_on_stderr(tmp_path, capsys):
@@ -257,8 +263,11 @@ def test_cli_warnings_on_stderr(tmp_path, capsys):
 
 
 def test_cli_no_vllm_package(tmp_path, capsys):
-    assert main(["--profile", "vllm-page", "--root", str(tmp_path), "-o", "-"]) != 0
-    assert "vllm" in capsys.readouterr().err
+    empty = tmp_path / "empty"  # the message names the root (a path holding "vllm" itself)
+    empty.mkdir()
+    assert main(["--profile", "vllm-page", "--root", str(empty), "-o", "-"]) != 0
+    err = capsys.readouterr().err
+    assert str(empty) in err and "no vllm/ package" in err, err
 
 
 def test_core_stands_alone():

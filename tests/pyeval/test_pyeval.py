@@ -3,39 +3,17 @@ the explicit unknowns (reason, file, line) for what it must not guess."""
 
 from __future__ import annotations
 
-import ast
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
+from evaluator import FILE, HEADER, MODULE, NODE, ask, cm, load
 from treebuilder import BACKENDS, dedent, runtime_backend
 
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import External
 from sphinxext_attn.source.tree import SourceTree
-
-NODE = ast.Pass()
-MODULE = "vllm.v1.attention.backends.my_attn"
-FILE = "vllm/v1/attention/backends/my_attn.py"
-HEADER = "import os\n\nfrom vllm.platforms import current_platform\n\nCap = DeviceCapability\n"
-
-
-def load(root: Path, body: str, header: str = HEADER, **kw: Any) -> tuple[Interpreter, Any]:
-    runtime_backend(root, body, header=header, **kw)
-    it = Interpreter(SourceTree(root))
-    return it, it.module_attr(it.module(MODULE), "MyBackend", NODE)
-
-
-def cm(name: str, *lines: str, args: str = "") -> str:
-    """Source of a classmethod ``name(cls[, args])`` whose body is ``lines``."""
-    head = f"@classmethod\ndef {name}(cls{', ' + args if args else ''}):\n"
-    return head + "".join(f"    {line}\n" for line in lines) + "\n"
-
-
-def ask(it: Interpreter, cls: Any, name: str, *args: Any, capability: Any = None) -> Any:
-    it.capability = capability
-    return it.call(it.getattr(cls, name, NODE, ""), list(args), {}, NODE, "")
 
 
 def line_of(root: Path, text: str, rel: str = FILE) -> int:

@@ -1,13 +1,13 @@
 """The evaluator against CPython on cases that once answered wrong (found by
 differential testing: a value or an exception other than Python's). Each must
-now be Python's answer or an explicit unknown; see test_pyeval_vs_python."""
+now be Python's answer or an explicit unknown; listed in known_differences.toml (tests/evaluator.py)."""
 
 # ruff: noqa: E501  (cases read best one per line)
 
 from __future__ import annotations
 
 import pytest
-from test_pyeval_vs_python import check, our_answer, python_answer
+from evaluator import differential, listed_keys_exist
 
 #: (module-level code before the class, method body)
 CASES: list[tuple[str, str]] = [
@@ -369,5 +369,8 @@ CASES: list[tuple[str, str]] = [
     ("prelude", "body"), CASES, ids=[c[1].replace("\n", " ")[:48] for c in CASES]
 )
 def test_answers_like_python_or_says_unknown(tmp_path, prelude, body):
-    lines = body.split("\n")
-    check(our_answer(tmp_path, prelude, lines), python_answer(prelude, body))
+    differential("regressions", tmp_path, prelude, body)
+
+
+def test_every_listed_unknown_names_a_case():
+    listed_keys_exist("regressions", CASES)

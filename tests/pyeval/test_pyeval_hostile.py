@@ -1,11 +1,14 @@
 """Method bodies built to make the evaluator loop, recurse or allocate without bound.
 
-Each is evaluated in a forked child (capped address space, a wall-clock limit) so
-that a regression fails the test instead of hanging or exhausting the machine;
-the child reports the outcome, the time taken and tracemalloc's peak. Every body
-must end as :class:`Unknown` (with its reason) or :class:`Raised`, within 5 s
-and 200 MB; ``analyze()`` on a tree holding such a backend must still build the
-other rows and name the file in a diagnostic.
+Each is evaluated in a forked child (capped address space, killed after a generous
+limit) so that a regression fails the test instead of hanging or exhausting the
+machine; the child reports the outcome, the steps left of the evaluator's budget and
+tracemalloc's peak. Every body must end as :class:`Unknown` (with its reason) or
+:class:`Raised`, stopped by the evaluator's own limits (the step budget runs out only
+where the reason says so; the size and depth guards stop the others before it does)
+in 200 MB. No test here measures time: the machines are shared and noisy, and the
+budgets, not the clock, are what bound the work. ``analyze()`` on a tree holding such
+a backend must still build the other rows and name the file in a diagnostic.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ import ast
 import multiprocessing
 import os
 import resource
-import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +36,9 @@ from sphinxext_attn.source.tree import SourceTree
 
 MODULE = "vllm.v1.attention.backends.my_attn"
 FILE = "vllm/v1/attention/backends/my_attn.py"
-SECONDS = 5.0
+#: A child still running after this long is killed and the test fails (containment,
+#: not a speed check: a bounded body ends in well under a second).
+LIMIT = 120.0
 PEAK_BYTES = 200 * 2**20
 #: Address space a child may add to what it inherits: enough for any bounded body.
 EXTRA_ADDRESS_SPACE = 768 * 2**20
@@ -52,47 +56,45 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
     limit = size + EXTRA_ADDRESS_SPACE
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     tracemalloc.start()
-    start = time.perf_counter()
     try:
         out = fn(*args)
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
-        out = ("escaped", type(exc).__name__, str(exc)[:300])
-    elapsed = time.perf_counter() - start
+        out = ("escaped", type(exc).__name__, str(exc)[:3000])
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    conn.send((out, elapsed, peak))
+    conn.send((out, peak))
 
 
-def contained(fn: Callable[..., Any], *args: Any) -> tuple[Any, float, int]:
-    """Run ``fn(*args)`` in a forked child: (outcome, seconds, peak bytes)."""
+def contained(fn: Callable[..., Any], *args: Any, limit: float = LIMIT) -> tuple[Any, int]:
+    """Run ``fn(*args)`` in a forked child: (outcome, peak bytes); killed after ``limit`` s."""
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
     proc.start()
     try:
-        if recv.poll(SECONDS + 3):
+        if recv.poll(limit):
             return recv.recv()
-        return ("timeout", f"still running after {SECONDS + 3} s", ""), SECONDS + 3, 0
+        return ("killed", f"still running after {limit} s: no limit of its own stopped it", ""), 0
     except EOFError:
-        return ("died", f"exit code {proc.exitcode}", ""), 0.0, 0
+        return ("died", f"exit code {proc.exitcode}", ""), 0
     finally:
         if proc.is_alive():
             proc.kill()
         proc.join()
 
 
-def evaluate(root: Path, method: str = "f") -> tuple[str, str, str]:
-    """Ask MyBackend.``method``(); ("value"|"unknown"|"raised", detail, where)."""
+def evaluate(root: Path, method: str = "f") -> tuple[str, str, str, int]:
+    """Ask MyBackend.``method``(); ("value"|"unknown"|"raised", detail, where, steps left)."""
     it = Interpreter(SourceTree(root))
     it.budget.steps = STEPS
     try:
         cls = it.module_attr(it.module(MODULE), "MyBackend", ast.Pass())
         value = it.call(it.getattr(cls, method, ast.Pass(), ""), [], {}, ast.Pass(), "")
     except Unknown as exc:
-        return "unknown", exc.reason, exc.where
+        return "unknown", exc.reason, exc.where, it.budget.steps
     except Raised as exc:
-        return "raised", exc.kind, exc.message[:200]
-    return "value", repr(value)[:200], ""
+        return "raised", exc.kind, exc.message[:200], it.budget.steps
+    return "value", repr(value)[:200], "", it.budget.steps
 
 
 def method(*lines: str) -> str:
@@ -207,17 +209,18 @@ HOSTILE: dict[str, tuple[str, str]] = {  # name: (class body, reason)
 }
 
 
-def check(outcome: tuple[Any, float, int], reason: str) -> None:
-    (kind, detail, where), elapsed, peak = outcome
+def check(outcome: tuple[Any, int], reason: str) -> None:
+    (kind, detail, where, *left), peak = outcome
     assert kind in ("unknown", "raised"), outcome
     assert reason in detail, outcome
     assert kind == "raised" or where.startswith(FILE), outcome
-    assert elapsed < SECONDS, outcome
+    # the step budget ran out exactly when that is the reason given
+    assert (left[0] < 0) == ("budget" in detail), outcome
     assert peak < PEAK_BYTES, outcome
 
 
 @pytest.mark.parametrize("name", HOSTILE)
-def test_hostile_body_is_unknown_quickly_in_bounded_memory(tmp_path, name):
+def test_hostile_body_is_stopped_by_a_limit_in_bounded_memory(tmp_path, name):
     body, reason = HOSTILE[name]
     runtime_backend(tmp_path, body)
     check(contained(evaluate, tmp_path), reason)
@@ -274,11 +277,12 @@ TAKERS = (
 @pytest.mark.parametrize("shape", SHARED)
 def test_walking_shared_nesting_is_charged(tmp_path, shape, walk):
     runtime_backend(tmp_path, method(*SHARED[shape], f"return {walk}") + TAKERS)
-    (kind, detail, _), elapsed, peak = contained(evaluate, tmp_path)
+    (kind, detail, _, left), peak = contained(evaluate, tmp_path)
     # passing it to a call walks nothing (a memo key that would be too big is not made)
     assert (kind, detail) == ("value", "1") if walk == "cls.g(x)" else kind != "value"
     assert kind in ("value", "unknown", "raised"), (kind, detail)
-    assert elapsed < SECONDS and peak < PEAK_BYTES, (detail, elapsed, peak)
+    assert left >= 0 or "budget" in detail, (detail, left)
+    assert peak < PEAK_BYTES, (detail, peak)
 
 
 def summary(root: Path) -> dict[str, Any]:
@@ -310,13 +314,13 @@ def test_analyze_keeps_other_rows_and_names_the_file(tmp_path, name):
     body = HOSTILE[name][0].replace("def f(cls", "def get_supported_head_sizes(cls")
     body = body.replace("cls.f(", "cls.get_supported_head_sizes(")
     runtime_backend(tmp_path, body)
-    outcome, elapsed, peak = contained(summary, tmp_path)
+    outcome, peak = contained(summary, tmp_path)
     assert isinstance(outcome, dict), outcome
     assert set(outcome["rows"]) >= OTHERS, outcome
     assert all(not outcome["rows"][n] for n in OTHERS), outcome
     assert "Head Sizes" in outcome["rows"]["MY_ATTN"], outcome
     assert any(path == FILE and "MY_ATTN" in msg for msg, path in outcome["diagnostics"]), outcome
-    assert elapsed < 4 * SECONDS and peak < PEAK_BYTES
+    assert peak < PEAK_BYTES
 
 
 CYCLES = {
@@ -334,10 +338,9 @@ def test_cyclic_or_unresolvable_bases_end(tmp_path, name):
     path = tmp_path / FILE
     text = path.read_text().replace("class MyBackend(AttentionBackend):\n    pass\n", "")
     path.write_text(text + CYCLES[name])
-    outcome, elapsed, _ = contained(summary, tmp_path)
+    outcome, _ = contained(summary, tmp_path)
     assert isinstance(outcome, dict), outcome
     assert set(outcome["rows"]) >= OTHERS, outcome
-    assert elapsed < SECONDS
     mine = outcome["rows"].get("MY_ATTN")
     named = [msg for msg, where in outcome["diagnostics"] if where == FILE]
     assert mine is None or (mine and named), outcome  # no row, or its unknowns named
@@ -356,7 +359,7 @@ def test_deep_module_level_binding_does_not_escape_analyze(tmp_path, name):
     runtime_backend(tmp_path, "pass\n", extra={"vllm/config/__init__.py": ""})
     path = tmp_path / rel
     path.write_text((path.read_text() if path.exists() else "") + source)
-    outcome, _, _ = contained(summary, tmp_path)
+    outcome, _ = contained(summary, tmp_path)
     assert isinstance(outcome, dict), outcome
     assert set(outcome["rows"]) >= OTHERS, outcome
 
@@ -414,40 +417,42 @@ BODY = st.lists(STMT, min_size=1, max_size=4).map(lambda ss: [line for s in ss f
 IMPORTS = "import os\nfrom vllm.platforms import current_platform\n"
 
 
-@pytest.fixture(scope="module")
-def fuzz_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return runtime_backend(tmp_path_factory.mktemp("fuzz") / "tree", "pass\n")
+@pytest.fixture
+def fuzz_root(tmp_path: Path) -> Path:
+    return runtime_backend(tmp_path / "tree", "pass\n")
 
 
 def run_fuzzed(root: Path, source: str | bytes, capability: Any) -> None:
+    """One example: the question ends as a value, Unknown or Raised, within the budget."""
     path = root / FILE
     path.write_bytes(source if isinstance(source, bytes) else source.encode())
     it = Interpreter(SourceTree(root))
     it.budget.steps = 20_000
     it.capability = capability
-    start = time.perf_counter()
     try:
         cls = it.module_attr(it.module(MODULE), "MyBackend", ast.Pass())
         it.call(it.getattr(cls, "f", ast.Pass(), ""), [], {}, ast.Pass(), "")
-    except (Unknown, Raised):
+    except Unknown as exc:
+        assert it.budget.steps >= 0 or "budget" in exc.reason, exc
+    except Raised:
         pass
-    assert time.perf_counter() - start < SECONDS
 
 
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
 )
 
 
 @FUZZ
 @given(bodies=st.tuples(BODY, BODY, BODY), capability=st.sampled_from([None, (9, 0), (12, 1)]))
-def test_fuzzed_method_bodies_answer_or_say_why(fuzz_root, bodies, capability):
+def fuzz_method_bodies(root: Path, bodies: Any, capability: Any) -> None:
     source = ""
     for name, args, body in zip(("f", "g", "h"), ("x=1", "x=0", "x=None"), bodies, strict=True):
         source += f"@classmethod\ndef {name}(cls, {args}):\n" + "".join(f"    {b}\n" for b in body)
-    run_fuzzed(fuzz_root, IMPORTS + backend_source("MyBackend", source), capability)
+    run_fuzzed(root, IMPORTS + backend_source("MyBackend", source), capability)
 
 
 @FUZZ
@@ -455,14 +460,34 @@ def test_fuzzed_method_bodies_answer_or_say_why(fuzz_root, bodies, capability):
     garbage=st.one_of(st.text(max_size=300), st.binary(max_size=300)),
     where=st.sampled_from(["body", "file", "method"]),
 )
-def test_garbage_source_is_unknown_or_raised(fuzz_root, garbage, where):
+def fuzz_garbage(root: Path, garbage: str | bytes, where: str) -> None:
     text = garbage.decode("latin-1") if isinstance(garbage, bytes) else garbage
     if where == "file":
-        run_fuzzed(fuzz_root, garbage, (9, 0))
+        run_fuzzed(root, garbage, (9, 0))
     elif where == "body":
-        run_fuzzed(fuzz_root, backend_source("MyBackend", text), (9, 0))
+        run_fuzzed(root, backend_source("MyBackend", text), (9, 0))
     else:
-        body = "@classmethod\ndef f(cls):\n" + "".join(
-            f"    {line}\n" for line in text.split("\n")
-        )
-        run_fuzzed(fuzz_root, backend_source("MyBackend", body), None)
+        lines = "".join(f"    {line}\n" for line in text.split("\n"))
+        body = "@classmethod\ndef f(cls):\n" + lines
+        run_fuzzed(root, backend_source("MyBackend", body), None)
+
+
+def _fuzz(which: Callable[[Path], None], root: Path) -> str:
+    which(root)
+    return "done"
+
+
+#: Each fuzz run is one forked child, killed after this many seconds per example:
+#: containment for a hang (an example takes milliseconds), not a speed check.
+SECONDS_PER_EXAMPLE = 0.25
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", [fuzz_method_bodies, fuzz_garbage], ids=["bodies", "garbage"])
+def test_fuzzed_sources_answer_or_say_why(fuzz_root, which):
+    """Random small method bodies, and garbage in a backend file, a class body or a method:
+    every question ends as an answer, Unknown or Raised (the child reports any other
+    exception, with Hypothesis's falsifying example)."""
+    outcome, peak = contained(_fuzz, which, fuzz_root, limit=60 + SECONDS_PER_EXAMPLE * EXAMPLES)
+    assert outcome == "done", outcome
+    assert peak < PEAK_BYTES

@@ -6,13 +6,8 @@ never another value, never another exception."""
 
 from __future__ import annotations
 
-import textwrap
-from typing import Any
-
 import pytest
-from test_pyeval import HEADER, ask, cm, load
-
-from sphinxext_attn.pyeval import Raised, Unknown
+from evaluator import check, differential, listed_keys_exist
 
 #: Method bodies, one list of lines each.
 BODIES: list[list[str]] = [
@@ -304,46 +299,25 @@ WITH_PRELUDE: list[tuple[str, str]] = [
 ]
 
 
-def python_answer(prelude: str, body: str) -> tuple[str, Any]:
-    namespace: dict[str, Any] = {}
-    code = prelude + "\ndef _f():\n" + textwrap.indent(body, "    ") + "\n"
-    try:
-        exec(compile(code, "<test case>", "exec"), namespace)  # this test's own code
-        return ("ok", namespace["_f"]())
-    except Exception as exc:
-        return ("raise", type(exc).__name__)
+#: The method bodies as (prelude, body) cases, as known_differences.toml names them.
+BODY_CASES = [("", "\n".join(lines)) for lines in BODIES]
+#: The module-level cases, their bodies one line per statement.
+PRELUDE_CASES = [(prelude, "\n".join(body.split("\n    "))) for prelude, body in WITH_PRELUDE]
 
 
-def our_answer(tmp_path, prelude: str, lines: list[str]) -> tuple[str, Any]:
-    it, cls = load(tmp_path, cm("f", *lines), header=HEADER + "\n" + prelude)
-    try:
-        return ("ok", ask(it, cls, "f"))
-    except Raised as exc:
-        return ("raise", exc.kind)
-    except Unknown as exc:
-        return ("unknown", str(exc))
+@pytest.mark.parametrize(("prelude", "body"), BODY_CASES, ids=[b[-1][:40] for b in BODIES])
+def test_method_body_answers_like_python(tmp_path, prelude, body):
+    differential("method-bodies", tmp_path, prelude, body)
 
 
-def check(ours: tuple[str, Any], python: tuple[str, Any]) -> None:
-    if ours[0] == "unknown":
-        return  # allowed: the evaluator says what it cannot answer
-    if python[0] == "ok" and not isinstance(
-        python[1], (str, int, float, bool, tuple, list, dict, type(None))
-    ):
-        python = ("ok", repr(python[1]))
-        ours = ("ok", repr(ours[1]))
-    assert ours == python
-
-
-@pytest.mark.parametrize("lines", BODIES, ids=[b[-1][:40] for b in BODIES])
-def test_method_body_answers_like_python(tmp_path, lines):
-    check(our_answer(tmp_path, "", lines), python_answer("", "\n".join(lines)))
-
-
-@pytest.mark.parametrize(("prelude", "body"), WITH_PRELUDE, ids=[c[1][:40] for c in WITH_PRELUDE])
+@pytest.mark.parametrize(("prelude", "body"), PRELUDE_CASES, ids=[c[1][:40] for c in WITH_PRELUDE])
 def test_module_code_answers_like_python(tmp_path, prelude, body):
-    lines = body.split("\n    ")
-    check(our_answer(tmp_path, prelude, lines), python_answer(prelude, "\n".join(lines)))
+    differential("module-code", tmp_path, prelude, body)
+
+
+def test_every_listed_unknown_names_a_case():
+    listed_keys_exist("method-bodies", BODY_CASES)
+    listed_keys_exist("module-code", PRELUDE_CASES)
 
 
 def test_the_comparison_can_fail():
@@ -351,3 +325,12 @@ def test_the_comparison_can_fail():
         check(("ok", 1), ("ok", 2))
     with pytest.raises(AssertionError):
         check(("raise", "AttributeError"), ("ok", 2))
+    with pytest.raises(AssertionError):  # an unknown not listed
+        check(("unknown", "why"), ("ok", 2))
+    with pytest.raises(AssertionError):  # listed as unknown, now answers
+        check(("ok", 2), ("ok", 2), expect_unknown="why")
+    with pytest.raises(AssertionError):  # equal but not the same type
+        check(("ok", True), ("ok", 1))
+    check(("unknown", "why (f.py:3)"), ("ok", 2), expect_unknown="why")
+    with pytest.raises(AssertionError):  # unknown for another reason
+        check(("unknown", "other"), ("ok", 2), expect_unknown="why")

@@ -170,6 +170,7 @@ def test_profiles_differ_where_the_demo_says(runtime: Analysis, page: Analysis) 
     }
 
 
+@pytest.mark.realtree
 @pytest.mark.parametrize("root", [DEMO, DEMO_OLD], ids=["demo", "demo-old"])
 def test_expected_page_is_what_the_seed_writes(tmp_path: Path, root: Path) -> None:
     """``expected_attention_backends.md`` is the reference generator's own output: vLLM's

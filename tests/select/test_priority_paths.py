@@ -89,6 +89,7 @@ def test_a_function_that_cannot_be_evaluated_keeps_the_literal_lists(tmp_path: P
     assert len(notes) == 1 and notes[0].location.path == CUDA
 
 
+@pytest.mark.realtree
 @pytest.mark.parametrize("version", ["0.16.0", "0.23.0", "0.33.0"])
 def test_every_list_vllm_returns_is_shown(version: str) -> None:
     """Each list vLLM's function returned on the truth grid is one of ours."""

@@ -97,6 +97,7 @@ def _build(tmp_path: Path, builder: str, *extra: str) -> tuple[int, str, Path]:
     return proc.returncode, proc.stdout + proc.stderr, out
 
 
+@pytest.mark.slow
 def test_docs_build_html_with_warnings_as_errors(tmp_path: Path) -> None:
     pytest.importorskip("myst_parser")
     rc, log, out = _build(tmp_path, "html")
@@ -114,6 +115,7 @@ def test_docs_build_html_with_warnings_as_errors(tmp_path: Path) -> None:
     assert 'id="myst-fa-fi"' in myst
 
 
+@pytest.mark.slow
 def test_docs_build_latex(tmp_path: Path) -> None:
     """The PDF route: every table is a real LaTeX table with wrapping columns."""
     pytest.importorskip("myst_parser")
@@ -134,9 +136,14 @@ def test_tox_envs_are_the_documented_ones() -> None:
     cfg.read(REPO / "tox.ini", encoding="utf-8")
     envlist = re.split(r"[,\s]+", cfg["tox"]["envlist"].strip())
     assert envlist == ["py311", "py312", "py313"]
-    assert cfg["tox"]["skip_missing_interpreters"].strip() == "true"
-    for env in ("docs", "lint", "type", "oldest", "newest", "pdf", "tools"):
+    assert cfg["tox"]["skip_missing_interpreters"].strip() == "false"
+    for env in ("docs", "lint", "type", "oldest", "newest", "heavy", "tools"):
         assert f"testenv:{env}" in cfg
+    # the heavy tests run once (tox -e heavy), the version matrix runs the rest
+    light = '-m "not (browser or slow or pdf or tools)"'
+    for env in ("testenv", "testenv:oldest", "testenv:newest"):
+        assert light in cfg[env]["commands"], env
+    assert '-m "(browser or slow or pdf) and not tools"' in cfg["testenv:heavy"]["commands"]
     assert "sphinx-build -W" in cfg["testenv:docs"]["commands"]
     assert "docs/_build/html" in cfg["testenv:docs"]["commands"]
 
@@ -173,13 +180,16 @@ def test_ci_script_is_strict_and_executable() -> None:
     text = script.read_text(encoding="utf-8")
     assert "set -euo pipefail" in text
     assert "ATTN_REQUIRE_TREES=1" in text
-    assert '"$tox" run\n' in text  # the README's test command
-    assert "-e docs" in text
     for package in ("texlive-latex-extra", "texlive-xetex", "latexmk", "poppler-utils"):
         assert package in text  # the TeX the PDF tests need, from Debian
-    for env in ("-e oldest,newest", "-e pdf", "-e tools"):
-        assert env in text
+    ran = re.findall(r"tox_in [ab] -e ([\w,]+)", text)
+    envs = [env for group in ran for env in group.split(",")]
+    wanted = ["py311", "py312", "py313", "oldest", "newest", "heavy", "tools", "docs", "lint"]
+    assert sorted(set(envs)) == sorted([*wanted, "type"]), envs
+    assert envs.count("docs") == 2  # the demo tree and the newest release
     assert "apt-get install" in text and "command -v apt-get" in text
+    # a Python tox needs that is missing fails the run (tox.ini skips none)
+    assert "for minor in 3.11 3.12 3.13" in text and "exit 1" in text
 
 
 def test_docs_silence_nothing() -> None:

@@ -118,7 +118,7 @@ def test_every_builder(make_app, tmp_path, builder):
         ("capability", "hopper", "not a compute capability"),
         ("dtype", "int4", "choose from fp16"),
         ("attn-type", "sideways", "choose from DECODER"),
-        ("head-size", "-3", "attention-backends-select"),
+        ("head-size", "-3", "negative or zero value; must be positive"),
     ],
 )
 def test_bad_options_name_the_allowed_values(make_app, tmp_path, option, value, message):
