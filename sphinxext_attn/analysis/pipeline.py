@@ -7,6 +7,7 @@ in the package once imported.
 
 from __future__ import annotations
 
+import ast
 import gc
 import os
 
@@ -32,6 +33,8 @@ MLA_PARENTS = frozenset({"MLACommonBackend", "FlashMLABackend", "FlashMLASparseB
 #: Registry members that are not real backends.
 SKIPPED = frozenset({"CUSTOM", "TORCH_SDPA"})
 NON_CUDA_PREFIXES = ("CPU_", "ROCM_")
+#: Where a build writes the release's version (an installed distribution has it).
+VERSION_FILE = "vllm/_version.py"
 
 
 def model_family(entry: RegistryEntry, is_mla: bool) -> str:
@@ -238,8 +241,21 @@ def _analyze(tree: SourceTree, page: bool = False, parallel: bool = False) -> An
 
 
 def read_version(tree: SourceTree) -> str | None:
-    """The release a tree is, from the folder name ``vllm-X.Y.Z`` (no code is run)."""
+    """The release a tree is, from the folder name ``vllm-X.Y.Z``; else, as in an
+    installed distribution, the string literal ``vllm/_version.py`` assigns to
+    ``__version__`` (read, never run)."""
     name = tree.root.name
     if name.startswith("vllm-") and name[5:6].isdigit():
         return name[5:]
+    if not tree.exists(VERSION_FILE):
+        return None
+    module = tree.parse(VERSION_FILE)
+    for node in module.body if module is not None else []:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
     return None

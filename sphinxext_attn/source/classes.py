@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass
 
 from sphinxext_attn.source.registry import RegistryEntry
-from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.source.tree import SourceTree, in_package
 
 #: How many re-export hops are followed before giving up.
 MAX_DEPTH = 12
@@ -90,6 +90,13 @@ class ClassFinder:
         if self.tree.is_outside(candidates[0]):
             self.tree.warn(
                 f"{entry.name}: class path {entry.class_path!r} resolves outside the source tree",
+                *where,
+                "outside",
+            )
+            return None
+        if not in_package(module):
+            self.tree.warn(
+                f"{entry.name}: class path {entry.class_path!r} is outside the vllm package",
                 *where,
                 "outside",
             )

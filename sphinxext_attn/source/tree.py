@@ -25,6 +25,30 @@ from sphinxext_attn.model.records import Diagnostic, Location
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
 #: Files larger than this are not parsed (a backend file is a few hundred kB at most).
 MAX_FILE_BYTES = 4 * 1024 * 1024
+#: The analysed package. Other top-level packages beside it (torch, flashinfer, ...
+#: in a ``site-packages``) are outside the tree: imports of them are external, as
+#: when they are not installed at all.
+PACKAGE = "vllm"
+
+
+def in_package(dotted: str) -> bool:
+    """Whether the dotted module name lies in the analysed package."""
+    return dotted == PACKAGE or dotted.startswith(PACKAGE + ".")
+
+
+def is_installed_layout(root: Path) -> bool:
+    """Whether ``root`` is a ``site-packages`` (vLLM installed as a distribution):
+    then nothing beside ``vllm/`` is vLLM's (a ``tools/`` or ``docs/`` there is
+    another distribution's), unlike in a checkout, whose ``tools/`` and ``docs/``
+    hold vLLM's generator and page."""
+    try:
+        with os.scandir(root) as entries:
+            return any(
+                e.name.startswith(f"{PACKAGE}-") and e.name.endswith(".dist-info")
+                for e in entries
+            )
+    except OSError:
+        return False
 
 
 def parse_quietly(text: str, filename: str) -> ast.Module:
@@ -79,6 +103,8 @@ class SourceTree:
         self._chunks: dict[str, list[Any] | None] = {}
         #: tree-relative folder -> its real path (each folder resolved once)
         self._real_folders: dict[str, str] = {}
+        #: a site-packages: only files under ``vllm/`` are the tree's
+        self.installed = is_installed_layout(self.root)
 
     # -- diagnostics -----------------------------------------------------
     def warn(
@@ -136,7 +162,14 @@ class SourceTree:
         """The first of a file's ``homes`` (newest first) the tree has."""
         return next((rel for rel in homes if self.exists(rel)), None)
 
+    def is_foreign(self, rel: str) -> bool:
+        """A path beside ``vllm/`` in an installed layout: another distribution's
+        file, treated as absent."""
+        return self.installed and rel.split("/", 1)[0] != PACKAGE
+
     def exists(self, rel: str) -> bool:
+        if self.is_foreign(rel):
+            return False
         path = self.safe_path(rel)
         if path is not None:
             self._looked_in(rel)
@@ -156,6 +189,10 @@ class SourceTree:
         return [f"{base}.py", f"{base}/__init__.py"]
 
     def module_file(self, dotted: str) -> str | None:
+        """The file of module ``dotted`` if it is in the analysed package (see
+        :data:`PACKAGE`); None for any other module, as if it were not there."""
+        if not in_package(dotted):
+            return None
         for rel in self.module_file_candidates(dotted):
             if self.exists(rel):
                 return rel
@@ -168,6 +205,9 @@ class SourceTree:
             return self._texts[rel]
         self._texts[rel] = None
         self._looked_in(rel)
+        if self.is_foreign(rel):
+            self.warn("not part of the installed vllm package; not read", rel, subtype="missing")
+            return None
         path = self.safe_path(rel)
         if path is None:
             self.warn("path resolves outside the source tree; not read", rel, subtype="outside")
