@@ -44,8 +44,7 @@ def is_installed_layout(root: Path) -> bool:
     try:
         with os.scandir(root) as entries:
             return any(
-                e.name.startswith(f"{PACKAGE}-") and e.name.endswith(".dist-info")
-                for e in entries
+                e.name.startswith(f"{PACKAGE}-") and e.name.endswith(".dist-info") for e in entries
             )
     except OSError:
         return False
