@@ -15,6 +15,13 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from sphinxext_attn.cli.checks import (
+    BadInput,
+    OneLineParser,
+    check_output,
+    check_root,
+    write_output,
+)
 from sphinxext_attn.cli.environment_flags import (
     EnvironmentError_,
     add_environment_options,
@@ -61,7 +68,7 @@ def is_relevant(path: str, root: Path) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="sphinxext-attn",
         description="Write vLLM's attention-backend feature tables from a source tree.",
     )
@@ -178,19 +185,25 @@ def main(argv: list[str] | None = None) -> int:
         return select_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
-        environment = environment_of(args)
-    except EnvironmentError_ as exc:
+        return write_page(args)
+    except (BadInput, EnvironmentError_) as exc:
         print(f"sphinxext-attn: {exc}", file=sys.stderr)
         return 2
+
+
+def write_page(args: argparse.Namespace) -> int:
+    """The page (or the JSON, or the diff) the checked flags ask for."""
+    environment = environment_of(args)
     args.root = root_or_report(args.root, "sphinxext-attn")
     if args.root is None:
         return 2
     root = Path(args.root)
     if args.files and not any(is_relevant(f, root) for f in args.files):
         return 0
-    if not (root / "vllm").is_dir():
-        print(f"sphinxext-attn: {root} holds no vllm/ package (use --root)", file=sys.stderr)
-        return 2
+    check_root(args.root)
+    check_output(args.output)
+    if args.diff:
+        check_root(args.diff, "--diff")
     # a markdown page without source links shows no cell's deciding line
     wants_lines = args.format == "json" or bool(args.source_links) or bool(args.diff)
     # nor any capability outside the release's page columns (JSON and diffs list them)
@@ -226,32 +239,27 @@ def main(argv: list[str] | None = None) -> int:
         if current == content:
             print(f"Up to date: {out}")
             return 0
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(content, encoding="utf-8")
+        write_output(out, content)
         print(f"Regenerated: {out}")
         return 1
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(content, encoding="utf-8")
+    write_output(out, content)
     print(f"Generated: {out}")
     return 0
 
 
 def write_diff(args: argparse.Namespace, new: Analysis) -> int:
     """``--diff OLD_ROOT``: the changes from OLD_ROOT to ``--root``, markdown or JSON."""
-    old_root = Path(args.diff)
-    if not (old_root / "vllm").is_dir():
-        print(f"sphinxext-attn: {old_root} holds no vllm/ package (--diff)", file=sys.stderr)
-        return 2
+    old_root = check_root(args.diff, "--diff")
     old = analysis_of(old_root, args.profile, True, run_cache(args), True, environment_of(args))
-    for diag in old.diagnostics:
-        print(f"warning: {diag}", file=sys.stderr)
+    for diag in old.diagnostics:  # labelled as the new tree's are
+        print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
     from sphinxext_attn.render.diffout import render_diff_json, render_diff_markdown
 
     content = (
         render_diff_json(old, new) if args.format == "json" else render_diff_markdown(old, new)
     )
     if args.output and args.output != "-":
-        Path(args.output).write_text(content, encoding="utf-8")
+        write_output(Path(args.output), content)
         print(f"Generated: {args.output}")
     else:
         sys.stdout.write(content)

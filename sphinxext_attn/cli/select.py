@@ -13,6 +13,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sphinxext_attn.cli.checks import (
+    BadInput,
+    OneLineParser,
+    check_output,
+    check_root,
+    flag_type,
+    write_output,
+)
 from sphinxext_attn.cli.environment_flags import (
     EnvironmentError_,
     add_environment_options,
@@ -22,6 +30,7 @@ from sphinxext_attn.cli.runcache import RunCache
 from sphinxext_attn.model.environment import REFERENCE, Environment, case_environment
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.select import inputs
 from sphinxext_attn.select.decision import (
     ATTN_TYPES,
     LAYER_FIELDS,
@@ -38,32 +47,80 @@ MAX_KEPT_DECISIONS = 100_000
 MIN_FORKED_CASES = 40
 
 
+#: The configuration flags: help, and the value a run uses when the flag is not given
+#: (:class:`Config`'s defaults: the selector's reference configuration).
+CONFIG_FLAGS: dict[str, tuple[str, Any]] = {
+    "capability": ("GPU compute capability MAJOR.MINOR, e.g. 8.0, 9.0, 10.0, 12.0", None),
+    "dtype": (f"model dtype: {', '.join(inputs.DTYPE_NAMES)}", None),
+    "kv-cache-dtype": ("KV cache dtype: one of the release's CacheDType (auto, fp8, ...)", None),
+    "head-size": ("attention head size, a positive integer", None),
+    "block-size": ("KV cache block size, a positive integer", "the engine's default"),
+    "num-heads": ("number of attention heads, a positive integer", "unknown"),
+    "attn-type": (f"attention type: {', '.join(t.lower() for t in ATTN_TYPES)}", None),
+    "mla": ("the model uses multi-head latent attention", "off"),
+    "sparse": ("sparse attention", "off"),
+    "sink": ("attention sinks", "off"),
+    "mm-prefix": ("a multimodal prefix (bidirectional attention over it)", "off"),
+    "non-causal": ("non-causal attention", "off"),
+    "kv-connector": ("a KV connector is configured (ROCm drops ROCM_ATTN then)", "off"),
+}
+#: Every configuration flag -> its :class:`Config` field.
+ALL_FIELDS = {**OPTION_FIELDS, **LAYER_FIELDS}
+CONVERTERS = {
+    "capability": inputs.capability,
+    "dtype": inputs.dtype,
+    "kv-cache-dtype": inputs.kv_cache_dtype,
+    "head-size": inputs.positive_int,
+    "block-size": inputs.positive_int,
+    "num-heads": inputs.positive_int,
+    "attn-type": inputs.attn_type,
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="sphinxext-attn select",
-        description="The attention backend vLLM selects for a configuration, and why.",
+        description="The attention backend vLLM selects for a configuration, and why. "
+        "A flag not given takes its default (shown, and marked in the output).",
     )
     parser.add_argument(
         "--root",
         help="vLLM source tree (the folder holding vllm/); default: the current folder if "
         "it holds vllm/, else the installed vllm distribution (not imported)",
     )
-    parser.add_argument("--capability", default="9.0", help="GPU compute capability, e.g. 9.0")
-    parser.add_argument("--dtype", default="bf16", help="fp16, bf16 or fp32")
-    parser.add_argument("--kv-cache-dtype", default="auto", help="auto, fp8, fp8_e4m3, ...")
-    parser.add_argument("--head-size", type=int, default=128)
-    parser.add_argument("--block-size", type=int, default=None)
-    parser.add_argument("--num-heads", type=int, default=None)
+    group = parser.add_argument_group("configuration")
+    for flag, (text, shown) in CONFIG_FLAGS.items():
+        field = ALL_FIELDS[flag]
+        default = shown or str(getattr(Config(), field)).lower()
+        help_text = f"{text} (default: {default})"
+        if flag in CONVERTERS:
+            metavar = "TYPE" if flag == "attn-type" else None
+            kind = flag_type(CONVERTERS[flag])
+            group.add_argument(
+                f"--{flag}", type=kind, default=None, help=help_text, metavar=metavar
+            )
+        else:
+            group.add_argument(f"--{flag}", action="store_true", default=None, help=help_text)
     parser.add_argument(
-        "--attn-type", default="decoder", type=str.upper, choices=ATTN_TYPES, metavar="TYPE"
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text for people, json for tools (default: text)",
     )
-    for flag in ("mla", "sparse", "sink", "mm-prefix", "non-causal", "kv-connector"):
-        parser.add_argument(f"--{flag}", action="store_true")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--cases", help="a JSON list of cases (vLLM's select file format)")
-    parser.add_argument("-o", "--output", help="write here instead of stdout")
     parser.add_argument(
-        "--arch", default="", help="a ROCm GPU by its arch name, e.g. gfx942 (--platform rocm)"
+        "--cases",
+        metavar="FILE",
+        help="a JSON list of cases (vLLM's select file format) answered in order, "
+        "instead of the configuration flags (default: none)",
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write here (default: - for stdout)"
+    )
+    parser.add_argument(
+        "--arch",
+        default=None,
+        type=flag_type(inputs.arch),
+        help="a ROCm GPU by its arch name, e.g. gfx942 (--platform rocm; default: none)",
     )
     from sphinxext_attn.cli.main import add_cache_options
 
@@ -95,6 +152,13 @@ class Answers:
         found = self.known.get(key)
         if found is not None:
             return found
+        selector = self.selector(environment)
+        data = selector.explain(selector.decide(config)).to_json()
+        self.known[key] = data
+        return data
+
+    def selector(self, environment: Environment) -> Selector:
+        """The evaluator of ``environment``'s answers, on this run's tree."""
         if self.tree is None:
             self.tree = SourceTree(self.root)
         selector = self.selectors.get(environment.key())
@@ -103,9 +167,32 @@ class Answers:
             selector = self.selectors[environment.key()] = Selector(
                 Interpreter(self.tree, machine)
             )
-        data = selector.explain(selector.decide(config)).to_json()
-        self.known[key] = data
-        return data
+        return selector
+
+    def check_kv_cache_dtype(self, config: Config) -> None:
+        """``--kv-cache-dtype`` must be one of the release's ``CacheDType`` (a
+        configuration decided before was checked then)."""
+        if _key(config, self.environment) in self.known:
+            return
+        from sphinxext_attn.runtime.questions import kv_cache_dtypes
+
+        accepted = kv_cache_dtypes(self.selector(self.environment).interp)
+        try:
+            inputs.check_kv_cache_dtype(config.kv_cache_dtype, accepted)
+        except ValueError as exc:
+            raise BadInput(f"argument --kv-cache-dtype: {exc}") from None
+
+    def flash_attn_version(self, config: Config, selected: str | None) -> int | None:
+        """The FlashAttention version ``selected`` runs for ``config`` (kept as decisions are)."""
+        key = f"{_key(config, self.environment)}|flash_attn_version"
+        found = self.known.get(key)
+        if found is None:
+            from sphinxext_attn.select.fa_version import flash_attn_version
+
+            interp = self.selector(self.environment).interp
+            found = self.known[key] = {"version": flash_attn_version(interp, config, selected)}
+        version = found.get("version")
+        return version if isinstance(version, int) else None
 
     def decide_cases(self, cases: list[tuple[Config, Environment]]) -> list[dict[str, Any]]:
         """Decisions for configurations with their own environments, in order."""
@@ -170,18 +257,51 @@ def _locality(config: Config) -> tuple[str, bool, bool]:
     return config.capability, config.use_mla, config.use_sparse
 
 
-def config_from_args(args: argparse.Namespace) -> Config:
-    """The configuration the options give (``--kv-cache-dtype`` -> ``kv_cache_dtype``)."""
-    return Config(
-        **{
-            field: getattr(args, opt.replace("-", "_"))
-            for opt, field in {**OPTION_FIELDS, **LAYER_FIELDS}.items()
-        }
-    )
+def config_from_args(args: argparse.Namespace) -> tuple[Config, list[str]]:
+    """The configuration the flags give, and the flags left at their defaults."""
+    values: dict[str, Any] = {}
+    defaulted: list[str] = []
+    for flag, field in ALL_FIELDS.items():
+        value = getattr(args, flag.replace("-", "_"))
+        if value is None:
+            defaulted.append(flag)
+        else:
+            values[field] = value
+    return Config(**values), defaulted
 
 
-def render_text(config: Config, decision: Decision) -> str:
+def echo(
+    config: Config, defaulted: list[str], args: argparse.Namespace, argv: list[str]
+) -> dict[str, Any]:
+    """The whole configuration a decision was made for (JSON ``configuration``)."""
+    data: dict[str, Any] = {flag: getattr(config, field) for flag, field in ALL_FIELDS.items()}
+    data["platform"] = getattr(args, "platform", "cuda")
+    if not any(a == "--platform" or a.startswith("--platform=") for a in argv):
+        defaulted = [*defaulted, "platform"]
+    if getattr(args, "arch", None):
+        data["arch"] = args.arch
+    return {"values": data, "defaults": defaulted}
+
+
+def _shown(value: Any, flag: str) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return CONFIG_FLAGS[flag][1] if flag in CONFIG_FLAGS else "none"
+    return str(value).lower() if flag == "attn-type" else str(value)
+
+
+def render_text(
+    config: Config, decision: Decision, configuration: dict[str, Any] | None = None
+) -> str:
+    """The decision for people: the configuration (defaults marked), the pick, and
+    one label for every backend of the list."""
     lines = [f"configuration: {config.describe()}"]
+    if configuration is not None:
+        defaults = set(configuration["defaults"])
+        for flag, value in configuration["values"].items():
+            mark = "  (default)" if flag in defaults else ""
+            lines.append(f"  {flag + ':':16}{_shown(value, flag)}{mark}")
     if decision.error:
         lines.append(f"not evaluated: {decision.error}")
         return "\n".join(lines) + "\n"
@@ -192,6 +312,10 @@ def render_text(config: Config, decision: Decision) -> str:
         lines.append(f"selected: none (vLLM raises {decision.raised})")
     else:
         lines.append(f"selected: {decision.selected or 'none (vLLM raises: no valid backend)'}")
+    if decision.flash_attn_version is not None:
+        lines.append(
+            f"FlashAttention: FA{decision.flash_attn_version} ({decision.selected} runs it)"
+        )
     if decision.assumptions:
         lines.append(f"assuming: {', '.join(decision.assumptions)}")
     lines.append("priority list:")
@@ -200,7 +324,7 @@ def render_text(config: Config, decision: Decision) -> str:
         why = ""
         if name in decision.rejected:
             sources = decision.sources.get(name, [])
-            why = "  rejected: " + "; ".join(
+            why = ": " + "; ".join(
                 f"{reason} ({where})" if where else reason
                 for reason, where in zip(
                     decision.rejected[name],
@@ -209,61 +333,63 @@ def render_text(config: Config, decision: Decision) -> str:
                 )
             )
         elif name in decision.unknown:
-            why = "  not evaluated: " + decision.unknown[name]
-        lines.append(f" {mark} {i}. {name}{why}")
+            why = ": " + decision.unknown[name]
+        lines.append(f" {mark} {i}. {name}  {decision.label(name)}{why}")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     try:
-        environment = environment_of(args)
-    except EnvironmentError_ as exc:
+        return answer(args, argv)
+    except (BadInput, EnvironmentError_) as exc:
         print(f"sphinxext-attn select: {exc}", file=sys.stderr)
         return 2
-    from sphinxext_attn.cli.main import root_or_report
+
+
+def answer(args: argparse.Namespace, argv: list[str]) -> int:
+    """The decision (or the cases' decisions) the checked flags ask for."""
+    environment = environment_of(args)
+    from sphinxext_attn.cli.main import root_or_report, run_cache
 
     args.root = root_or_report(args.root, "sphinxext-attn select")
     if args.root is None:
         return 2
-    root = Path(args.root)
-    if not (root / "vllm").is_dir():
-        print(
-            f"sphinxext-attn select: {root} holds no vllm/ package (use --root)", file=sys.stderr
-        )
-        return 2
-    from sphinxext_attn.cli.main import run_cache
-
+    root = check_root(args.root)
+    check_output(args.output)
     answers = Answers(root, run_cache(args), environment)
     if args.cases:
         try:
             cases: Any = json.loads(Path(args.cases).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            print(f"sphinxext-attn select: cannot read cases: {exc}", file=sys.stderr)
-            return 2
-        if not isinstance(cases, list):
-            print("sphinxext-attn select: --cases must hold a JSON list", file=sys.stderr)
-            return 2
+            raise BadInput(f"--cases {args.cases}: cannot read: {exc}") from None
         try:
-            pairs = [
-                (Config.from_case(c), case_environment(c, environment, i))
-                for i, c in enumerate(cases)
-            ]
-        except EnvironmentError_ as exc:
-            print(f"sphinxext-attn select: {exc}", file=sys.stderr)
-            return 2
+            inputs.check_cases(cases)
+        except ValueError as exc:
+            raise BadInput(f"--cases {args.cases}: {exc}") from None
+        pairs = [
+            (Config.from_case(c), case_environment(c, environment, i)) for i, c in enumerate(cases)
+        ]
         results = answers.decide_cases(pairs)
         content = json.dumps(results, ensure_ascii=False) + "\n"
     else:
-        config = config_from_args(args)
-        data = answers.decide(config)
+        config, defaulted = config_from_args(args)
+        answers.check_kv_cache_dtype(config)
+        data = dict(answers.decide(config))
+        data["labels"] = {
+            name: Decision.from_json(data).label(name) for name in data["priorities"]
+        }
+        data["flash_attn_version"] = answers.flash_attn_version(config, data["selected"])
+        data["configuration"] = echo(config, defaulted, args, argv)
         if args.format == "json":
             content = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         else:
-            content = render_text(config, Decision.from_json(data))
+            decision = Decision.from_json(data)
+            decision.flash_attn_version = data["flash_attn_version"]
+            content = render_text(config, decision, data["configuration"])
     answers.keep()
     if args.output and args.output != "-":
-        Path(args.output).write_text(content, encoding="utf-8")
+        write_output(Path(args.output), content)
     else:
         sys.stdout.write(content)
     return 0

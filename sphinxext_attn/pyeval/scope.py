@@ -120,12 +120,18 @@ class ModuleScope(Scope):
         return any(":=" in chunk.text for chunk in self.chunks)
 
     def class_nodes(self) -> list[ast.ClassDef]:
+        """The module's class statements (a piece that does not parse alone: the
+        whole file, or :class:`Unknown` when that does not parse either)."""
         out = []
         for bindings in self.index.values():
             for binding in bindings:
                 stmt: Any = binding.stmt
                 if isinstance(stmt, Chunk) and stmt.text.startswith("class "):
-                    out += [n for n in stmt.nodes() if isinstance(n, ast.ClassDef)]
+                    try:
+                        out += [n for n in stmt.nodes() if isinstance(n, ast.ClassDef)]
+                    except ChunkError:
+                        self._whole()
+                        return self.class_nodes()
                 elif isinstance(stmt, ast.ClassDef):
                     out.append(stmt)
         return sorted(set(out), key=lambda n: n.lineno)

@@ -37,16 +37,6 @@ def _reasons(decision: Decision, name: str, deco: Decorations) -> Cell:
     return cell
 
 
-def _result(decision: Decision, name: str) -> str:
-    if name == decision.selected:
-        return "selected"
-    if name in decision.unknown:
-        return "not evaluated"
-    if name in decision.rejected:
-        return "rejected"
-    return "valid, lower priority"
-
-
 def decision_nodes(
     config: Config,
     decision: Decision,
@@ -67,7 +57,7 @@ def decision_nodes(
             [
                 str(rank),
                 deco.backend_ref(name),
-                _result(decision, name),
+                decision.label(name),
                 _reasons(decision, name, deco),
             ]
         )

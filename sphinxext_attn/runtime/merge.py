@@ -71,7 +71,7 @@ def evaluate_runtime(
         if cls is None:
             continue
         where = Location(cls.path, cls.node.lineno)
-        answers.backends.append((entry, where, reader.facts(entry, cls)))
+        answers.backends.append((entry, where, reader.safe_facts(entry, cls)))
     answers.priorities, answers.priorities_unknown = safe_evaluated_priorities(interp)
     answers.files = list(tree.files)
     answers.directories = list(tree.directories)

@@ -118,6 +118,19 @@ class RuntimeReader:
         #: ask the capabilities outside vLLM's page too (JSON, ``:columns:``)
         self.extras = extras
 
+    def safe_facts(self, entry: RegistryEntry, cls: PyClass) -> dict[str, Any]:
+        """:meth:`facts`, or, when the class itself cannot be evaluated (its base
+        class does not parse, ...), every cell unknown with the reason and place."""
+        try:
+            return self.facts(entry, cls)
+        except (Unknown, Raised, RecursionError) as exc:
+            reason = str(exc) if not isinstance(exc, RecursionError) else "nesting too deep"
+            columns = ["Dtypes", "KV Dtypes", "Block Sizes", "Head Sizes", "Compute Cap."]
+            columns += ["Attention Types", *FLAG_METHODS, "MLA"]
+            facts: dict[str, Any] = dict.fromkeys(columns)
+            facts.update(unknown=dict.fromkeys(columns, reason), supports={}, extras={})
+            return facts
+
     def facts(self, entry: RegistryEntry, cls: PyClass) -> dict[str, Any]:
         """Every answer of one backend: column -> value, plus ``unknown`` and ``supports``."""
         ask = Asker(self.interp, cls)

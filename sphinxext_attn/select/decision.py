@@ -17,21 +17,11 @@ from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.statements import ASSUMABLE_MARK, NOT_EVALUATED
 from sphinxext_attn.pyeval.values import Bound, EnumMember, External, Instance, PyClass
+from sphinxext_attn.select.inputs import ATTN_TYPES, DTYPE_NAMES
 from sphinxext_attn.select.reason_sources import ReasonLocator
 
 NODE = ast.Pass()
 SELECTOR_MODULES = ("vllm.v1.attention.selector", "vllm.attention.selector")
-DTYPE_NAMES = {
-    "fp16": "torch.float16",
-    "float16": "torch.float16",
-    "half": "torch.float16",
-    "bf16": "torch.bfloat16",
-    "bfloat16": "torch.bfloat16",
-    "fp32": "torch.float32",
-    "float32": "torch.float32",
-    "float": "torch.float32",
-}
-ATTN_TYPES = ("DECODER", "ENCODER", "ENCODER_ONLY", "ENCODER_DECODER")
 #: Option name (``select --kv-cache-dtype``, the directives' ``:kv-cache-dtype:``)
 #: -> the :class:`Config` field it sets; the fields are vLLM's case keys.
 OPTION_FIELDS: dict[str, str] = {
@@ -138,6 +128,8 @@ class Decision:
     assumable: dict[str, str] = field(default_factory=dict)
     #: what vLLM raises when the platform's rules refuse the configuration (XPU, CPU)
     raised: str = ""
+    #: the FlashAttention version the pick runs (None: it runs none, or not known)
+    flash_attn_version: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -173,6 +165,16 @@ class Decision:
             others = " nor ".join(undecided)
             self.candidates.append({"backend": self.selected, "if": f"neither {others} does"})
         self.selected = None
+
+    def label(self, name: str) -> str:
+        """What became of ``name`` in this decision, in one of five words."""
+        if name == self.selected:
+            return "selected"
+        if name in self.unknown:
+            return "not evaluated"
+        if name in self.rejected:
+            return "rejected"
+        return "valid, lower priority" if self.selected else "valid (a candidate)"
 
     def undecided(self) -> list[str]:
         """Backends not evaluated that vLLM tries before the pick (all of them when
@@ -418,4 +420,4 @@ def _candidate(candidate: Any) -> tuple[EnumMember, int]:
     return backend, priority
 
 
-__all__ = ["OPTION_FIELDS", "Config", "Decision", "Selector"]
+__all__ = ["ATTN_TYPES", "DTYPE_NAMES", "OPTION_FIELDS", "Config", "Decision", "Selector"]

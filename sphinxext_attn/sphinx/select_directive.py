@@ -9,7 +9,7 @@ every file the decision read becomes a dependency of the page.
 from __future__ import annotations
 
 import os
-import re
+from collections.abc import Callable
 from typing import Any
 
 from docutils import nodes
@@ -18,46 +18,29 @@ from docutils.parsers.rst import directives
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.render.select_nodes import decision_nodes
-from sphinxext_attn.select.decision import (
-    ATTN_TYPES,
-    DTYPE_NAMES,
-    LAYER_FIELDS,
-    OPTION_FIELDS,
-    Config,
-    Selector,
-)
+from sphinxext_attn.select import inputs
+from sphinxext_attn.select.decision import LAYER_FIELDS, OPTION_FIELDS, Config, Selector
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.sphinx import cache
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS
 
 
-def capability_option(value: str | None) -> str:
-    text = (value or "").strip()
-    if not re.fullmatch(r"\d{1,2}\.\d", text):
-        raise ValueError(f"{text or 'nothing'} is not a compute capability; give e.g. 9.0 or 12.0")
-    return text
+def _option(convert: Callable[[Any], Any]) -> Callable[[str | None], Any]:
+    """A shared converter (:mod:`sphinxext_attn.select.inputs`) as an option converter."""
+
+    def option(value: str | None) -> Any:
+        return convert(value)
+
+    option.__doc__ = convert.__doc__
+    return option
 
 
-def dtype_option(value: str | None) -> str:
-    text = (value or "").strip().lower()
-    if text not in DTYPE_NAMES:
-        raise ValueError(f"{text or 'nothing'} unknown; choose from {', '.join(DTYPE_NAMES)}")
-    return text
-
-
-def attn_type_option(value: str | None) -> str:
-    text = (value or "").strip().upper().replace("-", "_")
-    if text not in ATTN_TYPES:
-        raise ValueError(f"{text or 'nothing'} unknown; choose from {', '.join(ATTN_TYPES)}")
-    return text
-
-
-def kv_dtype_option(value: str | None) -> str:
-    text = (value or "").strip()
-    if not re.fullmatch(r"[A-Za-z0-9_]+", text):
-        raise ValueError("give a KV cache dtype such as auto, fp8 or bfloat16")
-    return text
+capability_option = _option(inputs.capability)
+dtype_option = _option(inputs.dtype)
+attn_type_option = _option(inputs.attn_type)
+kv_dtype_option = _option(inputs.kv_cache_dtype)
+positive_int_option = _option(inputs.positive_int)
 
 
 #: The configuration options of ``attention-backends-select``: one value each
@@ -66,9 +49,9 @@ CONFIG_OPTIONS: dict[str, Any] = {
     "capability": capability_option,
     "dtype": dtype_option,
     "kv-cache-dtype": kv_dtype_option,
-    "head-size": directives.positive_int,
-    "block-size": directives.positive_int,
-    "num-heads": directives.positive_int,
+    "head-size": positive_int_option,
+    "block-size": positive_int_option,
+    "num-heads": positive_int_option,
     "attn-type": attn_type_option,
     "mla": directives.flag,
     "sparse": directives.flag,

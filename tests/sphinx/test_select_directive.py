@@ -117,8 +117,9 @@ def test_every_builder(make_app, tmp_path, builder):
     [
         ("capability", "hopper", "not a compute capability"),
         ("dtype", "int4", "choose from fp16"),
-        ("attn-type", "sideways", "choose from DECODER"),
-        ("head-size", "-3", "negative or zero value; must be positive"),
+        ("attn-type", "sideways", "choose from decoder"),
+        ("head-size", "0", "not a positive integer"),
+        ("head-size", "-3", "not a positive integer"),
     ],
 )
 def test_bad_options_name_the_allowed_values(make_app, tmp_path, option, value, message):

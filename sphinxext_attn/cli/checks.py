@@ -1,0 +1,88 @@
+"""Command-line input, checked before any work: one line and exit 2 for a bad value.
+
+The values of a configuration are checked by the converters the directives
+use (:mod:`sphinxext_attn.select.inputs`); here they become argparse types,
+and the paths (``--root``, ``-o``, ``--cases``) are checked for what a run
+needs of them. Every message names the flag, the value and what is accepted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (no usage block) and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def flag_type(convert: Callable[[Any], Any]) -> Callable[[str], Any]:
+    """A shared converter as an argparse ``type`` (its message, not argparse's)."""
+
+    def checked(value: str) -> Any:
+        try:
+            return convert(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    checked.__name__ = convert.__name__
+    return checked
+
+
+class BadInput(Exception):
+    """A value the run cannot use; the message is the whole line to print."""
+
+
+def check_root(root: str, flag: str = "--root") -> Path:
+    """A folder holding ``vllm/``; two messages for a path that is not there and
+    one that is no vLLM tree."""
+    path = Path(root)
+    if not path.exists():
+        raise BadInput(f"{flag} {root}: no such folder")
+    if not path.is_dir():
+        raise BadInput(f"{flag} {root}: not a folder; give the folder holding vllm/")
+    if not (path / "vllm").is_dir():
+        raise BadInput(
+            f"{flag} {root}: not a vLLM tree (it holds no vllm/ package); give the folder "
+            "holding vllm/, e.g. a checkout or site-packages"
+        )
+    return path
+
+
+def check_output(output: str | None, flag: str = "-o") -> None:
+    """An output file that can be written (``-`` is stdout): not a folder, and in a
+    folder that exists (or can be made) and may be written."""
+    if not output or output == "-":
+        return
+    path = Path(output)
+    if path.is_dir():
+        raise BadInput(f"{flag} {output}: is a folder; give a file path (or - for stdout)")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise BadInput(f"{flag} {output}: not writable; give a file you may write")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise BadInput(f"{flag} {output}: {parent} is not a folder; give a file path")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise BadInput(f"{flag} {output}: the folder {parent} is not writable")
+
+
+def write_output(path: Path, content: str, flag: str = "-o") -> None:
+    """Write ``content``; a failure (read-only file system, full disk) is :class:`BadInput`."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
+
+
+__all__ = ["BadInput", "OneLineParser", "check_output", "check_root", "flag_type", "write_output"]
