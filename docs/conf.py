@@ -90,7 +90,11 @@ if _tree and _tree != "installed":
         "https://github.com/vllm-project/vllm/blob/v{version}/{path}#L{line}"
     )
 attention_backends_trees = {"demo-old": "_demo_tree_old", "demo": "_demo_tree"}
-html_extra_path = ["_demo_tree"]  # serves vllm/... next to the pages
+if not _tree:
+    # a site of the demo tree serves its files (vllm/...) next to the pages; a site
+    # built from a real release ships none of the demo (its example links stay tooltips)
+    html_extra_path = ["_demo_tree"]
+    tags.add("attn_demo_site")  # noqa: F821  (Sphinx puts ``tags`` in conf.py's namespace)
 
 rst_epilog = f"""
 .. |attn_tree| replace:: {attn_tree_label}

@@ -10,9 +10,17 @@ from __future__ import annotations
 import ast
 import gc
 import os
+from dataclasses import replace
 
 from sphinxext_attn.model.environment import REFERENCE, Environment
-from sphinxext_attn.model.records import EXTRA_COLUMNS, Analysis, BackendFeatures, Location
+from sphinxext_attn.model.records import (
+    EXTRA_COLUMNS,
+    Analysis,
+    BackendFeatures,
+    Diagnostic,
+    Location,
+    PriorityList,
+)
 from sphinxext_attn.page import features
 from sphinxext_attn.page.columns import (
     dcp,
@@ -33,6 +41,8 @@ MLA_PARENTS = frozenset({"MLACommonBackend", "FlashMLABackend", "FlashMLASparseB
 #: Registry members that are not real backends.
 SKIPPED = frozenset({"CUSTOM", "TORCH_SDPA"})
 NON_CUDA_PREFIXES = ("CPU_", "ROCM_")
+#: The words of a registry entry whose module file or class is not there (classes.py).
+ABSENT = " not found"
 #: Where a build writes the release's version (an installed distribution has it).
 VERSION_FILE = "vllm/_version.py"
 
@@ -236,8 +246,24 @@ def _analyze(tree: SourceTree, page: bool = False, parallel: bool = False) -> An
     tree.check_partly_parsed(checked if isinstance(checked, dict) else None)
     result.files = list(tree.files)
     result.directories = list(tree.directories)
-    result.diagnostics = list(tree.diagnostics)
+    result.diagnostics = unreachable_only(list(tree.diagnostics), result.priorities)
     return result
+
+
+def unreachable_only(
+    diagnostics: list[Diagnostic], priorities: list[PriorityList]
+) -> list[Diagnostic]:
+    """A registry entry whose module or class the release lacks is the release's
+    problem (vLLM's own import fails the same way) only while no priority list
+    reaches it; a backend vLLM tries (``TRITON_ATTN`` with its file deleted) is a
+    real problem: a warning."""
+    reachable = {name for p in priorities for name in p.backends}
+    return [
+        replace(d, release=False)
+        if d.release and d.subtype == "missing" and d.backend in reachable and ABSENT in d.message
+        else d
+        for d in diagnostics
+    ]
 
 
 def read_version(tree: SourceTree) -> str | None:

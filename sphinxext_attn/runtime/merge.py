@@ -130,5 +130,8 @@ def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
     )
     # Classes the page reader could not find but the evaluator built (by a call).
     analysis.diagnostics = [d for d in analysis.diagnostics if d.backend not in resolved]
+    from sphinxext_attn.analysis.pipeline import unreachable_only
+
+    analysis.diagnostics = unreachable_only(analysis.diagnostics, analysis.priorities)
     analysis.files = list(dict.fromkeys([*analysis.files, *answers.files]))
     analysis.directories = list(dict.fromkeys([*analysis.directories, *answers.directories]))

@@ -107,7 +107,10 @@ class ClassFinder:
                 f"{entry.name}: module file {candidates[0]} not found",
                 *where,
                 "missing",
-                release=module.startswith("vllm."),  # a vLLM module the release lacks
+                # a module the release lacks, as vLLM's import would find; a warning
+                # after all if a priority list reaches it (see unreachable_only)
+                release=True,
+                backend=entry.name,
             )
             return None
         ref = self.find(path, class_name)
@@ -124,9 +127,11 @@ class ClassFinder:
             )
         elif module_ast is not None:
             self.tree.warn(
-                f"class {class_name} not found (registered as {entry.name} at {entry.location})",
+                f"{entry.name}: class {class_name} not found in {path} (registered at "
+                f"{entry.location})",
                 path,
                 subtype="missing",
+                release=True,  # as vLLM's import would fail; see unreachable_only
                 backend=entry.name,
             )
         return ref

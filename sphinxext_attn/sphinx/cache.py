@@ -217,10 +217,25 @@ def report(root: str, analysis: Analysis, where: Any = None, *, strict: bool = F
 
 
 def not_analysed(analysis: Analysis) -> list[tuple[str, str]]:
-    """(registry name, why) of each entry a problem of the release left out."""
+    """(registry name, why) of each entry a problem of the release left without a
+    row (a built row with cells not evaluated is :func:`not_evaluated`'s)."""
+    built = {row.name for row in analysis.backends}
     out = []
     for diag in analysis.diagnostics:
-        if diag.release:
+        if diag.release and diag.subtype != "unknown":
             name, _, why = diag.message.partition(": ")
-            out.append((name, why or diag.message))
+            if name not in built:
+                out.append((name, why or diag.message))
+    return out
+
+
+def not_evaluated(analysis: Analysis) -> list[tuple[str, str, str, bool]]:
+    """(backend, column, why, is MLA) of each cell of a built row shown as ``?``."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for row in analysis.backends:
+        for column, why in row.unknown.items():
+            if (row.name, column) not in seen:
+                seen.add((row.name, column))
+                out.append((row.name, column, why, row.is_mla))
     return out

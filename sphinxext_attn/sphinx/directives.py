@@ -114,7 +114,8 @@ class AttentionBackendsDirective(SphinxDirective):
         return self.labelled(out)
 
     def not_analysed(self, analysis: Analysis) -> list[nodes.Node]:
-        """ "Not analysed: NAME (why)" under a table the release's problems leave short."""
+        """ "Not analysed: NAME (why)" under a table the release's problems leave short,
+        and "Not evaluated: NAME Column (why)" for the ``?`` cells of its rows."""
         wanted = self.notes_for
         left_out = [
             (name, why)
@@ -122,14 +123,25 @@ class AttentionBackendsDirective(SphinxDirective):
             if wanted == "all"
             or (wanted is not None and ("mla" in name.lower()) == (wanted == "mla"))
         ]
-        if not left_out:
-            return []
-        para = nodes.paragraph("", "Not analysed: ", classes=["attn-not-analysed"])
-        for i, (name, why) in enumerate(left_out):
-            para += [nodes.Text("; " if i else ""), nodes.literal(name, name)]
-            para += nodes.Text(f" ({why})")
-        para += nodes.Text(".")
-        return [para]
+        unknown = [
+            (f"{name} {column}", why)
+            for name, column, why, is_mla in cache.not_evaluated(analysis)
+            if wanted == "all" or (wanted is not None and is_mla == (wanted == "mla"))
+        ]
+        out: list[nodes.Node] = []
+        for title, items, kind in (
+            ("Not analysed: ", left_out, "attn-not-analysed"),
+            ("Not evaluated: ", unknown, "attn-not-evaluated"),
+        ):
+            if not items:
+                continue
+            para = nodes.paragraph("", title, classes=[kind])
+            for i, (name, why) in enumerate(items):
+                para += [nodes.Text("; " if i else ""), nodes.literal(name, name)]
+                para += nodes.Text(f" ({why})")
+            para += nodes.Text(".")
+            out.append(para)
+        return out
 
     def spec(self) -> render.TableSpec:
         return render.TableSpec(

@@ -204,3 +204,26 @@ def test_readme_states_the_two_commands() -> None:
     assert re.search(r"^tox\s", readme, re.MULTILINE)
     assert "ATTN_VLLM_TREE" in readme
     assert 'extensions = ["sphinxext_attn"]' in readme
+
+
+@pytest.mark.parametrize("tree", ["demo", "release"])
+def test_a_site_built_from_a_release_ships_no_demo_tree(tree, tmp_path, monkeypatch):
+    """``html_extra_path`` serves the demo tree's files only on the demo's own site."""
+    import runpy
+
+    class Tags(set):
+        def add(self, name):  # Sphinx's Tags.add
+            super().add(name)
+
+    if tree == "release":
+        (tmp_path / "vllm").mkdir()
+        monkeypatch.setenv("ATTN_VLLM_TREE", str(tmp_path))
+    else:
+        monkeypatch.setenv("ATTN_VLLM_TREE", "demo")
+    monkeypatch.chdir(DOCS)
+    tags = Tags()
+    conf = runpy.run_path(str(DOCS / "conf.py"), init_globals={"tags": tags})
+    if tree == "demo":
+        assert conf["html_extra_path"] == ["_demo_tree"] and "attn_demo_site" in tags
+    else:
+        assert not conf.get("html_extra_path") and "attn_demo_site" not in tags
