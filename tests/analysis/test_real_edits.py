@@ -10,7 +10,7 @@ its selections in this process, and nothing may raise. The files are served
 from memory (:class:`SourceTree` takes the bytes read), so the trees on disk
 are never written.
 
-``ATTN_REAL_EDITS`` sets the number of edits per release (default 10, so the
+``ATTN_REAL_EDITS`` sets the number of edits per release (default 5, so the
 fast suite stays fast); the ``slow`` run uses at least 340 per release
 (1,020 in all) and ``ATTN_REAL_EDITS_SEED`` moves the seed for long local
 runs. A failure names the release, the edit's index and the operations, so
@@ -38,7 +38,7 @@ from sphinxext_attn.select.decision import Config, Selector
 from sphinxext_attn.source.tree import SourceTree
 
 RELEASES = ("0.16.0", "0.23.0", "0.33.0")
-EDITS = int(os.environ.get("ATTN_REAL_EDITS", "10"))
+EDITS = int(os.environ.get("ATTN_REAL_EDITS", "5"))
 SLOW_EDITS = max(340, EDITS)
 SEED = int(os.environ.get("ATTN_REAL_EDITS_SEED", "24"))
 #: Selections asked of every edited tree: a standard and an MLA decision.
@@ -132,6 +132,7 @@ def test_random_edits_never_escape(version):
 
 @pytest.mark.slow
 @pytest.mark.realtree
+@pytest.mark.timeout(7200)  # hundreds of whole-tree analyses (tox -e heavy)
 @pytest.mark.parametrize("version", RELEASES)
 def test_many_random_edits_never_escape(version):
     assert escaped(version, SLOW_EDITS, SEED + 1) == []
