@@ -144,7 +144,8 @@ class BackendFeatures:
     sources: dict[str, Location] = field(default_factory=dict, compare=False, hash=False)
     #: runtime profile: column -> why the class's answer could not be evaluated
     unknown: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
-    #: runtime profile: head_sizes, block_sizes, compute_capabilities ("any" or values)
+    #: runtime profile: head_sizes ("any", or ints and {"min", "max", "multiple_of"}
+    #: rules whose union is the set), block_sizes, compute_capabilities ("any" or values)
     supports: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
     #: runtime profile: other capability flags of the interface (method -> answer)
     extras: dict[str, object] = field(default_factory=dict, compare=False, hash=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.pyeval import ops, plain
+from sphinxext_attn.pyeval import abstract, ops, plain
 from sphinxext_attn.pyeval.members import PLAIN_TYPES, class_mro
 from sphinxext_attn.pyeval.values import (
     Builtin,
@@ -108,6 +108,11 @@ def _walked(it: Interpreter, items: list[Any], node: ast.AST, path: str) -> list
 def is_instance(it: Interpreter, value: Any, kind: Any, node: ast.AST, path: str) -> bool:
     if isinstance(kind, tuple):
         return any(is_instance(it, value, k, node, path) for k in kind)
+    if isinstance(value, abstract.AbstractInt):  # an int, whatever its value
+        if isinstance(kind, Builtin) and kind.name in PLAIN_TYPES:
+            return PLAIN_TYPES[kind.name] is int
+        if isinstance(kind, PyClass):
+            return False
     if isinstance(kind, Builtin) and kind.name in PLAIN_TYPES:
         py = PLAIN_TYPES[kind.name]
         if isinstance(value, EnumMember):
@@ -176,6 +181,8 @@ def _convert(kind: str) -> Any:
             )
         if not args:
             return py()
+        if kind == "int" and len(args) == 1 and isinstance(args[0], abstract.AbstractInt):
+            return args[0]
         if kind == "str" and isinstance(args[0], EnumMember):
             return it.enum_text(args[0], -1, "", node, path)
         ops.weigh(

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-from sphinxext_attn.pyeval import ops
+from sphinxext_attn.pyeval import abstract, ops
 from sphinxext_attn.pyeval.members import PLAIN_TYPES, class_mro
 from sphinxext_attn.pyeval.scope import MISSING, Frame, cached, remember
 from sphinxext_attn.pyeval.values import (
@@ -97,6 +97,10 @@ class CallMixin:
         if isinstance(func, PyClass):
             return self.instantiate(func, args, kwargs, node, path)
         if isinstance(func, Builtin):
+            if func.name not in abstract.BUILTINS and any(
+                isinstance(a, abstract.AbstractInt) for a in (*args, *kwargs.values())
+            ):
+                raise Unknown(f"a head size passed to {func.name}() is not evaluated", path, line)
             try:
                 return func.fn(self, args, kwargs, node, path)
             except (IndexError, KeyError, ValueError, TypeError, AttributeError, OverflowError):

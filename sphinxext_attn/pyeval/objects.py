@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.pyeval import ops, plain
+from sphinxext_attn.pyeval import abstract, ops, plain
 from sphinxext_attn.pyeval.devices import MatchResult
 from sphinxext_attn.pyeval.members import MemberMixin
 from sphinxext_attn.pyeval.scope import MISSING, ModuleScope
@@ -175,6 +175,8 @@ class ObjectMixin(MemberMixin):
             raise Raised(type(exc).__name__, str(exc)) from None
 
     def object_truth(self: Interpreter, value: Any, node: ast.AST, path: str) -> bool:
+        if isinstance(value, abstract.AbstractInt):
+            return value.truth((path, getattr(node, "lineno", 0)))
         if isinstance(value, Instance):
             if value.items is not None:
                 return bool(value.items)
@@ -313,6 +315,8 @@ class ObjectMixin(MemberMixin):
             return set(items)
         except TypeError:
             raise Unknown("set of unhashable values", *where) from None
+        except Unknown as exc:  # an abstract value (see .abstract): its place is here
+            raise Unknown(exc.reason, *where) from None
 
     def hashable(self: Interpreter, value: Any, node: ast.AST, path: str) -> Any:
         """``value`` as a dict key: its hash (a native walk) charged first."""
@@ -321,6 +325,8 @@ class ObjectMixin(MemberMixin):
             hash(value)
         except TypeError:
             raise Raised("TypeError", "unhashable type") from None
+        except Unknown as exc:  # an abstract value (see .abstract): its place is here
+            raise Unknown(exc.reason, path, getattr(node, "lineno", 0)) from None
         return value
 
 

@@ -12,6 +12,7 @@ import operator
 import re
 from typing import Any
 
+from sphinxext_attn.pyeval import abstract
 from sphinxext_attn.pyeval.plain import (  # what plain Python sees
     check_not_auto,
     enum_str,
@@ -139,6 +140,8 @@ def text(value: Any, budget: Budget, where: tuple[str, int]) -> str:
 
 
 def binop(op: ast.operator, left: Any, right: Any, where: tuple[str, int], budget: Budget) -> Any:
+    if isinstance(left, abstract.AbstractInt) or isinstance(right, abstract.AbstractInt):
+        return abstract.binop(op, left, right, where)
     fn = BINOPS.get(type(op))
     if fn is None:
         raise Unknown(f"operator {type(op).__name__} not evaluated", *where)
@@ -279,6 +282,8 @@ def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool
         return True
     if type(left) in SCALARS and type(right) in SCALARS:
         return bool(left == right)  # plain data, compared natively at no extra cost
+    if isinstance(left, abstract.AbstractInt) or isinstance(right, abstract.AbstractInt):
+        return abstract.compare(ast.Eq(), left, right, where)
     for ext, other in ((left, right), (right, left)):
         if isinstance(ext, External) and type(other) in SCALARS and not torch_symbol(ext):
             # ``sys.platform == "linux"``: the value outside the tree is not known
@@ -317,6 +322,9 @@ def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool
 
 
 def contains(container: Any, item: Any, where: tuple[str, int], budget: Budget) -> bool:
+    if isinstance(item, abstract.AbstractInt):
+        budget.spend(1 + _length(container), where)
+        return abstract.member(item, container, where)
     if isinstance(container, str):
         if isinstance(item, EnumMember) and item.plain and isinstance(item.value, str):
             item = item.value  # a str enum's member is a str
@@ -355,6 +363,8 @@ def _deep_plain(value: Any) -> Any:
 
 
 def order(op: ast.cmpop, left: Any, right: Any, where: tuple[str, int], budget: Budget) -> bool:
+    if isinstance(left, abstract.AbstractInt) or isinstance(right, abstract.AbstractInt):
+        return abstract.compare(op, left, right, where)
     weigh(left, budget, where)
     weigh(right, budget, where)
     a, b = _deep_plain(left), _deep_plain(right)
@@ -370,6 +380,8 @@ def order(op: ast.cmpop, left: Any, right: Any, where: tuple[str, int], budget: 
 
 
 def unary(op: ast.unaryop, value: Any, where: tuple[str, int]) -> Any:
+    if isinstance(value, abstract.AbstractInt) and isinstance(op, ast.USub | ast.UAdd):
+        return abstract.binop(ast.Mult(), value, -1 if isinstance(op, ast.USub) else 1, where)
     if isinstance(op, ast.USub) and isinstance(value, int | float):
         return -value
     if isinstance(op, ast.UAdd) and isinstance(value, int | float):

@@ -18,7 +18,10 @@ Shape (``schema`` 2)::
      "footnotes": [{"marker", "text"}],
      "diagnostics": [{"message", "location", "subtype"}]}
 
-Empty ``block_sizes``/``head_sizes`` mean any size.
+Empty ``block_sizes``/``head_sizes`` mean any size. In the runtime profile,
+``supports.head_sizes`` is ``"any"`` or a list of ints and rules ``{"min": int|null,
+"max": int|null, "multiple_of": int|null}``; the union of its items is exactly the
+set of head sizes the class accepts.
 """
 
 from __future__ import annotations

@@ -38,12 +38,15 @@ NOTATION: tuple[tuple[str, str], ...] = (
         "Not evaluated statically (a call into torch, the environment, a loop); "
         "the reason shows on hover and in the JSON's `unknown`",
     ),
-    ("%N", "Multiples of N (`%16` block sizes; `%8 ≤256`: multiples of 8 up to 256)"),
+    ("%N", "Multiples of N (`%16`: block sizes 16, 32, 48, ...)"),
+    ("≥N, ≤N", "Every head size from N up, or up to N (`≥32`: 32, 33, 34, ...)"),
     ("a-b", "Every value from a to b (with `%N`: every multiple of N in the range)"),
-    ("≥8.0", "This compute capability and every later one vLLM was asked about"),
+    ("%8, ≤512", "Conditions in one cell hold together: every multiple of 8 up to 512"),
+    ("x or y", "Either: `%8, ≤512 or 576` is every multiple of 8 up to 512, and 576"),
+    ("≥8.0", "This compute capability and every later one vLLM tells apart"),
     ("9.x", "Every GPU of that major version (9.0; 10.0 and 10.3; ...)"),
-    ("Any", "Every value asked about: head sizes 8-1024, the capability grid 7.0-12.1"),
-    ("None", "None of the values asked about"),
+    ("Any", "Every value: any head size or block size, every compute capability"),
+    ("None", "No value is accepted"),
 )
 
 PRIORITY_INTRO = (

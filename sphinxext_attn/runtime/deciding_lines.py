@@ -22,6 +22,7 @@ from sphinxext_attn.pyeval.callmemo import CallMemo
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.pyeval.values import Bound, External, PyClass, PyFunction
+from sphinxext_attn.runtime.head_sizes import first_head_size
 from sphinxext_attn.runtime.questions import CAPABILITIES, DTYPES, HEAD_SIZES, attention_types
 
 NODE = ast.Pass()
@@ -50,7 +51,7 @@ def _argument(interp: Interpreter, cls: PyClass, column: str, facts: dict[str, A
     if column == "KV Dtypes":
         return [answer[0] if answer else "auto"]
     if column == "Head Sizes":
-        return [answer[0] if answer else HEAD_SIZES[0]]
+        return [first_head_size(answer) or HEAD_SIZES[0]]
     if column == "Compute Cap.":
         cap = answer[0] if answer else CAPABILITIES[0]
         return [interp.call(interp.machine_capability_class(), list(cap), {}, NODE, cls.path)]

@@ -17,11 +17,11 @@ from sphinxext_attn.model.records import BackendFeatures, Location
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import PyClass
 from sphinxext_attn.runtime.deciding_lines import deciding_lines
+from sphinxext_attn.runtime.head_sizes import head_size_answer, head_size_text
 from sphinxext_attn.runtime.questions import (
     ATTN_TYPE_NAMES,
     CAPABILITIES,
     DTYPES,
-    HEAD_SIZES,
     Answer,
     Asker,
     attention_types,
@@ -83,23 +83,6 @@ def capability_text(caps: list[tuple[int, int]]) -> str:
         else:
             parts.extend(f"{a}.{b}" for a, b in picked)
     return ", ".join(parts)
-
-
-def head_size_text(sizes: list[int]) -> tuple[str, ...]:
-    """Supported head sizes from 1 to 1024, compactly: ``%8 ≤256``, ``64-256`` or a list."""
-    if len(sizes) == len(HEAD_SIZES):
-        return ()
-    if not sizes:
-        return ("None",)
-    if len(sizes) <= 8:
-        return tuple(str(s) for s in sizes)
-    lo, hi = sizes[0], sizes[-1]
-    for step in (64, 32, 16, 8, 4, 2):
-        if sizes == list(range(step, hi + 1, step)) or sizes == list(range(lo, hi + 1, step)):
-            return (f"%{step}", f"{lo}-{hi}") if lo > step else (f"%{step}", f"≤{hi}")
-    if sizes == list(range(lo, hi + 1)):
-        return (f"{lo}-{hi}",)
-    return tuple(str(s) for s in sizes)
 
 
 def _reason(answer: Answer) -> str:
@@ -168,11 +151,7 @@ class RuntimeReader:
                     break
                 labels_out += [x for x in got if x not in labels_out]
             facts["Block Sizes"] = None if "Block Sizes" in unknown else labels_out
-        heads = take(
-            "Head Sizes",
-            ask.ask_each("supports_head_size", list(HEAD_SIZES), [str(h) for h in HEAD_SIZES]),
-        )
-        facts["Head Sizes"] = [int(h) for h in heads] if heads is not None else None
+        facts["Head Sizes"] = take("Head Sizes", head_size_answer(ask))
         facts["Compute Cap."] = take("Compute Cap.", ask.capabilities())
         kinds = attention_types(self.interp, cls)
         types = take(
@@ -243,8 +222,7 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
         )
     if "Head Sizes" not in keep and facts["Head Sizes"] is not None:
         changes["head_sizes"] = head_size_text(facts["Head Sizes"])
-        heads = facts["Head Sizes"]
-        supports["head_sizes"] = "any" if len(heads) == len(HEAD_SIZES) else heads
+        supports["head_sizes"] = facts["Head Sizes"]
     if (
         "Compute Cap." not in keep
         and facts["Compute Cap."] is not None

@@ -1,0 +1,252 @@
+"""The abstract head size: the integer-set domain (pyeval/intsets), and predicates of
+small invented trees evaluated over it (pyeval/abstract, runtime/head_sizes), each
+checked against the same predicate run by CPython on every size from 1 to 4096."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+from treebuilder import runtime_backend
+
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.abstract import AbstractInt, explore
+from sphinxext_attn.pyeval.intsets import IntSet, TooComplex, run
+from sphinxext_attn.runtime.head_sizes import head_size_answer, head_size_text, json_items
+from sphinxext_attn.runtime.questions import Asker
+from sphinxext_attn.source.tree import SourceTree
+
+NODE = ast.Pass()
+SIZES = range(1, 4097)
+MODULE = "vllm.v1.attention.backends.my_attn"
+
+
+def members(s: IntSet) -> set[int]:
+    return {x for x in SIZES if x in s}
+
+
+def expand(items: Any) -> set[int]:
+    """The sizes JSON items accept (as exactcmp reads them)."""
+    if items == "any":
+        return set(SIZES)
+    out: set[int] = set()
+    for item in items:
+        if isinstance(item, int):
+            out.add(item)
+            continue
+        lo, hi, step = item["min"], item["max"], item["multiple_of"]
+        out |= {
+            h
+            for h in SIZES
+            if (lo is None or h >= lo) and (hi is None or h <= hi) and (not step or h % step == 0)
+        }
+    return out
+
+
+# -- the domain ------------------------------------------------------------------------
+SETS = {
+    "ge32": IntSet.of([run(32, None)]),
+    "m8le512": IntSet.of([run(1, 512, 8)]),
+    "pts": IntSet.points([64, 128, 256, 576]),
+    "odd": IntSet.of([run(1, None, 2, [1])]),
+    "m6r2or3": IntSet.of([run(10, 900, 6, [2, 3])]),
+    "empty": IntSet(),
+}
+
+
+@pytest.mark.parametrize("a", SETS)
+@pytest.mark.parametrize("b", SETS)
+def test_set_algebra_is_exact(a: str, b: str) -> None:
+    x, y = SETS[a], SETS[b]
+    assert members(x & y) == members(x) & members(y)
+    assert members(x | y) == members(x) | members(y)
+    assert members(x - y) == members(x) - members(y)
+    assert members(x.complement()) == set(SIZES) - members(x)
+
+
+def test_runs_are_normalised_and_neighbours_join() -> None:
+    assert run(3, 100, 16, [0, 8]) == run(8, 96, 8, [0])  # smallest period, ends on members
+    assert run(5, 7, 8, [0]) is None
+    joined = IntSet.of([run(1, 256, 8), run(257, 512, 8)])
+    assert joined.runs == (run(8, 512, 8),)
+    assert (IntSet.points([31]) | IntSet.of([run(32, None)])) == IntSet.of([run(31, None)])
+    assert IntSet.everything().is_everything()
+    assert (IntSet.of([run(1, 10)]) | IntSet.of([run(11, None)])).is_everything()
+
+
+def test_periods_beyond_the_limit_are_too_complex() -> None:
+    with pytest.raises(TooComplex):
+        IntSet.of([run(1, None, 4093)]) & IntSet.of([run(1, None, 4091)])
+
+
+@pytest.mark.parametrize(
+    ("s", "items", "text"),
+    [
+        (IntSet.everything(), "any", ()),
+        (IntSet(), [], ("None",)),
+        (IntSet.of([run(32, None)]), [{"min": 32, "max": None, "multiple_of": None}], ("≥32",)),
+        (
+            IntSet.of([run(1, 512, 8)]),
+            [{"min": None, "max": 512, "multiple_of": 8}],
+            ("%8", "≤512"),
+        ),
+        (IntSet.points([64, 128, 256]), [64, 128, 256], ("64", "128", "256")),
+        (
+            IntSet.points([576]) | IntSet.of([run(1, 512, 64)]),
+            [{"min": None, "max": 512, "multiple_of": 64}, 576],
+            ("%64, ≤512 or 576",),
+        ),
+        (
+            IntSet.of([run(1, None, 6, [0, 2, 3, 4])]),  # multiples of 2 or of 3
+            [
+                {"min": None, "max": None, "multiple_of": 2},
+                {"min": None, "max": None, "multiple_of": 3},
+            ],
+            ("%2 or %3",),
+        ),
+    ],
+)
+def test_sets_are_written_as_items_and_cells(s: IntSet, items: Any, text: tuple[str, ...]) -> None:
+    got = json_items(s, ("x.py", 1))
+    assert got == items
+    assert expand(got) == members(s)
+    assert head_size_text(got) == text
+
+
+def test_a_set_the_items_cannot_write_is_unknown() -> None:
+    with pytest.raises(Unknown, match="not bounds and multiples"):
+        json_items(IntSet.of([run(1, None, 2, [1])]), ("x.py", 3))
+
+
+# -- predicates over an abstract size ----------------------------------------------------
+def test_explore_runs_each_path_once() -> None:
+    calls: list[int] = []
+
+    def predicate(x: AbstractInt) -> bool:
+        calls.append(1)
+        from sphinxext_attn.pyeval.abstract import compare
+
+        if compare(ast.NotEq(), AbstractInt(x.explorer, 1, 0, 8), 0, ("", 0)):
+            return False
+        return compare(ast.LtE(), x, 256, ("", 0))
+
+    found = explore(predicate, ("", 0))
+    assert members(found) == {h for h in SIZES if h % 8 == 0 and h <= 256}
+    assert len(calls) == 3
+
+
+PREDICATES = [
+    "return head_size >= 32",
+    "return head_size > 0",
+    "return head_size % 8 == 0 and head_size <= 512",
+    "if head_size % 8 != 0:\n    return False\nif head_size <= 256:\n    return True\n"
+    "return False",
+    "return head_size in (64, 128, 256) or head_size == 576",
+    "return head_size not in [1, 2, 3] and head_size < 100",
+    "return 32 <= head_size <= 256 and head_size % 16 == 0",
+    "return (head_size - 64) * 2 < 128",
+    "return -head_size > -100",
+    "return (head_size + 4) % 8 == 4",
+    "return head_size % 4 == 0 or head_size % 6 == 0",
+    "return isinstance(head_size, int) and bool(head_size % 2 == 0)",
+    "return head_size in range(64, 1025, 64)",
+    "return max(head_size, 64) == 64",
+    "return head_size != 'auto' and head_size is not None",
+    "sizes = cls.get_supported_head_sizes()\nreturn not sizes or head_size in sizes",
+    "return all(head_size % m == 0 for m in (2, 8))",
+    "return head_size // 1 >= 0 if False else head_size <= 1024",
+]
+
+
+def _backend(root: Path, body: str) -> tuple[Interpreter, Any]:
+    runtime_backend(root, body)
+    it = Interpreter(SourceTree(root))
+    return it, it.module_attr(it.module(MODULE), "MyBackend", NODE)
+
+
+def _method(line_body: str) -> str:
+    inner = "".join(f"    {line}\n" for line in line_body.splitlines())
+    lists = "@classmethod\ndef get_supported_head_sizes(cls):\n    return [72, 80]\n\n"
+    return lists + "@classmethod\ndef supports_head_size(cls, head_size):\n" + inner
+
+
+@pytest.mark.parametrize("body", PREDICATES)
+def test_predicate_sets_match_python(tmp_path: Path, body: str) -> None:
+    namespace: dict[str, Any] = {}
+
+    class Cls:
+        @staticmethod
+        def get_supported_head_sizes() -> list[int]:
+            return [72, 80]
+
+    source = "def supports_head_size(cls, head_size):\n" + "".join(
+        f"    {line}\n" for line in body.splitlines()
+    )
+    exec(compile(source, "<predicate>", "exec"), namespace)  # the test's own text, not vLLM's
+    want = {h for h in SIZES if namespace["supports_head_size"](Cls, h)}
+    it, cls = _backend(tmp_path, _method(body))
+    answer = head_size_answer(Asker(it, cls))
+    assert answer.unknown is None, answer.unknown
+    assert expand(answer.value) == want
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("return head_size * head_size < 4096", "two head sizes"),
+        ("return str(head_size) == '64'", "str()"),
+        ("return len(range(head_size)) > 3", "range()"),
+        ("return head_size // 2 == 32", "FloorDiv"),
+        ("return {head_size: 1}[64] == 1", "key"),
+        ("return f'{head_size}' == '64'", "formatting"),
+        ("return head_size % 2 == 1", "not bounds and multiples"),
+    ],
+)
+def test_what_the_domain_does_not_keep_is_unknown_with_its_place(
+    tmp_path: Path, body: str, reason: str
+) -> None:
+    it, cls = _backend(tmp_path, _method(body))
+    answer = head_size_answer(Asker(it, cls))
+    assert answer.unknown is not None
+    assert reason in answer.unknown.reason
+    assert answer.unknown.path.endswith("my_attn.py") and answer.unknown.line > 0
+
+
+def test_a_raise_refuses_its_sizes(tmp_path: Path) -> None:
+    body = "if head_size > 128:\n    raise ValueError('too big')\nreturn head_size % 64 == 0"
+    it, cls = _backend(tmp_path, _method(body))
+    assert head_size_answer(Asker(it, cls)).value == [64, 128]
+
+
+def test_a_rule_that_depends_on_the_gpu_is_joined_over_gpus(tmp_path: Path) -> None:
+    body = (
+        "if current_platform.is_device_capability_family(100):\n"
+        "    return head_size % 8 == 0 and head_size <= 512\n"
+        "return head_size % 8 == 0 and head_size <= 256"
+    )
+    root = tmp_path
+    runtime_backend(root, _method(body), header="from vllm.platforms import current_platform\n")
+    it = Interpreter(SourceTree(root))
+    cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
+    answer = head_size_answer(Asker(it, cls))
+    assert answer.value == [{"min": None, "max": 512, "multiple_of": 8}]
+
+
+def test_too_many_cases_is_unknown(tmp_path: Path) -> None:
+    body = "return sum(1 for k in range(1, 300) if head_size > k) > 150"
+    it, cls = _backend(tmp_path, _method(body))
+    answer = head_size_answer(Asker(it, cls))
+    assert answer.unknown is not None and "cases" in answer.unknown.reason
+
+
+def test_the_abstract_value_is_never_remembered_as_a_plain_answer(tmp_path: Path) -> None:
+    """A helper called with the abstract size is asked again on every path (the call
+    memo has no key for it), so each path sees its own sizes."""
+    body = "return cls._ok(head_size)\n"
+    helper = "@classmethod\ndef _ok(cls, h):\n    return h >= 32\n\n"
+    it, cls = _backend(tmp_path, helper + _method(body))
+    assert expand(head_size_answer(Asker(it, cls)).value) == set(range(32, 4097))
+    with pytest.raises((Unknown, Raised)):
+        hash(AbstractInt(None))  # type: ignore[arg-type]
