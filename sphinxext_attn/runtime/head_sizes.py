@@ -17,7 +17,7 @@ from typing import Any
 from sphinxext_attn.pyeval import Raised, Unknown
 from sphinxext_attn.pyeval.abstract import AbstractInt, explore
 from sphinxext_attn.pyeval.intsets import IntSet, Run
-from sphinxext_attn.pyeval.values import Bound, PyFunction
+from sphinxext_attn.pyeval.values import CAPABILITY, Bound, PyFunction
 from sphinxext_attn.runtime.questions import CAPABILITIES, Answer, Asker
 
 NODE = ast.Pass()
@@ -52,7 +52,7 @@ def head_size_answer(ask: Asker) -> Answer:
         try:
             found = accepted(None)
         except Unknown:
-            if not interp.capability_read:
+            if not interp.capability_read & CAPABILITY:  # unknown for another reason
                 raise
             found = IntSet()
             for capability in CAPABILITIES:
