@@ -55,6 +55,28 @@ if not SHOWS_TYPES:
 _TAKES_WARNINGISERROR = "warningiserror" in inspect.signature(SphinxTestApp.__init__).parameters
 
 
+def sphinx_project(
+    dest: Path,
+    pages: dict[str, str],
+    conf: str = "",
+    *,
+    extensions: tuple[str, ...] = ("sphinxext_attn",),
+    toctree: bool = False,
+) -> Path:
+    """A Sphinx source folder ``dest/src``: ``conf.py`` loading ``extensions`` plus the
+    lines ``conf``, and one file per page (``name`` -> ``name.rst`` unless it has a
+    suffix). With ``toctree`` the index lists the other pages."""
+    src = dest / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    (src / "conf.py").write_text(f"extensions = {list(extensions)!r}\n{conf}", encoding="utf-8")
+    others = [Path(name).stem for name in pages if Path(name).stem != "index"]
+    for name, text in pages.items():
+        if toctree and Path(name).stem == "index" and others:
+            text += "\n.. toctree::\n\n" + "".join(f"   {other}\n" for other in others)
+        (src / (name if Path(name).suffix else f"{name}.rst")).write_text(text, encoding="utf-8")
+    return src
+
+
 def copy_root(name: str, dest: Path) -> Path:
     """A private copy of ``tests/roots/test-<name>`` (builds write into it)."""
     src = dest / "src"

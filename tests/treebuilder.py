@@ -9,15 +9,24 @@ it only has the shapes the analysis looks for.
 
 from __future__ import annotations
 
-import functools
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.model.records import Analysis, BackendFeatures
 
-# These tests pin the vllm-page profile (the rules of vLLM's own page).
-analyze = functools.partial(analyze, profile="vllm-page")
+
+def analyze_page(root: str | Path, **kwargs: Any) -> Analysis:
+    """``analyze()`` with the vllm-page profile: the rules of vLLM's own page, which
+    most tests on invented trees pin (runtime-profile tests call ``analyze``)."""
+    return analyze(root, profile="vllm-page", **kwargs)
+
+
+#: The repository, and the small invented trees its docs ship (tests read them too).
+REPO = Path(__file__).resolve().parent.parent
+DEMO_TREE = REPO / "docs" / "_demo_tree"
+DEMO_OLD_TREE = REPO / "docs" / "_demo_tree_old"
 
 BACKENDS = "vllm/v1/attention/backends"
 REGISTRY = f"{BACKENDS}/registry.py"
@@ -278,7 +287,7 @@ def row(analysis: Analysis, name: str) -> BackendFeatures:
 def analyze_backend(root: Path, body: str, **kwargs: object) -> BackendFeatures:
     """Build a tree with one backend ``MY_ATTN`` and return its analysed row."""
     one_backend(root, body, **kwargs)  # type: ignore[arg-type]
-    return row(analyze(root), str(kwargs.get("name", "MY_ATTN")))
+    return row(analyze_page(root), str(kwargs.get("name", "MY_ATTN")))
 
 
 # -- runtime profile (the evaluator) ---------------------------------------------------

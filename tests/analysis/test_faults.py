@@ -5,7 +5,6 @@ copy of vLLM 0.33.0 through the command line."""
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import warnings
@@ -21,18 +20,15 @@ from treebuilder import (
     FLASHINFER_UTILS,
     MLA_ATTENTION,
     REGISTRY,
+    analyze_page,
     backend_source,
     build_tree,
     registry_source,
     rows,
 )
 
-from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.cli.main import main
 from sphinxext_attn.model.records import Analysis, Diagnostic
-
-# These tests pin the vllm-page profile (the rules of vLLM's own page).
-analyze = functools.partial(analyze, profile="vllm-page")
 
 FLASH = f"{BACKENDS}/flash_attn.py"
 TRITON = f"{BACKENDS}/triton_attn.py"
@@ -68,7 +64,7 @@ def assert_priorities(analysis: Analysis) -> None:
 
 
 def fault(tmp_path: Path, files: dict) -> Analysis:
-    return analyze(build_tree(tmp_path / "tree", files))
+    return analyze_page(build_tree(tmp_path / "tree", files))
 
 
 # -- missing, broken or undecodable files --------------------------------------
@@ -83,7 +79,7 @@ def test_missing_registry(tmp_path):
 def test_moved_backend_file(tmp_path):
     tree = build_tree(tmp_path / "tree")
     (tree / TRITON).rename(tree / BACKENDS / "triton_attn_moved.py")
-    analysis = analyze(tree)
+    analysis = analyze_page(tree)
     d = assert_diag(analysis, REGISTRY, TRITON_LINE)  # the registry line naming the class
     assert "triton_attn" in d.message
     assert names(analysis) == ALL_ROWS - {"TRITON_ATTN"}
@@ -214,7 +210,7 @@ def test_backend_file_symlink_out_of_tree(tmp_path):
     outside.write_text(backend_source("TritonAttentionBackend"))
     tree = build_tree(tmp_path / "tree", {TRITON: None})
     (tree / TRITON).symlink_to(outside)
-    analysis = analyze(tree)
+    analysis = analyze_page(tree)
     assert analysis.diagnostics, "a symlink out of the tree must be reported"
     assert any("triton_attn" in str(d) for d in analysis.diagnostics)
     assert names(analysis) == ALL_ROWS - {"TRITON_ATTN"}
@@ -228,7 +224,7 @@ def test_directory_symlink_out_of_tree(tmp_path):
     tree = build_tree(tmp_path / "tree")
     shutil.rmtree(tree / BACKENDS / "mla")
     (tree / BACKENDS / "mla").symlink_to(outside, target_is_directory=True)
-    analysis = analyze(tree)
+    analysis = analyze_page(tree)
     assert any("mla" in str(d) for d in analysis.diagnostics)
     assert names(analysis) == ALL_ROWS - {"TRITON_MLA"}
     assert_priorities(analysis)
@@ -239,7 +235,7 @@ def test_symlink_inside_tree_is_fine(tmp_path):
     real = tree / BACKENDS / "real_triton.py"
     (tree / TRITON).rename(real)
     (tree / TRITON).symlink_to(real)
-    assert names(analyze(tree)) == ALL_ROWS
+    assert names(analyze_page(tree)) == ALL_ROWS
 
 
 def test_safe_path_follows_links_at_every_level(tmp_path):
@@ -342,7 +338,7 @@ def test_empty_platform_file(tmp_path):
 
 
 def test_no_vllm_package(tmp_path):
-    analysis = analyze(tmp_path)
+    analysis = analyze_page(tmp_path)
     assert analysis.backends == [] and analysis.diagnostics
 
 

@@ -7,7 +7,6 @@ rewrites the few files of one tiny template tree and analyses it.
 
 from __future__ import annotations
 
-import functools
 import os
 import warnings
 from pathlib import Path
@@ -21,17 +20,14 @@ from treebuilder import (
     DEFAULT_FILES,
     FA_UTILS,
     REGISTRY,
+    analyze_page,
     backend_source,
     build_tree,
 )
 
-from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.model.records import Analysis, Diagnostic
 from sphinxext_attn.render.jsonout import render_json
 from sphinxext_attn.render.markdown import render_markdown
-
-# These tests pin the vllm-page profile (the rules of vLLM's own page).
-analyze = functools.partial(analyze, profile="vllm-page")
 
 EXAMPLES = int(os.environ.get("ATTN_FUZZ_EXAMPLES", "200"))
 
@@ -177,7 +173,7 @@ def test_mutated_trees_never_raise(template, changes):
         (template / rel).write_bytes(data)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        analysis = analyze(template)
+        analysis = analyze_page(template)
     assert [str(w.message) for w in seen] == []  # the analysed code's warnings stay inside
     check(analysis, damaged)
 
@@ -185,7 +181,7 @@ def test_mutated_trees_never_raise(template, changes):
 def test_unmutated_template_is_clean(template):
     for rel, original in ORIGINAL.items():
         (template / rel).write_bytes(original)
-    analysis = analyze(template)
+    analysis = analyze_page(template)
     assert analysis.diagnostics == []
     flash = [r for r in analysis.backends if r.name == "FLASH_ATTN"]
     assert flash and flash[0].cell("Block Sizes") == "%16, 32"

@@ -2,12 +2,11 @@
 
 An audit hook (``sys.addaudithook``; hooks cannot be removed, so it records
 only while a module-level flag is set) watches ``open``, ``exec`` and
-``import`` events during ``analyze()`` of hostile trees.
+``import`` events during ``analyze_page()`` of hostile trees.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import subprocess
 import sys
@@ -20,17 +19,14 @@ from treebuilder import (
     DEFAULT_ENTRIES,
     FA_UTILS,
     REGISTRY,
+    analyze_page,
     backend_source,
     build_tree,
     registry_source,
 )
 
 import sphinxext_attn
-from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.cli.main import main
-
-# These tests pin the vllm-page profile (the rules of vLLM's own page).
-analyze = functools.partial(analyze, profile="vllm-page")
 
 _RECORDING = False
 _EVENTS: list[tuple[str, object]] = []
@@ -147,8 +143,8 @@ def hostile_tree(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_no_open_outside_root(tmp_path):
     root, secret = hostile_tree(tmp_path)
-    analyze(build_tree(tmp_path / "warmup"))  # lazy imports happen outside the recording
-    analysis, events = record(analyze, root)
+    analyze_page(build_tree(tmp_path / "warmup"))  # lazy imports happen outside the recording
+    analysis, events = record(analyze_page, root)
     opened = [p for k, p in events if k == "open"]
     assert opened, "the hook saw no open at all: it is not working"
     assert opened_outside(events, root) == []
@@ -166,7 +162,7 @@ def test_vllm_folder_itself_a_symlink_out(tmp_path):
     root = tmp_path / "tree"
     root.mkdir()
     (root / "vllm").symlink_to(outside / "vllm", target_is_directory=True)
-    analysis, events = record(analyze, root)
+    analysis, events = record(analyze_page, root)
     assert opened_outside(events, root) == []
     assert not any(_within(os.path.realpath(p), str(outside)) for k, p in events if k == "open")
     assert analysis.backends == [] and analysis.diagnostics
@@ -195,7 +191,7 @@ def booby_trapped(tmp_path) -> tuple[Path, Path]:
 def test_planted_code_never_runs_in_analyze(booby_trapped):
     tree, marker = booby_trapped
     had_vllm = "vllm" in sys.modules
-    analysis, events = record(analyze, tree)
+    analysis, events = record(analyze_page, tree)
     assert not marker.exists() and not Path(str(marker) + ".d").exists()
     assert not had_vllm and "vllm" not in sys.modules
     assert not [e for e in events if e[0] == "import" and e[1].split(".")[0] == "vllm"]

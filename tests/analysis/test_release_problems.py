@@ -11,27 +11,22 @@ where there is one.
 
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 
 import pytest
 import vllm_trees
-from attn_sphinx_util import build, has_type, warnings
+from attn_sphinx_util import build, has_type, sphinx_project, warnings
 from treebuilder import (
     BACKENDS,
     CUDA,
     DEFAULT_ENTRIES,
     REGISTRY,
+    analyze_page,
     backend_source,
     build_tree,
     registry_source,
 )
-
-from sphinxext_attn.analysis.pipeline import analyze
-
-# These tests pin the vllm-page profile (the rules of vLLM's own page).
-analyze = functools.partial(analyze, profile="vllm-page")
 
 GHOST = {"NO_ATTENTION": "vllm.v1.attention.backends.no_attention.NoAttentionBackend"}
 COMPOSITE = {"COMBO_ATTN": "vllm.v1.attention.backends.combo.ComboBackend"}
@@ -48,21 +43,16 @@ def _tree(tmp_path: Path, extra_entries: dict[str, str], files=None) -> Path:
 
 
 def _project(tmp_path: Path) -> Path:
-    src = tmp_path / "src"
-    src.mkdir(parents=True)
-    (src / "conf.py").write_text('extensions = ["sphinxext_attn"]\n')
-    (src / "index.rst").write_text(
-        "Index\n=====\n\n.. toctree::\n\n   standard\n   mla\n   all\n   legend\n"
-    )
-    pages = {
+    directives = {
         "standard": "attention-backends-standard",
         "mla": "attention-backends-mla-decode",
         "all": "attention-backends",
         "legend": "attention-backends-legend",
     }
-    for page, directive in pages.items():
-        (src / f"{page}.rst").write_text(f"{page}\n{'=' * len(page)}\n\n.. {directive}::\n")
-    return src
+    pages = {"index": "Index\n=====\n"}
+    for page, directive in directives.items():
+        pages[page] = f"{page}\n{'=' * len(page)}\n\n.. {directive}::\n"
+    return sphinx_project(tmp_path, pages, toctree=True)
 
 
 def _text(app, page: str) -> str:
@@ -72,7 +62,7 @@ def _text(app, page: str) -> str:
 
 def test_core_marks_release_problems(tmp_path):
     tree = _tree(tmp_path, {**GHOST, **COMPOSITE}, {f"{BACKENDS}/combo.py": COMBO_SOURCE})
-    diags = analyze(tree).diagnostics
+    diags = analyze_page(tree).diagnostics
     release = {d.message.split(":")[0]: d for d in diags if d.release}
     assert set(release) == {"NO_ATTENTION", "COMBO_ATTN"}, diags
     assert release["COMBO_ATTN"].location.line == 3  # the assignment that builds it

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from treebuilder import runtime_backend
+from treebuilder import DEMO_TREE, runtime_backend
 
 from sphinxext_attn.analysis import forked
 from sphinxext_attn.analysis.pipeline import analyze
@@ -130,7 +130,6 @@ def test_a_failed_child_falls_back_to_reading_here(
     assert _said(fallen_back) == _said(alone)
 
 
-DEMO_TREE = Path(__file__).resolve().parents[2] / "docs" / "_demo_tree"
 CASES = [
     Config(capability=cap, dtype=dtype, head_size=head, use_mla=mla, block_size=block)
     for cap in ("8.0", "9.0", "10.0", "12.0")

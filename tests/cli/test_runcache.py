@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from treebuilder import DEMO_TREE
 
 from sphinxext_attn import cli
 from sphinxext_attn.cli import runcache
@@ -20,7 +21,6 @@ from sphinxext_attn.cli.runcache import RunCache
 from sphinxext_attn.select.decision import Selector
 
 pipeline_module = importlib.import_module("sphinxext_attn.analysis.pipeline")
-DEMO_TREE = Path(__file__).resolve().parents[2] / "docs" / "_demo_tree"
 
 
 def _tree(tmp_path: Path, source: Path = DEMO_TREE) -> Path:

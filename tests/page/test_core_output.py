@@ -4,7 +4,6 @@ test_core_rules.py)."""
 
 from __future__ import annotations
 
-import functools
 import json
 
 import pytest
@@ -12,17 +11,14 @@ from treebuilder import (
     DEFAULT_ENTRIES,
     MLA_ATTENTION,
     REGISTRY,
+    analyze_page,
     build_tree,
     dedent,
     registry_source,
 )
 
-from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.cli.main import main
 from sphinxext_attn.render.markdown import render_markdown
-
-# These tests pin the vllm-page profile (the rules of vLLM's own page).
-analyze = functools.partial(analyze, profile="vllm-page")
 
 MARKER = "## Backend Priority (CUDA)"
 OLD_HOME = "vllm/v1/attention/backends/mla/common.py"
@@ -30,7 +26,7 @@ OLD_HOME = "vllm/v1/attention/backends/mla/common.py"
 
 # -- MLA prefill --------------------------------------------------------------
 def prefill(tmp_path, source: str | None) -> list[tuple[str, str]]:
-    analysis = analyze(build_tree(tmp_path, {MLA_ATTENTION: source}))
+    analysis = analyze_page(build_tree(tmp_path, {MLA_ATTENTION: source}))
     return [(p.cell("Backend"), p.compute_capability) for p in analysis.mla_prefill]
 
 
@@ -61,7 +57,7 @@ def test_prefill_selectors_in_their_older_home(tmp_path):
     """Before mla_attention.py, the selectors were in backends/mla/common.py."""
     source = build_tree(tmp_path / "new").joinpath(MLA_ATTENTION).read_text()
     tree = build_tree(tmp_path / "old", {MLA_ATTENTION: None, OLD_HOME: source})
-    analysis = analyze(tree)
+    analysis = analyze_page(tree)
     assert [(p.cell("Backend"), p.source.path) for p in analysis.mla_prefill[:3]] == [
         ("TRT-LLM Ragged‡", OLD_HOME),
         ("FlashInfer", OLD_HOME),
@@ -72,7 +68,7 @@ def test_prefill_selectors_in_their_older_home(tmp_path):
 
 
 def test_prefill_table_in_markdown(tmp_path):
-    page = render_markdown(analyze(build_tree(tmp_path)))
+    page = render_markdown(analyze_page(build_tree(tmp_path)))
     mla = page.split("### Prefill Backends")[1].split("### Decode Backends")[0]
     assert "| Backend | Description | Compute Cap. | Enable | Disable | Notes |" in mla
     assert (
@@ -85,13 +81,15 @@ def test_prefill_table_in_markdown(tmp_path):
 # -- markdown -------------------------------------------------------------------
 def test_no_standard_backends_found(tmp_path):
     entries = {"TRITON_MLA": DEFAULT_ENTRIES["TRITON_MLA"]}
-    page = render_markdown(analyze(build_tree(tmp_path, {REGISTRY: registry_source(entries)})))
+    page = render_markdown(
+        analyze_page(build_tree(tmp_path, {REGISTRY: registry_source(entries)}))
+    )
     assert "## Standard Attention (MHA, MQA, GQA) Backends\n\nNo backends found.\n" in page
     assert "| `TRITON_MLA` | fp16, bf16 | `auto` | Any | 576 |" in page
 
 
 def test_markdown_sections_in_seed_order(tmp_path):
-    page = render_markdown(analyze(build_tree(tmp_path)))
+    page = render_markdown(analyze_page(build_tree(tmp_path)))
     heads = [
         MARKER,
         "### Standard Attention (MHA, MQA, GQA)",

@@ -1,12 +1,10 @@
 """The seed's rules, one by one, on small invented vLLM-shaped trees.
 
-Tests go through ``analyze(root)`` and the command line, and assert cell texts
+Tests go through ``analyze_page(root)`` and the command line, and assert cell texts
 as vLLM's generator writes them, so the rules may be generalised freely.
 """
 
 from __future__ import annotations
-
-import functools
 
 import pytest
 from treebuilder import (
@@ -14,6 +12,7 @@ from treebuilder import (
     FA_UTILS,
     FLASHINFER_UTILS,
     analyze_backend,
+    analyze_page,
     build_tree,
     dedent,
     one_backend,
@@ -21,11 +20,7 @@ from treebuilder import (
     rows,
 )
 
-from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.render.markdown import render_markdown
-
-# These tests pin the vllm-page profile (the rules of vLLM's own page).
-analyze = functools.partial(analyze, profile="vllm-page")
 
 
 def method(name: str, body: str, deco: str = "@classmethod") -> str:
@@ -160,7 +155,7 @@ def test_kv_dtypes_class_var_wins_over_method(tmp_path):
 )
 def test_mla_membership(tmp_path, kwargs, body):
     name = kwargs.get("name", "MY_ATTN")
-    analysis = analyze(one_backend(tmp_path, body, **kwargs))
+    analysis = analyze_page(one_backend(tmp_path, body, **kwargs))
     assert row(analysis, name).table == "mla"
     assert name in {r.name for r in analysis.rows("mla")}
     assert name not in {r.name for r in analysis.rows("standard")}
@@ -187,7 +182,7 @@ def test_flag_true_on_some_path(tmp_path):
 
 # -- variants ---------------------------------------------------------------
 def test_flash_attn_fa2_fa3_expansion(tmp_path):
-    analysis = analyze(build_tree(tmp_path))
+    analysis = analyze_page(build_tree(tmp_path))
     fa2, fa3 = rows(analysis, "FLASH_ATTN")
     assert (fa2.version, fa3.version) == ("FA2*", "FA3*")
     assert fa2.cell("Compute Cap.") == "≥8.0"
@@ -207,7 +202,7 @@ def test_fa3_capability_follows_fa_utils(tmp_path):
         def flash_attn_supports_sinks():
             return False
     """)
-    analysis = analyze(build_tree(tmp_path, {FA_UTILS: fa}))
+    analysis = analyze_page(build_tree(tmp_path, {FA_UTILS: fa}))
     fa2, fa3 = rows(analysis, "FLASH_ATTN")
     assert fa3.cell("Compute Cap.") == "8.x"
     assert fa3.cell("KV Dtypes") == fa2.cell("KV Dtypes") == "auto"
@@ -215,7 +210,7 @@ def test_fa3_capability_follows_fa_utils(tmp_path):
 
 
 def test_flashinfer_native_trtllm_expansion(tmp_path):
-    analysis = analyze(build_tree(tmp_path))
+    analysis = analyze_page(build_tree(tmp_path))
     native, trtllm = rows(analysis, "FLASHINFER")
     assert (native.version, trtllm.version) == ("Native†", "TRTLLM†")
     assert native.cell("Compute Cap.") == "7.x-9.x"
@@ -225,7 +220,7 @@ def test_flashinfer_native_trtllm_expansion(tmp_path):
 
 
 def test_no_variant_files_no_split_no_version_column(tmp_path):
-    analysis = analyze(build_tree(tmp_path, {FA_UTILS: None, FLASHINFER_UTILS: None}))
+    analysis = analyze_page(build_tree(tmp_path, {FA_UTILS: None, FLASHINFER_UTILS: None}))
     assert [r.version for r in rows(analysis, "FLASH_ATTN")] == [""]
     assert [r.version for r in rows(analysis, "FLASHINFER")] == [""]
     page = render_markdown(analysis)
@@ -236,7 +231,7 @@ def test_no_variant_files_no_split_no_version_column(tmp_path):
 
 
 def test_version_column_with_variants(tmp_path):
-    page = render_markdown(analyze(build_tree(tmp_path)))
+    page = render_markdown(analyze_page(build_tree(tmp_path)))
     assert "| Backend | Version | Dtypes |" in page
     assert "| `TRITON_ATTN` |  | fp16, bf16, fp32 |" in page
     assert "> **†** FlashInfer uses TRTLLM" in page
@@ -245,7 +240,7 @@ def test_version_column_with_variants(tmp_path):
 
 
 def test_rows_sorted_by_name_with_variants_together(tmp_path):
-    analysis = analyze(build_tree(tmp_path))
+    analysis = analyze_page(build_tree(tmp_path))
     names = [(r.name, r.version) for r in analysis.rows("standard")]
     assert names == [
         ("CPU_ATTN", ""),
@@ -260,12 +255,12 @@ def test_rows_sorted_by_name_with_variants_together(tmp_path):
 
 # -- priorities -------------------------------------------------------------
 def priorities(tmp_path, source: str) -> dict[tuple[str, str], tuple[str, ...]]:
-    analysis = analyze(build_tree(tmp_path, {CUDA: dedent(source)}))
+    analysis = analyze_page(build_tree(tmp_path, {CUDA: dedent(source)}))
     return {(p.category, p.arch): tuple(p.backends) for p in analysis.priorities}
 
 
 def test_priority_lists_seed_layout(tmp_path):
-    analysis = analyze(build_tree(tmp_path))
+    analysis = analyze_page(build_tree(tmp_path))
     found = {(p.category, p.arch): tuple(p.backends) for p in analysis.priorities}
     assert found == {
         ("standard", "sm100"): ("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN"),

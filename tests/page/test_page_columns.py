@@ -11,7 +11,7 @@ from treebuilder import (
     DEFAULT_ENTRIES,
     FA_UTILS,
     REGISTRY,
-    analyze,
+    analyze_page,
     backend_source,
     build_tree,
     dedent,
@@ -55,7 +55,7 @@ def _dcp_backend(tmp_path, module_text, extra=None):
     entries = dict(DEFAULT_ENTRIES, MY_ATTN="vllm.v1.attention.backends.my_attn.MyBackend")
     files = {REGISTRY: registry_source(entries), f"{BACKENDS}/my_attn.py": dedent(module_text)}
     files.update(extra or {})
-    return row(analyze(build_tree(tmp_path, files)), "MY_ATTN")
+    return row(analyze_page(build_tree(tmp_path, files)), "MY_ATTN")
 
 
 BACKEND_WITH_IMPL = """
@@ -156,12 +156,12 @@ def test_cyclic_bases_end(tmp_path):
 
 def test_non_causal_is_the_seed_flag_rule(tmp_path):
     body = "@classmethod\ndef supports_non_causal(cls):\n    return True\n"
-    assert row(analyze(one_backend(tmp_path, body)), "MY_ATTN").supports_non_causal is True
+    assert row(analyze_page(one_backend(tmp_path, body)), "MY_ATTN").supports_non_causal is True
 
 
 def _columns(tmp_path, generator=None, path=OLD_GENERATOR, body="pass\n"):
     extra = {path: dedent(generator)} if generator is not None else {}
-    return analyze(one_backend(tmp_path, body, extra=extra))
+    return analyze_page(one_backend(tmp_path, body, extra=extra))
 
 
 def test_columns_follow_the_release_generator(tmp_path):
@@ -208,7 +208,7 @@ def test_interface_capabilities_are_offered_and_read(tmp_path):
     )
     body = "@classmethod\ndef supports_sliding_window(cls):\n    return True\n"
     root = one_backend(tmp_path, body, extra={BACKEND_INTERFACE: interface})
-    analysis = analyze(root)
+    analysis = analyze_page(root)
     assert analysis.capability_columns == ("Sliding Window",)
     assert "Sliding Window" in analysis.column_choices()
     assert row(analysis, "MY_ATTN").cell("Sliding Window") == "✅"
@@ -247,7 +247,7 @@ def test_kv_dtypes_left_out_as_the_release_generator_says(tmp_path):
 
 def analyze_backend_kv(root, generator):
     extra = {OLD_GENERATOR: dedent(generator)} if generator is not None else {}
-    return row(analyze(one_backend(root, KV_BODY, extra=extra)), "MY_ATTN").kv_cache_dtypes
+    return row(analyze_page(one_backend(root, KV_BODY, extra=extra)), "MY_ATTN").kv_cache_dtypes
 
 
 def test_selector_era_prefill_row_keeps_the_generator_words(tmp_path):
@@ -260,7 +260,7 @@ def test_selector_era_prefill_row_keeps_the_generator_words(tmp_path):
             return 3 if device_capability.major == 9 else 2
     """
     root = build_tree(tmp_path, {FA_UTILS: dedent(fa_utils)})
-    page = {p.name: p for p in analyze(root).mla_prefill}["FlashAttention"]
+    page = {p.name: p for p in analyze_page(root).mla_prefill}["FlashAttention"]
     assert page.description == "FlashAttention varlen (FA2/FA3)"
     assert page.notes == "FA3 on SM90, FA2 otherwise"
     runtime = {p.name: p for p in analyze_any(root).mla_prefill}["FlashAttention"]

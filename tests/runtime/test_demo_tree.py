@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import vllm_trees
+from treebuilder import DEMO_OLD_TREE, DEMO_TREE, REPO
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.model.records import FEATURE_COLUMNS, TABLES, Analysis
@@ -20,25 +21,22 @@ from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.select.decision import Config, Selector
 from sphinxext_attn.source.tree import SourceTree
 
-REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "docs" / "_demo_tree"
-DEMO_OLD = REPO / "docs" / "_demo_tree_old"
 PRIORITY_HEADING = "## Backend Priority (CUDA)"
 
 
 @pytest.fixture(scope="module")
 def runtime() -> Analysis:
-    return analyze(DEMO)
+    return analyze(DEMO_TREE)
 
 
 @pytest.fixture(scope="module")
 def page() -> Analysis:
-    return analyze(DEMO, profile="vllm-page")
+    return analyze(DEMO_TREE, profile="vllm-page")
 
 
 @pytest.fixture(scope="module")
 def selector() -> Selector:
-    return Selector(Interpreter(SourceTree(DEMO)))
+    return Selector(Interpreter(SourceTree(DEMO_TREE)))
 
 
 def _cells(analysis: Analysis) -> dict[tuple[str, str, str], str]:
@@ -52,7 +50,7 @@ def _cells(analysis: Analysis) -> dict[tuple[str, str, str], str]:
     }
 
 
-@pytest.mark.parametrize("root", [DEMO, DEMO_OLD], ids=["demo", "demo-old"])
+@pytest.mark.parametrize("root", [DEMO_TREE, DEMO_OLD_TREE], ids=["demo", "demo-old"])
 def test_every_cell_is_evaluated(root: Path) -> None:
     analysis = analyze(root)
     assert analysis.diagnostics == []
@@ -66,7 +64,7 @@ def test_every_cell_is_evaluated(root: Path) -> None:
 def test_json_has_no_unknown_cells(tmp_path: Path) -> None:
     out = tmp_path / "demo.json"
     subprocess.run(
-        [sys.executable, "-m", "sphinxext_attn", "--root", str(DEMO), "--format", "json"]
+        [sys.executable, "-m", "sphinxext_attn", "--root", str(DEMO_TREE), "--format", "json"]
         + ["-o", str(out)],
         capture_output=True,
         text=True,
@@ -171,7 +169,7 @@ def test_profiles_differ_where_the_demo_says(runtime: Analysis, page: Analysis) 
 
 
 @pytest.mark.realtree
-@pytest.mark.parametrize("root", [DEMO, DEMO_OLD], ids=["demo", "demo-old"])
+@pytest.mark.parametrize("root", [DEMO_TREE, DEMO_OLD_TREE], ids=["demo", "demo-old"])
 def test_expected_page_is_what_the_seed_writes(tmp_path: Path, root: Path) -> None:
     """``expected_attention_backends.md`` is the reference generator's own output: vLLM's
     generator (``../shared/seed``) is run on a copy of the demo tree (it reads files

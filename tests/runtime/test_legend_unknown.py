@@ -3,7 +3,7 @@ hover, and the runtime legend explains the notation (the vllm-page one stays the
 
 from __future__ import annotations
 
-from attn_sphinx_util import build
+from attn_sphinx_util import build, sphinx_project
 from treebuilder import runtime_backend
 
 from sphinxext_attn.analysis.pipeline import analyze
@@ -17,14 +17,8 @@ def supports_head_size(cls, head_size):
 
 
 def _project(tmp_path, body: str) -> object:
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "conf.py").write_text('extensions = ["sphinxext_attn"]\n')
-    (src / "index.rst").write_text(
-        "T\n=\n\n.. attention-backends-standard::\n   :backends: MY_ATTN\n\n"
-        ".. attention-backends-legend::\n"
-    )
-    return src
+    page = "T\n=\n\n.. attention-backends-standard::\n   :backends: MY_ATTN\n\n"
+    return sphinx_project(tmp_path, {"index": page + ".. attention-backends-legend::\n"})
 
 
 def test_unknown_cell_shows_its_reason_on_hover(make_app, tmp_path):

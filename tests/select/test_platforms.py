@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import vllm_trees
+from treebuilder import DEMO_TREE
 
 from sphinxext_attn.model.environment import case_environment, environment_from
 from sphinxext_attn.pyeval import Interpreter
@@ -19,7 +20,6 @@ from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.select.decision import Config, Selector
 from sphinxext_attn.source.tree import SourceTree
 
-DEMO = Path(__file__).resolve().parents[2] / "docs" / "_demo_tree"
 SELECT = Path(__file__).resolve().parents[2] / ".." / "shared" / "vllm" / "select"
 
 
@@ -48,7 +48,7 @@ def test_rocm_list_follows_arch_switch_and_package(arch, aiter, installed, prior
     """The arch is what amdsmi reports (through the tree's own decorator), the
     capability what the platform's code derives from it (a regex of the tree)."""
     selector = _selector(
-        DEMO,
+        DEMO_TREE,
         platform="rocm",
         arch=arch,
         env={"VLLM_ROCM_USE_AITER": aiter},
@@ -63,7 +63,9 @@ def test_rocm_list_follows_arch_switch_and_package(arch, aiter, installed, prior
 
 
 def test_rocm_kv_connector_drops_a_backend():
-    selector = _selector(DEMO, platform="rocm", arch="gfx942", assume={"installed.aiter": "0"})
+    selector = _selector(
+        DEMO_TREE, platform="rocm", arch="gfx942", assume={"installed.aiter": "0"}
+    )
     decision = selector.decide(Config(head_size=128, use_kv_connector=True))
     assert decision.priorities == ["TRITON_ATTN"]
 
@@ -84,7 +86,7 @@ def test_rocm_kv_connector_drops_a_backend():
 def test_every_branch_of_the_rules_of_a_platform_without_a_list(
     platform, config, selected, raised
 ):
-    decision = _selector(DEMO, platform=platform).decide(config)
+    decision = _selector(DEMO_TREE, platform=platform).decide(config)
     assert decision.selected == selected
     assert decision.raised.startswith(raised)
     assert decision.priorities == ([selected] if selected else [])
@@ -130,7 +132,7 @@ def test_rocm_lists_of_the_demo_every_list_with_its_conditions():
     the machine facts (aiter installed, VLLM_ROCM_USE_AITER) are explored where read."""
     from sphinxext_attn.select.platform_lists import named_archs, platform_priorities
 
-    tree = SourceTree(DEMO)
+    tree = SourceTree(DEMO_TREE)
     base = environment_from(platform="rocm")
     assert named_archs(tree, base) == ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"]
     lists = {
@@ -159,7 +161,7 @@ def test_rocm_lists_of_one_arch_and_a_set_switch_are_not_explored_over_it():
     base = environment_from(
         {"VLLM_ROCM_USE_AITER": "1"}, None, {"installed.aiter": "1"}, "rocm", "gfx942"
     )
-    lists = [(p.backends, p.conditions) for p in platform_priorities(SourceTree(DEMO), base)]
+    lists = [(p.backends, p.conditions) for p in platform_priorities(SourceTree(DEMO_TREE), base)]
     assert lists == [
         (("ROCM_ATTN", "FLASH_ATTN", "TRITON_ATTN"), "without a KV connector"),
         (("FLASH_ATTN", "TRITON_ATTN"), "with a KV connector"),

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import vllm_trees
+from treebuilder import DEMO_TREE
 
 from sphinxext_attn.cli.select import render_text
 from sphinxext_attn.pyeval import Interpreter
@@ -65,13 +66,12 @@ def test_0_16_decides_with_flash_attention_versions_of_a_full_build(
     assert "FLEX_ATTENTION" in decision.rejected
 
 
-DEMO = Path(__file__).resolve().parents[2] / "docs" / "_demo_tree"
 CUDA = "vllm/platforms/cuda.py"
 
 
 def _demo(tmp_path: Path, old: str, new: str) -> Path:
     tree = tmp_path / "tree"
-    shutil.copytree(DEMO, tree)
+    shutil.copytree(DEMO_TREE, tree)
     text = (tree / CUDA).read_text(encoding="utf-8")
     assert old in text
     (tree / CUDA).write_text(text.replace(old, new), encoding="utf-8")
@@ -87,7 +87,7 @@ CONFIGS = [
 
 def test_the_older_shape_of_rejections_gives_the_same_decisions(tmp_path):
     tree = _demo(tmp_path, "invalid[backend] = (priority, reasons)", "invalid[backend] = reasons")
-    new = Selector(Interpreter(SourceTree(DEMO)))
+    new = Selector(Interpreter(SourceTree(DEMO_TREE)))
     old = Selector(Interpreter(SourceTree(tree)))
     for config in CONFIGS:
         assert old.decide(config) == new.decide(config)
@@ -105,13 +105,13 @@ def test_an_answer_of_another_shape_is_not_evaluated_not_a_traceback(tmp_path):
 def test_each_configuration_is_built_once_and_decides_alike_again():
     """The selector's table asks each point for several backends: the tree's
     selector config and DeviceCapability are built once per configuration."""
-    selector = Selector(Interpreter(SourceTree(DEMO)))
+    selector = Selector(Interpreter(SourceTree(DEMO_TREE)))
     first, again = Config(), Config()
     assert selector.build_config(first) is selector.build_config(again)
     assert selector.device_capability(first) is selector.device_capability(again)
     other = Config(head_size=64, capability="10.0")
     assert selector.build_config(other) is not selector.build_config(first)
     assert selector.device_capability(other) is not selector.device_capability(first)
-    fresh = Selector(Interpreter(SourceTree(DEMO)))
+    fresh = Selector(Interpreter(SourceTree(DEMO_TREE)))
     for config in CONFIGS:
         assert selector.decide(config) == fresh.decide(config) == selector.decide(config)

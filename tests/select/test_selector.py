@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 import vllm_trees
-from attn_sphinx_util import MINI_TREE
+from attn_sphinx_util import MINI_TREE, sphinx_project
 from known import assert_exactly
 from sphinx.testing.util import SphinxTestApp
+from treebuilder import DEMO_TREE
 
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.select.decision import Config, Selector
@@ -28,7 +29,6 @@ from sphinxext_attn.select.selector_table import GRID, query_value
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.sphinx import selector as selector_ext
 
-DEMO = Path(__file__).resolve().parents[2] / "docs" / "_demo_tree"
 CONTROLS = (
     "capability",
     "dtype",
@@ -54,15 +54,7 @@ PAGES = {
 
 
 def _project(dest: Path, pages: dict[str, str]) -> Path:
-    src = dest / "src"
-    src.mkdir(parents=True, exist_ok=True)
-    (src / "conf.py").write_text('extensions = ["sphinxext_attn"]\n', encoding="utf-8")
-    toc = "\n".join(f"   {name}" for name in pages if name != "index")
-    for name, text in pages.items():
-        if name == "index" and toc:
-            text += f"\n.. toctree::\n\n{toc}\n"
-        (src / f"{name}.rst").write_text(text, encoding="utf-8")
-    return src
+    return sphinx_project(dest, pages, toctree=True)
 
 
 def _build(src: Path, builder: str, root: Path, out: Path) -> tuple[Any, str]:
@@ -133,7 +125,7 @@ def test_options_narrow_the_controls(site: Path) -> None:
 
 def test_js_page_not_on_pages_without_selector(tmp_path: Path) -> None:
     src = _project(tmp_path, {"index": "Plain\n=====\n\nNo selector here.\n"})
-    app, warnings = _build(src, "html", DEMO, tmp_path / "_build")
+    app, warnings = _build(src, "html", DEMO_TREE, tmp_path / "_build")
     html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
     assert "attention_backends_selector.js" not in html
 
@@ -160,11 +152,11 @@ def test_other_builders_get_static_tables(
 def test_bad_option_names_the_allowed_values(tmp_path: Path) -> None:
     page = "Bad\n===\n\n.. attention-backends-selector::\n   :capability: 7.5\n"
     src = _project(tmp_path, {"index": page})
-    _, warnings = _build(src, "html", DEMO, tmp_path / "_build")
+    _, warnings = _build(src, "html", DEMO_TREE, tmp_path / "_build")
     assert "'7.5' is not one of 8.0, 8.6, 8.9, 9.0, 10.0, 10.3, 12.0" in warnings
     page = "Bad\n===\n\n.. attention-backends-selector::\n   :head-size: 100\n"
     src = _project(tmp_path / "b", {"index": page})
-    _, warnings = _build(src, "html", DEMO, tmp_path / "b" / "_build")
+    _, warnings = _build(src, "html", DEMO_TREE, tmp_path / "b" / "_build")
     assert "64, 80, 96, 128, 192, 256, 512, 576" in warnings
 
 
@@ -343,16 +335,18 @@ def test_selector_on_the_older_shape_of_rejections(tmp_path: Path) -> None:
     """Before vLLM 0.18 rejected backends came without their priority: the page
     builds as on the newer shape (it stopped the build with a traceback)."""
     tree = tmp_path / "tree"
-    shutil.copytree(DEMO, tree)
+    shutil.copytree(DEMO_TREE, tree)
     cuda = tree / "vllm" / "platforms" / "cuda.py"
     text = cuda.read_text(encoding="utf-8")
     old = "invalid[backend] = (priority, reasons)"
     assert old in text
     cuda.write_text(text.replace(old, "invalid[backend] = reasons"), encoding="utf-8")
     pages = {"index": PAGES["narrow"].replace("Narrow\n======", "Old\n===")}
-    new_app, new_warnings = _build(_project(tmp_path / "new", pages), "html", DEMO, tmp_path / "n")
+    new_app, new_warnings = _build(
+        _project(tmp_path / "new", pages), "html", DEMO_TREE, tmp_path / "n"
+    )
     old_app, old_warnings = _build(_project(tmp_path / "old", pages), "html", tree, tmp_path / "o")
-    assert old_warnings == new_warnings.replace(str(DEMO), str(tree))
+    assert old_warnings == new_warnings.replace(str(DEMO_TREE), str(tree))
     data = re.compile(r'<script type="application/json"[^>]*>(.*?)</script>', re.S)
     new_html = (Path(new_app.outdir) / "index.html").read_text(encoding="utf-8")
     old_html = (Path(old_app.outdir) / "index.html").read_text(encoding="utf-8")

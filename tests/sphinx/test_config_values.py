@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from attn_sphinx_util import MINI_TREE, build, page_tables, warnings
+from attn_sphinx_util import MINI_TREE, build, page_tables, sphinx_project, warnings
 from sphinx.cmd.build import build_main
 
 from sphinxext_attn.sphinx import config
@@ -33,17 +33,16 @@ BAD = [
 
 
 def _project(tmp_path: Path, settings: str) -> Path:
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "conf.py").write_text(
-        f'extensions = ["sphinxext_attn"]\nattention_backends_root = {str(MINI_TREE)!r}\n'
+    conf = (
+        f"attention_backends_root = {str(MINI_TREE)!r}\n"
         # the mini tree has no backend interface to evaluate: pin the page reading
         + ('attention_backends_profile = "vllm-page"\n' if "profile" not in settings else "")
         + settings
         + "\n"
     )
-    (src / "index.rst").write_text("Index\n=====\n\n.. attention-backends-standard::\n")
-    return src
+    return sphinx_project(
+        tmp_path, {"index": "Index\n=====\n\n.. attention-backends-standard::\n"}, conf
+    )
 
 
 def _sphinx_build(src: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

@@ -7,17 +7,16 @@ both releases' command-line pages are parsed back into {(backend, version):
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
-from attn_sphinx_util import MINI_TREE, build, warnings
+from attn_sphinx_util import MINI_TREE, build, sphinx_project, warnings
+from treebuilder import analyze_page
 from vllm_trees import tree
 
-from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.cli.main import main
 from sphinxext_attn.model.diff import (
     ADDED,
@@ -30,9 +29,6 @@ from sphinxext_attn.model.diff import (
     diff,
 )
 from sphinxext_attn.render.markdown import render_markdown
-
-# These tests pin the vllm-page profile (the rules of vLLM's own page).
-analyze = functools.partial(analyze, profile="vllm-page")
 
 BACKENDS = "vllm/v1/attention/backends"
 
@@ -55,7 +51,7 @@ def trees(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_core_diff(trees):
-    old, new = (analyze(t) for t in trees)
+    old, new = (analyze_page(t) for t in trees)
     changes = diff(old, new)
     assert backends_removed(old, new) == ["FLASHINFER"]
     assert backends_added(old, new) == []
@@ -142,7 +138,7 @@ def independent_diff(old_md: str, new_md: str):
     ("old", "new"), [("0.32.0", "0.33.0"), ("0.30.0", "0.31.0"), ("0.27.0", "0.28.0")]
 )
 def test_release_diff_matches_the_pages(old, new):
-    a, b = analyze(tree(old)), analyze(tree(new))
+    a, b = analyze_page(tree(old)), analyze_page(tree(new))
     added, removed, rows_added, rows_removed, cells = independent_diff(
         render_markdown(a), render_markdown(b)
     )
@@ -176,14 +172,8 @@ def test_release_diff_matches_the_pages(old, new):
 
 
 def _project(tmp_path: Path, body: str, trees: dict[str, str] | None = None) -> Path:
-    src = tmp_path / "src"
-    src.mkdir()
-    conf = 'extensions = ["sphinxext_attn"]\n'
-    if trees is not None:
-        conf += f"attention_backends_trees = {trees!r}\n"
-    (src / "conf.py").write_text(conf)
-    (src / "index.rst").write_text("Diff\n====\n\n" + body)
-    return src
+    conf = "" if trees is None else f"attention_backends_trees = {trees!r}\n"
+    return sphinx_project(tmp_path, {"index": "Diff\n====\n\n" + body}, conf)
 
 
 def test_directive_with_named_trees(make_app, tmp_path, trees):

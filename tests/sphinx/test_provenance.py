@@ -15,14 +15,11 @@ from pathlib import Path
 
 import pytest
 from attn_sphinx_util import MINI_TREE, build, copy_root, has_type, warnings
+from treebuilder import analyze_page
 from vllm_trees import tree
 
-from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.model.records import Analysis, BackendFeatures, Location
 from sphinxext_attn.render.markdown import render_markdown
-
-# These tests pin the vllm-page profile (the rules of vLLM's own page).
-analyze = functools.partial(analyze, profile="vllm-page")
 
 #: backends whose three cells are checked by name (the issue asks for five or more)
 SAMPLES = (
@@ -38,7 +35,7 @@ SAMPLES = (
 @functools.cache
 def _analysis(version: str) -> tuple[Path, Analysis]:
     root = tree(version)
-    return root, analyze(root)
+    return root, analyze_page(root)
 
 
 def _line(root: Path, loc: Location) -> str:
@@ -127,7 +124,7 @@ def test_flags_and_attention_types_point_at_the_return():
 
 
 def test_markdown_has_no_links_by_default_and_links_on_request():
-    analysis = analyze(MINI_TREE)
+    analysis = analyze_page(MINI_TREE)
     plain = render_markdown(analysis)
     assert "](" not in plain.partition("## Backend Priority (CUDA)")[2]
     linked = render_markdown(analysis, links="https://src/{path}#L{line}")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import vllm_trees
-from attn_sphinx_util import build, warnings
+from attn_sphinx_util import build, sphinx_project, warnings
 
 pytestmark = pytest.mark.realtree
 
@@ -38,12 +38,8 @@ MYST = """# Select
 
 
 def _project(tmp_path: Path, page: str, suffix: str = ".rst", myst: bool = False) -> Path:
-    src = tmp_path / "src"
-    src.mkdir(exist_ok=True)
-    ext = '["sphinxext_attn", "myst_parser"]' if myst else '["sphinxext_attn"]'
-    (src / "conf.py").write_text(f"extensions = {ext}\n")
-    (src / f"index{suffix}").write_text(page)
-    return src
+    extensions = ("sphinxext_attn", "myst_parser") if myst else ("sphinxext_attn",)
+    return sphinx_project(tmp_path, {f"index{suffix}": page}, extensions=extensions)
 
 
 def _cli(tree: Path, *args: str) -> dict:

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 import vllm_trees
-from attn_sphinx_util import SHOWS_TYPES, Table, build, counting_opens, page_tables, warnings
+from attn_sphinx_util import (
+    SHOWS_TYPES,
+    Table,
+    build,
+    counting_opens,
+    page_tables,
+    sphinx_project,
+    warnings,
+)
 
 from sphinxext_attn.sphinx import cache
 
@@ -27,16 +35,11 @@ SUB_PAGES = {
 
 
 def _project(tmp_path: Path) -> Path:
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "conf.py").write_text('extensions = ["sphinxext_attn"]\n')
+    pages = {"index": "Index\n=====\n"}
     for page, directive in SUB_PAGES.items():
         directive += "" if "::" in directive else "::"
-        (src / f"{page}.rst").write_text(f"{page}\n{'=' * len(page)}\n\n.. {directive}\n")
-    (src / "index.rst").write_text(
-        "Index\n=====\n\n.. toctree::\n\n" + "".join(f"   {p}\n" for p in SUB_PAGES)
-    )
-    return src
+        pages[page] = f"{page}\n{'=' * len(page)}\n\n.. {directive}\n"
+    return sphinx_project(tmp_path, pages, toctree=True)
 
 
 def as_markdown(tables: list[Table]) -> str:

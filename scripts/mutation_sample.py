@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""A sampled mutation-testing pass over the evaluator and the selection code (local only).
+
+    scripts/mutation_sample.py WORKDIR [--pyeval 25] [--select 18] [--seed 26]
+
+Cosmic Ray mutates files in place, so this clones the committed HEAD into
+WORKDIR/repo, makes WORKDIR/venv with the package (editable, from the clone), its
+test extras and ``cosmic-ray``, and lists every mutant of ``sphinxext_attn/pyeval``
+and ``sphinxext_attn/select``. A full pass is thousands of mutants times a test
+run each, far too long for a shared machine, so a random sample of each (by place
+in the code, with a seed: the same code gives the same sample) is run, one mutant
+at a time, against the tests of that subsystem (``pytest -x``). It prints the
+score (killed / run) and the diff of every mutant that survived; not in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PYTEST = "python -m pytest -x -q -p no:cacheprovider"
+SUITES = {
+    "pyeval": (
+        "sphinxext_attn/pyeval",
+        "-m 'not slow' tests/pyeval/test_pyeval.py tests/pyeval/test_memo.py "
+        "tests/pyeval/test_pyeval_vs_python.py tests/pyeval/test_pyeval_differential.py "
+        "tests/pyeval/test_pyeval_hostile.py",
+    ),
+    "select": (
+        "sphinxext_attn/select",
+        "-m 'not slow and not browser' tests/select tests/runtime/test_demo_tree.py",
+    ),
+}
+
+
+def run(*args: str, cwd: Path | None = None) -> None:
+    subprocess.run(args, cwd=cwd, check=True)
+
+
+def sample(db: Path, count: int, seed: int) -> int:
+    """Keep ``count`` mutants of the session, chosen by place; return how many there were."""
+    con = sqlite3.connect(db)
+    specs = con.execute(
+        "select job_id, module_path, start_pos_row, start_pos_col, operator_name, occurrence"
+        " from mutation_specs"
+    ).fetchall()
+    specs.sort(key=lambda spec: spec[1:])
+    keep = {spec[0] for spec in random.Random(seed).sample(specs, min(count, len(specs)))}
+    drop = [(spec[0],) for spec in specs if spec[0] not in keep]
+    con.executemany("delete from mutation_specs where job_id=?", drop)
+    con.executemany("delete from work_items where job_id=?", drop)
+    con.commit()
+    return len(specs)
+
+
+def report(db: Path) -> tuple[int, int]:
+    """Print the survivors' diffs; (killed, run). A timeout counts as killed."""
+    con = sqlite3.connect(db)
+    rows = con.execute("select worker_outcome, test_outcome, diff from work_results").fetchall()
+    survivors = [diff for worker, test, diff in rows if worker == "NORMAL" and test == "SURVIVED"]
+    for diff in survivors:
+        print(diff)
+    ran = [row for row in rows if row[0] in ("NORMAL", "TIMEOUT")]
+    return len(ran) - len(survivors), len(ran)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("workdir", type=Path)
+    parser.add_argument("--pyeval", type=int, default=25)
+    parser.add_argument("--select", type=int, default=18)
+    parser.add_argument("--seed", type=int, default=26)
+    args = parser.parse_args()
+    work = args.workdir.resolve()
+    repo, venv = work / "repo", work / "venv"
+    if not repo.exists():
+        run("git", "clone", "-q", str(REPO), str(repo))
+    if not venv.exists():
+        run(sys.executable, "-m", "venv", str(venv))
+        run(str(venv / "bin" / "pip"), "install", "-q", "-e", f"{repo}[test]", "cosmic-ray")
+    python = venv / "bin" / "python"
+    for name, count in (("pyeval", args.pyeval), ("select", args.select)):
+        package, tests = SUITES[name]
+        config, db = work / f"{name}.toml", work / f"{name}.sqlite"
+        config.write_text(
+            "[cosmic-ray]\n"
+            f'module-path = "{package}"\ntimeout = 240.0\nexcluded-modules = []\n'
+            f'test-command = "{PYTEST.replace("python", str(python), 1)} {tests}"\n\n'
+            '[cosmic-ray.distributor]\nname = "local"\n',
+            encoding="utf-8",
+        )
+        db.unlink(missing_ok=True)
+        run(str(venv / "bin" / "cosmic-ray"), "init", str(config), str(db), cwd=repo)
+        total = sample(db, count, args.seed)
+        run(str(venv / "bin" / "cosmic-ray"), "exec", str(config), str(db), cwd=repo)
+        killed, ran = report(db)
+        print(
+            f"{name}: {killed}/{ran} killed ({100.0 * killed / max(ran, 1):.0f}%), "
+            f"sample of {ran} of {total} mutants"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
