@@ -28,6 +28,8 @@ from treebuilder import (
     registry_source,
 )
 
+from sphinxext_attn.analysis.pipeline import analyze
+
 GHOST = {"NO_ATTENTION": "vllm.v1.attention.backends.no_attention.NoAttentionBackend"}
 COMPOSITE = {"COMBO_ATTN": "vllm.v1.attention.backends.combo.ComboBackend"}
 COMBO_SOURCE = (
