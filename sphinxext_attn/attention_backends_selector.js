@@ -79,6 +79,98 @@
     return {selected: selected, steps: steps};
   }
 
+  // -- values the grid does not list (typed, or from the address) -----------------
+
+  function gridValues(data, dim) {
+    for (var i = 0; i < data.dims.length; i++) {
+      if (data.dims[i][0] === dim) { return data.dims[i][1]; }
+    }
+    return Object.keys(data.caps);
+  }
+
+  function accepts(rule, size) {  // "any", or ints and {min, max, multiple_of}
+    if (rule === "any") { return true; }
+    return rule.some(function (item) {
+      if (typeof item === "number") { return item === size; }
+      return (item.min === null || item.min === undefined || size >= item.min) &&
+        (item.max === null || item.max === undefined || size <= item.max) &&
+        (!item.multiple_of || size % item.multiple_of === 0);
+    });
+  }
+
+  // A head size the grid does not hold is decided as a grid size every backend
+  // treats alike (accepts both or refuses both), by the exact rules in the data.
+  function headSizeLike(data, capability, size) {
+    var rules = data.head_rules;
+    var cap = data.caps[capability];
+    if (!rules || !cap) { return null; }
+    var names = Object.keys(cap.backends);
+    if (names.some(function (n) { return !rules[n]; })) { return null; }
+    var sizes = gridValues(data, "head_size").filter(function (v) { return v !== ""; });
+    for (var i = 0; i < sizes.length; i++) {
+      var g = Number(sizes[i]);
+      if (names.every(function (n) { return accepts(rules[n], g) === accepts(rules[n], size); })) {
+        return sizes[i];
+      }
+    }
+    return null;
+  }
+
+  function canonicalCapability(text) {
+    var t = text.trim().toLowerCase().replace(/^sm[\s_]*/, "");
+    if (/^\d+$/.test(t) && t.length >= 2) { t = t.slice(0, -1) + "." + t.slice(-1); }
+    if (/^\d+$/.test(t)) { t = t + ".0"; }
+    return t;
+  }
+
+  // values -> {values: as the table spells them, notices: [why a value cannot be answered]}
+  function resolve(data, values) {
+    var out = {};
+    Object.keys(values).forEach(function (k) { out[k] = values[k]; });
+    var notices = [];
+    var hints = [];
+    var caps = Object.keys(data.caps);
+    var cap = canonicalCapability(values.capability || "");
+    if (caps.indexOf(cap) >= 0) {
+      out.capability = cap;
+    } else {
+      notices.push({dim: "capability", text: "Compute capability \u201c" + values.capability + "\u201d: this page holds " +
+        "decisions for " + caps.join(", ") + " only; \u201csphinxext-attn select --capability " +
+        "X.Y\u201d answers any other."});
+    }
+    var sizes = gridValues(data, "head_size");
+    var head = (values.head_size || "").trim();
+    if ("head_size" in values && sizes.indexOf(head) < 0) {
+      if (!/^[1-9]\d*$/.test(head)) {
+        notices.push({dim: "head_size",
+          text: "Head size \u201c" + values.head_size + "\u201d is not a positive whole number."});
+      } else {
+        var like = caps.indexOf(cap) >= 0 ? headSizeLike(data, cap, Number(head)) : null;
+        if (like !== null) {
+          out.head_size = like;
+          hints.push("Head size " + head + " is decided as " + like + " is: by the rules of " +
+            "the backends' code, each one accepts both or refuses both.");
+        } else {
+          notices.push({dim: "head_size", text: "Head size " + head + " is not one of this page's (" +
+            sizes.filter(function (v) { return v !== ""; }).join(", ") + "), and the page " +
+            "cannot tell which backends accept it; \u201csphinxext-attn select --head-size " + head +
+            "\u201d answers it."});
+        }
+      }
+    } else if ("head_size" in values) {
+      out.head_size = head;
+    }
+    data.dims.forEach(function (d) {
+      var name = d[0];
+      if (name === "capability" || name === "head_size" || !(name in values)) { return; }
+      if (d[1].indexOf(values[name]) < 0) {
+        notices.push({dim: name, text: name.replace(/_/g, " ") + " \u201c" + values[name] +
+          "\u201d is not one of the values this page's table holds."});
+      }
+    });
+    return {values: out, notices: notices, hints: hints};
+  }
+
   function el(tag, cls, text) {
     var node = document.createElement(tag);
     if (cls) { node.className = cls; }
@@ -86,8 +178,15 @@
     return node;
   }
 
-  function render(box, decision) {
+  function render(box, decision, resolved) {
     box.textContent = "";
+    resolved.notices.forEach(function (notice) {
+      box.appendChild(el("p", "attn-selector-notice", notice.text));
+    });
+    resolved.hints.forEach(function (text) {
+      box.appendChild(el("p", "attn-selector-hint", text));
+    });
+    if (resolved.notices.length) { return; }
     if (decision === null) {
       box.appendChild(el("p", "attn-selector-result", "This configuration is not in the table."));
       return;
@@ -122,12 +221,18 @@
     return control.value;
   }
 
-  function setValue(control, want) {
-    want = want.toLowerCase();
+  // A value from the address is kept as the reader wrote it, as text (never markup):
+  // a typed field takes it as it is; a list gains it as an extra entry, flagged.
+  function setValue(control, raw) {
+    var want = raw.toLowerCase();
     if (control.type === "checkbox") {
       if (!control.disabled && (want === "true" || want === "false")) {
         control.checked = want === "true";
       }
+      return;
+    }
+    if (control.tagName === "INPUT") {
+      control.value = raw;
       return;
     }
     if (want === "none" || want === "null" || want === "default" || want === "unknown") {
@@ -136,6 +241,11 @@
     for (var i = 0; i < control.options.length; i++) {
       if (control.options[i].value.toLowerCase() === want) { control.selectedIndex = i; return; }
     }
+    var extra = document.createElement("option");
+    extra.value = raw;
+    extra.textContent = raw + " (not in this page's table)";
+    control.appendChild(extra);
+    control.value = raw;
   }
 
   function init(root) {
@@ -155,7 +265,13 @@
     function update() {
       var values = {};
       Object.keys(controls).forEach(function (name) { values[name] = valueOf(controls[name]); });
-      render(box, decide(data, values));
+      var resolved = resolve(data, values);
+      render(box, resolved.notices.length ? null : decide(data, resolved.values), resolved);
+      Object.keys(controls).forEach(function (name) {
+        var bad = resolved.notices.some(function (n) { return n.dim === name; });
+        if (bad) { controls[name].setAttribute("aria-invalid", "true"); }
+        else { controls[name].removeAttribute("aria-invalid"); }
+      });
       return values;
     }
     root.addEventListener("change", function () {

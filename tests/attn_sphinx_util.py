@@ -162,7 +162,7 @@ class _TableParser(HTMLParser):
         a = dict(attrs)
         if tag == "table":
             self.current = Table((a.get("class") or "").split())
-            self.current.caption, self.pending = self.pending or "", None
+            self.current.caption, self.pending = (self.pending or "").strip(), None
         elif tag == "p" and "attn-caption" in (a.get("class") or "").split():
             self.pending, self.in_pending = "", True
         elif self.in_pending and tag == "a" and "headerlink" in (a.get("class") or ""):

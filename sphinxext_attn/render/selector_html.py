@@ -37,6 +37,9 @@ LABELS = {
 #: how an empty value (None) reads in a list
 NONE_TEXT = {"block_size": "default (any)", "num_heads": "unknown"}
 FLAG_DIMS = ("use_mla", "use_sparse", "has_sink", "use_mm_prefix", "use_non_causal")
+#: free input (any value can be typed; the offered ones are suggestions): the code
+#: tells apart more head sizes and capabilities than a grid can list
+FREE_DIMS = ("capability", "head_size")
 RAISES = "vLLM raises: no valid backend"
 
 
@@ -76,6 +79,18 @@ def selector_html(
                 f'<div class="attn-selector-flag"><input type="checkbox" id="{cid}" '
                 f'name="{dim}"{checked}{disabled}> <label for="{cid}">{esc(LABELS[dim])}'
                 f"</label></div>"
+            )
+            continue
+        if dim in FREE_DIMS:
+            suggestions = "".join(
+                f'<option value="{esc(v)}">{esc(option_text(dim, v))}</option>' for v in values
+            )
+            out.append(
+                f'<div class="attn-selector-field"><label for="{cid}">{esc(LABELS[dim])}</label> '
+                f'<input type="text" id="{cid}" name="{dim}" value="{esc(defaults[dim])}" '
+                f'list="{cid}-values" inputmode="decimal" autocomplete="off" '
+                f'spellcheck="false" size="8">'
+                f'<datalist id="{cid}-values">{suggestions}</datalist></div>'
             )
             continue
         opts = "".join(

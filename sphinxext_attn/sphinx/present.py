@@ -111,7 +111,7 @@ def _caption(table: nodes.table, title: nodes.title) -> nodes.paragraph:
             classes=["headerlink"],
             reftitle="Link to this table",
         )
-        para += link
+        para += [nodes.Text(" "), link]  # the link may wrap alone, never the title's last word
     return para
 
 

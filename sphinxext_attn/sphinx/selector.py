@@ -13,6 +13,7 @@ checked against the tree's files like the analyses (:mod:`.cache`).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -142,6 +143,9 @@ class SelectorDirective(AttentionBackendsDirective):
         node = attn_selector()
         table = dict(built.table)
         table["caps"] = {c: built.table["caps"][c] for c in allowed["capability"]}
+        rules = self.head_rules(root, table)
+        if rules:
+            table["head_rules"] = rules
         ident = f"attn-selector-{self.env.new_serialno('attn-selector')}"
         node["html"] = selector_html.selector_html(
             ident,
@@ -163,6 +167,27 @@ class SelectorDirective(AttentionBackendsDirective):
         out["capability"] = [c for c in out["capability"] if c in table["caps"]]
         if not out["capability"]:
             raise self.error(f"{self.name}: none of the capabilities was evaluated")
+        return out
+
+    def head_rules(self, root: str, table: dict[str, Any]) -> dict[str, Any]:
+        """Each backend's exact head-size rule ("any", or ints and ``{min, max,
+        multiple_of}`` rules), so the widget answers head sizes the grid does not
+        hold. Only where the analysis states head sizes as exact sets (issue 23's
+        ``runtime.head_sizes``; before it they were a sample), and only for a
+        backend whose rows all give the same rule."""
+        if importlib.util.find_spec("sphinxext_attn.runtime.head_sizes") is None:
+            return {}
+        names = {n for cap in table["caps"].values() for n in cap["backends"]}
+        analysis = self.analysis_of(root, "runtime")
+        found: dict[str, list[Any]] = {}
+        for row in analysis.backends:
+            if row.name in names:
+                found.setdefault(row.name, []).append(row.supports.get("head_sizes"))
+        out: dict[str, Any] = {}
+        for name, rules in found.items():
+            first = rules[0]
+            if first is not None and all(r == first for r in rules):
+                out[name] = first
         return out
 
     @staticmethod

@@ -40,15 +40,21 @@
     var a = luminance(over(fg, bg)), b = luminance(bg);
     return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
   }
-  function lines(el) {  // text lines of an element's content
-    var range = document.createRange();
-    range.selectNodeContents(el);
+  function lines(el) {  // text lines of an element's text (a hidden headerlink left out)
     var tops = [];
-    Array.prototype.forEach.call(range.getClientRects(), function (r) {
-      if (r.width < 1 || r.height < 1) { return; }
-      var mid = r.top + r.height / 2;
-      if (!tops.some(function (t) { return Math.abs(t - mid) < r.height / 2; })) { tops.push(mid); }
-    });
+    var walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.textContent.trim() || (node.parentElement && node.parentElement.closest(".headerlink"))) {
+        continue;
+      }
+      var range = document.createRange();
+      range.selectNodeContents(node);
+      Array.prototype.forEach.call(range.getClientRects(), function (r) {
+        if (r.width < 1 || r.height < 1) { return; }
+        var mid = r.top + r.height / 2;
+        if (!tops.some(function (t) { return Math.abs(t - mid) < r.height / 2; })) { tops.push(mid); }
+      });
+    }
     return tops.length;
   }
   function label(el) {

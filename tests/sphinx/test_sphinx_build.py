@@ -172,3 +172,32 @@ def test_missing_root_option_warns_at_the_page(make_app, tmp_path):
     assert "index.rst:4" in text and has_type(text, "attention_backends.root"), text
     assert "Traceback" not in text
     assert len(page_tables(app, "index")) >= 1  # the legend needs no tree
+
+
+def test_priority_layouts_in_html(make_app, tmp_path):
+    """``:layout: matrix`` is one table per category with a column per list; the
+    default stays a table per list. Each sits in its scroll box, its title above."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinxext_attn"]\n')
+    body = (
+        ".. attention-backends-priority::\n\n"
+        ".. attention-backends-priority::\n   :layout: matrix\n"
+    )
+    (src / "index.rst").write_text("Index\n=====\n\n" + body)
+    app = build(make_app, src)
+    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+    tables = page_tables(app, "index")
+    lists = [t for t in tables if "attn-matrix" not in t.classes]
+    matrices = [t for t in tables if "attn-matrix" in t.classes]
+    assert len(lists) == 4 and len(matrices) == 2
+    for matrix, category in zip(matrices, ("attn-standard", "attn-mla"), strict=True):
+        mine = [t for t in lists if category in t.classes]
+        assert category in matrix.classes
+        assert matrix.header == ["Backend", *(t.caption for t in mine)]
+        for row in matrix.rows:
+            for rank, table in zip(row[1:], mine, strict=True):
+                names = [r[1] for r in table.rows]
+                assert rank == (str(names.index(row[0]) + 1) if row[0] in names else "—")
+    assert html.count('<div class="attn-scroll') == len(tables)
+    assert html.count('<p class="attn-caption">') == len(tables)

@@ -55,6 +55,14 @@ def _page(make_app, tmp_path: Path, body: str):
             ".. attention-backends-standard::\n   :columns: Backend, Backend\n",
             ["twice"],
         ),
+        (
+            ".. attention-backends-priority::\n   :layout: grid\n",
+            ["grid", "matrix", "lists"],
+        ),
+        (
+            ".. attention-backends::\n   :layout: table\n",
+            ["table", "matrix", "lists"],
+        ),
     ],
 )
 def test_bad_values_name_the_allowed_ones(make_app, tmp_path, body, expected):

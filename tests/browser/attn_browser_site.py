@@ -1,0 +1,96 @@
+"""The page the browser tests measure: every table of vLLM 0.33.0, built once per theme.
+
+One Sphinx build per theme (a subprocess of this Python, so the installed
+themes and the editable extension are the ones under test); the page holds
+the whole page directive (priority lists, legend, every feature table), the
+priority matrix, a select directive and the selector widget.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+#: theme -> whether it has a dark mode of its own
+THEMES = {
+    "alabaster": False,
+    "furo": True,
+    "sphinx_rtd_theme": False,
+    "pydata_sphinx_theme": True,
+    "sphinx_book_theme": True,
+}
+WIDTHS = (1280, 390)
+SCHEMES = ("light", "dark")
+VERSION = "0.33.0"
+
+CONF = """\
+project = "attn"
+extensions = ["sphinxext_attn"]
+attention_backends_root = {root!r}
+attention_backends_source_url = (
+    "https://github.com/vllm-project/vllm/blob/v{{version}}/{{path}}#L{{line}}"
+)
+html_theme = {theme!r}
+"""
+
+PAGE = """\
+Every table of vLLM {version}
+=============================
+
+.. attention-backends::
+
+The priority lists side by side
+-------------------------------
+
+.. attention-backends-priority::
+   :layout: matrix
+
+One decision
+------------
+
+.. attention-backends-select::
+   :capability: 9.0
+   :head-size: 128
+
+The selector
+------------
+
+.. attention-backends-selector::
+"""
+
+
+def build_site(theme: str, tree: Path, folder: Path) -> Path:
+    """Build the page with ``theme`` under ``folder``; the HTML folder."""
+    src = folder / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    (src / "conf.py").write_text(CONF.format(root=str(tree), theme=theme), encoding="utf-8")
+    (src / "index.rst").write_text(PAGE.format(version=VERSION), encoding="utf-8")
+    out = folder / "html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if proc.returncode != 0 or not (out / "index.html").is_file():
+        raise AssertionError(f"sphinx-build with {theme} failed:\n{proc.stderr[-3000:]}")
+    return out
+
+
+def open_page(browser: Any, site: Path, width: int, scheme: str, query: str = "") -> Any:
+    """The built page in a fresh context of ``width`` px, the reader's system ``scheme``."""
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    page.goto((site / "index.html").as_uri() + query)
+    page.wait_for_load_state("load")
+    return page
+
+
+def screenshot_dir() -> Path | None:
+    """``ATTN_SCREENSHOTS``: where the layout test saves the gallery's screenshots."""
+    value = os.environ.get("ATTN_SCREENSHOTS", "")
+    return Path(value) if value else None

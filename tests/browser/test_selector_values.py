@@ -1,0 +1,86 @@
+"""The selector never replaces a value from the page's address silently (issue 24, item 5).
+
+Head size and capability are free input; a value the page's table cannot
+answer stays in the form with a visible notice saying why; whatever the
+address holds is shown as text, never as markup.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from attn_browser_site import open_page
+
+pytestmark = pytest.mark.browser
+
+
+def _state(page: Any) -> dict[str, Any]:
+    state: dict[str, Any] = page.evaluate(
+        """(() => {
+          const box = document.querySelector('.attn-selector');
+          const get = n => box.querySelector('[name="' + n + '"]');
+          const text = sel => Array.from(box.querySelectorAll(sel)).map(e => e.textContent);
+          const data = JSON.parse(box.querySelector('script.attn-selector-data').textContent);
+          return {capability: get('capability').value, head_size: get('head_size').value,
+                  dtype: get('dtype').value, notices: text('.attn-selector-notice'),
+                  hints: text('.attn-selector-hint'), selected: text('.attn-selected'),
+                  invalid: Array.from(box.querySelectorAll('[aria-invalid="true"]'))
+                             .map(e => e.name),
+                  images: box.querySelectorAll('img, script:not(.attn-selector-data)').length,
+                  rules: 'head_rules' in data, caps: Object.keys(data.caps)};
+        })()"""
+    )
+    return state
+
+
+def test_values_the_page_cannot_answer_stay_and_are_flagged(
+    browser: Any, sites: dict[str, Path]
+) -> None:
+    page = open_page(
+        browser, sites["furo"], 390, "light", "?capability=7.5&head_size=88&dtype=fp32"
+    )
+    try:
+        state = _state(page)
+    finally:
+        page.context.close()
+    assert "7.5" not in state["caps"]
+    assert (state["capability"], state["head_size"], state["dtype"]) == ("7.5", "88", "fp32")
+    assert any("7.5" in n for n in state["notices"]), state
+    assert "capability" in state["invalid"]
+    assert state["selected"] == []  # no decision for a configuration the page cannot answer
+
+
+def test_a_head_size_off_the_grid(browser: Any, sites: dict[str, Path]) -> None:
+    """On a capability the page holds, a head size off the grid is answered from the
+    backends' exact rules where the data has them, else flagged; never replaced."""
+    page = open_page(browser, sites["furo"], 1280, "dark", "?capability=9.0&head_size=88")
+    try:
+        state = _state(page)
+    finally:
+        page.context.close()
+    assert state["head_size"] == "88"
+    if state["rules"]:
+        assert state["notices"] == [] and state["selected"], state
+        assert any("88" in h for h in state["hints"]), state
+    else:
+        assert any("Head size 88" in n for n in state["notices"]), state
+        assert state["invalid"] == ["head_size"]
+
+
+def test_address_values_are_text_never_markup(browser: Any, sites: dict[str, Path]) -> None:
+    evil = '<img src=x onerror="document.title=1">'
+    query = "?capability=" + evil + "&dtype=" + evil + "&head_size=%3Cb%3E1"
+    page = open_page(browser, sites["furo"], 1280, "light", query)
+    try:
+        state = _state(page)
+        title = page.title()
+    finally:
+        page.context.close()
+    assert state["images"] == 0 and title != "1"
+    assert state["capability"] == evil and state["head_size"] == "<b>1"
+    assert state["dtype"] == evil  # kept, as an extra entry of its list
+    shown = json.dumps(state["notices"])
+    assert "<img" in shown and "<b>1" in shown
