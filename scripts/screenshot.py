@@ -8,7 +8,7 @@ Runs the layout tests of ``tests/browser`` (``pytest -m browser``) with
 built, measured in Chromium at 1280 px, and shot in light and, where the
 theme has one, dark mode (``THEME-light.png``, ``THEME-dark.png``). Needs what
 the tests need: Debian's ``chromium``, Playwright's Python package and the five
-themes (``tox -e browser`` installs them; so does ``pip install playwright
+themes (``tox -e heavy`` installs them; so does ``pip install playwright
 alabaster furo sphinx-rtd-theme pydata-sphinx-theme sphinx-book-theme``), and a
 vLLM 0.33.0 tree (``tests/vllm_trees.py`` finds or fetches it). A screenshot is
 only written by a run whose measurements pass.

@@ -2,7 +2,7 @@
 
 The browser tests skip with a reason where Playwright, Chromium or a theme is
 missing, and fail instead under ``ATTN_REQUIRE_TREES=1`` (CI), as the other
-real-world tests do. They run in one tox environment (``tox -e browser``).
+real-world tests do. They run in one tox environment (``tox -e heavy``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from typing import Any
 import pytest
 import vllm_trees
 from attn_browser_site import build_site
-
-pytestmark = pytest.mark.browser
 
 BROWSERS = ("chromium", "chromium-browser")
 #: Chromium quiet and offline: pages are file:// URLs, nothing is fetched
@@ -42,7 +40,7 @@ def chromium_path() -> str | None:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     if importlib.util.find_spec("playwright") is None:
-        vllm_trees.unavailable("Playwright's Python package is not installed (tox -e browser)")
+        vllm_trees.unavailable("Playwright's Python package is not installed (tox -e heavy)")
     path = chromium_path()
     if path is None:
         vllm_trees.unavailable("no Chromium (Debian package: chromium; apt-get install chromium)")
@@ -64,7 +62,7 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]
         def __missing__(self, theme: str) -> Path:
             module = "sphinx_rtd_theme" if theme == "sphinx_rtd_theme" else theme
             if importlib.util.find_spec(module) is None:
-                vllm_trees.unavailable(f"the {theme} theme is not installed (tox -e browser)")
+                vllm_trees.unavailable(f"the {theme} theme is not installed (tox -e heavy)")
             folder = tmp_path_factory.mktemp(theme)
             self[theme] = build_site(theme, tree, folder)
             return self[theme]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from attn_browser_site import SCHEMES, THEMES, WIDTHS, open_page, screenshot_dir
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.realtree]
 
 PROBE = (Path(__file__).parent / "probe.js").read_text(encoding="utf-8")
 MAX_ROW_LINES = 4

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from attn_browser_site import open_page
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.realtree]
 
 
 def _state(page: Any) -> dict[str, Any]:
