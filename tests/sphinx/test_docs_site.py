@@ -113,6 +113,11 @@ def test_docs_build_html_with_warnings_as_errors(tmp_path: Path) -> None:
     myst = (out / "myst.html").read_text(encoding="utf-8")
     assert myst.count("<table") >= 3
     assert 'id="myst-fa-fi"' in myst
+    # furo wraps every table in a div that copies its id; ours drop it (one scroll box)
+    for page in (gallery, myst):
+        ids = re.findall(r' id="([^"]+)"', page)
+        assert len(ids) == len(set(ids)), [i for i in set(ids) if ids.count(i) > 1]
+        assert page.count('<div class="attn-scroll') == page.count('<table class="attn-table')
 
 
 @pytest.mark.slow
