@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from source_damage import TOKENS, mutate
 from treebuilder import (
     BACKENDS,
     CUDA,
@@ -83,14 +84,6 @@ ORIGINAL: dict[str, bytes] = {
     **{rel: DEFAULT_FILES[rel].encode() for rel in TARGETS},
     FLASH: backend_source("FlashAttentionBackend", RICH_BODY).encode(),
 }
-TOKENS = [
-    "(", ")", "[", "]", "{", "}", ":", ",", ".", "\\", "'''", '"', "#", "\t", "    ",
-    "return", "True", "False", "None", "class ", "def ", "if ", "else:", "lambda",
-    "MultipleOf(", "DeviceCapability(", "AttentionType.", "major", "==", ">=", "in",
-    "AttentionBackendEnum.", "use_mla", "yield", "await", "\x00", "\ufeff", "é",
-    "# -*- coding: latin-1 -*-", "# -*- coding: bogus -*-", "..", "import *",
-]  # fmt: skip
-
 op = st.one_of(
     st.tuples(st.just("delete"), st.integers(0, 10_000)),
     st.tuples(st.just("duplicate"), st.integers(0, 10_000)),
@@ -100,34 +93,6 @@ op = st.one_of(
     st.tuples(st.just("bytes"), st.integers(0, 100_000), st.binary(min_size=1, max_size=8)),
     st.tuples(st.just("truncate"), st.integers(0, 100_000)),
 )
-
-
-def mutate(data: bytes, ops: list[tuple]) -> bytes:
-    for kind, *args in ops:
-        lines = data.split(b"\n")
-        if kind == "delete":
-            del lines[args[0] % len(lines)]
-        elif kind == "duplicate":
-            i = args[0] % len(lines)
-            lines.insert(i, lines[i])
-        elif kind == "replace_line":
-            lines[args[0] % len(lines)] = lines[args[1] % len(lines)]
-        if kind in ("delete", "duplicate", "replace_line"):
-            data = b"\n".join(lines)
-            continue
-        pos = args[0] % (len(data) + 1)
-        if kind == "token":
-            data = data[:pos] + args[1].encode() + data[pos:]
-        elif kind == "retoken":  # replace the word at pos
-            end = pos
-            while end < len(data) and data[end : end + 1].isalnum():
-                end += 1
-            data = data[:pos] + args[1].encode() + data[max(end, pos + 1) :]
-        elif kind == "bytes":
-            data = data[:pos] + args[1] + data[pos:]
-        else:
-            data = data[:pos]
-    return data
 
 
 @pytest.fixture(scope="module")

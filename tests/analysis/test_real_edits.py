@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 import vllm_trees
-from test_fuzz import TOKENS, mutate
+from source_damage import TOKENS, mutate
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.pyeval import Interpreter
