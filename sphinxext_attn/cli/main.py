@@ -81,16 +81,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile",
         choices=("runtime", "vllm-page"),
         default="runtime",
-        help="runtime: what the classes answer; vllm-page: what vLLM's own generator writes",
+        help="runtime: what the classes answer; vllm-page: what vLLM's own generator writes "
+        "(default: runtime)",
     )
     parser.add_argument(
         "-o", "--output", help=f"output file (default: ROOT/{DEFAULT_OUTPUT}; - for stdout)"
     )
     parser.add_argument(
-        "--check", action="store_true", help="exit 1 (and rewrite) if the output is stale"
+        "--check",
+        action="store_true",
+        help="exit 1 (and rewrite) if the output is stale (default: off: just write)",
     )
-    parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
-    parser.add_argument("--template", help="markdown file whose text above the tables is kept")
+    parser.add_argument(
+        "--format",
+        choices=("markdown", "json"),
+        default="markdown",
+        help="markdown: vLLM's page; json: the analysis as data (default: markdown)",
+    )
+    parser.add_argument(
+        "--template",
+        help="markdown file whose text above the tables is kept (default: a short header)",
+    )
     parser.add_argument(
         "--source-links",
         metavar="URL_TEMPLATE",
@@ -101,12 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--diff",
         metavar="OLD_ROOT",
         help="write what changed from the tree OLD_ROOT to --root instead of the tables "
-        "(to stdout unless -o is given)",
+        "(to stdout unless -o is given; default: off)",
     )
     add_cache_options(parser)
     add_environment_options(parser)
     parser.add_argument(
-        "files", nargs="*", help="changed files (pre-commit); skip if none is relevant"
+        "files",
+        nargs="*",
+        help="changed files (pre-commit); skip if none is relevant (default: none: always run)",
     )
     return parser
 
@@ -115,7 +128,8 @@ def add_cache_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache",
         action="store_true",
-        help="neither use nor keep results of earlier runs on an unchanged tree",
+        help="neither use nor keep results of earlier runs on an unchanged tree "
+        "(default: off: results are kept)",
     )
     parser.add_argument(
         "--cache-dir",

@@ -17,6 +17,7 @@ from docutils.parsers.rst import directives
 
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.select_nodes import decision_nodes
 from sphinxext_attn.select import inputs
 from sphinxext_attn.select.decision import LAYER_FIELDS, OPTION_FIELDS, Config, Selector
@@ -97,6 +98,15 @@ class SelectDirective(AttentionBackendsDirective):
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
         selector = selector_for(analysis.root)
         config = config_from_options(self.options)
+        if "kv-cache-dtype" in self.options:  # as select --kv-cache-dtype: the release's
+            from sphinxext_attn.runtime.questions import kv_cache_dtypes
+
+            try:
+                inputs.check_kv_cache_dtype(
+                    config.kv_cache_dtype, kv_cache_dtypes(selector.interp)
+                )
+            except ValueError as exc:
+                raise render.RenderError(f":kv-cache-dtype: {exc}") from None
         decision = selector.explain(selector.decide(config))
         for rel in selector.interp.tree.files:
             path = os.path.join(analysis.root, rel)

@@ -208,3 +208,13 @@ def test_in_a_real_process_no_traceback(tmp_path):
 def test_count_of_distinct_bad_inputs():
     """The issue's target: at least 30 distinct bad inputs are tested here."""
     assert len(BAD_CASES) + len(BAD_FLAGS) + 12 >= 30
+
+
+def test_every_flag_says_its_default():
+    from sphinxext_attn.cli.main import build_parser
+    from sphinxext_attn.cli.select import build_parser as select_parser
+
+    for parser in (build_parser(), select_parser()):
+        for action in parser._actions:
+            if action.dest != "help":
+                assert "default" in (action.help or ""), (parser.prog, action.option_strings)

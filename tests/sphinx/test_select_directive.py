@@ -116,6 +116,7 @@ def test_every_builder(make_app, tmp_path, builder):
         ("attn-type", "sideways", "choose from decoder"),
         ("head-size", "0", "not a positive integer"),
         ("head-size", "-3", "not a positive integer"),
+        ("kv-cache-dtype", "bogus", "not a KV cache dtype of this release; choose from auto"),
     ],
 )
 def test_bad_options_name_the_allowed_values(make_app, tmp_path, option, value, message):
