@@ -76,6 +76,30 @@ def check_output(output: str | None, flag: str = "-o") -> None:
         raise BadInput(f"{flag} {output}: the folder {parent} is not writable")
 
 
+def check_template(template: str | None) -> None:
+    """``--template``: a file that can be read as text."""
+    if template is None:
+        return
+    try:
+        Path(template).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise BadInput(f"--template {template}: cannot read: {why or exc}") from None
+
+
+def check_source_links(template: str | None) -> None:
+    """``--source-links``: a format string of ``{path}``, ``{line}`` and ``{version}``."""
+    if not template:
+        return
+    try:
+        template.format(path="vllm/x.py", line=1, version="0.0.0")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise BadInput(
+            f"--source-links {template}: not a template ({exc!r}); use the fields "
+            "{path}, {line} and {version}"
+        ) from None
+
+
 def write_output(path: Path, content: str, flag: str = "-o") -> None:
     """Write ``content``; a failure (read-only file system, full disk) is :class:`BadInput`."""
     try:
@@ -85,4 +109,13 @@ def write_output(path: Path, content: str, flag: str = "-o") -> None:
         raise BadInput(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
 
 
-__all__ = ["BadInput", "OneLineParser", "check_output", "check_root", "flag_type", "write_output"]
+__all__ = [
+    "BadInput",
+    "OneLineParser",
+    "check_output",
+    "check_root",
+    "check_source_links",
+    "check_template",
+    "flag_type",
+    "write_output",
+]

@@ -20,6 +20,8 @@ from sphinxext_attn.cli.checks import (
     OneLineParser,
     check_output,
     check_root,
+    check_source_links,
+    check_template,
     write_output,
 )
 from sphinxext_attn.cli.environment_flags import (
@@ -218,6 +220,8 @@ def write_page(args: argparse.Namespace) -> int:
     check_output(args.output)
     if args.diff:
         check_root(args.diff, "--diff")
+    check_template(args.template)
+    check_source_links(args.source_links)
     # a markdown page without source links shows no cell's deciding line
     wants_lines = args.format == "json" or bool(args.source_links) or bool(args.diff)
     # nor any capability outside the release's page columns (JSON and diffs list them)

@@ -139,6 +139,13 @@ def test_output_read_only_file(tmp_path, capsys):
     assert "not writable" in line
 
 
+def test_page_command_bad_template_and_links_fail_before_analysis(tmp_path, capsys):
+    line = one_line(capsys, run(["--root", str(MINI_TREE), "--template", str(tmp_path / "t")]))
+    assert "--template" in line and "cannot read" in line
+    line = one_line(capsys, run(["--root", str(MINI_TREE), "--source-links", "{bogus}"]))
+    assert "--source-links {bogus}" in line and "{path}" in line
+
+
 def test_page_command_bad_flags(tmp_path, capsys):
     line = one_line(capsys, run(["--root", str(MINI_TREE), "--profile", "exact"]))
     assert "--profile" in line and "'exact'" in line and "runtime" in line
