@@ -94,6 +94,8 @@ def decision_nodes(
     else:
         para = nodes.paragraph("", "vLLM picks ", classes=["attn-pick"])
         para += nodes.literal(decision.selected, decision.selected, classes=[SELECTED_CLASS])
+        if decision.flash_attn_version is not None:
+            para += nodes.Text(f", which runs FlashAttention {decision.flash_attn_version}")
         para += nodes.Text(".")
         out.insert(0, para)
     if decision.assumptions:

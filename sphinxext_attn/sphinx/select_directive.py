@@ -108,6 +108,11 @@ class SelectDirective(AttentionBackendsDirective):
             except ValueError as exc:
                 raise render.RenderError(f":kv-cache-dtype: {exc}") from None
         decision = selector.explain(selector.decide(config))
+        from sphinxext_attn.select.fa_version import flash_attn_version
+
+        decision.flash_attn_version = flash_attn_version(
+            selector.interp, config, decision.selected
+        )
         for rel in selector.interp.tree.files:
             path = os.path.join(analysis.root, rel)
             if os.path.isfile(path):

@@ -141,3 +141,18 @@ def test_both_readings_and_a_decision_open_each_file_once(make_app, tmp_path):
         build(make_app, src, tree=tree, confoverrides={"attention_backends_profile": "runtime"})
     assert opened, "the build read the tree"
     assert max(opened.values()) == 1, {p: n for p, n in opened.items() if n > 1}
+
+
+@pytest.mark.parametrize(("capability", "version"), [("9.0", 3), ("8.0", 2)])
+def test_the_flash_attention_version_is_named(make_app, tmp_path, capability, version):
+    """As in ``select``'s text: the pick runs FlashAttention N (the release's
+    ``get_flash_attn_version`` for that GPU); every backend has one label."""
+    tree = vllm_trees.tree("0.33.0")
+    page = RST.format(capability=capability, dtype="bf16", kv="auto", head="128", extra="")
+    app = build(make_app, _project(tmp_path, page), tree=tree)
+    html = (app.outdir / "index.html").read_text()
+    expected = _cli(tree, "--capability", capability)
+    assert expected["selected"] == "FLASH_ATTN" and expected["flash_attn_version"] == version
+    assert f"which runs FlashAttention {version}" in html
+    assert set(expected["labels"]) == set(expected["priorities"])
+    assert "valid, lower priority" in expected["labels"].values()

@@ -1,0 +1,52 @@
+"""``select``'s output says everything it used (issue 24, item 6): the whole
+configuration with defaults marked, one label per backend, and the
+FlashAttention version the pick runs."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import vllm_trees
+
+from sphinxext_attn.cli.main import main
+
+pytestmark = pytest.mark.realtree
+LABEL = re.compile(
+    r"^ (->|  ) \d+\. (\S+)  (selected|rejected: .+|valid, lower priority|not evaluated: .+)$"
+)
+
+
+def test_text_labels_every_backend_and_marks_defaults(capsys):
+    tree = vllm_trees.tree("0.33.0")
+    args = ["select", "--root", str(tree), "--no-cache", "--capability", "10.0"]
+    assert main([*args, "--head-size", "64", "--sink"]) == 0
+    text = capsys.readouterr().out
+    listed = text.split("priority list:\n")[1].splitlines()
+    assert listed and all(LABEL.match(line) for line in listed), listed
+    assert sum(" selected" in line for line in listed) == 1
+    assert "  capability:     10.0\n" in text  # given: no mark
+    assert "  dtype:          bf16  (default)\n" in text
+    assert "  sink:           yes\n" in text
+    assert re.search(r"^FlashAttention: FA\d \(FLASH_ATTN runs it\)$", text, re.M), text
+
+
+def test_json_echoes_the_configuration(capsys):
+    tree = vllm_trees.tree("0.33.0")
+    assert main(["select", "--root", str(tree), "--no-cache", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    config = data["configuration"]
+    assert config["values"]["capability"] == "9.0" and config["values"]["head-size"] == 128
+    assert {"capability", "dtype", "head-size", "platform"} <= set(config["defaults"])
+    assert data["labels"][data["selected"]] == "selected"
+    assert data["flash_attn_version"] == 3  # FA3 on Hopper
+
+
+def test_a_backend_without_flash_attention_names_no_version(capsys):
+    tree = vllm_trees.tree("0.33.0")
+    args = ["select", "--root", str(tree), "--no-cache", "--format", "json"]
+    assert main([*args, "--capability", "10.0", "--kv-cache-dtype", "fp8"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["selected"] and not data["selected"].startswith("FLASH_ATTN")
+    assert data["flash_attn_version"] is None
