@@ -51,6 +51,7 @@ CASES: list[tuple[str, str]] = [
     ("", "d = {}\nd.update({'xy': 1})\nreturn d"),
     ("", "d = {}\nd.update({'k': 1, 'j': 2})\nreturn d"),
     ("", "return 'aaa'.replace('a', 'b', 2)"),
+    ("", "return len(f'{1:>100000}')"),  # a width of six digits, at the size limit
     ("", "return f'{\"ab\"!r:>6}'"),
     ("", "x = \"\\u00e9\"\nreturn f'{x!a}'"),
     ("", "x = 'abc'\nreturn f'{x!r:^9}'"),

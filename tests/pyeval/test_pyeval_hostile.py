@@ -149,6 +149,8 @@ HOSTILE: dict[str, tuple[str, str]] = {  # name: (class body, reason)
         "too long",
     ),
     "format padding 10**9": (method("return f'{1:>1000000000}'"), "too long"),
+    # more digits than int() reads from a string (4300): never converted
+    "format width of 5000 digits": (method("return f'{1:>" + "9" * 5000 + "}'"), "too long"),
     "printf padding 10**9": (method("return '%1000000000d' % 1"), "too long"),
     "printf of nested lists": (
         method("a = [1]", "for i in range(60):", "    a = [a, a]", "return '%s' % (a,)"),
