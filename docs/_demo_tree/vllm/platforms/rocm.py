@@ -10,7 +10,7 @@ import regex as re
 from vllm.platforms.interface import DeviceCapability, Platform, PlatformEnum
 from vllm.v1.attention.backends.registry import AttentionBackendEnum
 
-try:
+try:  # noqa: SIM105 (written as vLLM writes it)
     from amdsmi import amdsmi_get_gpu_asic_info, amdsmi_get_processor_handles, amdsmi_init
 except ImportError:
     pass
