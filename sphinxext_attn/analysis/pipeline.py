@@ -18,6 +18,7 @@ from sphinxext_attn.model.records import (
     Analysis,
     BackendFeatures,
     Diagnostic,
+    Footnote,
     Location,
     PriorityList,
 )
@@ -29,8 +30,9 @@ from sphinxext_attn.page.columns import (
     page_columns,
     read_generator,
 )
+from sphinxext_attn.page.generator import read_page_text
 from sphinxext_attn.page.prefill import read_prefill
-from sphinxext_attn.page.priorities import read_priorities
+from sphinxext_attn.page.priorities import page_priorities, read_priorities
 from sphinxext_attn.page.variants import expand_variants, flash_attn_facts, flashinfer_facts
 from sphinxext_attn.source.classes import ClassFinder, ClassRef, base_name
 from sphinxext_attn.source.registry import RegistryEntry, read_registry
@@ -231,13 +233,16 @@ def _analyze(tree: SourceTree, page: bool = False, parallel: bool = False) -> An
 
         if forked.can_fork():
             checking = forked.Forked(tree.syntax_problems)
-    result.priorities = read_priorities(tree)
+    result.priorities = page_priorities(tree) if page else read_priorities(tree)
     flash_attn = next((e for e in entries if e.name == "FLASH_ATTN"), None)
     fa_class = finder.resolve(flash_attn) if flash_attn else None  # cached: no second parse
     registered = {r.name for r in rows}
     fa = flash_attn_facts(tree, fa_class, "FLASH_ATTN" in registered)
     fi = flashinfer_facts(tree, "FLASHINFER" in registered)
     result.backends, result.footnotes = expand_variants(rows, fa, fi)
+    if page:  # vLLM's page: its generator's layout and words
+        result.page_text = read_page_text(generator)
+        result.footnotes = _page_footnotes(result.footnotes, result)
     result.page_columns = page_columns(generator, rows)
     result.capability_columns = interface_columns(tree, refs)
     result.mla_prefill = read_prefill(tree, finder, fa, page)
@@ -246,7 +251,9 @@ def _analyze(tree: SourceTree, page: bool = False, parallel: bool = False) -> An
     tree.check_partly_parsed(checked if isinstance(checked, dict) else None)
     result.files = list(tree.files)
     result.directories = list(tree.directories)
-    result.diagnostics = unreachable_only(list(tree.diagnostics), result.priorities)
+    # reachable by the release's code, whatever lists vLLM's page shows
+    reach = read_priorities(tree) if page else result.priorities
+    result.diagnostics = unreachable_only(list(tree.diagnostics), reach)
     return result
 
 
@@ -264,6 +271,18 @@ def unreachable_only(
         else d
         for d in diagnostics
     ]
+
+
+def _page_footnotes(notes: list[Footnote], analysis: Analysis) -> list[Footnote]:
+    """The footnotes under the standard table in the words of the release's generator."""
+    text = analysis.page_text
+    if text is None:
+        return notes
+    out = []
+    for note in notes:
+        theirs = text.table_note(note.marker)
+        out.append(Footnote(note.marker, theirs.text) if theirs is not None else note)
+    return out
 
 
 def read_version(tree: SourceTree) -> str | None:

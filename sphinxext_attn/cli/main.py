@@ -15,6 +15,7 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from sphinxext_attn.cli import pagefile
 from sphinxext_attn.cli.checks import (
     BadInput,
     OneLineParser,
@@ -32,7 +33,8 @@ from sphinxext_attn.cli.environment_flags import (
 from sphinxext_attn.cli.runcache import RunCache, default_dir
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import Analysis
-from sphinxext_attn.render.markdown import header_from_template, render_markdown
+from sphinxext_attn.render import markers
+from sphinxext_attn.render.markdown import fill_markers, header_from_template, render_markdown
 from sphinxext_attn.source.locate import default_root
 
 if TYPE_CHECKING:
@@ -102,7 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--template",
-        help="markdown file whose text above the tables is kept (default: a short header)",
+        help="markdown file whose text above the tables is kept, or whose vLLM gen: markers "
+        "are filled (default: a short header; with --check, the existing output)",
+    )
+    parser.add_argument(
+        "--fill-markers",
+        action="store_true",
+        help='vllm-page: fill the --8<-- "gen:KEY" markers of vLLM\'s page (0.27 on; '
+        f"--template, default ROOT/{DEFAULT_OUTPUT}) as the release's generator does "
+        "(default: off)",
     )
     parser.add_argument(
         "--source-links",
@@ -222,6 +232,12 @@ def write_page(args: argparse.Namespace) -> int:
         check_root(args.diff, "--diff")
     check_template(args.template)
     check_source_links(args.source_links)
+    out = pagefile.output_path(args.output, args.diff, root, DEFAULT_OUTPUT)
+    if out is not None:  # a page holding vLLM's gen: markers is never written over
+        markdown_check = args.check and args.format == "markdown" and not args.diff
+        status = pagefile.marker_page(out, root, markdown_check)
+        if status is not None:
+            return status
     # a markdown page without source links shows no cell's deciding line
     wants_lines = args.format == "json" or bool(args.source_links) or bool(args.diff)
     # nor any capability outside the release's page columns (JSON and diffs list them)
@@ -236,22 +252,13 @@ def write_page(args: argparse.Namespace) -> int:
 
         content = render_json(analysis)
     else:
-        header = None
-        if args.template:
-            try:
-                header = header_from_template(Path(args.template).read_text(encoding="utf-8"))
-            except OSError as exc:
-                print(f"sphinxext-attn: cannot read template: {exc}", file=sys.stderr)
-                return 2
-        try:
-            content = render_markdown(analysis, header, args.source_links)
-        except (KeyError, IndexError, ValueError) as exc:
-            print(f"sphinxext-attn: bad --source-links template: {exc!r}", file=sys.stderr)
+        page = page_content(args, analysis, root, out)
+        if page is None:
             return 2
-    if args.output == "-":
+        content = page
+    if out is None:
         sys.stdout.write(content)
         return 0
-    out = Path(args.output) if args.output else root / DEFAULT_OUTPUT
     if args.check:
         current = out.read_text(encoding="utf-8") if out.exists() else None
         if current == content:
@@ -263,6 +270,35 @@ def write_page(args: argparse.Namespace) -> int:
     write_output(out, content)
     print(f"Generated: {out}")
     return 0
+
+
+def page_content(
+    args: argparse.Namespace, analysis: Analysis, root: Path, out: Path | None
+) -> str | None:
+    """The markdown page: a template's markers filled (vllm-page), or the tables under
+    the template's prose; None after saying why on stderr."""
+    template = None
+    path = pagefile.template_path(args.template, args.fill_markers, args.check, out, root)
+    if path is not None:
+        template = pagefile.read_text(path)
+        if template is None:
+            print(f"sphinxext-attn: cannot read template {path}", file=sys.stderr)
+            return None
+    if args.fill_markers and args.profile != "vllm-page":
+        print("sphinxext-attn: --fill-markers needs --profile vllm-page", file=sys.stderr)
+        return None
+    if template is not None and args.profile == "vllm-page" and markers.has_markers(template):
+        try:
+            return fill_markers(template, analysis)
+        except markers.MarkerError as exc:
+            print(f"sphinxext-attn: {path}: {exc}", file=sys.stderr)
+            return None
+    header = header_from_template(template) if template is not None else None
+    try:
+        return render_markdown(analysis, header, args.source_links)
+    except (KeyError, IndexError, ValueError) as exc:
+        print(f"sphinxext-attn: bad --source-links template: {exc!r}", file=sys.stderr)
+        return None
 
 
 def write_diff(args: argparse.Namespace, new: Analysis) -> int:

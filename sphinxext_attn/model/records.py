@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sphinxext_attn.model.pagetext import PageText
 
 #: Columns of the feature tables, in the order vLLM's pages use them.
 FEATURE_COLUMNS: tuple[str, ...] = (
@@ -324,6 +328,8 @@ class Analysis:
     page_columns: tuple[str, ...] = ()
     #: further capability columns the release's backend interface declares
     capability_columns: tuple[str, ...] = ()
+    #: vllm-page profile: the layout and words of the release's generator (None: none)
+    page_text: PageText | None = None
 
     def rows(self, table: str) -> list[BackendFeatures]:
         """Rows of one feature table in the seed's order."""

@@ -181,3 +181,58 @@ def read_priorities(tree: SourceTree) -> list[PriorityList]:
         return (category != "standard", {"sm100": 0, "default": 1}.get(arch, 2), arch)
 
     return [found[k] for k in sorted(found, key=order)]
+
+
+# -- the lists vLLM's own page shows ----------------------------------------------
+
+
+def _returned(block: list[ast.stmt]) -> tuple[ast.Return, list[str]] | None:
+    """The first ``return [...]`` directly in a block, ``*name`` items resolved."""
+    for stmt in block:
+        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.List):
+            return stmt, _members(stmt.value, _list_assignments(block), None)
+    return None
+
+
+def _page_lists(
+    body: list[ast.stmt], category: str, found: dict[tuple[str, str], PriorityList]
+) -> None:
+    """vLLM's generator reads a category's lists one level deep: an ``if`` on
+    ``major == 10`` gives Blackwell's list from its body and the default from its
+    ``else`` (any other test, the other way round); a list behind an ``elif`` is
+    not read; a bare return is the default."""
+    for stmt in body:
+        branches: list[tuple[list[ast.stmt], str]] = []
+        if isinstance(stmt, ast.If):
+            blackwell = _major_checked(stmt.test) == 10
+            first, other = ("sm100", "default") if blackwell else ("default", "sm100")
+            branches = [(stmt.body, first), (stmt.orelse, other)]
+        elif isinstance(stmt, ast.Return):
+            branches = [([stmt], "default")]
+        for block, arch in branches:
+            got = _returned(block)
+            if got is not None and got[1]:
+                ret, members = got
+                found[(category, arch)] = PriorityList(
+                    category, arch, tuple(members), Location(CUDA_PLATFORM_FILE, ret.lineno)
+                )
+
+
+def page_priorities(tree: SourceTree) -> list[PriorityList]:
+    """The priority lists vLLM's own page shows (the ``vllm-page`` profile): only
+    those its generator finds, which misses a default list behind an ``elif``."""
+    module = tree.parse(CUDA_PLATFORM_FILE)
+    func = functions(module).get(PRIORITY_FUNCTION) if module is not None else None
+    if func is None:
+        return read_priorities(tree)  # the same warning
+    found: dict[tuple[str, str], PriorityList] = {}
+    for stmt in func.body:
+        if not isinstance(stmt, ast.If):
+            continue
+        if isinstance(stmt.test, ast.Name) and stmt.test.id == "use_mla":
+            _page_lists(stmt.body, "mla", found)
+            _page_lists(stmt.orelse, "standard", found)
+        else:
+            _page_lists([stmt], "standard", found)
+    order = [(c, a) for c in ("standard", "mla") for a in ("sm100", "default")]
+    return [found[k] for k in order if k in found]

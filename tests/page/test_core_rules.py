@@ -20,7 +20,9 @@ from treebuilder import (
     rows,
 )
 
+from sphinxext_attn.page.priorities import read_priorities
 from sphinxext_attn.render.markdown import render_markdown
+from sphinxext_attn.source.tree import SourceTree
 
 
 def method(name: str, body: str, deco: str = "@classmethod") -> str:
@@ -255,8 +257,59 @@ def test_rows_sorted_by_name_with_variants_together(tmp_path):
 
 # -- priorities -------------------------------------------------------------
 def priorities(tmp_path, source: str) -> dict[tuple[str, str], tuple[str, ...]]:
+    """The literal lists by the conditions that guard them (the runtime profile's
+    fallback when the priority function cannot be evaluated)."""
+    tree = SourceTree(build_tree(tmp_path, {CUDA: dedent(source)}))
+    return {(p.category, p.arch): tuple(p.backends) for p in read_priorities(tree)}
+
+
+def page_lists(tmp_path, source: str) -> dict[tuple[str, str], tuple[str, ...]]:
+    """The lists the vllm-page profile shows: those vLLM's own generator finds."""
     analysis = analyze_page(build_tree(tmp_path, {CUDA: dedent(source)}))
     return {(p.category, p.arch): tuple(p.backends) for p in analysis.priorities}
+
+
+ELIF = """
+    def _get_backend_priorities(use_mla, device_capability):
+        if use_mla:
+            if device_capability.major == 10:
+                return [AttentionBackendEnum.M_SM100]
+            elif device_capability.major == 12:
+                return [AttentionBackendEnum.M_SM120]
+            else:
+                return [AttentionBackendEnum.M_DEFAULT]
+        else:
+            if device_capability.major == 10:
+                return [AttentionBackendEnum.S_SM100]
+            else:
+                return [AttentionBackendEnum.S_DEFAULT]
+"""
+
+
+def test_page_lists_stop_at_an_elif_as_vllms_generator_does(tmp_path):
+    # vLLM's page from 0.24 on has no MLA list for Ampere/Hopper: its generator
+    # reads one level of if/else, and the default list sits behind an elif
+    assert page_lists(tmp_path / "page", ELIF) == {
+        ("standard", "sm100"): ("S_SM100",),
+        ("standard", "default"): ("S_DEFAULT",),
+        ("mla", "sm100"): ("M_SM100",),
+    }
+    assert priorities(tmp_path / "literal", ELIF)[("mla", "default")] == ("M_DEFAULT",)
+
+
+def test_page_lists_read_only_the_ifs_of_the_function(tmp_path):
+    source = """
+        def _get_backend_priorities(use_mla, device_capability):
+            if use_mla:
+                return [AttentionBackendEnum.M_DEFAULT]
+            if device_capability.major == 10:
+                return [AttentionBackendEnum.S_SM100]
+            return [AttentionBackendEnum.S_DEFAULT]
+    """
+    assert page_lists(tmp_path, source) == {
+        ("standard", "sm100"): ("S_SM100",),
+        ("mla", "default"): ("M_DEFAULT",),
+    }
 
 
 def test_priority_lists_seed_layout(tmp_path):

@@ -92,9 +92,11 @@ def test_attncmp_score_against_the_page_the_release_ships(version, tmp_path):
 def test_release_analyses_cleanly(version):
     analysis = vllm_trees.analysis(version)
     assert analysis.version == version
+    # the lists vLLM's page shows: from 0.24 its generator misses the MLA default list
+    # (behind an ``elif``), so only these are in every release
     assert {(p.category, p.arch) for p in analysis.priorities} >= {
         ("standard", "default"),
-        ("mla", "default"),
+        ("mla", "sm100"),
     }
     standard = {r.name for r in analysis.rows("standard")}
     mla = {r.name for r in analysis.rows("mla")}
