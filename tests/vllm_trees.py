@@ -27,6 +27,8 @@ SHARED = REPO_ROOT / ".." / "shared"
 FETCH = SHARED / "vllm" / "fetch"
 GOLDEN_DIR = SHARED / "vllm" / "golden"
 ATTNCMP = SHARED / "tools" / "attncmp"
+#: Compares two pages byte for byte, a markdown link read as its text (as the goldens hold one).
+PAGESAME = SHARED / "tools" / "pagesame"
 
 
 #: Whether the running test carries the ``realtree`` marker (conftest.py sets it per test;

@@ -251,6 +251,20 @@ def test_cli_template_keeps_prose(root, tmp_path, capsys):
     assert "### Prefill Backends" in generated
 
 
+def test_cli_check_keeps_the_pages_own_prose(root, tmp_path):
+    """--check takes the existing page as its template: its prose is never replaced."""
+    out = tmp_path / "page.md"
+    prose = "# Our Backends\n\nHand-written intro, kept verbatim.\n\n"
+    out.write_text(prose + MARKER + "\n\nstale generated text\n", encoding="utf-8")
+    args = ["--profile", "vllm-page", "--root", str(root), "-o", str(out), "--check"]
+    assert main(args) == 1
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith(prose.rstrip("\n") + "\n\n" + MARKER)
+    assert "stale generated text" not in text and "| `TRITON_MLA` |" in text
+    assert main(args) == 0
+    assert out.read_text(encoding="utf-8") == text
+
+
 def test_cli_warnings_on_stderr(tmp_path, capsys):
     root = build_tree(tmp_path / "t", {"vllm/v1/attention/backends/triton_attn.py": None})
     assert main(["--profile", "vllm-page", "--root", str(root), "-o", "-"]) == 0

@@ -5,6 +5,7 @@ releases ship, with the exact mismatches of known_differences.toml (none today).
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 
@@ -12,6 +13,8 @@ import pytest
 import vllm_trees
 from known import assert_exactly
 from vllm_trees import IN_TREE_PAGES, RELEASES
+
+from sphinxext_attn.cli.main import main
 
 pytestmark = pytest.mark.realtree
 
@@ -42,6 +45,60 @@ def test_parity_0_16_0(tmp_path):
         detail = f"line {where}: {a[where : where + 1]} != {b[where : where + 1]}"
         pytest.fail(f"0.16.0 output differs from the golden after {MARKER!r}: {detail}")
     assert ours == theirs
+
+
+def test_parity_0_16_0_without_a_template_as_well_with_one(tmp_path):
+    """0.16.0's page is the seed's: the same tail whatever the template."""
+    page = vllm_trees.page("0.16.0")
+    shipped = vllm_trees.tree("0.16.0") / PAGE
+    templated = with_the_release_page("0.16.0", tmp_path)
+    assert page[page.index(MARKER) :] == templated[templated.index(MARKER) :]
+    assert templated == shipped.read_text(encoding="utf-8")
+
+
+PAGE = "docs/design/attention_backends.md"
+
+
+def with_the_release_page(version: str, tmp_path) -> str:
+    """The vllm-page profile with the release's own page as template (its gen:
+    markers filled from 0.27 on)."""
+    tree = vllm_trees.tree(version)
+    out = tmp_path / f"templated-{version}.md"
+    args = ["--root", str(tree), "--profile", "vllm-page", "--no-cache", "-o", str(out)]
+    assert main([*args, "--template", str(tree / PAGE)]) == 0
+    return out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("version", GOLDENS)
+def test_byte_identical_to_vllms_page(version, tmp_path):
+    """With the release's page as template, vLLM's page byte for byte: layout,
+    footnotes and sections as that release's generator writes them."""
+    gold = golden(version)
+    if not vllm_trees.PAGESAME.is_file():
+        vllm_trees.unavailable(f"no {vllm_trees.PAGESAME}")
+    ours = tmp_path / "ours.md"
+    ours.write_text(with_the_release_page(version, tmp_path), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, str(vllm_trees.PAGESAME), str(ours), str(gold)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.stdout.strip() == "SAME", f"vLLM {version}: {proc.stdout}"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_hook_leaves_the_release_page_as_it_is(version, tmp_path):
+    """The hook's command (.pre-commit-hooks.yaml) on an unmodified copy of the page
+    each release ships: it passes and leaves it byte for byte (tables regenerated
+    identically up to 0.26; a marker page from 0.27 is not rewritten at all)."""
+    tree = vllm_trees.tree(version)
+    copy = tmp_path / "attention_backends.md"
+    shutil.copyfile(tree / PAGE, copy)
+    hook = ["--check", "--profile", "vllm-page", "-o", str(copy), "vllm/platforms/cuda.py"]
+    assert main(["--root", str(tree), "--no-cache", *hook]) == 0
+    assert copy.read_bytes() == (tree / PAGE).read_bytes()
 
 
 def test_every_golden_is_scored():
