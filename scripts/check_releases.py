@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Score our tables on every vLLM release against the best reference there is.
 
-    python scripts/check_releases.py [VERSION ...] [-v] [--profile P]
+    python scripts/check_releases.py [VERSION ...] [-v] [--profile P] [--bytes]
                                      [--run-generator [--python PY]]
 
 Two scores per release: attncmp as it is (the seed's nine feature columns) and
@@ -15,6 +15,10 @@ holds the tables up to 0.26); else, only with ``--run-generator``, the page
 that release's own generator writes when run in a scratch copy of the tree.
 That option runs a script from the vLLM tree (a developer check, never used
 by the tests or CI, never by the extension); everything else only reads.
+
+``--bytes`` also writes the vllm-page profile with the release's own page as
+template (its gen: markers filled from 0.27 on) and compares it byte for byte
+with the reference (``../shared/tools/pagesame``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from bench import fetch  # scripts/ is on sys.path when run as a script
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 ATTNCMP = SHARED / "tools" / "attncmp"
+PAGESAME = SHARED / "tools" / "pagesame"
+PAGE = "docs/design/attention_backends.md"
 DEFAULT = [f"0.{minor}.0" for minor in range(16, 34)]
 STUB = """import os
 def open(path, mode="w"):
@@ -80,6 +86,20 @@ def reference(
     if generate and run_generator(tree, out, generate):
         return out, "own generator"
     return None
+
+
+def byte_identical(tree: Path, ref: Path, out: Path) -> str:
+    """``SAME`` or pagesame's ``DIFFER ...``: the vllm-page profile with the release's
+    page as template against the reference."""
+    cmd = [sys.executable, "-m", "sphinxext_attn", "--root", str(tree), "--no-cache"]
+    cmd += ["--profile", "vllm-page", "--template", str(tree / PAGE), "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return f"FAILED ({proc.stderr.strip().splitlines()[-1:]})"
+    same = subprocess.run(
+        [sys.executable, str(PAGESAME), str(out), str(ref)], capture_output=True, text=True
+    )
+    return same.stdout.strip()
 
 
 def load_attncmp():  # type: ignore[no-untyped-def]
@@ -137,7 +157,15 @@ def main() -> int:
         default="python3",
         help="the Python --run-generator uses (needs what the generator imports, e.g. regex)",
     )
+    parser.add_argument(
+        "--bytes",
+        action="store_true",
+        help="also compare the vllm-page profile, templated on the release's page, "
+        "byte for byte with the reference",
+    )
     args = parser.parse_args()
+    identical: list[str] = []
+    compared = 0
     work = Path(tempfile.mkdtemp(prefix="attn-check-"))
     attncmp = load_attncmp()
     seed_columns = list(attncmp.SEED_FEATURE_COLS)
@@ -170,9 +198,16 @@ def main() -> int:
             for line in lines:
                 if line.startswith("  "):
                     print(line)
+            if args.bytes:
+                compared += 1
+                same = byte_identical(tree, ref[0], work / f"templated-{version}.md")
+                identical += [version] if same == "SAME" else []
+                print(f"  bytes (release page as template): {same}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"lowest: seed {worst['seed']:.2f}%, all columns {worst['all']:.2f}%")
+    if args.bytes:
+        print(f"byte-identical: {len(identical)}/{compared} ({', '.join(identical) or '-'})")
     return 0
 
 
