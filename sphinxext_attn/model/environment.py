@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 PLATFORMS = ("cuda", "rocm", "xpu", "cpu")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -92,13 +93,34 @@ class Environment:
     def is_reference(self) -> bool:
         return not self.key()
 
+    def as_data(self) -> dict[str, object]:
+        """Plain data (JSON), for cache keys that must say what they assume."""
+        return {
+            "env": dict(self.env),
+            "options": dict(self.options),
+            "assume": dict(self.assume),
+            "platform": self.platform,
+            "arch": self.arch,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Environment:
+        return cls(
+            dict(data.get("env", {})),
+            dict(data.get("options", {})),
+            dict(data.get("assume", {})),
+            str(data.get("platform", "cuda")),
+            str(data.get("arch", "")),
+        )
+
     def merged(self, other: Environment) -> Environment:
-        """``other``'s settings over this one's (a directive over conf.py)."""
+        """``other``'s settings over this one's (a directive over conf.py); its
+        platform is the one it says (build it from this one's when it says none)."""
         return Environment(
             {**self.env, **other.env},
             {**self.options, **other.options},
             {**self.assume, **other.assume},
-            other.platform if other.platform != "cuda" else self.platform,
+            other.platform,
             other.arch or self.arch,
         )
 
@@ -134,6 +156,16 @@ def check_names(values: Mapping[str, object], pattern: re.Pattern[str], what: st
     for name in values:
         if not pattern.match(name):
             raise EnvironmentError_(f"{what}: {name!r} is not a valid name")
+
+
+#: the name pattern of each kind of setting
+PATTERNS = {"env": ENV_NAME, "options": OPTION_NAME, "assume": FACT_NAME}
+
+
+def check_setting(kind: str, values: Mapping[str, object], what: str) -> None:
+    """Names of one kind (``env``, ``options``, ``assume``) checked as
+    :func:`environment_from` checks them; :class:`EnvironmentError_` names ``what``."""
+    check_names(values, PATTERNS[kind], what)
 
 
 def environment_from(

@@ -11,6 +11,9 @@ from docutils import nodes
 
 from sphinxext_attn.model.records import BackendFeatures, Location
 
+#: The marker of a cell that rests on an assumption about the machine.
+ASSUMED_MARK = "°"
+
 
 class Decorations:
     """No provenance, no targets, plain literals: the tables as data only."""
@@ -25,6 +28,12 @@ class Decorations:
         """A cell that could not be evaluated: marked, with its reason where the
         output can show one."""
         return [nodes.inline("", "", *cell, classes=["attn-unknown"])]
+
+    def assumed(self, facts: tuple[str, ...], cell: list[nodes.Node]) -> list[nodes.Node]:
+        """A cell whose answer rests on facts about the machine (``NAME=VALUE``):
+        marked; the note under the table lists them."""
+        mark = nodes.superscript("", ASSUMED_MARK, classes=["attn-assumed"])
+        return [*cell, mark]
 
     def row_target(self, row: BackendFeatures) -> list[nodes.Node]:
         """Nodes put first in a row's first cell (a target, index entries)."""

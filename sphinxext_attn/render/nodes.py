@@ -24,7 +24,7 @@ from sphinxext_attn.model.records import (
     PrefillBackend,
 )
 from sphinxext_attn.render import prose
-from sphinxext_attn.render.decorate import PLAIN, Decorations
+from sphinxext_attn.render.decorate import ASSUMED_MARK, PLAIN, Decorations
 
 #: Tables with more body rows than this become ``longtable`` in LaTeX.
 LONGTABLE_ROWS = 10
@@ -209,7 +209,9 @@ def feature_cell(row: BackendFeatures, column: str, deco: Decorations = PLAIN) -
     reason = row.unknown.get(column)
     if reason is not None:
         return deco.unknown(reason, row.sources.get(column), cell)
-    return deco.source(row.sources.get(column), cell)
+    cell = deco.source(row.sources.get(column), cell)
+    facts = row.assumptions.get(column)
+    return deco.assumed(facts, cell) if facts else cell
 
 
 def _feature_row(row: BackendFeatures, cols: Sequence[str], deco: Decorations) -> list[Cell]:
@@ -243,7 +245,32 @@ def feature_nodes(
         notes = [f for f in analysis.footnotes if f.marker in cited]
         if notes:
             out.append(footnote_note(notes))
+    if deco is not PLAIN:
+        out += assumptions_note(rows, cols)
     return out
+
+
+def assumptions_note(rows: Sequence[BackendFeatures], cols: Sequence[str]) -> list[nodes.Node]:
+    """Under a table: each fact about the machine its marked cells rest on, and where."""
+    where: dict[str, list[str]] = {}
+    for row in rows:
+        for column in cols:
+            for fact in row.assumptions.get(column, ()):
+                place = f"{row.name} {column}"
+                if place not in where.setdefault(fact, []):
+                    where[fact].append(place)
+    if not where:
+        return []
+    para = nodes.paragraph("", f"{ASSUMED_MARK} Assuming ", classes=["attn-assumptions"])
+    for i, (fact, places) in enumerate(sorted(where.items())):
+        para += nodes.Text("; " if i else "")
+        para += nodes.literal(fact, fact)
+        para += nodes.Text(f" ({', '.join(places)})")
+    para += nodes.Text(
+        ". Set them with attention_backends_env, attention_backends_options, "
+        "attention_backends_assume or the directive's :env:, :option:, :assume:."
+    )
+    return [para]
 
 
 def footnote_note(notes: Iterable[Footnote]) -> nodes.note:

@@ -11,12 +11,14 @@ inherited by forked parallel readers) and ``env.attention_backends_cache``
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sphinx.util import logging
 
+from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import Analysis, Diagnostic
 
 if TYPE_CHECKING:
@@ -98,19 +100,27 @@ def fingerprint(root: str, analysis: Analysis) -> Fingerprint:
 
 
 PROFILE_MARK = "#profile="
+ENV_MARK = "#environment="
 
 
-def cache_key(root: str, profile: str) -> str:
-    """One analysis per tree and profile; the default profile keeps the bare path."""
-    return root if profile == "runtime" else f"{root}{PROFILE_MARK}{profile}"
+def cache_key(root: str, profile: str, environment: Environment = REFERENCE) -> str:
+    """One analysis per tree, profile and environment; the defaults keep the bare path."""
+    key = root if profile == "runtime" else f"{root}{PROFILE_MARK}{profile}"
+    if not environment.is_reference():
+        key += ENV_MARK + json.dumps(environment.as_data(), sort_keys=True)
+    return key
 
 
-def split_key(key: str) -> tuple[str, str]:
+def split_key(key: str) -> tuple[str, str, Environment]:
+    key, _, data = key.partition(ENV_MARK)
     root, _, profile = key.partition(PROFILE_MARK)
-    return root, profile or "runtime"
+    environment = Environment.from_data(json.loads(data)) if data else REFERENCE
+    return root, profile or "runtime", environment
 
 
-def analyze_tree(root: str, profile: str = "runtime") -> Analysis:
+def analyze_tree(
+    root: str, profile: str = "runtime", environment: Environment = REFERENCE
+) -> Analysis:
     """Run the static analysis (a seam the tests can replace).
 
     A root without ``vllm/`` is one diagnostic, not one per file looked for.
@@ -128,7 +138,7 @@ def analyze_tree(root: str, profile: str = "runtime") -> Analysis:
     from sphinxext_attn.source.tree import SourceTree
 
     tree = _TREES[root] = SourceTree(root, _READS.setdefault(root, {}))
-    return analyze(root, tree, profile=profile)
+    return analyze(root, tree, profile=profile, environment=environment)
 
 
 def env_cache(env: BuildEnvironment) -> dict[str, tuple[Fingerprint, Analysis]]:
@@ -150,13 +160,13 @@ def env_docs(env: BuildEnvironment) -> dict[str, set[str]]:
 
 def get_analysis(env: BuildEnvironment, root: str) -> Analysis:
     """The analysis of ``root``: memo, then environment, then a fresh run."""
-    key, (root, profile) = root, split_key(root)
+    key, (root, profile, environment) = root, split_key(root)
     checked = key in _CHECKED
     for candidate in (_MEMO.get(key), env_cache(env).get(key)):
         if candidate is not None and (checked or fingerprint(root, candidate[1]) == candidate[0]):
             break
     else:
-        analysis = analyze_tree(root, profile)
+        analysis = analyze_tree(root, profile, environment)
         candidate = (fingerprint(root, analysis), analysis)
     # Stat the files once per read phase, not once per directive.
     _CHECKED.add(key)

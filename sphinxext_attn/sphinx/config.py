@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sphinx.util import logging
 
+from sphinxext_attn.model.environment import (
+    PLATFORMS,
+    REFERENCE,
+    Environment,
+    EnvironmentError_,
+    check_setting,
+    environment_from,
+)
 from sphinxext_attn.source.locate import installed_vllm_root
 from sphinxext_attn.sphinx.cache import FilePlace
 
@@ -33,6 +41,10 @@ SOURCE_URL_NAME = "attention_backends_source_url"
 TREES_NAME = "attention_backends_trees"
 PROFILE_NAME = "attention_backends_profile"
 STRICT_NAME = "attention_backends_strict"
+ENV_NAME = "attention_backends_env"
+OPTIONS_NAME = "attention_backends_options"
+ASSUME_NAME = "attention_backends_assume"
+PLATFORM_NAME = "attention_backends_platform"
 PROFILES: tuple[str, ...] = ("runtime", "vllm-page")
 HOW_TO_SET = (
     f"no vLLM source tree for the attention-backend tables: set {CONFIG_NAME} "
@@ -97,6 +109,29 @@ def _check_strict(value: object) -> str | None:
     return None if isinstance(value, bool) else "True or False"
 
 
+def _check_mapping(kind: str, name: str) -> Callable[[object], str | None]:
+    """A dict of NAME -> value (str, int, float, bool) checked as ``environment_from`` checks."""
+    accepts = "a dict mapping names (str) to values (str, int, float or bool)"
+
+    def check(value: object) -> str | None:
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str | int | float | bool)
+            for k, v in value.items()
+        ):
+            return accepts
+        try:
+            check_setting(kind, value, name)
+        except EnvironmentError_ as err:
+            return f"{accepts} ({err})"
+        return None
+
+    return check
+
+
+def _check_platform(value: object) -> str | None:
+    return None if value in PLATFORMS else "one of " + ", ".join(repr(p) for p in PLATFORMS)
+
+
 #: name -> (default, rebuild, Sphinx types, checker, description)
 SETTINGS: dict[
     str, tuple[Any, Literal["env"], frozenset[type], Callable[[object], str | None], str]
@@ -136,6 +171,34 @@ SETTINGS: dict[
         frozenset({bool}),
         _check_strict,
         "Report problems of an unmodified vLLM release as warnings, not info.",
+    ),
+    ENV_NAME: (
+        {},
+        "env",
+        frozenset({dict}),
+        _check_mapping("env", ENV_NAME),
+        "Environment variables the analysis evaluates with (vLLM's defaults for the rest).",
+    ),
+    OPTIONS_NAME: (
+        {},
+        "env",
+        frozenset({dict}),
+        _check_mapping("options", OPTIONS_NAME),
+        "Engine options (VllmConfig fields by dotted path) over vLLM's defaults.",
+    ),
+    ASSUME_NAME: (
+        {},
+        "env",
+        frozenset({dict}),
+        _check_mapping("assume", ASSUME_NAME),
+        "Facts about the machine (installed.PACKAGE, network, which.TOOL, a function).",
+    ),
+    PLATFORM_NAME: (
+        "cuda",
+        "env",
+        frozenset({str}),
+        _check_platform,
+        "The platform whose selection the tables describe: cuda, rocm, xpu or cpu.",
     ),
 }
 
@@ -187,6 +250,20 @@ def profile(app_or_env: Sphinx | BuildEnvironment) -> str:
     """The configured profile: ``"runtime"`` (default) or ``"vllm-page"``."""
     value = getattr(_config(app_or_env), PROFILE_NAME, "runtime")
     return value if value in PROFILES else "runtime"
+
+
+def environment(app_or_env: Sphinx | BuildEnvironment) -> Environment:
+    """What the configured analysis assumes (``attention_backends_env`` and friends)."""
+    conf = _config(app_or_env)
+    try:
+        return environment_from(
+            getattr(conf, ENV_NAME, None),
+            getattr(conf, OPTIONS_NAME, None),
+            getattr(conf, ASSUME_NAME, None),
+            getattr(conf, PLATFORM_NAME, "cuda"),
+        )
+    except EnvironmentError_:  # reported at config-inited; the default was put back
+        return REFERENCE
 
 
 def strict(app_or_env: Sphinx | BuildEnvironment) -> bool:

@@ -16,6 +16,7 @@ from typing import ClassVar
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from sphinxext_attn.model.environment import Environment, environment_from
 from sphinxext_attn.model.records import (
     CATEGORIES,
     EXTRA_COLUMNS,
@@ -70,10 +71,22 @@ class AttentionBackendsDirective(SphinxDirective):
             return []  # no vllm/ under the root: reported once, nothing to show
         return self.rendered(analysis, self.backends(analysis))
 
+    def environment(self) -> Environment:
+        """conf.py's environment with this directive's ``:env:``/``:option:``/``:assume:``
+        and ``:platform:`` over it."""
+        base = config.environment(self.env)
+        own = environment_from(
+            self.options.get("env"),
+            self.options.get("option"),
+            self.options.get("assume"),
+            self.options.get("platform") or base.platform,
+        )
+        return base.merged(own)
+
     def analysis_of(self, root: str, profile: str | None = None) -> Analysis:
         """The shared analysis of ``root``; this page depends on its files from now on."""
         profile = profile or self.options.get("profile") or config.profile(self.env)
-        key = cache.cache_key(root, profile)
+        key = cache.cache_key(root, profile, self.environment())
         analysis = cache.get_analysis(self.env, key)
         cache.report(root, analysis, self.get_location(), strict=config.strict(self.env))
         cache.env_docs(self.env).setdefault(self.env.docname, set()).add(key)

@@ -149,7 +149,7 @@ def before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) ->
         if root is None:
             config.warn_no_root()
         else:
-            roots.add(cache.cache_key(root, config.profile(env)))
+            roots.add(cache.cache_key(root, config.profile(env), config.environment(env)))
     for key in sorted(roots):
         root = cache.split_key(key)[0]
         cache.report(root, cache.get_analysis(env, key), strict=config.strict(env))

@@ -12,6 +12,13 @@ from collections.abc import Callable, Sequence
 
 from docutils.parsers.rst import directives
 
+from sphinxext_attn.model.environment import (
+    PLATFORMS,
+    EnvironmentError_,
+    check_setting,
+    parse_assignments,
+)
+
 
 def _split(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
@@ -107,7 +114,37 @@ def profile_option(value: str | None) -> str:
     return choice
 
 
+def assignments_option(kind: str) -> Callable[[str], dict[str, str]]:
+    """``:env:``, ``:option:``, ``:assume:``: ``NAME=VALUE, ...``, names checked."""
+
+    def convert(value: str) -> dict[str, str]:
+        try:
+            found = parse_assignments(value or "", f":{kind}:")
+            check_setting(ENVIRONMENT_FIELDS[kind], found, f":{kind}:")
+        except EnvironmentError_ as err:
+            raise ValueError(f"{err}; give NAME=VALUE, ...") from None
+        if not found:
+            raise ValueError(f"give NAME=VALUE, ... for :{kind}:")
+        return found
+
+    return convert
+
+
+def platform_option(value: str | None) -> str:
+    choice = (value or "").strip().lower()
+    if choice not in PLATFORMS:
+        raise ValueError(f"give one of {', '.join(PLATFORMS)}")
+    return choice
+
+
+#: directive option -> the argument of ``environment_from`` it sets
+ENVIRONMENT_FIELDS = {"env": "env", "option": "options", "assume": "assume"}
+
 COMMON_OPTIONS = {
+    "env": assignments_option("env"),
+    "option": assignments_option("option"),
+    "assume": assignments_option("assume"),
+    "platform": platform_option,
     "root": directives.unchanged_required,
     "profile": profile_option,
     "backends": backends_option,

@@ -17,7 +17,7 @@ from sphinx import addnodes
 from sphinx.util import logging
 
 from sphinxext_attn.model.records import BackendFeatures, Location
-from sphinxext_attn.render.decorate import Decorations
+from sphinxext_attn.render.decorate import ASSUMED_MARK, Decorations
 from sphinxext_attn.render.markdown import fill_source_url
 
 if TYPE_CHECKING:
@@ -111,6 +111,12 @@ class SphinxDecorations(Decorations):
             "", "", *cell, location=f"not evaluated: {reason}{where}", classes=["attn-unknown"]
         )
         return [marked]
+
+    def assumed(self, facts: tuple[str, ...], cell: list[nodes.Node]) -> list[nodes.Node]:
+        """The marker with the facts on hover (HTML); the note under the table lists them."""
+        text = f"assuming {', '.join(facts)}"
+        mark = attn_source("", ASSUMED_MARK, location=text, classes=["attn-assumed"])
+        return [*cell, mark]
 
     def row_target(self, row: BackendFeatures) -> list[nodes.Node]:
         """The first row of a backend on a page gets its target, index entries and

@@ -15,8 +15,10 @@ from typing import Any
 from docutils import nodes
 from docutils.parsers.rst import directives
 
+from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.select_nodes import decision_nodes
 from sphinxext_attn.select import inputs
@@ -74,12 +76,14 @@ def config_from_options(options: dict[str, Any]) -> Config:
     return Config(**values)
 
 
-def selector_for(root: str) -> Selector:
-    """One selector per tree and read phase, on the analysis's parsed files."""
-    selector: Selector | None = cache.SELECTORS.get(root)
+def selector_for(root: str, environment: Environment = REFERENCE) -> Selector:
+    """One selector per tree, environment and read phase, on the analysis's parsed files."""
+    key = cache.cache_key(root, "runtime", environment)
+    selector: Selector | None = cache.SELECTORS.get(key)
     if selector is None:
         tree = cache.source_tree(root) or SourceTree(root, cache.shared_reads(root))
-        selector = cache.SELECTORS[root] = Selector(Interpreter(tree))
+        interp = Interpreter(tree, Machine(environment))
+        selector = cache.SELECTORS[key] = Selector(interp)
     return selector
 
 
@@ -96,7 +100,7 @@ class SelectDirective(AttentionBackendsDirective):
         return super().analysis_of(root, profile)
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
-        selector = selector_for(analysis.root)
+        selector = selector_for(analysis.root, self.environment())
         config = config_from_options(self.options)
         if "kv-cache-dtype" in self.options:  # as select --kv-cache-dtype: the release's
             from sphinxext_attn.runtime.questions import kv_cache_dtypes

@@ -29,6 +29,12 @@ BAD = [
     ("attention_backends_profile", "None", "one of 'runtime', 'vllm-page'"),
     ("attention_backends_strict", "'yes'", "True or False"),
     ("attention_backends_strict", "1", "True or False"),
+    ("attention_backends_env", "['VLLM_X=1']", "a dict mapping names (str) to values"),
+    ("attention_backends_env", "{'1X': '1'}", "'1X' is not a valid name"),
+    ("attention_backends_options", "{'a.b': [2]}", "a dict mapping names (str) to values"),
+    ("attention_backends_options", "{'Attention Config': 2}", "is not a valid name"),
+    ("attention_backends_assume", "'network'", "a dict mapping names (str) to values"),
+    ("attention_backends_platform", "'tpu'", "one of 'cuda', 'rocm', 'xpu', 'cpu'"),
 ]
 
 
@@ -58,6 +64,10 @@ def test_every_setting_is_checked():
         "attention_backends_trees",
         "attention_backends_profile",
         "attention_backends_strict",
+        "attention_backends_env",
+        "attention_backends_options",
+        "attention_backends_assume",
+        "attention_backends_platform",
     }
     assert {name for name, _, _ in BAD} == set(config.SETTINGS)
 
