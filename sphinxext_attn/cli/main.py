@@ -242,7 +242,13 @@ def write_page(args: argparse.Namespace) -> int:
     wants_lines = args.format == "json" or bool(args.source_links) or bool(args.diff)
     # nor any capability outside the release's page columns (JSON and diffs list them)
     extras = args.format == "json" or bool(args.diff)
-    analysis = analysis_of(root, args.profile, wants_lines, run_cache(args), extras, environment)
+    # vLLM's layout is CUDA's; another platform adds its own section (markdown)
+    page_environment = Environment(
+        environment.env, environment.options, environment.assume, "cuda", ""
+    )
+    analysis = analysis_of(
+        root, args.profile, wants_lines, run_cache(args), extras, page_environment
+    )
     for diag in analysis.diagnostics:
         print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
     if args.diff:
@@ -256,6 +262,12 @@ def write_page(args: argparse.Namespace) -> int:
         if page is None:
             return 2
         content = page
+        if environment.platform != "cuda":
+            from sphinxext_attn.render.platform_section import markdown_section
+            from sphinxext_attn.select.platforms import platform_selection
+
+            selection = platform_selection(str(root), environment)
+            content = content.rstrip("\n") + "\n\n" + markdown_section(selection)
     if out is None:
         sys.stdout.write(content)
         return 0

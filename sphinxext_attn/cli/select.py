@@ -292,11 +292,14 @@ def _shown(value: Any, flag: str) -> str:
 
 
 def render_text(
-    config: Config, decision: Decision, configuration: dict[str, Any] | None = None
+    config: Config,
+    decision: Decision,
+    configuration: dict[str, Any] | None = None,
+    gpu: str = "",
 ) -> str:
     """The decision for people: the configuration (defaults marked), the pick, and
     one label for every backend of the list."""
-    lines = [f"configuration: {config.describe()}"]
+    lines = [f"configuration: {config.describe(gpu)}"]
     if configuration is not None:
         defaults = set(configuration["defaults"])
         for flag, value in configuration["values"].items():
@@ -305,7 +308,10 @@ def render_text(
     if decision.error:
         lines.append(f"not evaluated: {decision.error}")
         return "\n".join(lines) + "\n"
-    if decision.candidates:
+    if decision.candidates and decision.selected:
+        lines.append(f"selected: {decision.selected} (from a list that depends on a fact)")
+        lines += [f"  {c['backend']} if {c['if']}" for c in decision.candidates]
+    elif decision.candidates:
         lines.append("selected: conditional (the code cannot settle it statically)")
         lines += [f"  {c['backend']} if {c['if']}" for c in decision.candidates]
     elif decision.raised:
@@ -318,6 +324,12 @@ def render_text(
         )
     if decision.assumptions:
         lines.append(f"assuming: {', '.join(decision.assumptions)}")
+    for candidate in decision.candidates:
+        if candidate.get("priorities"):
+            lines.append(f"priority list if {candidate['if']}:")
+            lines += [f"    {i}. {n}" for i, n in enumerate(candidate["priorities"], 1)]
+    if not decision.priorities and any(c.get("priorities") for c in decision.candidates):
+        return "\n".join(lines) + "\n"
     lines.append("priority list:")
     for i, name in enumerate(decision.priorities, 1):
         mark = "->" if name == decision.selected else "  "
@@ -386,7 +398,9 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         else:
             decision = Decision.from_json(data)
             decision.flash_attn_version = data["flash_attn_version"]
-            content = render_text(config, decision, data["configuration"])
+            from sphinxext_attn.model.environment import gpu_words
+
+            content = render_text(config, decision, data["configuration"], gpu_words(environment))
     answers.keep()
     if args.output and args.output != "-":
         write_output(Path(args.output), content)

@@ -228,6 +228,17 @@ def literal_of(text: str) -> object:
 
 
 REFERENCE = Environment()
+#: The GPU a ROCm machine has when no arch is named (MI300X/MI325X).
+DEFAULT_ROCM_ARCH = "gfx942"
+
+
+def gpu_words(environment: Environment) -> str:
+    """How a decision's title names the GPU on a platform other than CUDA."""
+    if environment.platform == "rocm":
+        return f"ROCm {environment.arch or DEFAULT_ROCM_ARCH}"
+    return "" if environment.platform == "cuda" else environment.platform.upper()
+
+
 #: The engine option a case's ``model_attn_type`` sets (the model config's attn_type).
 MODEL_ATTN_TYPE = "model_config.attn_type"
 

@@ -132,7 +132,7 @@ class CallMixin:
             ok, value, read = found
             self.capability_read |= read
             if ok:
-                return value
+                return self._fresh(value)
             raise value
         budget = self.budget
         if budget.depth >= budget.max_depth:
@@ -161,7 +161,8 @@ class CallMixin:
         read = self.capability_read
         self.capability_read = saved_read | read
         if (self.class_writes == writes or func.cached) and not isinstance(value, LazyGen):
-            self.call_memo.store(self, func, args, kwargs, looked_up, (True, value, read))
+            kept = self._fresh(value)
+            self.call_memo.store(self, func, args, kwargs, looked_up, (True, kept, read))
         return value
 
     def _run(
@@ -181,6 +182,16 @@ class CallMixin:
         if func.name in self.lenient_functions:
             return self.run_lenient(node.body, frame)
         return self.run_body(node.body, frame)
+
+    def _fresh(self: Interpreter, value: Any) -> Any:
+        """A remembered answer as a new call gives it: a list, dict or set the call
+        built is a new object each time (the caller may change it: ``.remove()``),
+        one a module or class holds is that same object."""
+        if type(value) in (list, dict, set) and (
+            self.shared_ids is None or id(value) not in self.shared_ids
+        ):
+            return type(value)(value)
+        return value
 
     def _run_wrapped(
         self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]

@@ -22,10 +22,10 @@ if TYPE_CHECKING:
 
 PLATFORM_PACKAGE = "vllm.platforms"
 PLUGINS = "builtin_platform_plugins"
-#: The GPU a ROCm machine has when no ``--arch`` names one (MI300X/MI325X).
-DEFAULT_ROCM_ARCH = "gfx942"
 #: A qualified class name in a plugin's answer (``"vllm.platforms.rocm.RocmPlatform"``).
 QUALNAME = re.compile(r"vllm(\.[A-Za-z_][A-Za-z0-9_]*)+\Z")
+#: A yes/no question to the hardware through torch (``torch.cpu._is_amx_tile_supported``).
+HARDWARE_PROBE = re.compile(r"torch\.[a-z]+\._?is_[a-z0-9_]+\Z")
 #: The longest text a pattern of the tree is matched against (an arch name is short).
 MAX_MATCHED = 200
 

@@ -19,7 +19,13 @@ import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.model.environment import REFERENCE, Environment, literal_of, truth_of
+from sphinxext_attn.model.environment import (
+    DEFAULT_ROCM_ARCH,
+    REFERENCE,
+    Environment,
+    literal_of,
+    truth_of,
+)
 from sphinxext_attn.pyeval import devices, engine_config
 from sphinxext_attn.pyeval.scope import MISSING, Scope
 from sphinxext_attn.pyeval.values import (
@@ -79,6 +85,8 @@ class Machine:
         self.environment = environment
         self._platform: Any = None
         self._installed: dict[str, bool] = {}
+        #: facts read that nobody set and the machine only guesses (see select.settled)
+        self.guessed: set[str] = set()
 
     # -- names -------------------------------------------------------------------
     def module_attr(self, interp: Interpreter, dotted: str, name: str) -> Any:
@@ -112,7 +120,7 @@ class Machine:
     @property
     def arch(self) -> str:
         """The ROCm GPU amdsmi reports (``--arch``; gfx942 when none is named)."""
-        return self.environment.arch or devices.DEFAULT_ROCM_ARCH
+        return self.environment.arch or DEFAULT_ROCM_ARCH
 
     def external_attr(self, interp: Interpreter, obj: External, name: str) -> Any:
         qualname = f"{obj.qualname}.{name}"
@@ -177,6 +185,10 @@ class Machine:
             answer = devices.amdsmi_call(interp, name, self.arch)
             if answer is not Ellipsis:
                 return answer
+        if not args and not kwargs and self.environment.platform != "cuda":
+            probed = self.probe(interp, name)
+            if probed is not MISSING:
+                return probed
         matched = devices.regex_call(name, args, kwargs)
         if matched is not Ellipsis:
             return matched
@@ -213,6 +225,21 @@ class Machine:
             return args[0]
         return MISSING
 
+    def probe(self, interp: Interpreter, name: str) -> Any:
+        """A question to the hardware (``platform.machine()``, ``torch.cpu._is_*_supported()``)
+        on a platform whose reference machine is not the recorded CUDA one: as assumed;
+        the CPU type of the reference machine (x86_64); a yes/no probe nobody set is
+        guessed false and noted, so a decision resting on it is made both ways."""
+        if name == "platform.machine":
+            value = self.environment.assume.get(name, "x86_64")
+            interp.note_fact(name, value)
+            return value
+        if not devices.HARDWARE_PROBE.match(name):
+            return MISSING
+        if name not in self.environment.assume:
+            self.guessed.add(name)
+        return self.fact_truth(interp, name, False)
+
     def getenv(self, interp: Interpreter, name: str, default: Any) -> Any:
         """``os.getenv(name, default)``: the variable as set, else the default."""
         value = self.environment.env.get(name)
@@ -238,6 +265,8 @@ class Machine:
         fact = f"installed.{top}"
         if fact in self.environment.assume:
             return self.fact_truth(interp, fact, False)
+        if self.environment.platform != "cuda":  # the reference machine is a CUDA one
+            self.guessed.add(fact)
         return self.fact_truth(interp, fact, self._imported(interp, top))
 
     def _imported(self, interp: Interpreter, top: str) -> bool:

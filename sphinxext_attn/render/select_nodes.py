@@ -43,6 +43,7 @@ def decision_nodes(
     spec: TableSpec,
     *,
     deco: Decorations = PLAIN,
+    gpu: str = "",
 ) -> list[nodes.Node]:
     """The decision table, with a line saying what vLLM does when nothing qualifies."""
     out: list[nodes.Node] = []
@@ -65,7 +66,7 @@ def decision_nodes(
         list(HEADER),
         rows,
         spec,
-        title=config.describe(),
+        title=config.describe(gpu),
         classes=("attn-select",),
     )
     if decision.selected in decision.priorities:
@@ -82,6 +83,8 @@ def decision_nodes(
             text = f"{candidate['backend']} if {candidate['if']}"
             items += nodes.list_item("", nodes.paragraph("", text))
         out.insert(1, items)
+    elif decision.raised:
+        out.append(nodes.paragraph("", f"vLLM raises {decision.raised}", classes=["attn-none"]))
     elif decision.selected is None:
         out.append(
             nodes.paragraph(

@@ -74,8 +74,9 @@ class Config:
             capability=str(case.get("capability", "9.0")), num_heads=case.get("num_heads"), **known
         )
 
-    def describe(self) -> str:
-        """The configuration in one line, for people."""
+    def describe(self, gpu: str = "") -> str:
+        """The configuration in one line, for people (``gpu``: how the platform names
+        the GPU, e.g. ROCm gfx942, instead of its SM capability)."""
         flags = [
             word
             for word, on in (
@@ -90,7 +91,7 @@ class Config:
         ]
         return ", ".join(
             [
-                f"SM {self.capability}",
+                gpu or f"SM {self.capability}",
                 self.dtype,
                 f"KV cache {self.kv_cache_dtype or 'unset'}",
                 f"head size {self.head_size}",
@@ -123,7 +124,7 @@ class Decision:
     assumptions: list[str] = field(default_factory=list)
     #: a decision no static reading can settle: ``{"backend", "if"}`` in vLLM's order
     #: (``selected`` is then None)
-    candidates: list[dict[str, str]] = field(default_factory=list)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
     #: backend -> what to ``--assume`` to settle it (a function of the tree)
     assumable: dict[str, str] = field(default_factory=dict)
     #: what vLLM raises when the platform's rules refuse the configuration (XPU, CPU)
@@ -214,6 +215,8 @@ class Selector:
         self._configs: dict[tuple[Any, ...], Instance] = {}
         self._capabilities: dict[tuple[int, int], Any] = {}
         self._platform_gpu: tuple[int, int] | None = None
+        #: the same tree on machines where a guessed fact is set (see settled)
+        self.siblings: dict[str, Selector] = {}
         interp.lenient_functions = frozenset({"validate_configuration"})
 
     def _selector_config_class(self) -> PyClass:
@@ -296,6 +299,14 @@ class Selector:
         return self._platform_gpu
 
     def decide(self, config: Config) -> Decision:
+        """vLLM's decision; where it rests on a fact the reader did not set and the
+        machine only guesses (is aiter installed?), each value's decision, and a
+        conditional one when they differ (:mod:`.settled`)."""
+        from sphinxext_attn.select.settled import settle
+
+        return settle(self, config, self.decide_here(config))
+
+    def decide_here(self, config: Config) -> Decision:
         interp = self.interp
         interp.capability = config.capability_tuple
         interp.budget.steps = 400_000

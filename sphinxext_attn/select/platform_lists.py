@@ -100,16 +100,19 @@ def layers(tree: SourceTree, platform_path: str) -> list[dict[str, Any]]:
     text = tree.text(platform_path) or ""
     compared = sorted(
         {
-            c.value
+            value
             for node in ast.walk(ast.parse(text))
-            if isinstance(node, ast.Compare) and "kv_cache_dtype" in ast.unparse(node)
-            for c in ast.walk(node)
-            if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            if isinstance(node, ast.Compare) and len(node.comparators) == 1
+            for value in _kv_constants(node.left, node.comparators[0])
         }
     )
     out = []
     for mla, sparse, connector, attn_type, kv in product(
-        (False, True), (False, True), (False, True), (None, "encoder_decoder"), ["auto", *compared]
+        (False, True),
+        (False, True),
+        (False, True),
+        (None, "encoder_decoder"),
+        list(dict.fromkeys(["auto", *compared])),
     ):
         if sparse and not mla:
             continue
@@ -123,6 +126,18 @@ def layers(tree: SourceTree, platform_path: str) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _kv_constants(left: ast.expr, right: ast.expr) -> list[str]:
+    """The strings a ``...kv_cache_dtype`` is compared with (``!= "fp8_e5m2"``)."""
+    for side, other in ((left, right), (right, left)):
+        name = side.attr if isinstance(side, ast.Attribute) else getattr(side, "id", "")
+        if name.endswith("kv_cache_dtype"):
+            items = other.elts if isinstance(other, ast.Tuple | ast.List | ast.Set) else [other]
+            return [
+                i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
+            ]
+    return []
 
 
 def explore_machine(
@@ -144,7 +159,8 @@ def explore_machine(
             options = {**base.options, **({MODEL_ATTN_TYPE: attn_type} if attn_type else {})}
             env = _with(base, arch, fixed)
             env = Environment(env.env, options, env.assume, env.platform, env.arch)
-            decision = _selector(tree, env).decide(_config(shape))
+            # the machine as set: a guessed fact is explored here, not made conditional
+            decision = _selector(tree, env).decide_here(_config(shape))
             if decision.error:
                 raise Unknown(f"the list on {arch} is not evaluated: {decision.error}")
             seen = {}
@@ -259,10 +275,9 @@ def _titled(runs: list[Run]) -> list[tuple[tuple[str, ...], str]]:
         conditions = _merge(
             [{n: frozenset({p[i]}) for i, n in enumerate(names)} for p in sorted(mine)]
         )
-        conditions = _widened(conditions, mine, names)
-        words = [_words(c, dims) for c in conditions]
-        text = "" if len(points) == 1 else " or ".join(w for w in words if w)
-        out.append((backends, text))
+        for _ in range(3):  # widening can make conditions mergeable again
+            conditions = _merge(_widened(conditions, mine, names))
+        out.append((backends, "" if len(points) == 1 else _factored(conditions, dims)))
     return out
 
 
@@ -287,6 +302,23 @@ def _widened(
     return kept
 
 
+def _factored(conditions: list[dict[str, frozenset[int]]], dims: dict[str, list[Any]]) -> str:
+    """The conditions in words, what they share said once: ``aiter installed, and
+    VLLM_ROCM_USE_AITER=1 or VLLM_ROCM_USE_AITER_MHA=0``."""
+    shared = {
+        n: a
+        for n, a in conditions[0].items()
+        if len(a) < len(dims[n]) and all(c[n] == a for c in conditions)
+    }
+    rest = [_words({n: a for n, a in c.items() if n not in shared}, dims) for c in conditions]
+    rest = [r for r in rest if r]
+    head = _words(shared, dims)
+    if not rest:
+        return head
+    either = " or ".join(f"({r})" if ", " in r and len(rest) > 1 else r for r in rest)
+    return f"{head}, and {either}" if head else either
+
+
 def _words(condition: dict[str, frozenset[int]], dims: dict[str, list[Any]]) -> str:
     parts = []
     for name, allowed in condition.items():
@@ -299,10 +331,11 @@ def _words(condition: dict[str, frozenset[int]], dims: dict[str, list[Any]]) -> 
             truth = chosen[0] not in (False, None, "false")
             parts.append(yes if truth else no)
         elif name == "kv_cache_dtype":
+            # the first value stands for every dtype the code does not compare with
             others = [v for v in values if v not in chosen]
             parts.append(
                 f"KV cache other than {', '.join(others)}"
-                if len(others) < len(chosen)
+                if values[0] in chosen
                 else f"KV cache {', '.join(chosen)}"
             )
         else:

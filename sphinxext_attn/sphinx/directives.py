@@ -27,6 +27,7 @@ from sphinxext_attn.model.records import (
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render import priority, prose
 from sphinxext_attn.render.decorate import PLAIN, Decorations
+from sphinxext_attn.render.nodes import TableSpec
 from sphinxext_attn.sphinx import cache, config
 from sphinxext_attn.sphinx.options import (
     COMMON_OPTIONS,
@@ -256,8 +257,31 @@ class PriorityDirective(AttentionBackendsDirective):
         return sorted({b for p in analysis.priorities for b in p.backends})
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
+        platform = self.environment().platform
+        if platform != "cuda":
+            return self.render_platform(analysis, spec, backends, platform)
+        return self.render_lists(analysis, spec, backends, self.options.get("arch"))
+
+    def render_platform(
+        self,
+        analysis: Analysis,
+        spec: TableSpec,
+        backends: frozenset[str] | None,
+        platform: str,
+    ) -> list[nodes.Node]:
+        """Another platform's lists (ROCm) or rules (XPU, CPU), from its own code."""
+        from sphinxext_attn.sphinx.platforms import platform_priority_nodes
+
+        return platform_priority_nodes(self, analysis, spec, backends, platform)
+
+    def render_lists(
+        self,
+        analysis: Analysis,
+        spec: TableSpec,
+        backends: frozenset[str] | None,
+        arches: Sequence[str] | None,
+    ) -> list[nodes.Node]:
         categories = self.options.get("category", CATEGORIES)
-        arches = self.options.get("arch")
         present = analysis.arches()
         unknown = [a for a in arches or () if a not in present]
         if unknown:

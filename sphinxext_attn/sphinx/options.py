@@ -80,7 +80,7 @@ def arch_option(value: str) -> tuple[str, ...]:
     """Architectures as the release's code tells them apart (``sm90``, ``sm100``,
     ``default``, ...); checked against the tree's lists when the table renders."""
     names = _split(value or "")
-    bad = [n for n in names if not re.fullmatch(r"default|sm\d+(\+sm\d+)*", n)]
+    bad = [n for n in names if not re.fullmatch(r"default|sm\d+(\+sm\d+)*|gfx[0-9a-f]{2,4}", n)]
     if bad or not names:
         raise ValueError(
             f"{', '.join(bad) or 'nothing'} is not an architecture; use names such as "
@@ -128,6 +128,13 @@ def assignments_option(kind: str) -> Callable[[str], dict[str, str]]:
         return found
 
     return convert
+
+
+def gfx_option(value: str | None) -> str:
+    text = (value or "").strip().lower()
+    if not re.fullmatch(r"gfx[0-9a-f]{2,4}", text):
+        raise ValueError(f"{text or 'nothing'} is not a ROCm GPU; give e.g. gfx942")
+    return text
 
 
 def platform_option(value: str | None) -> str:

@@ -8,6 +8,7 @@ every file the decision read becomes a dependency of the page.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from docutils import nodes
 from docutils.parsers.rst import directives
 
-from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.model.environment import REFERENCE, Environment, gpu_words
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
@@ -26,7 +27,7 @@ from sphinxext_attn.select.decision import LAYER_FIELDS, OPTION_FIELDS, Config, 
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.sphinx import cache
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
-from sphinxext_attn.sphinx.options import COMMON_OPTIONS
+from sphinxext_attn.sphinx.options import COMMON_OPTIONS, gfx_option
 
 
 def _option(convert: Callable[[Any], Any]) -> Callable[[str | None], Any]:
@@ -93,6 +94,7 @@ class SelectDirective(AttentionBackendsDirective):
     option_spec = {
         **{k: v for k, v in COMMON_OPTIONS.items() if k not in ("backends", "profile")},
         **CONFIG_OPTIONS,
+        "arch": gfx_option,
     }
 
     def analysis_of(self, root: str, profile: str | None = None) -> Analysis:
@@ -100,7 +102,10 @@ class SelectDirective(AttentionBackendsDirective):
         return super().analysis_of(root, profile)
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
-        selector = selector_for(analysis.root, self.environment())
+        environment = self.environment()
+        if "arch" in self.options:  # a ROCm GPU by its arch name
+            environment = dataclasses.replace(environment, arch=self.options["arch"])
+        selector = selector_for(analysis.root, environment)
         config = config_from_options(self.options)
         if "kv-cache-dtype" in self.options:  # as select --kv-cache-dtype: the release's
             from sphinxext_attn.runtime.questions import kv_cache_dtypes
@@ -129,7 +134,7 @@ class SelectDirective(AttentionBackendsDirective):
                 type=cache.WARNING_TYPE,
                 subtype="unknown",
             )
-        return decision_nodes(config, decision, spec, deco=self.deco)
+        return decision_nodes(config, decision, spec, deco=self.deco, gpu=gpu_words(environment))
 
     def not_analysed(self, analysis: Analysis) -> list[nodes.Node]:
         return []

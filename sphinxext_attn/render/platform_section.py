@@ -1,0 +1,124 @@
+"""A platform's selection on a page: markdown for the command line, docutils for
+the directives. ROCm: its lists per GPU group and the GPUs each backend accepts;
+XPU, CPU: the ordered rules of ``get_attn_backend_cls``."""
+
+from __future__ import annotations
+
+from docutils import nodes
+
+from sphinxext_attn.render import prose
+from sphinxext_attn.select.platforms import PlatformSelection
+
+RULES_INTRO = (
+    "{title} has no priority list: `get_attn_backend_cls` in `{source}` decides with "
+    "an ordered `if`/`else`. With no backend requested, the first rule whose "
+    "condition holds decides (conditions in the code's own words)."
+)
+LISTS_INTRO = (
+    "{title} tries the backends of one list in order and picks the first that accepts "
+    "the configuration, as on CUDA. The list depends on the GPU (read once, at import), "
+    "the environment and the layer; each list below is titled by what leads to it "
+    "(`{source}`, `get_valid_backends`)."
+)
+GPUS_INTRO = (
+    "The backends {title}'s selection can reach, and the GPUs whose capability each accepts:"
+)
+
+
+def _rule_rows(selection: PlatformSelection) -> list[list[str]]:
+    return [
+        [str(i), " and ".join(r.conditions) or "otherwise", r.outcome]
+        for i, r in enumerate(selection.rules, 1)
+    ]
+
+
+def markdown_section(selection: PlatformSelection) -> str:
+    """``## Backend Selection (ROCm)`` and what follows it."""
+    title, source = selection.title, selection.source
+    lines = [f"## Backend Selection ({title})", ""]
+    if selection.error:
+        return "\n".join([*lines, f"Not evaluated: {selection.error}", ""])
+    if selection.rules:
+        lines += [RULES_INTRO.format(title=title, source=source), ""]
+        lines += ["| Rule | When | Outcome |", "| --- | --- | --- |"]
+        lines += [
+            f"| {n} | `{when}` | `{what}` |"
+            if not what.startswith("raises")
+            else f"| {n} | `{when}` | {what} |"
+            for n, when, what in _rule_rows(selection)
+        ]
+        return "\n".join([*lines, ""])
+    lines += [LISTS_INTRO.format(title=title, source=source), ""]
+    for category in ("standard", "mla"):
+        mine = [p for p in selection.lists if p.category == category]
+        if not mine:
+            continue
+        lines += [f"### {prose.CATEGORY_TITLES[category]}", ""]
+        for plist in mine:
+            lines += [f"**{plist.title}:**", "", "| Priority | Backend |", "| --- | --- |"]
+            lines += [f"| {i} | `{b}` |" for i, b in enumerate(plist.backends, 1)]
+            lines.append("")
+    if selection.gpus:
+        lines += [GPUS_INTRO.format(title=title), "", "| Backend | GPUs |", "| --- | --- |"]
+        lines += [f"| `{b}` | {', '.join(g) or 'none'} |" for b, g in selection.gpus.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def rules_nodes(selection: PlatformSelection, table_classes: tuple[str, ...] = ()) -> nodes.table:
+    """The rules as a table: rule number, condition, outcome."""
+    table = nodes.table(classes=["attn-rules", *table_classes])
+    group = nodes.tgroup(cols=3)
+    table += group
+    for width in (6, 50, 30):
+        group += nodes.colspec(colwidth=width)
+    head = nodes.thead()
+    group += head
+    head += _row(["Rule", "When", "Outcome"], literal=False)
+    body = nodes.tbody()
+    group += body
+    for number, when, what in _rule_rows(selection):
+        row = nodes.row()
+        for i, text in enumerate((number, when, what)):
+            entry = nodes.entry()
+            literal = i == 1 or (i == 2 and not text.startswith("raises"))
+            entry += nodes.paragraph(
+                "", "", nodes.literal(text, text) if literal else nodes.Text(text)
+            )
+            row += entry
+        body += row
+    return table
+
+
+def gpus_nodes(selection: PlatformSelection) -> nodes.table:
+    table = nodes.table(classes=["attn-gpus"])
+    group = nodes.tgroup(cols=2)
+    table += group
+    for width in (24, 40):
+        group += nodes.colspec(colwidth=width)
+    head = nodes.thead()
+    group += head
+    head += _row(["Backend", "GPUs"], literal=False)
+    body = nodes.tbody()
+    group += body
+    for backend, gpus in selection.gpus.items():
+        row = nodes.row()
+        for i, text in enumerate((backend, ", ".join(gpus) or "none")):
+            entry = nodes.entry()
+            entry += nodes.paragraph(
+                "", "", nodes.literal(text, text) if i == 0 else nodes.Text(text)
+            )
+            row += entry
+        body += row
+    return table
+
+
+def _row(cells: list[str], literal: bool) -> nodes.row:
+    row = nodes.row()
+    for text in cells:
+        entry = nodes.entry()
+        entry += nodes.paragraph(
+            "", "", nodes.literal(text, text) if literal else nodes.Text(text)
+        )
+        row += entry
+    return row

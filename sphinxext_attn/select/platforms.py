@@ -1,0 +1,124 @@
+"""What one platform's selection looks like, for a page: its lists or rules, and the
+backends it can reach with the GPUs each accepts.
+
+Computed only for a platform a page shows (a CUDA-only page never asks), once per
+tree and environment in a process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.model.records import PriorityList
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.devices import platform_class
+from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.pyeval.scope import MISSING
+from sphinxext_attn.select.decision import NODE, Selector
+from sphinxext_attn.select.platform_lists import named_archs, platform_priorities
+from sphinxext_attn.select.platform_rules import Rule, read_rules
+from sphinxext_attn.source.tree import SourceTree
+
+TITLES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "cpu": "CPU"}
+
+
+@dataclass
+class PlatformSelection:
+    platform: str
+    #: ROCm: every list get_valid_backends walks, per GPU group (see platform_lists)
+    lists: list[PriorityList] = field(default_factory=list)
+    #: XPU, CPU: get_attn_backend_cls's automatic rules, in order
+    rules: list[Rule] = field(default_factory=list)
+    source: str = ""
+    #: backend -> the GPUs (arch names) whose capability it accepts; "any" for all
+    gpus: dict[str, list[str]] = field(default_factory=dict)
+    error: str = ""
+
+    @property
+    def title(self) -> str:
+        return TITLES.get(self.platform, self.platform)
+
+    def backends(self) -> list[str]:
+        names = [b for p in self.lists for b in p.backends]
+        names += [r.outcome for r in self.rules if not r.outcome.startswith("raises ")]
+        return list(dict.fromkeys(names))
+
+
+_KNOWN: dict[tuple[str, str], PlatformSelection] = {}
+
+
+def platform_selection(root: str, environment: Environment) -> PlatformSelection:
+    """The platform's selection on the tree at ``root`` (kept for the process)."""
+    key = (str(root), environment.key())
+    found = _KNOWN.get(key)
+    if found is None:
+        found = _KNOWN[key] = _evaluate(SourceTree(root), environment)
+    return found
+
+
+def _evaluate(tree: SourceTree, environment: Environment) -> PlatformSelection:
+    out = PlatformSelection(environment.platform)
+    try:
+        interp = Interpreter(tree, Machine(environment))
+        cls = platform_class(interp, environment.platform)
+        out.source = cls.path
+        if interp.class_attr(cls, "get_valid_backends")[0] is not MISSING:
+            out.lists = platform_priorities(tree, environment)
+            out.gpus = _accepted_gpus(tree, environment, out.backends())
+        else:
+            out.rules, out.source = read_rules(interp, environment.platform)
+    except (Unknown, Raised) as exc:
+        out.error = str(exc)
+    except RecursionError:
+        out.error = "nesting too deep"
+    return out
+
+
+def _accepted_gpus(
+    tree: SourceTree, environment: Environment, backends: list[str]
+) -> dict[str, list[str]]:
+    """Per backend, the named GPUs whose capability its ``supports_compute_capability``
+    accepts, asked on a machine with that GPU (a check may read the arch too)."""
+    archs = [environment.arch] if environment.arch else named_archs(tree, environment)
+    out: dict[str, list[str]] = {b: [] for b in backends}
+    for arch in archs:
+        env = Environment(
+            environment.env, environment.options, environment.assume, environment.platform, arch
+        )
+        selector = Selector(Interpreter(tree, Machine(env)))
+        for backend in backends:
+            if _accepts(selector, backend):
+                out[backend].append(arch)
+    return {b: (["any"] if a == archs else a) for b, a in out.items()}
+
+
+def _accepts(selector: Selector, backend: str) -> bool:
+    from sphinxext_attn.select.decision import Config
+
+    interp = selector.interp
+    try:
+        gpu = selector.gpu(Config(capability="0.0"))
+        interp.capability = gpu
+        enum = _registry_enum(interp)
+        member = interp.getattr(enum, backend, NODE, "")
+        cls = interp.call(interp.getattr(member, "get_class", NODE, ""), [], {}, NODE, "")
+        capability = interp.call(interp.machine_capability_class(), list(gpu), {}, NODE, "")
+        check = interp.getattr(cls, "supports_compute_capability", NODE, "")
+        return bool(interp.truth(interp.call(check, [capability], {}, NODE, ""), NODE, ""))
+    except (Unknown, Raised, RecursionError):
+        return False
+    finally:
+        interp.capability = None
+
+
+def _registry_enum(interp: Interpreter) -> Any:
+    from sphinxext_attn.source.registry import REGISTRY_ENUM, REGISTRY_FILES
+
+    for rel in REGISTRY_FILES:
+        dotted = rel.removesuffix(".py").replace("/", ".")
+        module = interp.module(dotted)
+        if module is not None and module.has(REGISTRY_ENUM):
+            return module.lookup(REGISTRY_ENUM, interp, NODE)
+    raise Unknown("no backend registry in the tree")

@@ -1,0 +1,85 @@
+"""``:platform:`` on the priority and select directives, and
+``attention_backends_platform``: another platform's selection from its own code
+(the demo tree's invented ROCm, XPU and CPU platforms). One build per setting:
+a build analyses the tree first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from attn_sphinx_util import build, warnings
+from treebuilder import DEMO_TREE
+
+PAGE = """Platforms
+=========
+
+All ROCm lists
+--------------
+
+.. attention-backends-priority::
+   :platform: rocm
+
+One GPU
+-------
+
+.. attention-backends-priority::
+   :platform: rocm
+   :arch: gfx1100
+
+XPU rules
+---------
+
+.. attention-backends-priority::
+   :platform: xpu
+
+A ROCm decision
+---------------
+
+.. attention-backends-select::
+   :platform: rocm
+   :arch: gfx942
+   :head-size: 128
+   :env: VLLM_ROCM_USE_AITER=1
+   :assume: installed.aiter=true
+"""
+
+
+def _text(make_app, tmp_path: Path, page: str, **kwargs) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinxext_attn"]\n')
+    (src / "index.rst").write_text(page)
+    app = build(make_app, src, "text", tree=DEMO_TREE, profile=None, **kwargs)
+    text = (Path(app.outdir) / "index.txt").read_text(encoding="utf-8")
+    return " ".join(text.split()), warnings(app)
+
+
+def test_platform_lists_rules_and_decisions(make_app, tmp_path):
+    text, warned = _text(make_app, tmp_path, PAGE)
+    assert not warned
+    every, one, xpu, decision = (
+        text.split(heading, 1)[1]
+        for heading in ("All ROCm lists", "One GPU", "XPU rules", "A ROCm decision")
+    )
+    every = every.split("One GPU")[0]
+    assert "gfx90a, gfx942, gfx950: aiter installed, without a KV connector," in every
+    assert "gfx1100, gfx1201: without a KV connector" in every
+    assert "GPUs" in every
+    one = one.split("XPU rules")[0]
+    assert "gfx1100: without a KV connector" in one and "gfx942" not in one
+    xpu = xpu.split("A ROCm decision")[0]
+    assert all(word in xpu for word in ('"use_sparse"', '"FLASH_ATTN"', '"otherwise"'))
+    assert "ROCm gfx942" in decision and 'vLLM picks "ROCM_ATTN"' in decision
+    assert "VLLM_ROCM_USE_AITER=1" in decision
+
+
+def test_conf_platform_is_the_default_and_a_bad_one_is_named(make_app, tmp_path):
+    page = (
+        ".. attention-backends-select::\n   :sparse:\n\n"
+        ".. attention-backends-select::\n   :platform: tpu\n"
+    )
+    text, warned = _text(
+        make_app, tmp_path, page, confoverrides={"attention_backends_platform": "xpu"}
+    )
+    assert "vLLM raises NotImplementedError: Sparse attention is not supported on XPU." in text
+    assert "give one of cuda, rocm, xpu, cpu" in warned
