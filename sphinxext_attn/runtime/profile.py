@@ -28,6 +28,7 @@ from sphinxext_attn.runtime.questions import (
     block_size_labels,
     dtype_values,
     kv_cache_dtypes,
+    sorted_block_labels,
 )
 from sphinxext_attn.source.registry import RegistryEntry
 
@@ -134,9 +135,14 @@ class RuntimeReader:
 
         labels = [label for label, _ in DTYPES]
         facts["Dtypes"] = take("Dtypes", ask.ask_each("supports_dtype", dtype_values(), labels))
-        facts["KV Dtypes"] = take(
+        kv = take(
             "KV Dtypes", ask.ask_each("supports_kv_cache_dtype", self.kv_dtypes, self.kv_dtypes)
         )
+        declared = ask.declared_list("supported_kv_cache_dtypes")
+        if kv is not None and declared:  # vLLM lists a backend's KV dtypes by this list
+            facts["kv_undeclared"] = [d for d in kv if d not in declared]
+            kv = [d for d in kv if d in declared]
+        facts["KV Dtypes"] = kv
         answer = ask.ask("get_supported_kernel_block_sizes")
         blocks = take("Block Sizes", answer)
         facts["Block Sizes"] = None
@@ -150,7 +156,8 @@ class RuntimeReader:
                     )
                     break
                 labels_out += [x for x in got if x not in labels_out]
-            facts["Block Sizes"] = None if "Block Sizes" in unknown else labels_out
+            sizes = None if "Block Sizes" in unknown else sorted_block_labels(labels_out)
+            facts["Block Sizes"] = sizes
         facts["Head Sizes"] = take("Head Sizes", head_size_answer(ask))
         facts["Compute Cap."] = take("Compute Cap.", ask.capabilities())
         kinds = attention_types(self.interp, cls)

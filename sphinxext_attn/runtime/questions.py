@@ -217,6 +217,17 @@ class Asker:
                 accepted.append(label)
         return Answer(accepted, by_capability=by_cap)
 
+    def declared_list(self, name: str) -> list[str] | None:
+        """A class attribute holding a list of strings (``supported_kv_cache_dtypes``)
+        on every GPU alike; None when it is not that, or cannot be read."""
+        try:
+            value = self.interp.getattr(self.cls, name, NODE, self.cls.path)
+        except (Unknown, Raised, RecursionError):
+            return None
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return list(value)
+        return None
+
     def capabilities(self) -> Answer:
         missing = self.has("supports_compute_capability")
         if missing is not None:
@@ -272,6 +283,21 @@ def block_size_labels(value: Any) -> list[str] | None:
         else:
             return None
     return out
+
+
+def sorted_block_labels(labels: list[str]) -> list[str]:
+    """Block sizes smallest first, each once: a size a ``%N`` in the list already
+    covers is left out (``%16, 32`` is ``%16``), ``%N`` before the sizes it equals."""
+    steps = [int(x[1:]) for x in labels if x.startswith("%")]
+    kept = [
+        x
+        for x in labels
+        if not any(
+            int(x.lstrip("%")) % s == 0 and (not x.startswith("%") or int(x[1:]) > s)
+            for s in steps
+        )
+    ]
+    return sorted(dict.fromkeys(kept), key=lambda x: (int(x.lstrip("%")), not x.startswith("%")))
 
 
 def kv_cache_dtypes(interp: Interpreter) -> tuple[str, ...]:

@@ -88,3 +88,12 @@ def test_head_size_cells_fit_a_docs_column(version: str) -> None:
     assert long == {}
     unknown = [r.name for r in analysis.backends if "Head Sizes" in r.unknown]
     assert unknown == []
+
+
+def test_block_sizes_are_sorted_and_each_once() -> None:
+    from sphinxext_attn.runtime.questions import sorted_block_labels
+
+    assert sorted_block_labels(["128", "64"]) == ["64", "128"]
+    assert sorted_block_labels(["32", "%16", "16"]) == ["%16"]
+    assert sorted_block_labels(["%32", "%16"]) == ["%16"]
+    assert sorted_block_labels(["64", "%128", "16"]) == ["16", "64", "%128"]
