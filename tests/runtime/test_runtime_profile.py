@@ -417,4 +417,3 @@ def test_kv_dtypes_are_the_declared_ones_the_check_accepts(tmp_path):
     assert row.kv_cache_dtypes == ("auto", "bfloat16")
     (note,) = [d for d in analysis.diagnostics if d.message.startswith("MY_ATTN: KV Dtypes")]
     assert "also accepts fp8" in note.message and note.release
-
