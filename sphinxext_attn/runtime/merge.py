@@ -90,17 +90,13 @@ def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
     added: list[BackendFeatures] = []
     for entry, where, facts in answers.backends:
         resolved.add(entry.name)
-        kept = False
         if entry.name in by_name:
             for i in by_name[entry.name]:
                 row = analysis.backends[i]
-                kept |= "KV Dtypes" in keep_for(row)
                 analysis.backends[i] = apply_facts(row, facts, keep_for(row))
         else:
             is_mla = bool(facts.get("MLA"))
             added.append(new_row(entry, where, facts, model_family(entry, is_mla)))
-        if facts.get("kv_undeclared") and not kept:
-            analysis.diagnostics.append(_undeclared_note(entry.name, facts, where))
         unknown = facts["unknown"]
         if unknown:
             column, reason = next(iter(unknown.items()))
@@ -139,17 +135,3 @@ def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
     analysis.diagnostics = unreachable_only(analysis.diagnostics, analysis.priorities)
     analysis.files = list(dict.fromkeys([*analysis.files, *answers.files]))
     analysis.directories = list(dict.fromkeys([*analysis.directories, *answers.directories]))
-
-
-def _undeclared_note(name: str, facts: dict[str, Any], where: Location) -> Diagnostic:
-    """KV dtypes the class's check accepts (on some GPU) beyond the list it declares:
-    the cell shows the declared ones, as vLLM lists a backend's KV dtypes by that list
-    (its "Supported kv_cache_dtype values" hint); this note names the rest."""
-    extra = ", ".join(facts["kv_undeclared"])
-    return Diagnostic(
-        f"{name}: KV Dtypes lists supported_kv_cache_dtypes; supports_kv_cache_dtype() "
-        f"also accepts {extra} (on some GPU), which that list does not declare",
-        where,
-        "unknown",
-        release=True,
-    )

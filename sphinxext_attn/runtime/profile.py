@@ -135,14 +135,9 @@ class RuntimeReader:
 
         labels = [label for label, _ in DTYPES]
         facts["Dtypes"] = take("Dtypes", ask.ask_each("supports_dtype", dtype_values(), labels))
-        kv = take(
+        facts["KV Dtypes"] = take(
             "KV Dtypes", ask.ask_each("supports_kv_cache_dtype", self.kv_dtypes, self.kv_dtypes)
         )
-        declared = ask.declared_list("supported_kv_cache_dtypes")
-        if kv is not None and declared:  # vLLM lists a backend's KV dtypes by this list
-            facts["kv_undeclared"] = [d for d in kv if d not in declared]
-            kv = [d for d in kv if d in declared]
-        facts["KV Dtypes"] = kv
         answer = ask.ask("get_supported_kernel_block_sizes")
         blocks = take("Block Sizes", answer)
         facts["Block Sizes"] = None

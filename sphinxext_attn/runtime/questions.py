@@ -217,17 +217,6 @@ class Asker:
                 accepted.append(label)
         return Answer(accepted, by_capability=by_cap)
 
-    def declared_list(self, name: str) -> list[str] | None:
-        """A class attribute holding a list of strings (``supported_kv_cache_dtypes``)
-        on every GPU alike; None when it is not that, or cannot be read."""
-        try:
-            value = self.interp.getattr(self.cls, name, NODE, self.cls.path)
-        except (Unknown, Raised, RecursionError):
-            return None
-        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-            return list(value)
-        return None
-
     def capabilities(self) -> Answer:
         missing = self.has("supports_compute_capability")
         if missing is not None:

@@ -81,17 +81,11 @@ def test_rows_join_answers_over_the_capability_grid(tmp_path):
     assert row.supports["head_sizes"] == [64, 128, 256]  # 256 only on the 10.x family
     assert row.supports["compute_capabilities"] == ["9.0", "12.0", "12.1"]
     assert row.supports["block_sizes"] == ["%16"]  # 32 is a multiple of 16: the same set
-    # fp8 is accepted from SM 8.9 on, but the class declares only the interface's
-    # default list: the cell lists the declared ones and a note names fp8
-    assert set(row.kv_cache_dtypes) == {"auto"}
-    assert any("also accepts fp8" in d.message for d in analysis.diagnostics)
+    assert set(row.kv_cache_dtypes) == {"auto", "fp8"}
     assert row.attn_types == "Decoder, Encoder Only"
     assert row.extras == {"supports_alibi_sqrt": True}
     assert only(analysis, "TRITON_ATTN").extras == {"supports_alibi_sqrt": False}
-    notes = [d for d in analysis.diagnostics if d.location and d.location.path == FILE]
-    assert [d.message.split(";")[0] for d in notes] == [
-        "MY_ATTN: KV Dtypes lists supported_kv_cache_dtypes"
-    ]
+    assert not [d for d in analysis.diagnostics if d.location and d.location.path == FILE]
 
 
 def test_a_markdown_page_asks_only_its_own_columns(tmp_path, capsys):
@@ -397,23 +391,3 @@ def test_a_method_the_class_body_picks_by_gpu_is_looked_up_per_gpu(tmp_path):
     row = only(analyze(tmp_path), "MY_ATTN")
     assert row.unknown == {}
     assert row.supports["head_sizes"] == [64, 128, 256]
-
-
-UNDECLARED = """
-supported_kv_cache_dtypes = ["auto", "bfloat16"]
-
-@classmethod
-def supports_kv_cache_dtype(cls, kv_cache_dtype):
-    return kv_cache_dtype is None or kv_cache_dtype.startswith(("auto", "bfloat16", "fp8"))
-"""
-
-
-def test_kv_dtypes_are_the_declared_ones_the_check_accepts(tmp_path):
-    """A check that accepts dtypes the class does not declare: the cell lists the
-    declared ones (as vLLM lists a backend's KV dtypes), and a note names the rest."""
-    runtime_backend(tmp_path, UNDECLARED)
-    analysis = analyze(tmp_path)
-    row = only(analysis, "MY_ATTN")
-    assert row.kv_cache_dtypes == ("auto", "bfloat16")
-    (note,) = [d for d in analysis.diagnostics if d.message.startswith("MY_ATTN: KV Dtypes")]
-    assert "also accepts fp8" in note.message and note.release
