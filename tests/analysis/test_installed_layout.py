@@ -109,7 +109,7 @@ def test_installed_033_equals_the_source_tree(tmp_path, capsys):
     for name, root in (("source", src), ("installed", site)):
         assert main(["--root", str(root), "--no-cache", "--format", "json", "-o", "-"]) == 0
         analysis = without_root(capsys.readouterr().out)
-        cases = vllm_trees.SHARED / "vllm" / "select" / "select-0.33.0.json"
+        cases = vllm_trees.shared_dir() / "vllm" / "select" / "select-0.33.0.json"
         args = ["select", "--root", str(root), "--no-cache", "--cases", str(cases)]
         assert main(args) == 0
         outputs[name] = (analysis, capsys.readouterr().out)
