@@ -67,7 +67,7 @@ def markdown_section(selection: PlatformSelection) -> str:
 
 def rules_nodes(selection: PlatformSelection, table_classes: tuple[str, ...] = ()) -> nodes.table:
     """The rules as a table: rule number, condition, outcome."""
-    table = nodes.table(classes=["attn-rules", *table_classes])
+    table = nodes.table(classes=["attn-rules", "colwidths-given", *table_classes])
     group = nodes.tgroup(cols=3)
     table += group
     for width in (6, 50, 30):
@@ -91,7 +91,7 @@ def rules_nodes(selection: PlatformSelection, table_classes: tuple[str, ...] = (
 
 
 def gpus_nodes(selection: PlatformSelection) -> nodes.table:
-    table = nodes.table(classes=["attn-gpus"])
+    table = nodes.table(classes=["attn-gpus", "colwidths-given"])
     group = nodes.tgroup(cols=2)
     table += group
     for width in (24, 40):
