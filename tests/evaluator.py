@@ -10,7 +10,6 @@ that gives up.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import re
 import textwrap
@@ -21,9 +20,9 @@ from known import known
 from treebuilder import runtime_backend
 
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.source.tree import SourceTree
 
-NODE = ast.Pass()
 MODULE = "vllm.v1.attention.backends.my_attn"
 FILE = "vllm/v1/attention/backends/my_attn.py"
 HEADER = "import os\n\nfrom vllm.platforms import current_platform\n\nCap = DeviceCapability\n"

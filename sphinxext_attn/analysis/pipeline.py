@@ -37,6 +37,7 @@ from sphinxext_attn.page.variants import expand_variants, flash_attn_facts, flas
 from sphinxext_attn.source.classes import ClassFinder, ClassRef, base_name
 from sphinxext_attn.source.registry import RegistryEntry, read_registry
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.paths import VERSION_FILE
 
 #: Parents that make a backend an MLA backend (besides ``is_mla()`` returning True).
 MLA_PARENTS = frozenset({"MLACommonBackend", "FlashMLABackend", "FlashMLASparseBackend"})
@@ -46,7 +47,6 @@ NON_CUDA_PREFIXES = ("CPU_", "ROCM_")
 #: The words of a registry entry whose module file or class is not there (classes.py).
 ABSENT = " not found"
 #: Where a build writes the release's version (an installed distribution has it).
-VERSION_FILE = "vllm/_version.py"
 
 
 def model_family(entry: RegistryEntry, is_mla: bool) -> str:

@@ -36,28 +36,13 @@ from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import markers
 from sphinxext_attn.render.markdown import fill_markers, header_from_template, render_markdown
 from sphinxext_attn.source.locate import default_root
+from sphinxext_attn.vocab.paths import PAGE_FILE, RELEVANT_PATTERNS
 
 if TYPE_CHECKING:
     from sphinxext_attn.source.tree import SourceTree
 
-DEFAULT_OUTPUT = "docs/design/attention_backends.md"
+DEFAULT_OUTPUT = PAGE_FILE
 _KEEP: list[SourceTree] = []
-#: Files whose change can change the page (pre-commit filter).
-RELEVANT_PATTERNS = (
-    "vllm/v1/attention/backends/*.py",
-    "vllm/v1/attention/backends/**/*.py",
-    "vllm/v1/attention/backend.py",
-    # the registry, base class and fa_utils.py before vLLM 0.14
-    "vllm/attention/backends/*.py",
-    "vllm/attention/utils/fa_utils.py",
-    "vllm/model_executor/layers/attention/*.py",
-    "vllm/platforms/cuda.py",
-    "vllm/utils/flashinfer.py",
-    # vLLM's own generator: which columns the release's page has (pagecolumns.py)
-    "tools/pre_commit/generate_attention_backend_docs.py",
-    "docs/mkdocs/gen_files/generate_attention_backends.py",
-    "docs/design/attention_backends.md",
-)
 
 
 def is_relevant(path: str, root: Path) -> bool:

@@ -32,7 +32,6 @@ from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.select import inputs
 from sphinxext_attn.select.decision import (
-    ATTN_TYPES,
     LAYER_FIELDS,
     OPTION_FIELDS,
     Config,
@@ -40,6 +39,7 @@ from sphinxext_attn.select.decision import (
     Selector,
 )
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.names import ATTN_TYPES, DTYPE_NAMES
 
 #: Decisions kept per tree between runs (the oldest are dropped beyond this).
 MAX_KEPT_DECISIONS = 100_000
@@ -51,7 +51,7 @@ MIN_FORKED_CASES = 40
 #: (:class:`Config`'s defaults: the selector's reference configuration).
 CONFIG_FLAGS: dict[str, tuple[str, Any]] = {
     "capability": ("GPU compute capability MAJOR.MINOR, e.g. 8.0, 9.0, 10.0, 12.0", None),
-    "dtype": (f"model dtype: {', '.join(inputs.DTYPE_NAMES)}", None),
+    "dtype": (f"model dtype: {', '.join(DTYPE_NAMES)}", None),
     "kv-cache-dtype": ("KV cache dtype: one of the release's CacheDType (auto, fp8, ...)", None),
     "head-size": ("attention head size, a positive integer", None),
     "block-size": ("KV cache block size, a positive integer", "the engine's default"),

@@ -16,12 +16,8 @@ from sphinxext_attn.model.records import EXTRA_COLUMNS, BackendFeatures, Locatio
 from sphinxext_attn.source.classes import ClassRef, base_name
 from sphinxext_attn.source.lookup import find_class, imports_of
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.paths import GENERATORS
 
-#: Where vLLM keeps its page generator (the pre-commit hook, later a mkdocs hook).
-GENERATORS = (
-    "tools/pre_commit/generate_attention_backend_docs.py",
-    "docs/mkdocs/gen_files/generate_attention_backends.py",
-)
 #: Columns of later pages, and the row fact each one shows.
 OPTIONAL_COLUMNS: dict[str, str] = {
     "Non-Causal": "supports_non_causal",

@@ -14,14 +14,7 @@ from dataclasses import dataclass
 
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.source.classes import ClassRef
-
-DTYPE_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
-ATTN_TYPE_NAMES = {
-    "DECODER": "Decoder",
-    "ENCODER": "Encoder",
-    "ENCODER_ONLY": "Encoder Only",
-    "ENCODER_DECODER": "Enc-Dec",
-}
+from sphinxext_attn.vocab.names import ATTN_TYPE_NAMES, DTYPE_LABELS
 
 
 @dataclass(frozen=True)
@@ -91,7 +84,7 @@ def dtypes(scope: list[ClassRef]) -> tuple[tuple[str, ...], Location | None]:
     items = _literal_items(found.node) if found else None
     if found is None or items is None:
         return ("fp16", "bf16"), None
-    return tuple(DTYPE_NAMES.get(d, d) for d in items), found.location
+    return tuple(DTYPE_LABELS.get(d, d) for d in items), found.location
 
 
 def _aliases(node: ast.AST, lines: list[str]) -> set[str]:

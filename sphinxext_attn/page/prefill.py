@@ -21,17 +21,14 @@ from sphinxext_attn.page.variants import FlashAttnFacts, compared_versions
 from sphinxext_attn.source.classes import ClassFinder, ClassRef
 from sphinxext_attn.source.registry import RegistryEntry, read_enum
 from sphinxext_attn.source.tree import SourceTree
-
-MLA_ATTENTION_FILE = "vllm/model_executor/layers/attention/mla_attention.py"
-#: Where the ``use_*_prefill`` selectors have lived, newest first.
-SELECTOR_FILES = (MLA_ATTENTION_FILE, "vllm/v1/attention/backends/mla/common.py")
-PREFILL_REGISTRY_FILE = "vllm/v1/attention/backends/mla/prefill/registry.py"
-PREFILL_ENUM = "MLAPrefillBackendEnum"
-#: Where the prefill priority lists have lived, newest last.
-PRIORITY_FILES = (
-    "vllm/v1/attention/backends/mla/prefill/selector.py",
-    "vllm/platforms/interface.py",
+from sphinxext_attn.vocab.paths import (
+    MLA_ATTENTION_FILE,
+    PREFILL_PRIORITY_FILES,
+    PREFILL_REGISTRY_FILE,
+    PREFILL_SELECTOR_FILES,
 )
+
+PREFILL_ENUM = "MLAPrefillBackendEnum"
 DIM_FIELDS = ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 
 
@@ -101,7 +98,7 @@ def _selector_module(tree: SourceTree) -> tuple[str, ast.Module] | None:
     when there is none or the newest present does not parse."""
     selectors = {k.selector for k in KERNELS}
     present: list[tuple[str, ast.Module]] = []
-    for path in SELECTOR_FILES:
+    for path in PREFILL_SELECTOR_FILES:
         if not tree.exists(path):
             continue
         module = tree.parse(path)  # warns when it does not parse
@@ -242,7 +239,7 @@ def _notes(scope: list[ClassRef], name: str, fa: FlashAttnFacts | None) -> str:
 
 def _blackwell_order(tree: SourceTree) -> tuple[list[str], Location | None]:
     """The Blackwell prefill list that applies when no further condition holds."""
-    for rel in PRIORITY_FILES:
+    for rel in PREFILL_PRIORITY_FILES:
         if not tree.exists(rel):
             continue
         module = tree.parse(rel)

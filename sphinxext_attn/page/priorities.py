@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from sphinxext_attn.model.records import Location, PriorityList
 from sphinxext_attn.page.flags import capability_family, functions
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.names import PRIORITY_FUNCTION
+from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE
 
-CUDA_PLATFORM_FILE = "vllm/platforms/cuda.py"
-PRIORITY_FUNCTION = "_get_backend_priorities"
 #: A guard is (test expression, whether the taken branch is the true one).
 Guard = tuple[ast.expr, bool]
 

@@ -21,12 +21,9 @@ from sphinxext_attn.page.flags import calls, family_text, functions
 from sphinxext_attn.page.footnotes import flash_attn_footnote, flashinfer_footnote
 from sphinxext_attn.source.classes import ClassRef
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.names import FP8_KV_DTYPES
+from sphinxext_attn.vocab.paths import FA_UTILS_FILE, FA_UTILS_FILES, FLASHINFER_UTILS_FILE
 
-FA_UTILS_FILE = "vllm/v1/attention/backends/fa_utils.py"
-#: Where ``fa_utils.py`` has lived, newest first (vLLM 0.13 and before: vllm/attention/).
-FA_UTILS_FILES = (FA_UTILS_FILE, "vllm/attention/utils/fa_utils.py")
-FLASHINFER_UTILS_FILE = "vllm/utils/flashinfer.py"
-FP8_KV_DTYPES = ("fp8", "fp8_e4m3", "fp8_e5m2")
 #: KV formats only the TRTLLM-gen kernels read (exact names).
 TRTLLM_ONLY_KV = frozenset({"nvfp4"})
 FA_VERSIONS = (2, 3, 4)

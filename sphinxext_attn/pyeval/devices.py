@@ -15,12 +15,20 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.pyeval.values import Builtin, External, Instance, PyClass, Raised, Unknown
+from sphinxext_attn.pyeval.values import (
+    NODE,
+    Builtin,
+    External,
+    Instance,
+    PyClass,
+    Raised,
+    Unknown,
+)
+from sphinxext_attn.vocab.paths import PLATFORM_INIT_FILE, PLATFORM_PACKAGE
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
 
-PLATFORM_PACKAGE = "vllm.platforms"
 PLUGINS = "builtin_platform_plugins"
 #: A qualified class name in a plugin's answer (``"vllm.platforms.rocm.RocmPlatform"``).
 QUALNAME = re.compile(r"vllm(\.[A-Za-z_][A-Za-z0-9_]*)+\Z")
@@ -33,10 +41,10 @@ MAX_MATCHED = 200
 def platform_class(interp: Interpreter, platform: str) -> PyClass:
     """The class vLLM's detection plugin for ``platform`` answers with."""
     package = interp.module(PLATFORM_PACKAGE)
-    where = "vllm/platforms/__init__.py"
+    where = PLATFORM_INIT_FILE
     if package is None or not package.has(PLUGINS):
         raise Unknown(f"no {PLUGINS} in the tree to find the {platform} platform", where)
-    plugins = package.lookup(PLUGINS, interp, ast.Pass())
+    plugins = package.lookup(PLUGINS, interp, NODE)
     plugin = plugins.get(platform) if isinstance(plugins, dict) else None
     node = getattr(plugin, "node", None)
     if not isinstance(node, ast.FunctionDef):

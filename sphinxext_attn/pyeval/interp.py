@@ -30,6 +30,7 @@ from sphinxext_attn.pyeval.scope import ClassBodyScope, ModuleScope, Scope
 from sphinxext_attn.pyeval.statements import StatementMixin
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.pyeval.values import (
+    NODE,
     Budget,
     EnumMember,
     External,
@@ -41,6 +42,7 @@ from sphinxext_attn.pyeval.values import (
 )
 from sphinxext_attn.source.classes import absolute_module
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.paths import PLATFORM_INTERFACE_FILE, PLATFORM_INTERFACE_MODULE
 
 __all__ = ["Interpreter", "class_mro"]
 
@@ -148,12 +150,10 @@ class Interpreter(StatementMixin, CallMixin, ComprehensionMixin, ExceptionMixin,
 
     def machine_capability_class(self) -> Any:
         """The tree's ``DeviceCapability`` class."""
-        module = self.module("vllm.platforms.interface")
+        module = self.module(PLATFORM_INTERFACE_MODULE)
         if module is None:
-            raise Unknown(
-                "no vllm/platforms/interface.py in the tree", "vllm/platforms/interface.py"
-            )
-        return module.lookup("DeviceCapability", self, ast.Pass())
+            raise Unknown(f"no {PLATFORM_INTERFACE_FILE} in the tree", PLATFORM_INTERFACE_FILE)
+        return module.lookup("DeviceCapability", self, NODE)
 
     def builtin(self, name: str, scope: ModuleScope, node: ast.AST) -> Any:
         if name == "__name__":

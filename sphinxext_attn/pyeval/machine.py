@@ -39,16 +39,19 @@ from sphinxext_attn.pyeval.values import (
     Raised,
     Unknown,
 )
+from sphinxext_attn.vocab.paths import (
+    CUDA_PLATFORM_FILE,
+    CUDA_PLATFORM_MODULE,
+    FA_INTERFACE_MODULE,
+    PLATFORM_INTERFACE_MODULE,
+    PLATFORM_PACKAGE,
+)
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
 
-PLATFORM_PACKAGE = "vllm.platforms"
-CUDA_PLATFORM_MODULE = "vllm.platforms.cuda"
-CAPABILITY_MODULE = "vllm.platforms.interface"
 #: The FlashAttention build's interface; releases before 0.17 do not ship its source,
 #: so the machine answers for it as a full build does (see fa_version_supported).
-FA_INTERFACE = "vllm.vllm_flash_attn.flash_attn_interface"
 #: FlashAttention version -> the GPU major versions a full build runs it on (FA2: SM 8.0 on).
 FA_MAJORS = {2: range(8, 100), 3: (9,), 4: (9, 10, 11)}
 
@@ -104,7 +107,7 @@ class Machine:
                 return self._platform
             module = interp.module(CUDA_PLATFORM_MODULE)
             if module is None:
-                raise Unknown("no CUDA platform module in the tree", "vllm/platforms/cuda.py")
+                raise Unknown("no CUDA platform module in the tree", CUDA_PLATFORM_FILE)
             for stmt in module.class_nodes():
                 if any(
                     isinstance(s, ast.Assign | ast.AnnAssign) and "_enum" in _assigned(s)
@@ -114,7 +117,7 @@ class Machine:
                     self._platform = Instance(cls)
                     break
             else:
-                raise Unknown("no platform class in vllm/platforms/cuda.py", module.path)
+                raise Unknown(f"no platform class in {CUDA_PLATFORM_FILE}", module.path)
         return self._platform
 
     @property
@@ -179,7 +182,7 @@ class Machine:
             if args[0].split(".")[0] != "vllm":
                 return External(args[0])  # packages outside the tree import
             raise Raised("ModuleNotFoundError", f"No module named {args[0]!r}")
-        if name == f"{FA_INTERFACE}.is_fa_version_supported" and len(args) == 1:
+        if name == f"{FA_INTERFACE_MODULE}.is_fa_version_supported" and len(args) == 1:
             return self.fa_version_supported(interp, args[0], func)
         if name.startswith("amdsmi.") and self.environment.platform == "rocm":
             answer = devices.amdsmi_call(interp, name, self.arch)
@@ -330,7 +333,7 @@ class Machine:
 
     def capability(self, interp: Interpreter, func: PyFunction) -> Any:
         capability = self.gpu(interp, path=func.path, line=func.node.lineno)
-        module = interp.module(CAPABILITY_MODULE)
+        module = interp.module(PLATFORM_INTERFACE_MODULE)
         if module is None:
             raise Unknown("no DeviceCapability class in the tree", func.path)
         cls = module.lookup("DeviceCapability", interp, func.node)

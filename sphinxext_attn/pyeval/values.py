@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 #: bits are the machine facts read (``Interpreter.fact_bit``), so an answer
 #: remembered by a memo brings the facts it rests on with it.
 CAPABILITY = 1
+#: The node a question put from outside the tree (a caller's ``getattr``,
+#: ``call``, ``truth``) is charged to: it has no place in the analysed code.
+NODE = ast.Pass()
 
 
 class Unknown(Exception):

@@ -21,11 +21,11 @@ from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.callmemo import CallMemo
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
-from sphinxext_attn.pyeval.values import Bound, External, PyClass, PyFunction
+from sphinxext_attn.pyeval.values import NODE, Bound, External, PyClass, PyFunction
 from sphinxext_attn.runtime.head_sizes import first_head_size
-from sphinxext_attn.runtime.questions import CAPABILITIES, DTYPES, HEAD_SIZES, attention_types
+from sphinxext_attn.runtime.questions import attention_types
+from sphinxext_attn.vocab.names import CAPABILITIES, DTYPES, HEAD_SIZES
 
-NODE = ast.Pass()
 #: column -> the method whose answer the cell shows
 QUESTIONS: dict[str, str] = {
     "Dtypes": "supports_dtype",

@@ -11,16 +11,15 @@ or a set these items cannot write, is an :class:`Unknown` with its reason.
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 from sphinxext_attn.pyeval import Raised, Unknown
 from sphinxext_attn.pyeval.abstract import AbstractInt, explore
 from sphinxext_attn.pyeval.intsets import IntSet, Run
-from sphinxext_attn.pyeval.values import CAPABILITY, Bound, PyFunction
-from sphinxext_attn.runtime.questions import CAPABILITIES, Answer, Asker
+from sphinxext_attn.pyeval.values import CAPABILITY, NODE, Bound, PyFunction
+from sphinxext_attn.runtime.questions import Answer, Asker
+from sphinxext_attn.vocab.names import CAPABILITIES
 
-NODE = ast.Pass()
 METHOD = "supports_head_size"
 #: Longest cell a list of sizes is shown as it is (longer: with rules, if shorter).
 MAX_CELL = 40

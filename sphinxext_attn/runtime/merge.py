@@ -31,6 +31,7 @@ from sphinxext_attn.runtime.profile import (
 from sphinxext_attn.select.priority_titles import safe_evaluated_priorities
 from sphinxext_attn.source.registry import RegistryEntry, read_registry
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE
 
 #: Reasons that mean an evaluation limit was hit rather than unsupported code.
 LIMIT_WORDS = ("budget", "too large", "too long", "too deeply", "in terms of itself")
@@ -119,7 +120,7 @@ def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
         analysis.diagnostics.append(
             Diagnostic(
                 f"priority lists not evaluated ({why.reason}); the literal lists are shown",
-                Location(why.path or "vllm/platforms/cuda.py", why.line or 0),
+                Location(why.path or CUDA_PLATFORM_FILE, why.line or 0),
                 "unknown",
                 release=True,
             )

@@ -15,13 +15,10 @@ from typing import Any
 
 from sphinxext_attn.model.records import BackendFeatures, Location
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.values import PyClass
+from sphinxext_attn.pyeval.values import NODE, PyClass
 from sphinxext_attn.runtime.deciding_lines import deciding_lines
 from sphinxext_attn.runtime.head_sizes import head_size_answer, head_size_text
 from sphinxext_attn.runtime.questions import (
-    ATTN_TYPE_NAMES,
-    CAPABILITIES,
-    DTYPES,
     Answer,
     Asker,
     attention_types,
@@ -31,6 +28,7 @@ from sphinxext_attn.runtime.questions import (
     sorted_block_labels,
 )
 from sphinxext_attn.source.registry import RegistryEntry
+from sphinxext_attn.vocab.names import ATTN_TYPE_NAMES, CAPABILITIES, DTYPES, SCORED_CAPABILITIES
 
 #: Flag columns and the classmethod each asks.
 FLAG_METHODS: dict[str, str] = {
@@ -48,9 +46,6 @@ VARIANT_CELLS = {
     "FLASH_ATTN": {"Sink", "KV Dtypes", "Head Sizes", "Compute Cap."},
     "FLASHINFER": {"Sink", "Block Sizes", "KV Dtypes", "Compute Cap."},
 }
-NODE = ast.Pass()
-#: The capabilities vLLM's answers were collected on (the JSON lists these).
-SCORED_CAPABILITIES = frozenset(c for c in CAPABILITIES if c != (8, 7))
 
 
 def resolve_class(interp: Interpreter, entry: RegistryEntry) -> PyClass | None:

@@ -8,7 +8,6 @@ and the answers are joined (a KV dtype some GPU supports is listed).
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +15,7 @@ from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.machine import LiteralType
 from sphinxext_attn.pyeval.values import (
     CAPABILITY,
+    NODE,
     Bound,
     EnumMember,
     External,
@@ -23,32 +23,14 @@ from sphinxext_attn.pyeval.values import (
     PyClass,
     PyFunction,
 )
-
-CAPABILITIES: tuple[tuple[int, int], ...] = (
-    (7, 0), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9),
-    (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1),
-)  # fmt: skip
-#: The head sizes vLLM's answers were collected on (its README's grid, 8 to 1024).
-HEAD_SIZES: tuple[int, ...] = (
-    8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 112, 120, 128, 160, 192, 224, 256,
-    288, 320, 384, 512, 576, 640, 768, 1024,
-)  # fmt: skip
-DTYPES: tuple[tuple[str, str], ...] = (
-    ("fp16", "torch.float16"),
-    ("bf16", "torch.bfloat16"),
-    ("fp32", "torch.float32"),
+from sphinxext_attn.vocab.names import (
+    ATTENTION_TYPE_ENUM,
+    CACHE_DTYPE_LITERAL,
+    CAPABILITIES,
+    DTYPES,
+    FALLBACK_KV_DTYPES,
 )
-#: vLLM's attention types, by enum member name, as the tables name them.
-ATTN_TYPE_NAMES = {
-    "DECODER": "Decoder",
-    "ENCODER": "Encoder",
-    "ENCODER_ONLY": "Encoder Only",
-    "ENCODER_DECODER": "Enc-Dec",
-}
-#: Where the CacheDType literal lives (newest first); a fallback when none is found.
-CACHE_DTYPE_MODULES = ("vllm.config.cache", "vllm.config")
-FALLBACK_KV_DTYPES = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
-NODE = ast.Pass()
+from sphinxext_attn.vocab.paths import CACHE_DTYPE_MODULES
 
 
 @dataclass
@@ -294,9 +276,9 @@ def kv_cache_dtypes(interp: Interpreter) -> tuple[str, ...]:
     for dotted in CACHE_DTYPE_MODULES:
         try:
             module = interp.module(dotted)
-            if module is None or not module.has("CacheDType"):
+            if module is None or not module.has(CACHE_DTYPE_LITERAL):
                 continue
-            literal = module.lookup("CacheDType", interp, NODE)
+            literal = module.lookup(CACHE_DTYPE_LITERAL, interp, NODE)
         except (Unknown, Raised, RecursionError):
             continue
         if isinstance(literal, LiteralType) and all(isinstance(i, str) for i in literal.items):
@@ -312,9 +294,9 @@ def attention_types(interp: Interpreter, cls: PyClass) -> list[tuple[str, Any]]:
     from sphinxext_attn.pyeval.objects import member_names
 
     for klass in reversed(class_mro(cls, interp)):
-        if isinstance(klass, PyClass) and klass.module.has("AttentionType"):
+        if isinstance(klass, PyClass) and klass.module.has(ATTENTION_TYPE_ENUM):
             try:
-                kind = klass.module.lookup("AttentionType", interp, NODE)
+                kind = klass.module.lookup(ATTENTION_TYPE_ENUM, interp, NODE)
                 if not isinstance(kind, PyClass):
                     continue
                 if interp.is_enum(kind):

@@ -8,7 +8,6 @@ from the configuration, so the priority list, each backend's
 
 from __future__ import annotations
 
-import ast
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,12 +15,11 @@ from typing import Any
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.statements import ASSUMABLE_MARK, NOT_EVALUATED
-from sphinxext_attn.pyeval.values import Bound, EnumMember, External, Instance, PyClass
-from sphinxext_attn.select.inputs import ATTN_TYPES, DTYPE_NAMES
+from sphinxext_attn.pyeval.values import NODE, Bound, EnumMember, External, Instance, PyClass
 from sphinxext_attn.select.reason_sources import ReasonLocator
+from sphinxext_attn.vocab.names import ATTENTION_TYPE_ENUM, DTYPE_NAMES
+from sphinxext_attn.vocab.paths import SELECTOR_MODULES
 
-NODE = ast.Pass()
-SELECTOR_MODULES = ("vllm.v1.attention.selector", "vllm.attention.selector")
 #: Option name (``select --kv-cache-dtype``, the directives' ``:kv-cache-dtype:``)
 #: -> the :class:`Config` field it sets; the fields are vLLM's case keys.
 OPTION_FIELDS: dict[str, str] = {
@@ -234,8 +232,8 @@ class Selector:
         config_cls = self._selector_config_class()
         module = config_cls.module
         enum = (
-            module.lookup("AttentionType", self.interp, NODE)
-            if module.has("AttentionType")
+            module.lookup(ATTENTION_TYPE_ENUM, self.interp, NODE)
+            if module.has(ATTENTION_TYPE_ENUM)
             else None
         )
         if isinstance(enum, PyClass):
@@ -431,4 +429,4 @@ def _candidate(candidate: Any) -> tuple[EnumMember, int]:
     return backend, priority
 
 
-__all__ = ["ATTN_TYPES", "DTYPE_NAMES", "OPTION_FIELDS", "Config", "Decision", "Selector"]
+__all__ = ["OPTION_FIELDS", "Config", "Decision", "Selector"]

@@ -9,18 +9,16 @@ block size). Any other backend runs no FlashAttention: there is nothing to name.
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.values import PyFunction
+from sphinxext_attn.pyeval.values import NODE, PyFunction
 from sphinxext_attn.select.decision import Config
 from sphinxext_attn.source.registry import read_registry
+from sphinxext_attn.vocab.paths import FA_UTILS_MODULES
 
-NODE = ast.Pass()
 FUNCTION = "get_flash_attn_version"
 #: Where the release defines it (newest first).
-FA_UTILS_MODULES = ("vllm.v1.attention.backends.fa_utils", "vllm.attention.utils.fa_utils")
 
 
 def _arguments(config: Config) -> dict[str, Any]:

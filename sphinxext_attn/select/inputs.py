@@ -14,19 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from sphinxext_attn.model.environment import PLATFORMS
-
-#: ``--dtype`` / ``:dtype:`` names -> the torch dtype the selector is asked with.
-DTYPE_NAMES = {
-    "fp16": "torch.float16",
-    "float16": "torch.float16",
-    "half": "torch.float16",
-    "bf16": "torch.bfloat16",
-    "bfloat16": "torch.bfloat16",
-    "fp32": "torch.float32",
-    "float32": "torch.float32",
-    "float": "torch.float32",
-}
-ATTN_TYPES = ("DECODER", "ENCODER", "ENCODER_ONLY", "ENCODER_DECODER")
+from sphinxext_attn.vocab.names import ATTN_TYPES, DTYPE_NAMES
 
 
 def _text(value: object) -> str:
@@ -221,10 +209,8 @@ def check_cases(cases: object) -> list[dict[str, Any]]:
 
 
 __all__ = [
-    "ATTN_TYPES",
     "CASE_KEYS",
     "CONFIG_KEYS",
-    "DTYPE_NAMES",
     "check_cases",
     "check_kv_cache_dtype",
 ]

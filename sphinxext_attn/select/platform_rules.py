@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.devices import platform_class
-from sphinxext_attn.pyeval.values import Bound, Instance
-from sphinxext_attn.select.decision import NODE, Config, Decision, param_names
+from sphinxext_attn.pyeval.values import NODE, Bound, Instance
+from sphinxext_attn.select.decision import Config, Decision, param_names
 
 if TYPE_CHECKING:
     from sphinxext_attn.select.decision import Selector

@@ -16,10 +16,13 @@ from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.devices import platform_class
 from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.select.decision import NODE, Selector
+from sphinxext_attn.pyeval.values import NODE
+from sphinxext_attn.select.decision import Selector
 from sphinxext_attn.select.platform_lists import named_archs, platform_priorities
 from sphinxext_attn.select.platform_rules import Rule, read_rules
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.names import REGISTRY_ENUM
+from sphinxext_attn.vocab.paths import REGISTRY_FILES
 
 TITLES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "cpu": "CPU"}
 
@@ -114,8 +117,6 @@ def _accepts(selector: Selector, backend: str) -> bool:
 
 
 def _registry_enum(interp: Interpreter) -> Any:
-    from sphinxext_attn.source.registry import REGISTRY_ENUM, REGISTRY_FILES
-
     for rel in REGISTRY_FILES:
         dotted = rel.removesuffix(".py").replace("/", ".")
         module = interp.module(dotted)

@@ -16,17 +16,16 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from sphinxext_attn.page.priorities import PRIORITY_FUNCTION
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.scope import Frame
-from sphinxext_attn.pyeval.values import EnumMember, PyFunction
-from sphinxext_attn.runtime.questions import CAPABILITIES, kv_cache_dtypes
+from sphinxext_attn.pyeval.values import NODE, EnumMember, PyFunction
+from sphinxext_attn.runtime.questions import kv_cache_dtypes
+from sphinxext_attn.vocab.names import CAPABILITIES, PRIORITY_FUNCTION
+from sphinxext_attn.vocab.paths import CUDA_PLATFORM_MODULE
 
-PLATFORM_MODULE = "vllm.platforms.cuda"
 #: Runs of the function before the exploration gives up (a function that reads
 #: every parameter at every branch has about a thousand paths on today's grids).
 MAX_RUNS = 4000
-NODE = ast.Pass()
 
 
 @dataclass(frozen=True)
@@ -127,7 +126,7 @@ def parameter_choices(interp: Interpreter, func: PyFunction) -> dict[str, list[C
 
 
 def priority_function(interp: Interpreter) -> PyFunction | None:
-    module = interp.module(PLATFORM_MODULE)
+    module = interp.module(CUDA_PLATFORM_MODULE)
     if module is None or not module.has(PRIORITY_FUNCTION):
         return None
     func = module.lookup(PRIORITY_FUNCTION, interp, NODE)
@@ -197,8 +196,6 @@ def explore(interp: Interpreter, func: PyFunction) -> tuple[dict[str, list[Choic
 
 
 __all__ = [
-    "PLATFORM_MODULE",
-    "PRIORITY_FUNCTION",
     "Choice",
     "Path",
     "explore",

@@ -23,9 +23,10 @@ from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.values import PyClass
 from sphinxext_attn.runtime.profile import resolve_class
 from sphinxext_attn.source.registry import read_registry
+from sphinxext_attn.vocab.paths import BACKEND_BASE_FILE, CUDA_PLATFORM_FILE
 
 #: Modules the selection runs in, searched after the backend's own classes.
-SELECTION_FILES = ("vllm/platforms/cuda.py", "vllm/v1/attention/backend.py")
+SELECTION_FILES = (CUDA_PLATFORM_FILE, BACKEND_BASE_FILE)
 MAX_PATTERN = 2000
 #: an f-string with fewer literal characters says too little to be recognised
 MIN_FIXED = 12

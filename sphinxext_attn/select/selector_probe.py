@@ -14,20 +14,16 @@ Two questions, both answered by evaluating the tree's own code with the
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 from sphinxext_attn.pyeval import Raised, Unknown
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
-from sphinxext_attn.pyeval.values import Bound, Builtin, EnumMember, Instance
+from sphinxext_attn.pyeval.values import NODE, Bound, Builtin, EnumMember, Instance
 from sphinxext_attn.select.decision import Config, Selector, read_valid_backends
-from sphinxext_attn.select.priority_paths import (
-    PLATFORM_MODULE,
-    PRIORITY_FUNCTION,
-    priority_function,
-)
+from sphinxext_attn.select.priority_paths import priority_function
+from sphinxext_attn.vocab.names import PRIORITY_FUNCTION
+from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, CUDA_PLATFORM_MODULE
 
-NODE = ast.Pass()
 #: parameters of the priority function that are not configuration fields
 CAPABILITY_PARAM = "device_capability"
 
@@ -39,11 +35,9 @@ class Prober:
         self.selector = selector
         self.interp = selector.interp
         function = priority_function(self.interp)
-        module = self.interp.module(PLATFORM_MODULE)  # where the stand-in goes (see _ask)
+        module = self.interp.module(CUDA_PLATFORM_MODULE)  # where the stand-in goes (see _ask)
         if function is None or module is None:
-            raise Unknown(
-                f"no plain function {PRIORITY_FUNCTION} in the tree", "vllm/platforms/cuda.py"
-            )
+            raise Unknown(f"no plain function {PRIORITY_FUNCTION} in the tree", CUDA_PLATFORM_FILE)
         self.function = function
         self.module = module
         self.members: dict[str, EnumMember] = {}

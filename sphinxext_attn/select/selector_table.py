@@ -29,9 +29,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sphinxext_attn.select.decision import ATTN_TYPES, Config, Selector
+from sphinxext_attn.select.decision import Config, Selector
 from sphinxext_attn.select.selector_probe import Prober
 from sphinxext_attn.select.selector_repair import delta, repair
+from sphinxext_attn.vocab.names import ATTN_TYPES
+from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, module_file
 
 FLAGS = ("use_mla", "use_sparse", "has_sink", "use_mm_prefix", "use_non_causal")
 #: every dimension and its default values; the first value of each is not special
@@ -302,14 +304,14 @@ def build_selector_table(root: str, sample: int = 200) -> SelectorTable:
     try:
         built = TableBuilder(selector).build()
         if not any(c["priorities"]["table"] for c in built["caps"].values()):
-            raise Unknown("no priority list evaluated", "vllm/platforms/cuda.py")
+            raise Unknown("no priority list evaluated", CUDA_PLATFORM_FILE)
         table: dict[str, Any] | None = built
         error = ""
     except (Unknown, Raised, KeyError, RecursionError) as exc:
         table = None
-        where = getattr(exc, "where", "") or "vllm/platforms/cuda.py"
+        where = getattr(exc, "where", "") or CUDA_PLATFORM_FILE
         if "/" not in where and where.startswith("vllm."):  # a module named, not a file
-            where = where.replace(".", "/") + ".py"
+            where = module_file(where)
         reason = getattr(exc, "reason", None) or str(exc)
         error = f"{where}: {reason}"
     seconds = time.perf_counter() - started

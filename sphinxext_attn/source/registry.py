@@ -7,12 +7,8 @@ from dataclasses import dataclass
 
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.source.tree import SourceTree
-
-BACKENDS_DIR = "vllm/v1/attention/backends"
-REGISTRY_FILE = f"{BACKENDS_DIR}/registry.py"
-#: Where the registry has lived, newest first (vLLM 0.13 and before: vllm/attention/).
-REGISTRY_FILES = (REGISTRY_FILE, "vllm/attention/backends/registry.py")
-REGISTRY_ENUM = "AttentionBackendEnum"
+from sphinxext_attn.vocab.names import REGISTRY_ENUM
+from sphinxext_attn.vocab.paths import REGISTRY_FILE, REGISTRY_FILES
 
 
 @dataclass(frozen=True)

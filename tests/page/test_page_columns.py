@@ -22,9 +22,9 @@ from treebuilder import (
 )
 
 from sphinxext_attn.analysis.pipeline import analyze as analyze_any
-from sphinxext_attn.page.columns import GENERATORS
 from sphinxext_attn.render.jsonout import to_data
 from sphinxext_attn.render.markdown import render_markdown
+from sphinxext_attn.vocab.paths import GENERATORS
 
 OLD_GENERATOR, NEW_GENERATOR = GENERATORS
 

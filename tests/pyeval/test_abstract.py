@@ -8,17 +8,18 @@ import ast
 from pathlib import Path
 from typing import Any
 
+import head_size_items
 import pytest
 from treebuilder import runtime_backend
 
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.abstract import AbstractInt, explore
 from sphinxext_attn.pyeval.intsets import IntSet, TooComplex, run
+from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.runtime.head_sizes import head_size_answer, head_size_text, json_items
 from sphinxext_attn.runtime.questions import Asker
 from sphinxext_attn.source.tree import SourceTree
 
-NODE = ast.Pass()
 SIZES = range(1, 4097)
 MODULE = "vllm.v1.attention.backends.my_attn"
 
@@ -27,22 +28,8 @@ def members(s: IntSet) -> set[int]:
     return {x for x in SIZES if x in s}
 
 
-def expand(items: Any) -> set[int]:
-    """The sizes JSON items accept (as exactcmp reads them)."""
-    if items == "any":
-        return set(SIZES)
-    out: set[int] = set()
-    for item in items:
-        if isinstance(item, int):
-            out.add(item)
-            continue
-        lo, hi, step = item["min"], item["max"], item["multiple_of"]
-        out |= {
-            h
-            for h in SIZES
-            if (lo is None or h >= lo) and (hi is None or h <= hi) and (not step or h % step == 0)
-        }
-    return out
+def expand(items: Any) -> set[int] | None:
+    return head_size_items.expand(items, SIZES)
 
 
 # -- the domain ------------------------------------------------------------------------

@@ -3,15 +3,14 @@ different values, every answer is the one a fresh evaluation gives."""
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 from treebuilder import runtime_backend
 
 from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.source.tree import SourceTree
 
-NODE = ast.Pass()
 MODULE = "vllm.v1.attention.backends.my_attn"
 HEADER = "from vllm.platforms import current_platform\n"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import head_size_items
 import pytest
 import vllm_trees
 
@@ -25,22 +26,7 @@ LONGEST_CELL = 40
 
 
 def expand(items: Any) -> set[int] | None:
-    if items == "any":
-        return set(SIZES)
-    if not isinstance(items, list):
-        return None
-    out: set[int] = set()
-    for item in items:
-        if isinstance(item, int):
-            out.add(item)
-            continue
-        lo, hi, step = item["min"], item["max"], item["multiple_of"]
-        out |= {
-            h
-            for h in SIZES
-            if (lo is None or h >= lo) and (hi is None or h <= hi) and (not step or h % step == 0)
-        }
-    return out & set(SIZES)
+    return head_size_items.expand(items, SIZES)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 from attn_sphinx_util import build, page_tables, warnings
 from treebuilder import BACKEND_INTERFACE, backend_source, dedent, one_backend
 
-from sphinxext_attn.page.columns import GENERATORS
+from sphinxext_attn.vocab.paths import GENERATORS
 
 OLD_GENERATOR = GENERATORS[0]
 GENERATOR = '_COL_DCP = ("DCP", lambda b: b["supports_dcp"])\n'
