@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
+from sphinxext_attn.source.locate import default_root
+
 
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose errors are one line (no usage block) and exit 2."""
@@ -109,6 +111,19 @@ def write_output(path: Path, content: str, flag: str = "-o") -> None:
         raise BadInput(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
 
 
+def root_or_report(root: str | None, prog: str) -> str | None:
+    """``--root`` if given, else the tree found as the extension finds it (named
+    on stderr); None, after saying why on stderr, when there is none."""
+    if root is not None:
+        return root
+    found, how = default_root()
+    if found is None:
+        print(f"{prog}: no vLLM tree: {how} (use --root)", file=sys.stderr)
+        return None
+    print(f"{prog}: using the vLLM tree {found} ({how})", file=sys.stderr)
+    return found
+
+
 __all__ = [
     "BadInput",
     "OneLineParser",
@@ -117,5 +132,6 @@ __all__ = [
     "check_source_links",
     "check_template",
     "flag_type",
+    "root_or_report",
     "write_output",
 ]

@@ -23,6 +23,7 @@ from sphinxext_attn.cli.checks import (
     check_root,
     check_source_links,
     check_template,
+    root_or_report,
     write_output,
 )
 from sphinxext_attn.cli.environment_flags import (
@@ -30,12 +31,11 @@ from sphinxext_attn.cli.environment_flags import (
     add_environment_options,
     environment_of,
 )
-from sphinxext_attn.cli.runcache import RunCache, default_dir
+from sphinxext_attn.cli.runcache import RunCache, add_cache_options, run_cache
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import markers
 from sphinxext_attn.render.markdown import fill_markers, header_from_template, render_markdown
-from sphinxext_attn.source.locate import default_root
 from sphinxext_attn.vocab.paths import PAGE_FILE, RELEVANT_PATTERNS
 
 if TYPE_CHECKING:
@@ -121,27 +121,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_cache_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="neither use nor keep results of earlier runs on an unchanged tree "
-        "(default: off: results are kept)",
-    )
-    parser.add_argument(
-        "--cache-dir",
-        metavar="DIR",
-        help="where results are kept between runs (default: $SPHINXEXT_ATTN_CACHE_DIR, "
-        "else ~/.cache/sphinxext-attn)",
-    )
-
-
-def run_cache(args: argparse.Namespace) -> RunCache:
-    if args.no_cache:
-        return RunCache(None)
-    return RunCache(Path(args.cache_dir) if args.cache_dir else default_dir())
-
-
 def analysis_of(
     root: Path,
     profile: str,
@@ -173,19 +152,6 @@ def analysis_of(
     )
     cache.store("analysis", root, options, analysis, [*analysis.files, *analysis.directories])
     return analysis
-
-
-def root_or_report(root: str | None, prog: str) -> str | None:
-    """``--root`` if given, else the tree found as the extension finds it (named
-    on stderr); None, after saying why on stderr, when there is none."""
-    if root is not None:
-        return root
-    found, how = default_root()
-    if found is None:
-        print(f"{prog}: no vLLM tree: {how} (use --root)", file=sys.stderr)
-        return None
-    print(f"{prog}: using the vLLM tree {found} ({how})", file=sys.stderr)
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,6 +14,7 @@ or ``SPHINXEXT_ATTN_CACHE_DIR=`` (empty) turns the cache off.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import pickle
@@ -154,3 +155,24 @@ class RunCache:
         for _, stale in sorted(entries, reverse=True)[MAX_ENTRIES:]:
             with contextlib.suppress(OSError):
                 stale.unlink()
+
+
+def add_cache_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither use nor keep results of earlier runs on an unchanged tree "
+        "(default: off: results are kept)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where results are kept between runs (default: $SPHINXEXT_ATTN_CACHE_DIR, "
+        "else ~/.cache/sphinxext-attn)",
+    )
+
+
+def run_cache(args: argparse.Namespace) -> RunCache:
+    if args.no_cache:
+        return RunCache(None)
+    return RunCache(Path(args.cache_dir) if args.cache_dir else default_dir())

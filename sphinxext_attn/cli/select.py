@@ -19,6 +19,7 @@ from sphinxext_attn.cli.checks import (
     check_output,
     check_root,
     flag_type,
+    root_or_report,
     write_output,
 )
 from sphinxext_attn.cli.environment_flags import (
@@ -26,7 +27,7 @@ from sphinxext_attn.cli.environment_flags import (
     add_environment_options,
     environment_of,
 )
-from sphinxext_attn.cli.runcache import RunCache
+from sphinxext_attn.cli.runcache import RunCache, add_cache_options, run_cache
 from sphinxext_attn.model.environment import REFERENCE, Environment, case_environment
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
@@ -122,8 +123,6 @@ def build_parser() -> argparse.ArgumentParser:
         type=flag_type(inputs.arch),
         help="a ROCm GPU by its arch name, e.g. gfx942 (--platform rocm; default: none)",
     )
-    from sphinxext_attn.cli.main import add_cache_options
-
     add_cache_options(parser)
     add_environment_options(parser)
     return parser
@@ -362,8 +361,6 @@ def main(argv: list[str]) -> int:
 def answer(args: argparse.Namespace, argv: list[str]) -> int:
     """The decision (or the cases' decisions) the checked flags ask for."""
     environment = environment_of(args)
-    from sphinxext_attn.cli.main import root_or_report, run_cache
-
     args.root = root_or_report(args.root, "sphinxext-attn select")
     if args.root is None:
         return 2

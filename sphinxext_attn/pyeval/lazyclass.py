@@ -20,14 +20,14 @@ import re
 import tokenize
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.pyeval.chunks import (
+from sphinxext_attn.pyeval.values import Unknown
+from sphinxext_attn.source.chunks import (
     Chunk,
     ChunkError,
     chunk_names,
     cut_pieces,
+    parse_quietly,
 )
-from sphinxext_attn.pyeval.values import Unknown
-from sphinxext_attn.source.tree import parse_quietly
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

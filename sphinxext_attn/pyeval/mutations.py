@@ -16,7 +16,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.bindings import NESTED_SCOPES
-from sphinxext_attn.pyeval.chunks import ChunkError
+from sphinxext_attn.source.chunks import ChunkError
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.scope import ModuleScope

@@ -20,10 +20,10 @@ from sphinxext_attn.pyeval.bindings import (
     index_bindings,
     live_binding,
 )
-from sphinxext_attn.pyeval.chunks import Chunk, ChunkError, chunk_names
 from sphinxext_attn.pyeval.lazyclass import class_of_chunk, class_piece_names
 from sphinxext_attn.pyeval.mutations import changed_at_import, rebound_at_import
 from sphinxext_attn.pyeval.values import CAPABILITY, Instance, Raised, Unbound, Unknown
+from sphinxext_attn.source.chunks import Chunk, ChunkError, chunk_names
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter

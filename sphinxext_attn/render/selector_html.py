@@ -17,7 +17,7 @@ from typing import Any
 from docutils import nodes
 
 from sphinxext_attn.render.nodes import TableSpec, build_table, literal_list
-from sphinxext_attn.select.selector_table import DIMS
+from sphinxext_attn.select.selector_grid import DIMS
 
 #: control labels; flags are checkboxes, the rest drop-down lists
 LABELS = {

@@ -19,6 +19,7 @@ from sphinxext_attn.model.records import (
     Location,
     PriorityList,
 )
+from sphinxext_attn.page.backends import SKIPPED, model_family, unreachable_only
 from sphinxext_attn.pyeval import Interpreter, Unknown
 from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.runtime.profile import (
@@ -60,8 +61,6 @@ def evaluate_runtime(
 ) -> RuntimeAnswers:
     """Ask every registered class (and the priority function) through one interpreter
     (``extras`` False: only the questions of the columns vLLM's page has)."""
-    from sphinxext_attn.analysis.pipeline import SKIPPED
-
     interp = Interpreter(tree, Machine(environment))
     reader = RuntimeReader(interp, provenance=provenance, extras=extras)
     answers = RuntimeAnswers()
@@ -82,8 +81,6 @@ def evaluate_runtime(
 
 def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
     """Replace each row's cells by the class's answers; add rows the page lacks."""
-    from sphinxext_attn.analysis.pipeline import model_family
-
     by_name: dict[str, list[int]] = {}
     for i, row in enumerate(analysis.backends):
         by_name.setdefault(row.name, []).append(i)
@@ -131,8 +128,6 @@ def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
     )
     # Classes the page reader could not find but the evaluator built (by a call).
     analysis.diagnostics = [d for d in analysis.diagnostics if d.backend not in resolved]
-    from sphinxext_attn.analysis.pipeline import unreachable_only
-
     analysis.diagnostics = unreachable_only(analysis.diagnostics, analysis.priorities)
     analysis.files = list(dict.fromkeys([*analysis.files, *answers.files]))
     analysis.directories = list(dict.fromkeys([*analysis.directories, *answers.directories]))

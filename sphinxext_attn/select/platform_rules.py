@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.devices import platform_class
 from sphinxext_attn.pyeval.values import NODE, Bound, Instance
-from sphinxext_attn.select.decision import Config, Decision, param_names
+from sphinxext_attn.select.records import Config, Decision, param_names
+from sphinxext_attn.source.registry import read_registry
 
 if TYPE_CHECKING:
     from sphinxext_attn.select.decision import Selector
@@ -41,8 +42,6 @@ def decide_by_rule(selector: Selector, config: Config, platform: Instance) -> De
 def backend_of_path(interp: Interpreter, path: str) -> str:
     """The registry's name for a backend class path; for a class the registry does not
     list, the name its ``get_name()`` gives (else the class name)."""
-    from sphinxext_attn.source.registry import read_registry
-
     for entry in read_registry(interp.tree):
         if entry.class_path == path:
             return entry.name

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sphinxext_attn.select.decision import Config, Decision, Selector
-from sphinxext_attn.select.selector_table import DIMS, combine, list_at, query_value
+from sphinxext_attn.select.selector_grid import DIMS, combine, list_at, query_value
 
 
 def predict(table: dict[str, Any], config: Config) -> Decision | None:

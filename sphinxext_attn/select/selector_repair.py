@@ -16,6 +16,9 @@ import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sphinxext_attn.select.selector_grid import DIMS, consistent_order, list_at
+from sphinxext_attn.select.selector_predict import backend_reasons, sample_configs
+
 if TYPE_CHECKING:
     from sphinxext_attn.select.selector_table import TableBuilder
 
@@ -37,9 +40,6 @@ def repair(builder: TableBuilder, caps: dict[str, Any], count: int | None = None
     (the others at the backend's baseline) get corrections over all their values:
     FlashAttention on 10.x, say, resolves to FA2 only for head size 256 with a
     32-token block, where an fp8 KV cache is then refused."""
-    from sphinxext_attn.select.selector_predict import backend_reasons, sample_configs
-    from sphinxext_attn.select.selector_table import DIMS, list_at
-
     sizes = [len(builder.grid[dim]) for dim in DIMS]
     #: per capability and backend: the points checked, with the real reasons
     checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]] = {}
@@ -71,8 +71,6 @@ def _correct(
     checked that are wrong on their own (until that point comes out right), each
     kept only if with it more of the ``checks`` (points and their real reasons)
     come out right than without."""
-    from sphinxext_attn.select.selector_table import DIMS
-
     base = entry["base"]
     point, actual = checks[-1]
     differing = [d for d in range(len(DIMS)) if point[d] != base[d]]
@@ -108,8 +106,6 @@ def _add_joint(
     reasons: Any,
 ) -> None:
     """Corrections for ``dims`` over all their values, on top of the rest."""
-    from sphinxext_attn.select.selector_table import DIMS, consistent_order
-
     key = ",".join(str(d) for d in dims)
     entry["joint"][key] = {}  # recombined without its own (pairs: from scratch)
     table: dict[str, list[list[int]]] = {}

@@ -29,106 +29,25 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sphinxext_attn.select.decision import Config, Selector
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.select.decision import Selector
+from sphinxext_attn.select.selector_grid import (
+    DIMS,
+    GRID,
+    SEARCH_ORDER,
+    Interner,
+    combine,
+    config_at,
+    consistent_order,
+    default_point,
+    query_value,
+    with_value,
+)
+from sphinxext_attn.select.selector_predict import agreement, sample_configs
 from sphinxext_attn.select.selector_probe import Prober
 from sphinxext_attn.select.selector_repair import delta, repair
-from sphinxext_attn.vocab.names import ATTN_TYPES
+from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, module_file
-
-FLAGS = ("use_mla", "use_sparse", "has_sink", "use_mm_prefix", "use_non_causal")
-#: every dimension and its default values; the first value of each is not special
-GRID: dict[str, tuple[Any, ...]] = {
-    "capability": ("8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0"),
-    "dtype": ("fp16", "bf16", "fp32"),
-    "kv_cache_dtype": ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16"),
-    "head_size": (64, 80, 96, 128, 192, 256, 512, 576),
-    "block_size": (None, 16, 32, 64, 128),
-    "num_heads": (None, 8, 16, 32, 128),
-    "attn_type": ATTN_TYPES,
-    **{flag: (False, True) for flag in FLAGS},
-}
-#: dimensions other than the capability, in the order the table indexes them
-DIMS = tuple(d for d in GRID if d != "capability")
-#: where a baseline is looked for first (MLA and sparsity decide most of the rest)
-_FIRST = ("use_mla", "use_sparse", "head_size", "dtype", "kv_cache_dtype", "attn_type")
-SEARCH_ORDER: tuple[str, ...] = _FIRST + tuple(d for d in DIMS if d not in _FIRST)
-
-
-def query_value(value: Any) -> str:
-    """A grid value as the page's query string spells it."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def default_point(grid: dict[str, tuple[Any, ...]]) -> list[int]:
-    base = Config()
-    out = []
-    for dim in DIMS:
-        values = grid[dim]
-        want = getattr(base, dim)
-        out.append(values.index(want) if want in values else 0)
-    return out
-
-
-def list_at(priorities: dict[str, Any], sizes: Sequence[int], point: Sequence[int]) -> int:
-    """The priority list (its index) at ``point``: the table is in mixed radix over
-    its key dimensions (``sizes``: how many values each dimension has)."""
-    index = 0
-    for d in priorities["keys"]:
-        index = index * sizes[d] + point[d]
-    return int(priorities["table"][index])
-
-
-def config_at(grid: dict[str, tuple[Any, ...]], capability: str, point: Sequence[int]) -> Config:
-    values = {dim: grid[dim][i] for dim, i in zip(DIMS, point, strict=True)}
-    return Config(capability=capability, **values)
-
-
-@dataclass
-class Interner:
-    """Strings and lists kept once, referred to by index."""
-
-    items: list[Any] = field(default_factory=list)
-    index: dict[Any, int] = field(default_factory=dict)
-
-    def __call__(self, item: Any) -> int:
-        key = tuple(item) if isinstance(item, list) else item
-        if key not in self.index:
-            self.index[key] = len(self.items)
-            self.items.append(list(item) if isinstance(item, list | tuple) else item)
-        return self.index[key]
-
-
-def combine(
-    base: Sequence[int], factors: Iterable[Sequence[int]], order: Sequence[int]
-) -> list[int]:
-    """The baseline's reasons that every factor keeps, plus what each factor adds."""
-    factors = list(factors)
-    base_set = set(base)
-    out = {r for r in base if all(r in f for f in factors)}
-    out.update(r for f in factors for r in f if r not in base_set)
-    rank = {r: i for i, r in enumerate(order)}
-    return sorted(out, key=lambda r: rank.get(r, len(rank)))
-
-
-def consistent_order(lists: Iterable[Sequence[int]]) -> list[int]:
-    """One order of reasons consistent with every observed list (first-seen on ties)."""
-    first: dict[int, int] = {}
-    after: dict[int, set[int]] = {}
-    for reasons in lists:
-        for i, r in enumerate(reasons):
-            first.setdefault(r, len(first))
-            after.setdefault(r, set()).update(reasons[:i])
-    out: list[int] = []
-    left = sorted(first, key=first.__getitem__)
-    while left:
-        ready = [r for r in left if not (after[r] - set(out))] or left
-        out.append(ready[0])
-        left.remove(ready[0])
-    return out
 
 
 class TableBuilder:
@@ -166,7 +85,7 @@ class TableBuilder:
                 ref = ask(point)
                 for d in (p for p in params if p not in keys):
                     if any(
-                        ask(_with(point, d, i)) != ref
+                        ask(with_value(point, d, i)) != ref
                         for i in range(len(self.grid[DIMS[d]]))
                         if i != point[d]
                     ):
@@ -201,13 +120,13 @@ class TableBuilder:
                 d = DIMS.index(dim)
                 for i in range(len(self.grid[dim])):
                     if i != base[d] and len(best) > 0:
-                        found = self.reasons_at(backend, cap, _with(base, d, i))
+                        found = self.reasons_at(backend, cap, with_value(base, d, i))
                         if len(found) < len(best):
-                            base, best = _with(base, d, i), found
+                            base, best = with_value(base, d, i), found
         singles: dict[int, list[list[int]]] = {}
         for d, dim in enumerate(DIMS):
             row = [
-                best if i == base[d] else self.reasons_at(backend, cap, _with(base, d, i))
+                best if i == base[d] else self.reasons_at(backend, cap, with_value(base, d, i))
                 for i in range(len(self.grid[dim]))
             ]
             if any(r != best for r in row):
@@ -229,7 +148,7 @@ class TableBuilder:
                 loud = bool(set(s1) - set(best)) or bool(set(s2) - set(best))
                 if loud and unions.get(kind, False):
                     continue
-                found = self.reasons_at(backend, cap, _with(_with(base, d1, i1), d2, i2))
+                found = self.reasons_at(backend, cap, with_value(with_value(base, d1, i1), d2, i2))
                 actual[(d1, d2, i1, i2)] = found
                 observed.append(found)
                 if loud and kind not in unions:
@@ -272,12 +191,6 @@ class TableBuilder:
         }
 
 
-def _with(point: Sequence[int], d: int, i: int) -> list[int]:
-    out = list(point)
-    out[d] = i
-    return out
-
-
 @dataclass
 class SelectorTable:
     """The table of one tree, how long it took and how well it agrees with decide()."""
@@ -294,9 +207,6 @@ class SelectorTable:
 
 def build_selector_table(root: str, sample: int = 200) -> SelectorTable:
     """The factored table of the tree at ``root`` over :data:`GRID`, checked on a sample."""
-    from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-    from sphinxext_attn.select.selector_predict import agreement, sample_configs
-    from sphinxext_attn.source.tree import SourceTree
 
     started = time.perf_counter()
     tree = SourceTree(root)
@@ -324,4 +234,4 @@ def build_selector_table(root: str, sample: int = 200) -> SelectorTable:
     )
 
 
-__all__ = ["DIMS", "GRID", "SelectorTable", "TableBuilder", "build_selector_table", "query_value"]
+__all__ = ["SelectorTable", "TableBuilder", "build_selector_table"]

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.select.records import Config, Decision
 
 if TYPE_CHECKING:
-    from sphinxext_attn.select.decision import Config, Decision, Selector
+    from sphinxext_attn.select.decision import Selector
 
 VALUES = ("true", "false")
 MEANING = {"true": "installed", "false": "not installed"}
@@ -49,8 +50,6 @@ def _either(assumption: str, name: str) -> str:
 
 
 def _conditional(name: str, answers: list[tuple[str, Decision]]) -> Decision:
-    from sphinxext_attn.select.decision import Decision
-
     out = Decision(None, [])
     assumptions: dict[str, None] = {}
     for value, decision in answers:
@@ -83,9 +82,8 @@ def _meaning(name: str, value: str) -> str:
 
 
 def sibling(selector: Selector, name: str, value: str) -> Selector:
-    """The same question on a machine where the fact is set."""
-    from sphinxext_attn.select.decision import Selector
-
+    """The same question on a machine where the fact is set (a selector of the
+    same class: this module is imported by, and does not import, the selector's)."""
     key = f"{name}={value}"
     found = selector.siblings.get(key)
     if found is None:
@@ -93,6 +91,6 @@ def sibling(selector: Selector, name: str, value: str) -> Selector:
         settled = Environment(
             env.env, env.options, {**env.assume, name: value}, env.platform, env.arch
         )
-        found = Selector(Interpreter(selector.interp.tree, Machine(settled)))
+        found = type(selector)(Interpreter(selector.interp.tree, Machine(settled)))
         selector.siblings[key] = found
     return found

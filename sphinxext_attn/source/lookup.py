@@ -3,7 +3,7 @@
 The page rules that follow a class's bases (the impl class for DCP, the
 backend interface for ``:columns:``) only need the statements that mention a
 name: the file's top-level statements are searched as text and only those
-are parsed (:mod:`.pyeval.chunks`), unless the file was parsed whole already.
+are parsed (:mod:`.source.chunks`), unless the file was parsed whole already.
 Anything a piece cannot answer alone falls back to parsing the whole file.
 """
 
@@ -14,6 +14,7 @@ import re
 import weakref
 from collections.abc import Callable, Iterator
 
+from sphinxext_attn.source.chunks import ChunkError
 from sphinxext_attn.source.classes import absolute_module
 from sphinxext_attn.source.tree import SourceTree
 
@@ -27,8 +28,6 @@ def _statements(
         chunks = tree.chunks(path)
         if chunks is None:
             return
-        from sphinxext_attn.pyeval.chunks import ChunkError
-
         try:
             found = [c.nodes() for c in chunks if wanted(c.text)]
         except ChunkError:

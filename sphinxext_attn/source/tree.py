@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from sphinxext_attn.model.records import Diagnostic, Location
+from sphinxext_attn.source.chunks import ChunkError, parse_quietly, split_chunks
 
 #: The start of the next top-level statement after a class body.
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
@@ -48,15 +49,6 @@ def is_installed_layout(root: Path) -> bool:
             )
     except OSError:
         return False
-
-
-def parse_quietly(text: str, filename: str) -> ast.Module:
-    """``ast.parse`` without the analysed code's own SyntaxWarnings (invalid escapes and
-    the like): they are not the user's concern, and under ``-W error`` they would turn
-    a valid file into a syntax error."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ast.parse(text, filename=filename)
 
 
 #: A problem :meth:`SourceTree.check_partly_parsed` reports: the message and the line.
@@ -273,8 +265,6 @@ class SourceTree:
         found = [c for c in chunks if c.text.startswith(head) and header.match(c.text)]
         if len(found) != 1:
             return None
-        from sphinxext_attn.pyeval.chunks import ChunkError
-
         try:
             nodes = found[0].nodes()
         except ChunkError:
@@ -299,8 +289,6 @@ class SourceTree:
         """The file cut into top-level statements, parsed one by one on demand."""
         if rel in self._chunks:
             return self._chunks[rel]
-        from sphinxext_attn.pyeval.chunks import split_chunks
-
         text = self.text(rel)
         self._chunks[rel] = None if text is None else split_chunks(text, rel)
         return self._chunks[rel]

@@ -27,6 +27,7 @@ from sphinxext_attn.model.records import (
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render import priority, prose
 from sphinxext_attn.render.decorate import PLAIN, Decorations
+from sphinxext_attn.render.full_page import page_nodes
 from sphinxext_attn.render.nodes import TableSpec
 from sphinxext_attn.sphinx import cache, config
 from sphinxext_attn.sphinx.options import (
@@ -230,7 +231,7 @@ class AllTablesDirective(AttentionBackendsDirective):
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
         head = [render.rubric(spec.caption)] if spec.caption else []
         spec.caption = None
-        return head + render.page_nodes(
+        return head + page_nodes(
             analysis,
             spec,
             columns=self.columns(),

@@ -28,7 +28,8 @@ from sphinx.util import logging
 from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
 from sphinxext_attn.select.decision import OPTION_FIELDS
-from sphinxext_attn.select.selector_table import GRID, SelectorTable, query_value
+from sphinxext_attn.select.selector_grid import GRID, query_value
+from sphinxext_attn.select.selector_table import SelectorTable
 from sphinxext_attn.sphinx import cache, config
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn import __version__
 from sphinxext_attn.sphinx import config, events
 from sphinxext_attn.sphinx.diff import DiffDirective
 from sphinxext_attn.sphinx.directives import DIRECTIVES
@@ -13,6 +12,7 @@ from sphinxext_attn.sphinx.provenance import setup_nodes
 from sphinxext_attn.sphinx.select_directive import SelectDirective
 from sphinxext_attn.sphinx.selector import setup_selector
 from sphinxext_attn.sphinx.xref import setup_xref
+from sphinxext_attn.version import __version__
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

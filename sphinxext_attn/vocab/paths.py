@@ -54,6 +54,7 @@ PREFILL_REGISTRY_FILE = f"{BACKENDS_DIR}/mla/prefill/registry.py"
 PREFILL_PRIORITY_FILES = (f"{BACKENDS_DIR}/mla/prefill/selector.py", PLATFORM_INTERFACE_FILE)
 
 # -- the release and its own page ----------------------------------------------------
+#: where a build writes the release's version (an installed distribution has it)
 VERSION_FILE = "vllm/_version.py"
 #: vLLM's page generator (the pre-commit hook, later a mkdocs hook)
 GENERATORS = (

@@ -16,6 +16,7 @@ from sphinxext_attn.model.records import (
 )
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render import priority
+from sphinxext_attn.render.full_page import page_nodes
 
 
 def _analysis(versions: bool = True, many: int = 0) -> Analysis:
@@ -170,7 +171,7 @@ def test_legend_and_page_order():
         ["DCP", "Decode Context Parallelism support (--decode-context-parallel-size)"],
     ]
     assert legend[1].astext().startswith("Symbols: ✅ = Supported")
-    page = render.page_nodes(_analysis(), render.TableSpec(widths=[1] * 10))
+    page = page_nodes(_analysis(), render.TableSpec(widths=[1] * 10))
     rubrics = [n.astext() for n in page if isinstance(n, nodes.rubric)]
     assert rubrics == [
         "Backend Priority (CUDA)",

@@ -24,8 +24,8 @@ from treebuilder import DEMO_TREE
 
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.select.decision import Config, Selector
+from sphinxext_attn.select.selector_grid import GRID, query_value
 from sphinxext_attn.select.selector_predict import agreement, predict, sample_configs
-from sphinxext_attn.select.selector_table import GRID, query_value
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.sphinx import selector as selector_ext
 

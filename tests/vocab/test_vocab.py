@@ -80,4 +80,4 @@ def test_dtype_names_agree() -> None:
     assert {names.DTYPE_NAMES[label] for label, _ in names.DTYPES} == {
         torch for _, torch in names.DTYPES
     }
-    assert names.ATTN_TYPES == tuple(names.ATTN_TYPE_NAMES)
+    assert tuple(names.ATTN_TYPE_NAMES) == names.ATTN_TYPES

@@ -15,10 +15,19 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from sphinxext_attn.source.tree import parse_quietly
+
+def parse_quietly(text: str, filename: str) -> ast.Module:
+    """``ast.parse`` without the analysed code's own SyntaxWarnings (invalid escapes and
+    the like): they are not the user's concern, and under ``-W error`` they would turn
+    a valid file into a syntax error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=filename)
+
 
 #: A line that starts a statement of the block, after the newline ending the one before
 #: (a literal newline first: the regex engine can skip to each one quickly).

@@ -1,4 +1,4 @@
-"""Cutting a module into top-level pieces (core/pyeval/chunks): where the cuts
+"""Cutting a module into top-level pieces (source/chunks): where the cuts
 fall, and that a piece built across a dropped cut is checked."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from sphinxext_attn.pyeval.chunks import ChunkError, chunk_names, cut_pieces, split_chunks
+from sphinxext_attn.source.chunks import ChunkError, chunk_names, cut_pieces, split_chunks
 
 DOCSTRING_AT_COLUMN_0 = '''"""A module.
 
@@ -156,7 +156,7 @@ def test_import_names_match_the_parse_on_a_release() -> None:
     import vllm_trees
 
     from sphinxext_attn.pyeval.bindings import bound_names
-    from sphinxext_attn.pyeval.chunks import import_names
+    from sphinxext_attn.source.chunks import import_names
 
     root = vllm_trees.tree("0.33.0")
     checked = 0

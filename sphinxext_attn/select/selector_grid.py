@@ -1,0 +1,117 @@
+"""The selector's grid: its dimensions and values, and the small helpers that
+index it (points, configurations, interned lists, recombined reasons).
+
+Apart from :mod:`.selector_table` so that the prediction and the repair of
+the table (:mod:`.selector_predict`, :mod:`.selector_repair`), which the
+table's builder calls, can index the grid without importing the builder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sphinxext_attn.select.records import Config
+from sphinxext_attn.vocab.names import ATTN_TYPES
+
+FLAGS = ("use_mla", "use_sparse", "has_sink", "use_mm_prefix", "use_non_causal")
+#: every dimension and its default values; the first value of each is not special
+GRID: dict[str, tuple[Any, ...]] = {
+    "capability": ("8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0"),
+    "dtype": ("fp16", "bf16", "fp32"),
+    "kv_cache_dtype": ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16"),
+    "head_size": (64, 80, 96, 128, 192, 256, 512, 576),
+    "block_size": (None, 16, 32, 64, 128),
+    "num_heads": (None, 8, 16, 32, 128),
+    "attn_type": ATTN_TYPES,
+    **{flag: (False, True) for flag in FLAGS},
+}
+#: dimensions other than the capability, in the order the table indexes them
+DIMS = tuple(d for d in GRID if d != "capability")
+#: where a baseline is looked for first (MLA and sparsity decide most of the rest)
+_FIRST = ("use_mla", "use_sparse", "head_size", "dtype", "kv_cache_dtype", "attn_type")
+SEARCH_ORDER: tuple[str, ...] = _FIRST + tuple(d for d in DIMS if d not in _FIRST)
+
+
+def query_value(value: Any) -> str:
+    """A grid value as the page's query string spells it."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def default_point(grid: dict[str, tuple[Any, ...]]) -> list[int]:
+    base = Config()
+    out = []
+    for dim in DIMS:
+        values = grid[dim]
+        want = getattr(base, dim)
+        out.append(values.index(want) if want in values else 0)
+    return out
+
+
+def list_at(priorities: dict[str, Any], sizes: Sequence[int], point: Sequence[int]) -> int:
+    """The priority list (its index) at ``point``: the table is in mixed radix over
+    its key dimensions (``sizes``: how many values each dimension has)."""
+    index = 0
+    for d in priorities["keys"]:
+        index = index * sizes[d] + point[d]
+    return int(priorities["table"][index])
+
+
+def config_at(grid: dict[str, tuple[Any, ...]], capability: str, point: Sequence[int]) -> Config:
+    values = {dim: grid[dim][i] for dim, i in zip(DIMS, point, strict=True)}
+    return Config(capability=capability, **values)
+
+
+@dataclass
+class Interner:
+    """Strings and lists kept once, referred to by index."""
+
+    items: list[Any] = field(default_factory=list)
+    index: dict[Any, int] = field(default_factory=dict)
+
+    def __call__(self, item: Any) -> int:
+        key = tuple(item) if isinstance(item, list) else item
+        if key not in self.index:
+            self.index[key] = len(self.items)
+            self.items.append(list(item) if isinstance(item, list | tuple) else item)
+        return self.index[key]
+
+
+def combine(
+    base: Sequence[int], factors: Iterable[Sequence[int]], order: Sequence[int]
+) -> list[int]:
+    """The baseline's reasons that every factor keeps, plus what each factor adds."""
+    factors = list(factors)
+    base_set = set(base)
+    out = {r for r in base if all(r in f for f in factors)}
+    out.update(r for f in factors for r in f if r not in base_set)
+    rank = {r: i for i, r in enumerate(order)}
+    return sorted(out, key=lambda r: rank.get(r, len(rank)))
+
+
+def consistent_order(lists: Iterable[Sequence[int]]) -> list[int]:
+    """One order of reasons consistent with every observed list (first-seen on ties)."""
+    first: dict[int, int] = {}
+    after: dict[int, set[int]] = {}
+    for reasons in lists:
+        for i, r in enumerate(reasons):
+            first.setdefault(r, len(first))
+            after.setdefault(r, set()).update(reasons[:i])
+    out: list[int] = []
+    left = sorted(first, key=first.__getitem__)
+    while left:
+        ready = [r for r in left if not (after[r] - set(out))] or left
+        out.append(ready[0])
+        left.remove(ready[0])
+    return out
+
+
+def with_value(point: Sequence[int], d: int, i: int) -> list[int]:
+    out = list(point)
+    out[d] = i
+    return out
