@@ -14,7 +14,8 @@ from treebuilder import DEMO_TREE
 
 from sphinxext_attn.cli.select import render_text
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.select.decision import Config, Decision, Selector, with_priorities
+from sphinxext_attn.select.decision import Config, Decision, Selector
+from sphinxext_attn.select.records import with_priorities
 from sphinxext_attn.source.tree import SourceTree
 
 
