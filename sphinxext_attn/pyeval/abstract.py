@@ -21,7 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from sphinxext_attn.pyeval.intsets import IntSet, TooComplex, run
-from sphinxext_attn.pyeval.values import EnumMember, Raised, Unknown
+from sphinxext_attn.pyeval.values import EnumMember, LimitExceeded, Raised, Unknown
 
 Where = tuple[str, int]
 #: Most paths one question may take before it is given up as too many cases.
@@ -239,7 +239,9 @@ def binop(op: ast.operator, left: Any, right: Any, where: Where) -> Any:
 
 def _made(sym: AbstractInt, scale: int, offset: int, mod: int | None, where: Where) -> Any:
     if abs(scale) > 2**32 or abs(offset) > 2**32 or (mod or 0) > 4096:
-        raise Unknown("head size arithmetic with numbers too large to keep", *where)
+        raise LimitExceeded(
+            "head size arithmetic with numbers too large to keep", *where, kind="size"
+        )
     if scale == 0:  # x * 0: a plain number again
         return offset % mod if mod else offset
     return AbstractInt(sym.explorer, scale, offset, mod)

@@ -17,6 +17,7 @@ from sphinxext_attn.pyeval.values import (
     External,
     Instance,
     LazyGen,
+    LimitExceeded,
     PyClass,
     Raised,
     Unknown,
@@ -230,7 +231,7 @@ def _range(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any
     except ValueError as exc:
         raise Raised("ValueError", str(exc)) from None
     if len(result) > ops.MAX_ITEMS:
-        raise Unknown("range too long to evaluate", *ops.node_where(node, path))
+        raise LimitExceeded("range too long to evaluate", *ops.node_where(node, path), kind="size")
     return result
 
 

@@ -25,11 +25,13 @@ from sphinxext_attn.pyeval.values import (
     External,
     Instance,
     LazyGen,
+    LimitExceeded,
     PyClass,
     PyFunction,
     Raised,
     SuperProxy,
     Unknown,
+    out_of_steps,
 )
 
 if TYPE_CHECKING:
@@ -136,26 +138,30 @@ class CallMixin:
             raise value
         budget = self.budget
         if budget.depth >= budget.max_depth:
-            raise Unknown("calls nested too deeply (recursion?)", func.path, func.node.lineno)
+            raise LimitExceeded(
+                "calls nested too deeply (recursion?)", func.path, func.node.lineno, kind="nesting"
+            )
         saved_read = self.capability_read
         self.capability_read = 0
         budget.depth += 1
         looked_up = self.call_memo.reads(func)
         writes = self.class_writes  # a call that changed a class or shared value: not kept
         try:
-            value = self._run(func, args, kwargs, looked_up)
+            value = self.run_function(func, args, kwargs, looked_up)
         except (Unknown, Raised) as exc:
             read = self.capability_read
             self.capability_read = saved_read | read
             if isinstance(exc, Unknown) and not exc.assumable and not args and not kwargs:
                 exc.assumable = func.name
-            budget_hit = isinstance(exc, Unknown) and "budget" in exc.reason
+            budget_hit = out_of_steps(exc)
             if not budget_hit and (self.class_writes == writes or func.cached):
                 self.call_memo.store(self, func, args, kwargs, looked_up, (False, exc, read))
             raise
         except RecursionError:
             self.capability_read = saved_read
-            raise Unknown("expression nested too deeply", func.path, func.node.lineno) from None
+            raise LimitExceeded(
+                "expression nested too deeply", func.path, func.node.lineno, kind="nesting"
+            ) from None
         finally:
             budget.depth -= 1
         read = self.capability_read
@@ -165,18 +171,21 @@ class CallMixin:
             self.call_memo.store(self, func, args, kwargs, looked_up, (True, kept, read))
         return value
 
-    def _run(
+    def run_function(
         self: Interpreter,
         func: PyFunction,
         args: list[Any],
         kwargs: dict[str, Any],
         reads: dict[str, None] | None = None,
     ) -> Any:
+        """``func`` called, not through the call memo (an answer that depends on
+        something the memo does not key on); ``reads`` collects the names of the
+        arguments the body read, in order."""
         node = func.node
         if func.wrappers:
             return self._run_wrapped(func, args, kwargs)
         frame = Frame(func.module, func.scope, func=func if func.owner else None, reads=reads)
-        self._bind_args(func, node.args, args, kwargs, frame)
+        self.bind_args(func, node.args, args, kwargs, frame)
         if isinstance(node, ast.Lambda):
             return self.eval(node.body, frame)
         if func.name in self.lenient_functions:
@@ -228,7 +237,7 @@ class CallMixin:
                     func.defaults[f"{node.lineno}:{node.col_offset}"] = exc
         return func
 
-    def _bind_args(
+    def bind_args(
         self: Interpreter,
         func: PyFunction,
         spec: ast.arguments,
@@ -293,7 +302,7 @@ class CallMixin:
                     return member
             value = ops.text(args[0] if args else None, self.budget, where)
             raise Raised("ValueError", f"{value} is not a valid {cls.name}")
-        fields = self._fields(cls)
+        fields = self.dataclass_fields(cls)
         if (
             fields is not None
             and _is_dataclass(cls)
@@ -356,7 +365,9 @@ class CallMixin:
             raise Raised("TypeError", f"{cls.name}() takes no arguments")
         return inst
 
-    def _fields(self: Interpreter, cls: PyClass) -> list[tuple[str, ast.expr | None]] | None:
+    def dataclass_fields(
+        self: Interpreter, cls: PyClass
+    ) -> list[tuple[str, ast.expr | None]] | None:
         """Fields of a named tuple or dataclass (annotated class-level names), else None.
         Read once per class (its statements and bases do not change)."""
         if cls in _FIELDS:

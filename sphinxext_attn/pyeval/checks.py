@@ -22,7 +22,7 @@ from sphinxext_attn.pyeval.stmtmemo import (
     key_parts,
     sinks_of,
 )
-from sphinxext_attn.pyeval.values import Unknown
+from sphinxext_attn.pyeval.values import Unknown, out_of_steps
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -53,7 +53,7 @@ def run_checks(
             try:
                 memo.run(interp, stmt, frame)
             except Unknown as exc:
-                if "budget" in exc.reason or isinstance(stmt, ast.Return):
+                if out_of_steps(exc) or isinstance(stmt, ast.Return):
                     raise
                 skipped.append(exc)
 
@@ -137,7 +137,7 @@ class _Block:
                 try:
                     memo.run(interp, stmt, frame)
                 except Unknown as exc:
-                    if "budget" in exc.reason:
+                    if out_of_steps(exc):
                         raise
                     skipped.append(exc)
                     complete = False

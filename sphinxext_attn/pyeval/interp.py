@@ -26,6 +26,7 @@ from sphinxext_attn.pyeval.exceptions import ExceptionMixin
 from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.objects import ObjectMixin
+from sphinxext_attn.pyeval.question import QuestionMixin
 from sphinxext_attn.pyeval.scope import ClassBodyScope, ModuleScope, Scope
 from sphinxext_attn.pyeval.statements import StatementMixin
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
@@ -47,7 +48,9 @@ from sphinxext_attn.vocab.paths import PLATFORM_INTERFACE_FILE, PLATFORM_INTERFA
 __all__ = ["Interpreter", "class_mro"]
 
 
-class Interpreter(StatementMixin, CallMixin, ComprehensionMixin, ExceptionMixin, ObjectMixin):
+class Interpreter(
+    QuestionMixin, StatementMixin, CallMixin, ComprehensionMixin, ExceptionMixin, ObjectMixin
+):
     """Evaluates code of one tree; modules are parsed once and names evaluated lazily."""
 
     def __init__(self, tree: SourceTree, machine: Machine | None = None) -> None:

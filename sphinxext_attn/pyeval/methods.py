@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval import ops, plain
 from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.values import Builtin, Raised, Unknown
+from sphinxext_attn.pyeval.values import Builtin, LimitExceeded, Raised, Unknown
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -132,7 +132,9 @@ def _sized_replace(text: str) -> Builtin:
         found = text.count(old) if old else len(text) + 1
         growth = (len(new) - len(old)) * (found if count < 0 else min(found, count))
         if len(text) + max(growth, 0) > ops.MAX_ITEMS:
-            raise Unknown("string too long to evaluate", *ops.node_where(node, path))
+            raise LimitExceeded(
+                "string too long to evaluate", *ops.node_where(node, path), kind="size"
+            )
         return text.replace(old, new, count)
 
     return Builtin("str.replace", run)

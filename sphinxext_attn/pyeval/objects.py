@@ -19,6 +19,7 @@ from sphinxext_attn.pyeval.values import (
     External,
     Instance,
     LazyGen,
+    LimitExceeded,
     PyClass,
     PyFunction,
     Raised,
@@ -168,7 +169,9 @@ class ObjectMixin(MemberMixin):
         if isinstance(key, slice):
             value = self.iterate(value, node, path)
             if len(container) + len(value) > ops.MAX_ITEMS:
-                raise Unknown("sequence too long to evaluate", path, getattr(node, "lineno", 0))
+                raise LimitExceeded(
+                    "sequence too long to evaluate", path, getattr(node, "lineno", 0), kind="size"
+                )
         try:
             container[key] = value
         except (TypeError, IndexError, ValueError) as exc:
@@ -295,7 +298,9 @@ class ObjectMixin(MemberMixin):
             return list(value.items)
         if isinstance(value, list | tuple | str | range | set | frozenset | dict):
             if len(value) > ops.MAX_ITEMS:
-                raise Unknown("sequence too long to evaluate", path, getattr(node, "lineno", 0))
+                raise LimitExceeded(
+                    "sequence too long to evaluate", path, getattr(node, "lineno", 0), kind="size"
+                )
             ops.charge(self.budget, 8 * len(value), (path, getattr(node, "lineno", 0)))
             return list(value)
         if isinstance(value, PyClass) and self.is_enum(value):

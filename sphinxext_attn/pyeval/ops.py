@@ -23,6 +23,7 @@ from sphinxext_attn.pyeval.values import (
     EnumMember,
     External,
     Instance,
+    LimitExceeded,
     PyClass,
     Raised,
     Unknown,
@@ -74,9 +75,9 @@ def _length(value: Any) -> int:
 
 def check_size(value: Any, where: tuple[str, int]) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and _size(value) > MAX_INT_BITS:
-        raise Unknown("integer too large to evaluate", *where)
+        raise LimitExceeded("integer too large to evaluate", *where, kind="size")
     if _length(value) > MAX_ITEMS:
-        raise Unknown("sequence too long to evaluate", *where)
+        raise LimitExceeded("sequence too long to evaluate", *where, kind="size")
     return value
 
 
@@ -116,7 +117,7 @@ def weigh(value: Any, budget: Budget, where: tuple[str, int], text: bool = False
     while stack:
         item, depth = stack.pop()
         if depth > MAX_NESTING:  # hashing a deeper tuple can overflow the C stack
-            raise Unknown("value nested too deeply", *where)
+            raise LimitExceeded("value nested too deeply", *where, kind="nesting")
         if isinstance(item, Instance):
             parts: Any = item.items
             if parts is None:
@@ -128,7 +129,7 @@ def weigh(value: Any, budget: Budget, where: tuple[str, int], text: bool = False
         steps -= 1 + len(parts) * 8 // STEP_BYTES
         if steps < 0:
             budget.steps = steps
-            raise Unknown("step budget exhausted", *where)
+            raise LimitExceeded("step budget exhausted", *where)
         stack.extend((p, depth + 1) for p in parts if isinstance(p, NESTED))
     budget.steps = steps
 
@@ -163,18 +164,18 @@ def binop(op: ast.operator, left: Any, right: Any, where: tuple[str, int], budge
                 raise Raised("OverflowError", str(exc)) from None
         bits = max(1, abs(left).bit_length()) * right
         if abs(left) > 1 and bits > MAX_INT_BITS:
-            raise Unknown("integer too large to evaluate", *where)
+            raise LimitExceeded("integer too large to evaluate", *where, kind="size")
     if isinstance(op, ast.LShift) and isinstance(right, int) and right > MAX_INT_BITS:
-        raise Unknown("integer too large to evaluate", *where)
+        raise LimitExceeded("integer too large to evaluate", *where, kind="size")
     if isinstance(op, ast.Mult):
         for seq, count in ((left, right), (right, left)):
             if _length(seq) and isinstance(count, int) and _length(seq) * count > MAX_ITEMS:
-                raise Unknown("sequence too long to evaluate", *where)
+                raise LimitExceeded("sequence too long to evaluate", *where, kind="size")
             if isinstance(count, int) and count > 0:
                 charge(budget, footprint(seq) * count, where)
     if isinstance(op, ast.Add):
         if _length(left) + _length(right) > MAX_ITEMS:
-            raise Unknown("sequence too long to evaluate", *where)
+            raise LimitExceeded("sequence too long to evaluate", *where, kind="size")
         charge(budget, footprint(left) + footprint(right), where)
     if isinstance(op, ast.Mod) and isinstance(left, str):
         charge(budget, printf_size(left, right, where), where)
@@ -206,7 +207,7 @@ def printf_size(fmt: str, args: Any, where: tuple[str, int]) -> int:
             raise Unknown("% formatting with this width not evaluated", *where)
         size += int(width or 0) + int(precision or 0) + 400
         if size > MAX_ITEMS:
-            raise Unknown("string too long to evaluate", *where)
+            raise LimitExceeded("string too long to evaluate", *where, kind="size")
     return size
 
 
@@ -222,7 +223,7 @@ def format_spec(spec: Any, where: tuple[str, int]) -> str:
         raise Unknown("format spec not evaluated", *where)
     for digits in match.groups():
         if digits and (len(digits) > 6 or int(digits) > MAX_ITEMS):
-            raise Unknown("string too long to evaluate", *where)
+            raise LimitExceeded("string too long to evaluate", *where, kind="size")
     return spec
 
 
@@ -232,7 +233,7 @@ def join_size(sep: Any, items: list[Any], where: tuple[str, int]) -> None:
         size = len(sep) * max(len(items) - 1, 0)
         size += sum(len(x) if isinstance(x, str) else 0 for x in items)
         if size > MAX_ITEMS:
-            raise Unknown("string too long to evaluate", *where)
+            raise LimitExceeded("string too long to evaluate", *where, kind="size")
 
 
 def format_value(
@@ -316,7 +317,7 @@ def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool
     try:
         return bool(left == right)
     except RecursionError:
-        raise Unknown("value nested too deeply", *where) from None
+        raise LimitExceeded("value nested too deeply", *where, kind="nesting") from None
     except Exception:  # noqa: BLE001 - values are plain data here
         return False
 

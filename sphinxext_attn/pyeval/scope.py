@@ -22,7 +22,14 @@ from sphinxext_attn.pyeval.bindings import (
 )
 from sphinxext_attn.pyeval.lazyclass import class_of_chunk, class_piece_names
 from sphinxext_attn.pyeval.mutations import changed_at_import, rebound_at_import
-from sphinxext_attn.pyeval.values import CAPABILITY, Instance, Raised, Unbound, Unknown
+from sphinxext_attn.pyeval.values import (
+    CAPABILITY,
+    Instance,
+    LimitExceeded,
+    Raised,
+    Unbound,
+    Unknown,
+)
 from sphinxext_attn.source.chunks import Chunk, ChunkError, chunk_names
 
 if TYPE_CHECKING:
@@ -142,7 +149,9 @@ class ModuleScope(Scope):
     def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
         value = cached(self.values, name, interp)
         if value is _PENDING:
-            raise Unknown(f"{name} is defined in terms of itself", self.path, _line(node))
+            raise LimitExceeded(
+                f"{name} is defined in terms of itself", self.path, _line(node), kind="cycle"
+            )
         if value is not MISSING:
             return value
         if name not in self.index:

@@ -15,7 +15,7 @@ from sphinxext_attn.pyeval import ops
 from sphinxext_attn.pyeval.bindings import bound_names
 from sphinxext_attn.pyeval.checks import run_checks
 from sphinxext_attn.pyeval.scope import Frame
-from sphinxext_attn.pyeval.values import Caught, Raised, Unknown
+from sphinxext_attn.pyeval.values import Caught, Raised, Unknown, out_of_steps
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -215,7 +215,7 @@ class StatementMixin:
             try:
                 self.eval(part.value if isinstance(part, ast.Starred) else part, frame)
             except Unknown as unknown:
-                if "budget" in unknown.reason:
+                if out_of_steps(unknown):
                     raise
 
     def _raise(self: Interpreter, stmt: ast.Raise, frame: Frame) -> None:
@@ -234,7 +234,7 @@ class StatementMixin:
                 where = (path, stmt.lineno)
                 message = ops.text(self.eval(exc.args[0], frame), self.budget, where)
             except Unknown as unknown:
-                if "budget" in unknown.reason:
+                if out_of_steps(unknown):
                     raise
         raise self.raised(kind, message, (path, stmt.lineno))
 

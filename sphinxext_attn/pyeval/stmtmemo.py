@@ -36,6 +36,7 @@ from sphinxext_attn.pyeval.values import (
     PyFunction,
     Raised,
     Unknown,
+    out_of_steps,
 )
 
 if TYPE_CHECKING:
@@ -245,7 +246,7 @@ class StatementMemo:
         entry: tuple[Any, ...] | None = None
         if failure is not None:
             changed = any(added) or any(a is not b for a, b in zip(after, before, strict=True))
-            budget = isinstance(failure, Unknown) and "budget" in failure.reason
+            budget = out_of_steps(failure)
             if not changed and not budget:
                 entry = (failure, read, (), ())
         elif all(key_part(v, False) is not NO_KEY for part in added for v in part) and all(

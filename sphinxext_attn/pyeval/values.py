@@ -49,6 +49,23 @@ class Unknown(Exception):
         return f"{self.reason} ({self.where})" if self.path else self.reason
 
 
+class LimitExceeded(Unknown):
+    """The evaluation stopped at one of the evaluator's limits, not at code outside
+    the subset: the step budget (``kind`` "steps"), nesting of calls, expressions
+    or values ("nesting"), the size of a value ("size"), or a name defined in terms
+    of itself ("cycle"). A body that hits one is hostile, not merely unsupported."""
+
+    def __init__(self, reason: str, path: str = "", line: int = 0, kind: str = "steps") -> None:
+        super().__init__(reason, path, line)
+        self.kind = kind
+
+
+def out_of_steps(exc: BaseException) -> bool:
+    """Whether ``exc`` is the step budget running out (the question stops there:
+    nothing that catches an unknown may carry on past it)."""
+    return isinstance(exc, LimitExceeded) and exc.kind == "steps"
+
+
 class Unbound(Unknown):
     """A module name no statement binds when the module runs (``if TYPE_CHECKING:``)."""
 
@@ -274,10 +291,10 @@ class Budget:
     def tick(self, node: ast.AST, path: str) -> None:
         self.steps -= 1
         if self.steps < 0:
-            raise Unknown("step budget exhausted", path, getattr(node, "lineno", 0))
+            raise LimitExceeded("step budget exhausted", path, getattr(node, "lineno", 0))
 
     def spend(self, steps: int, where: tuple[str, int]) -> None:
         """Charge work proportional to a size, before the work is done."""
         self.steps -= steps
         if self.steps < 0:
-            raise Unknown("step budget exhausted", *where)
+            raise LimitExceeded("step budget exhausted", *where)

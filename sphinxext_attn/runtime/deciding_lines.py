@@ -17,10 +17,9 @@ import ast
 from typing import Any
 
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.callmemo import CallMemo
+from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.members import class_mro
-from sphinxext_attn.pyeval.stmtmemo import StatementMemo
+from sphinxext_attn.pyeval.question import Return
 from sphinxext_attn.pyeval.values import NODE, Bound, External, PyClass, PyFunction
 from sphinxext_attn.runtime.head_sizes import first_head_size
 from sphinxext_attn.runtime.questions import attention_types
@@ -91,8 +90,9 @@ def _class_data(interp: Interpreter, cls: PyClass, expr: ast.expr | None) -> Loc
     if not names:
         return None
     try:
-        mro = [k for k in class_mro(cls, interp) if isinstance(k, PyClass)]
-    except (Unknown, Raised, RecursionError):
+        with interp.guarded():
+            mro = [k for k in class_mro(cls, interp) if isinstance(k, PyClass)]
+    except (Unknown, Raised):
         return None
     for name in names:
         for klass in mro:
@@ -109,9 +109,7 @@ def _class_data(interp: Interpreter, cls: PyClass, expr: ast.expr | None) -> Loc
     return None
 
 
-def _decider(
-    interp: Interpreter, cls: PyClass, returns: list[tuple[str, int, Any, ast.expr | None]]
-) -> Location | None:
+def _decider(interp: Interpreter, cls: PyClass, returns: list[Return]) -> Location | None:
     """The outermost ``return`` when it states the answer (``return True``);
     otherwise the class attribute it tests (``cls.supported_dtypes``, where the
     nearest class assigns it), the last list of values a helper returned (the
@@ -134,32 +132,25 @@ def deciding_lines(
 ) -> dict[str, Location]:
     """Column -> the line its answer was decided on (columns the class answered)."""
     out: dict[str, Location] = {}
-    saved = interp.call_memo, interp.statement_memo
-    try:
-        for column, method in QUESTIONS.items():
-            if facts.get(column) is None or column in facts.get("unknown", {}):
-                continue
-            where = _definition(interp, cls, method)
-            if where is None:
-                continue
-            interp.call_memo, interp.statement_memo = CallMemo(), StatementMemo()
-            interp.capability = _capability_for(column, facts) or (9, 0)
-            interp.budget.steps = 50_000
-            interp.budget.depth = 0
-            try:
+    for column, method in QUESTIONS.items():
+        if facts.get(column) is None or column in facts.get("unknown", {}):
+            continue
+        where = _definition(interp, cls, method)
+        if where is None:
+            continue
+        capability = _capability_for(column, facts) or (9, 0)
+        try:
+            with interp.question(
+                capability=capability, steps=STEPS_PER_CELL, fresh_memos=True
+            ) as q:
                 args = _argument(interp, cls, column, facts)
                 bound = interp.getattr(cls, method, NODE, cls.path)
-                interp.returns = []
+                returns = q.record_returns()
                 interp.call(bound, args, {}, NODE, cls.path)
-                where = _decider(interp, cls, interp.returns) or where
-            except (Unknown, Raised, RecursionError):
-                pass
-            finally:
-                interp.capability = None
-                interp.returns = None
-            out[column] = where
-    finally:
-        interp.call_memo, interp.statement_memo = saved
+                where = _decider(interp, cls, returns) or where
+        except (Unknown, Raised):
+            pass
+        out[column] = where
     return out
 
 

@@ -48,26 +48,25 @@ def head_size_answer(ask: Asker) -> Answer:
         return explore(question, where)
 
     try:
-        try:
-            found = accepted(None)
-        except Unknown:
-            if not interp.capability_read & CAPABILITY:  # unknown for another reason
-                raise
-            found = IntSet()
-            for capability in CAPABILITIES:
-                found = found | accepted(capability)
+        with interp.guarded(where):
+            try:
+                found = accepted(None)
+            except Unknown:
+                if not ask.last_read & CAPABILITY:  # unknown for another reason
+                    raise
+                found = IntSet()
+                for capability in CAPABILITIES:
+                    found = found | accepted(capability)
         return Answer(json_items(found, where))
     except Unknown as exc:
         return Answer(unknown=exc if exc.path else Unknown(exc.reason, *where))
-    except RecursionError:
-        return Answer(unknown=Unknown("expression nested too deeply", *where))
 
 
 def _where(ask: Asker) -> tuple[str, int]:
     """The ``def`` of the method (where a rule that cannot be kept is reported)."""
     try:
         method = ask.method(METHOD)
-    except (Unknown, Raised, RecursionError):  # picked by GPU: the class is the place
+    except (Unknown, Raised):  # picked by GPU: the class is the place
         return ask.cls.path, ask.cls.node.lineno
     func = method.func if isinstance(method, Bound) else method
     if isinstance(func, PyFunction):

@@ -51,11 +51,12 @@ VARIANT_CELLS = {
 def resolve_class(interp: Interpreter, entry: RegistryEntry) -> PyClass | None:
     module_name, _, name = entry.class_path.rpartition(".")
     try:
-        module = interp.module(module_name)
-        if module is None:
-            return None
-        value = interp.module_attr(module, name, NODE)
-    except (Unknown, Raised, RecursionError):
+        with interp.guarded():
+            module = interp.module(module_name)
+            if module is None:
+                return None
+            value = interp.module_attr(module, name, NODE)
+    except (Unknown, Raised):
         return None
     return value if isinstance(value, PyClass) else None
 
@@ -101,9 +102,10 @@ class RuntimeReader:
         """:meth:`facts`, or, when the class itself cannot be evaluated (its base
         class does not parse, ...), every cell unknown with the reason and place."""
         try:
-            return self.facts(entry, cls)
-        except (Unknown, Raised, RecursionError) as exc:
-            reason = str(exc) if not isinstance(exc, RecursionError) else "nesting too deep"
+            with self.interp.guarded((cls.path, cls.node.lineno)):
+                return self.facts(entry, cls)
+        except (Unknown, Raised) as exc:
+            reason = str(exc)
             columns = ["Dtypes", "KV Dtypes", "Block Sizes", "Head Sizes", "Compute Cap."]
             columns += ["Attention Types", *FLAG_METHODS, "MLA"]
             facts: dict[str, Any] = dict.fromkeys(columns)

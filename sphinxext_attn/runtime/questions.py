@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Question, Raised, Unknown
 from sphinxext_attn.pyeval.machine import LiteralType
 from sphinxext_attn.pyeval.values import (
     CAPABILITY,
@@ -52,6 +52,8 @@ class Asker:
     cls: PyClass
     #: what the questions since the last :meth:`assumed` read (facts, capability)
     read_mask: int = field(default=0, init=False)
+    #: what the last :meth:`call` read (did its answer depend on the GPU?)
+    last_read: int = field(default=0, init=False)
     #: methods looked up without reading the device capability, by name and the
     #: count of class attribute writes (a grid asks the same method many times)
     _methods: dict[tuple[str, int], Any] = field(default_factory=dict, init=False)
@@ -62,40 +64,33 @@ class Asker:
         found = self._methods.get(key)
         if found is not None:
             return found
-        read_before = interp.capability_read
-        interp.capability_read = 0
-        try:
+        with interp.question(steps=None, where=(self.cls.path, 0)) as q:
             found = interp.getattr(self.cls, name, NODE, self.cls.path)
-        finally:
-            read = interp.capability_read
-            interp.capability_read = read_before | read
-        if not read and interp.class_writes == key[1]:
+        if not q.read and interp.class_writes == key[1]:
             self._methods[key] = found
         return found
 
     def call(self, name: str, *args: Any, capability: tuple[int, int] | None = None) -> Any:
-        interp = self.interp
-        interp.capability = capability
-        interp.capability_read = 0
-        interp.budget.steps = 50_000
-        interp.budget.depth = 0
+        """``cls.<name>(*args)`` asked as one question (a cell on one GPU)."""
+        q: Question | None = None
         try:
-            method = self.method(name)
-            if not takes(method, len(args)):
-                func = method.func if isinstance(method, Bound) else method
-                raise Unknown(
-                    f"{name}() does not take the {len(args)} argument(s) vLLM passes",
-                    func.path,
-                    func.node.lineno,
-                )
-            return interp.call(method, list(args), {}, NODE, self.cls.path)
-        except RecursionError:
-            raise Unknown(
-                "expression nested too deeply", self.cls.path, self.cls.node.lineno
-            ) from None
+            where = (self.cls.path, self.cls.node.lineno)
+            with self.interp.question(
+                capability=capability, steps=STEPS_PER_CELL, where=where
+            ) as q:
+                method = self.method(name)
+                if not takes(method, len(args)):
+                    func = method.func if isinstance(method, Bound) else method
+                    raise Unknown(
+                        f"{name}() does not take the {len(args)} argument(s) vLLM passes",
+                        func.path,
+                        func.node.lineno,
+                    )
+                return self.interp.call(method, list(args), {}, NODE, self.cls.path)
         finally:
-            interp.capability = None
-            self.read_mask |= interp.capability_read
+            if q is not None:
+                self.last_read = q.read
+                self.read_mask |= q.read
 
     def assumed(self) -> list[str]:
         """The machine facts the answers since the last call rest on (``NAME=VALUE``)."""
@@ -109,7 +104,7 @@ class Asker:
         except Raised as exc:
             return Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
         except Unknown as exc:
-            if not self.interp.capability_read & CAPABILITY:  # unknown for another reason
+            if not self.last_read & CAPABILITY:  # unknown for another reason
                 return Answer(unknown=exc)
         values = []
         for cap in CAPABILITIES:
@@ -151,24 +146,24 @@ class Asker:
     def has(self, name: str) -> Answer | None:
         """None when the class has the method ``name`` (on some GPU of the grid, when
         the class body picks it by GPU); else why there is no answer."""
-        interp = self.interp
-        interp.capability_read = 0
         why: Answer | None = None
+        read = 0
         for capability in (None, *CAPABILITIES):
-            interp.capability = capability
-            try:
-                self.method(name)
+            failure: Unknown | Raised | None = None
+            with self.interp.question(capability=capability, steps=None) as q:
+                try:
+                    with self.interp.guarded((self.cls.path, 0)):
+                        self.method(name)
+                except (Unknown, Raised) as exc:
+                    failure = exc
+            read |= q.read
+            if failure is None:
                 return None
-            except Raised as exc:
-                why = why or Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
-            except Unknown as exc:
-                if capability is not None or not interp.capability_read & CAPABILITY:
-                    return Answer(unknown=exc)
-            except RecursionError:
-                return Answer(unknown=Unknown("expression nested too deeply", self.cls.path))
-            finally:
-                interp.capability = None
-            if not interp.capability_read & CAPABILITY:
+            if isinstance(failure, Raised):
+                why = why or Answer(raised=f"{failure.kind}: {failure.message}".rstrip(": "))
+            elif capability is not None or not read & CAPABILITY:
+                return Answer(unknown=failure)
+            if not read & CAPABILITY:
                 break  # the same on every GPU
         return why
 
@@ -204,9 +199,8 @@ class Asker:
         if missing is not None:
             return missing
         try:
-            device_capability = self.interp.machine_capability_class()
-        except RecursionError:
-            return Answer(unknown=Unknown("expression nested too deeply", self.cls.path))
+            with self.interp.guarded((self.cls.path, 0)):
+                device_capability = self.interp.machine_capability_class()
         except (Unknown, Raised) as exc:
             return Answer(unknown=exc if isinstance(exc, Unknown) else Unknown(str(exc)))
         accepted = []
@@ -278,8 +272,9 @@ def kv_cache_dtypes(interp: Interpreter) -> tuple[str, ...]:
             module = interp.module(dotted)
             if module is None or not module.has(CACHE_DTYPE_LITERAL):
                 continue
-            literal = module.lookup(CACHE_DTYPE_LITERAL, interp, NODE)
-        except (Unknown, Raised, RecursionError):
+            with interp.guarded():
+                literal = module.lookup(CACHE_DTYPE_LITERAL, interp, NODE)
+        except (Unknown, Raised):
             continue
         if isinstance(literal, LiteralType) and all(isinstance(i, str) for i in literal.items):
             return tuple(literal.items)
@@ -291,25 +286,30 @@ def attention_types(interp: Interpreter, cls: PyClass) -> list[tuple[str, Any]]:
     defines: the members of the ``AttentionType`` enum, or, before it was an
     enum (vLLM 0.13), the string constants of the plain class."""
     from sphinxext_attn.pyeval.members import class_mro
-    from sphinxext_attn.pyeval.objects import member_names
 
     for klass in reversed(class_mro(cls, interp)):
         if isinstance(klass, PyClass) and klass.module.has(ATTENTION_TYPE_ENUM):
             try:
-                kind = klass.module.lookup(ATTENTION_TYPE_ENUM, interp, NODE)
-                if not isinstance(kind, PyClass):
-                    continue
-                if interp.is_enum(kind):
-                    members = interp.iterate(kind, NODE, klass.path)
-                    return [(m.name, m) for m in members if isinstance(m, EnumMember)]
-                pairs = [
-                    (name, interp.getattr(kind, name, NODE, klass.path))
-                    for name in member_names(kind)
-                ]
-                return [(n, v) for n, v in pairs if isinstance(v, str)]
-            except (Unknown, Raised, RecursionError):
+                with interp.guarded():
+                    found = _attention_types(interp, klass)
+            except (Unknown, Raised):
                 continue
+            if found is not None:
+                return found
     return []
+
+
+def _attention_types(interp: Interpreter, klass: PyClass) -> list[tuple[str, Any]] | None:
+    from sphinxext_attn.pyeval.objects import member_names
+
+    kind = klass.module.lookup(ATTENTION_TYPE_ENUM, interp, NODE)
+    if not isinstance(kind, PyClass):
+        return None
+    if interp.is_enum(kind):
+        members = interp.iterate(kind, NODE, klass.path)
+        return [(m.name, m) for m in members if isinstance(m, EnumMember)]
+    pairs = [(name, interp.getattr(kind, name, NODE, klass.path)) for name in member_names(kind)]
+    return [(n, v) for n, v in pairs if isinstance(v, str)]
 
 
 def dtype_values() -> list[External]:

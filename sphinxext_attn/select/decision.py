@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval import STEPS_PER_DECISION, Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import NODE, Bound, EnumMember, External, Instance, PyClass
 from sphinxext_attn.select.platform_rules import decide_by_rule
@@ -80,7 +80,7 @@ class Selector:
     def _build_config(self, config: Config) -> Instance:
         interp = self.interp
         cls = self._selector_config_class()
-        fields = [name for name, _ in interp._fields(cls) or []]
+        fields = [name for name, _ in interp.dataclass_fields(cls) or []]
         values = {
             "head_size": config.head_size,
             "dtype": External(DTYPE_NAMES.get(config.dtype.lower(), f"torch.{config.dtype}")),
@@ -132,24 +132,19 @@ class Selector:
 
     def decide_here(self, config: Config) -> Decision:
         interp = self.interp
-        interp.capability = config.capability_tuple
-        interp.budget.steps = 400_000
-        interp.budget.depth = 0
-        interp.capability_read = 0
         try:
-            interp.capability = self.gpu(config)
-            decision = self._decide(config)
-            decision.assumptions = [f"{n}={v}" for n, v in interp.facts_of(interp.capability_read)]
-            decision.make_conditional()
-            return decision
+            with interp.question(
+                capability=config.capability_tuple, steps=STEPS_PER_DECISION
+            ) as q:
+                q.capability = self.gpu(config)
+                decision = self._decide(config)
+                decision.assumptions = q.assumptions
+                decision.make_conditional()
+                return decision
         except Unknown as exc:
             return Decision(None, [], unknown={"*": str(exc)}, error=f"not evaluated: {exc}")
         except Raised as exc:
             return Decision(None, [], error=f"{exc.kind}: {exc.message}")
-        except RecursionError:
-            return Decision(None, [], error="not evaluated: nesting too deep")
-        finally:
-            interp.capability = None
 
     def _decide(self, config: Config) -> Decision:
         interp = self.interp

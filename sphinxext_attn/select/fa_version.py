@@ -56,13 +56,11 @@ def flash_attn_version(interp: Interpreter, config: Config, backend: str | None)
     args = function.node.args
     names = {a.arg for a in (*args.args, *args.kwonlyargs)}
     kwargs = {k: v for k, v in _arguments(config).items() if k in names}
-    interp.capability = config.capability_tuple
     try:
-        version = interp.call(function, [], kwargs, NODE, function.path)
-    except (Unknown, Raised, RecursionError):
+        with interp.question(capability=config.capability_tuple, steps=None):
+            version = interp.call(function, [], kwargs, NODE, function.path)
+    except (Unknown, Raised):
         return None
-    finally:
-        interp.capability = None
     return version if isinstance(version, int) and not isinstance(version, bool) else None
 
 

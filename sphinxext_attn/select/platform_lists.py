@@ -74,8 +74,9 @@ def named_archs(tree: SourceTree, base: Environment) -> list[str]:
 def _capability(tree: SourceTree, base: Environment, arch: str) -> tuple[int, int] | None:
     selector = Selector(Interpreter(tree, Machine(_with(base, arch=arch))))
     try:
-        gpu = selector.gpu(Config(capability="0.0"))
-    except (Unknown, Raised, RecursionError):
+        with selector.interp.guarded():
+            gpu = selector.gpu(Config(capability="0.0"))
+    except (Unknown, Raised):
         return None
     return None if gpu == (0, 0) else gpu
 

@@ -63,19 +63,18 @@ def platform_selection(root: str, environment: Environment) -> PlatformSelection
 
 def _evaluate(tree: SourceTree, environment: Environment) -> PlatformSelection:
     out = PlatformSelection(environment.platform)
+    interp = Interpreter(tree, Machine(environment))
     try:
-        interp = Interpreter(tree, Machine(environment))
-        cls = platform_class(interp, environment.platform)
-        out.source = cls.path
-        if interp.class_attr(cls, "get_valid_backends")[0] is not MISSING:
-            out.lists = platform_priorities(tree, environment)
-            out.gpus = _accepted_gpus(tree, environment, out.backends())
-        else:
-            out.rules, out.source = read_rules(interp, environment.platform)
+        with interp.guarded():
+            cls = platform_class(interp, environment.platform)
+            out.source = cls.path
+            if interp.class_attr(cls, "get_valid_backends")[0] is not MISSING:
+                out.lists = platform_priorities(tree, environment)
+                out.gpus = _accepted_gpus(tree, environment, out.backends())
+            else:
+                out.rules, out.source = read_rules(interp, environment.platform)
     except (Unknown, Raised) as exc:
         out.error = str(exc)
-    except RecursionError:
-        out.error = "nesting too deep"
     return out
 
 
@@ -102,18 +101,17 @@ def _accepts(selector: Selector, backend: str) -> bool:
 
     interp = selector.interp
     try:
-        gpu = selector.gpu(Config(capability="0.0"))
-        interp.capability = gpu
-        enum = _registry_enum(interp)
-        member = interp.getattr(enum, backend, NODE, "")
-        cls = interp.call(interp.getattr(member, "get_class", NODE, ""), [], {}, NODE, "")
-        capability = interp.call(interp.machine_capability_class(), list(gpu), {}, NODE, "")
-        check = interp.getattr(cls, "supports_compute_capability", NODE, "")
-        return bool(interp.truth(interp.call(check, [capability], {}, NODE, ""), NODE, ""))
-    except (Unknown, Raised, RecursionError):
+        with interp.question(steps=None) as q:
+            gpu = selector.gpu(Config(capability="0.0"))
+            q.capability = gpu
+            enum = _registry_enum(interp)
+            member = interp.getattr(enum, backend, NODE, "")
+            cls = interp.call(interp.getattr(member, "get_class", NODE, ""), [], {}, NODE, "")
+            capability = interp.call(interp.machine_capability_class(), list(gpu), {}, NODE, "")
+            check = interp.getattr(cls, "supports_compute_capability", NODE, "")
+            return bool(interp.truth(interp.call(check, [capability], {}, NODE, ""), NODE, ""))
+    except (Unknown, Raised):
         return False
-    finally:
-        interp.capability = None
 
 
 def _registry_enum(interp: Interpreter) -> Any:

@@ -16,8 +16,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.scope import Frame
+from sphinxext_attn.pyeval import STEPS_PER_PRIORITY_RUN, Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, EnumMember, PyFunction
 from sphinxext_attn.runtime.questions import kv_cache_dtypes
 from sphinxext_attn.vocab.names import CAPABILITIES, PRIORITY_FUNCTION
@@ -143,27 +142,23 @@ def _run(
     interp: Interpreter, func: PyFunction, choices: dict[str, list[Choice]], pick: dict[str, int]
 ) -> tuple[list[str], tuple[str, ...], int]:
     """One evaluation: (parameters read in order, the list's member names, return line)."""
-    frame = Frame(func.module, func.scope, reads={})
+    reads: dict[str, None] = {}
     kwargs = {name: _argument(interp, name, choices[name][i]) for name, i in pick.items()}
     cap = choices.get("device_capability")
-    interp.capability = cap[pick["device_capability"]].value if cap else None
-    interp.budget.steps = 200_000
-    interp.budget.depth = 0
-    try:
-        interp._bind_args(func, func.node.args, [], kwargs, frame)
-        if isinstance(func.node, ast.Lambda):
-            raise Unknown(f"{func.name} is a lambda", func.path)
-        interp.returns = []
-        value = interp.run_body(func.node.body, frame)
-        line = interp.returns[-1][1] if interp.returns else 0
-    finally:
-        interp.capability = None
-        interp.returns = None
+    capability = cap[pick["device_capability"]].value if cap else None
+    if isinstance(func.node, ast.Lambda):
+        raise Unknown(f"{func.name} is a lambda", func.path)
+    where = (func.path, func.node.lineno)
+    with interp.question(capability=capability, steps=STEPS_PER_PRIORITY_RUN, where=where) as q:
+        returns = q.record_returns()
+        # not through the call memo: which parameters the run read, in order, is wanted
+        value = interp.run_function(func, [], kwargs, reads=reads)
+        line = returns[-1][1] if returns else 0
     items = list(interp.iterate(value, NODE, func.path))
     names = tuple(m.name for m in items if isinstance(m, EnumMember))
     if len(names) != len(items):
         raise Unknown(f"{func.name} returned something other than backends", func.path)
-    read = [name for name in frame.reads or () if name in choices]
+    read = [name for name in reads if name in choices]
     return read, names, line
 
 

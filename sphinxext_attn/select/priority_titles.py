@@ -207,13 +207,12 @@ def evaluated_priorities(interp: Interpreter) -> list[PriorityList]:
 def safe_evaluated_priorities(interp: Interpreter) -> tuple[list[PriorityList], Unknown | None]:
     """The lists, or why they could not be evaluated (the page reader's lists stay)."""
     try:
-        return evaluated_priorities(interp), None
+        with interp.guarded():
+            return evaluated_priorities(interp), None
     except Unknown as exc:
         return [], exc
     except Raised as exc:
         return [], Unknown(f"{exc.kind}: {exc.message}")
-    except RecursionError:
-        return [], Unknown("nesting too deep")
 
 
 __all__ = ["evaluated_priorities", "safe_evaluated_priorities"]

@@ -106,8 +106,9 @@ class ReasonLocator:
             cls = resolve_class(self.interp, entry) if entry is not None else None
             if cls is not None:
                 try:
-                    mro = class_mro(cls, self.interp)
-                except (Unknown, Raised, RecursionError):
+                    with self.interp.guarded():
+                        mro = class_mro(cls, self.interp)
+                except (Unknown, Raised):
                     mro = [cls]
                 paths = [k.path for k in mro if isinstance(k, PyClass)]
             self._classes[backend] = list(dict.fromkeys([*paths, *SELECTION_FILES]))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sphinxext_attn.pyeval import Raised, Unknown
+from sphinxext_attn.pyeval import STEPS_PER_DECISION, Raised, Unknown
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.pyeval.values import NODE, Bound, Builtin, EnumMember, Instance
 from sphinxext_attn.select.decision import Config, Selector, read_valid_backends
@@ -51,17 +51,10 @@ class Prober:
         fields = Config.__dataclass_fields__
         return [n for n in names if n in fields]
 
-    def _begin(self, config: Config) -> None:
-        interp = self.interp
-        interp.capability = config.capability_tuple
-        interp.budget.steps = 400_000
-        interp.budget.depth = 0
-
     def priorities(self, config: Config) -> list[str]:
         """The names ``_get_backend_priorities`` returns for ``config``."""
         interp = self.interp
-        self._begin(config)
-        try:
+        with interp.question(capability=config.capability_tuple, steps=STEPS_PER_DECISION):
             selector_config = self.selector.build_config(config)
             kwargs: dict[str, Any] = {CAPABILITY_PARAM: self.selector.device_capability(config)}
             for name in self.priority_params:
@@ -70,8 +63,6 @@ class Prober:
                 else:
                     kwargs[name] = interp.getattr(selector_config, name, NODE, "")
             result = interp.call(self.function, [], kwargs, NODE, self.module.path)
-        finally:
-            interp.capability = None
         names = []
         for member in result:
             if isinstance(member, EnumMember):
@@ -93,25 +84,22 @@ class Prober:
         self.module.values[PRIORITY_FUNCTION] = Builtin(
             PRIORITY_FUNCTION, lambda it, args, kw, node, path: [member]
         )
-        self._begin(config)
         try:
-            method, kwargs = self.selector.valid_backends_call(config)
-            if not isinstance(method, Bound):
-                raise Unknown("get_valid_backends is not a method", self.module.path)
-            target = method.target
-            if method.func.kind == "classmethod" and isinstance(target, Instance | EnumMember):
-                target = target.cls
-            # not through the call memo: the answer depends on the stand-in list
-            result = interp._run(method.func, [target], kwargs)
-            decision = read_valid_backends(result, method.func.path)
+            with interp.question(capability=config.capability_tuple, steps=STEPS_PER_DECISION):
+                method, kwargs = self.selector.valid_backends_call(config)
+                if not isinstance(method, Bound):
+                    raise Unknown("get_valid_backends is not a method", self.module.path)
+                target = method.target
+                if method.func.kind == "classmethod" and isinstance(target, Instance | EnumMember):
+                    target = target.cls
+                # not through the call memo: the answer depends on the stand-in list
+                result = interp.run_function(method.func, [target], kwargs)
+                decision = read_valid_backends(result, method.func.path)
         except Unknown as exc:
             return (f"{NOT_EVALUATED}{exc}",)
         except Raised as exc:
             return (f"{NOT_EVALUATED}{exc.kind}: {exc.message}",)
-        except RecursionError:
-            return (f"{NOT_EVALUATED}nesting too deep",)
         finally:
-            interp.capability = None
             if saved is None:
                 self.module.values.pop(PRIORITY_FUNCTION, None)
             else:

@@ -212,12 +212,13 @@ def build_selector_table(root: str, sample: int = 200) -> SelectorTable:
     tree = SourceTree(root)
     selector = Selector(Interpreter(tree))
     try:
-        built = TableBuilder(selector).build()
+        with selector.interp.guarded():
+            built = TableBuilder(selector).build()
         if not any(c["priorities"]["table"] for c in built["caps"].values()):
             raise Unknown("no priority list evaluated", CUDA_PLATFORM_FILE)
         table: dict[str, Any] | None = built
         error = ""
-    except (Unknown, Raised, KeyError, RecursionError) as exc:
+    except (Unknown, Raised, KeyError) as exc:
         table = None
         where = getattr(exc, "where", "") or CUDA_PLATFORM_FILE
         if "/" not in where and where.startswith("vllm."):  # a module named, not a file
