@@ -54,7 +54,11 @@ def _collect(stmt: ast.stmt, top: bool, found: dict[str, list[Setting]]) -> None
         if isinstance(func, ast.Name) and func.id == "setattr" and args:
             if isinstance(args[0], ast.Name):
                 name = args[1] if len(args) > 1 else None
-                attr = name.value if isinstance(name, ast.Constant) else None
+                attr = (
+                    name.value
+                    if isinstance(name, ast.Constant) and isinstance(name.value, str)
+                    else None
+                )
                 found.setdefault(args[0].id, []).append((stmt, attr, False))
         elif isinstance(func, ast.Attribute):  # ``Cls.sizes.append(8)`` changes Cls.sizes
             root: ast.expr = func.value

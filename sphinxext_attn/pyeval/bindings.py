@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
     from sphinxext_attn.pyeval.scope import Scope
 
 #: A guard on a binding: the ``if`` (and which branch) or ``try`` part around it.
-Guard = tuple[str, ast.AST, Any]
+Guard = tuple[str, ast.AST, bool | str]
 
 
 @dataclass

@@ -201,6 +201,8 @@ def _convert(kind: str) -> Any:
         if isinstance(value, int | float | str | bool):
             try:
                 if kind == "int" and len(args) > 1:
+                    if not isinstance(value, str):  # as CPython says it
+                        raise TypeError("int() can't convert non-string with explicit base")
                     return ops.check_size(int(value, args[1]), ops.node_where(node, path))
                 return ops.check_size(py(value), ops.node_where(node, path))
             except (ValueError, TypeError, OverflowError) as exc:

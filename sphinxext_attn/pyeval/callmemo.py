@@ -122,7 +122,7 @@ class CallMemo:
         #: the parameter sets each function was seen to read, and whether it read
         #: the device capability, newest last
         self.read_sets: dict[PyFunction, list[tuple[tuple[str, ...], bool]]] = {}
-        self.answers: dict[tuple[Any, ...], tuple[bool, Any, bool]] = {}
+        self.answers: dict[tuple[Any, ...], tuple[bool, Any, int]] = {}
 
     def signature(self, func: PyFunction) -> _Signature:
         sig = self.signatures.get(func)
@@ -160,7 +160,7 @@ class CallMemo:
 
     def lookup(
         self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
-    ) -> tuple[bool, Any, bool] | None:
+    ) -> tuple[bool, Any, int] | None:
         if func.name in interp.lenient_functions or _in_frame(func.scope):
             # asked once per configuration (its checks are remembered); a closure
             # reads its defining frame, whose names may have changed since
@@ -191,7 +191,7 @@ class CallMemo:
         args: list[Any],
         kwargs: dict[str, Any],
         looked_up: dict[str, None] | None,
-        answer: tuple[bool, Any, bool],
+        answer: tuple[bool, Any, int],
     ) -> None:
         if func.name in interp.lenient_functions or _in_frame(func.scope):
             return

@@ -72,6 +72,7 @@ def _units(memo: StatementMemo, body: list[ast.stmt], frame: Frame) -> list[Any]
         flags.add(params[0].arg)  # the class (or instance) every check asks
     units: list[Any] = []
     run: list[ast.stmt] = []
+    run_sinks: tuple[str, ...] = ()  # of the run's first check
 
     def close() -> None:
         if len(run) > 1:
@@ -83,9 +84,11 @@ def _units(memo: StatementMemo, body: list[ast.stmt], frame: Frame) -> list[Any]
     for stmt in body:
         plan = memo.plan(stmt)
         fits = plan is not None and not plan.stores and set(plan.reads) <= flags
-        if fits and run and memo.plan(run[0]).sinks != plan.sinks:
+        if plan is not None and fits and run and run_sinks != plan.sinks:
             close()
-        if fits:
+        if plan is not None and fits:
+            if not run:
+                run_sinks = plan.sinks
             run.append(stmt)
         else:
             close()
@@ -101,7 +104,7 @@ class _Block:
 
     def __init__(self, stmts: tuple[ast.stmt, ...], memo: StatementMemo) -> None:
         self.stmts = stmts
-        plans = [memo.plan(s) for s in stmts]
+        plans = [p for p in map(memo.plan, stmts) if p is not None]  # each a flag check
         self.reads = tuple(sorted({n for p in plans for n in p.reads}))
         self.sinks = plans[0].sinks
 

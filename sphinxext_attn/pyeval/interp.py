@@ -16,6 +16,7 @@ Expressions are evaluated here; statements in :mod:`.statements`, calls in
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 from sphinxext_attn.pyeval import ops, plain
@@ -53,28 +54,27 @@ class Interpreter(
 ):
     """Evaluates code of one tree; modules are parsed once and names evaluated lazily."""
 
+    capability_read: int  # (what the mixins assign is the question's: see QuestionMixin)
+
     def __init__(self, tree: SourceTree, machine: Machine | None = None) -> None:
         self.tree = tree
         self.machine = machine or Machine()
-        self.modules: dict[str, ModuleScope | None] = {}
+        # the state of questions (declared and documented in QuestionMixin)
+        self.modules = {}
         self.budget = Budget()
-        #: the device capability of the question being asked, if any
-        self.capability: tuple[int, int] | None = None
-        #: what an evaluation read from outside: CAPABILITY, and a bit per machine fact
+        self.capability = None
         self.capability_read = 0
-        #: the machine facts read so far (bit ``2 << i`` is ``facts[i]``: name, value)
-        self.facts: list[tuple[str, str]] = []
-        self._fact_bits: dict[str, int] = {}
+        self.facts = []
+        self._fact_bits = {}
         #: facts behind remembered module and class values, by (id(store), name)
         self.fact_masks: dict[tuple[int, str], int] = {}
         self._class_index: dict[int, dict[str, Any]] = {}
         #: functions whose top-level checks are evaluated one by one (see run_lenient)
         self.lenient_functions: frozenset[str] = frozenset()
         self.skipped_checks: list[Unknown] = []
-        #: when a list: every return executed (path, line, value, expression), for provenance
-        self.returns: list[tuple[str, int, Any, ast.expr | None]] | None = None
+        self.returns = None
         self.statement_memo, self.call_memo = StatementMemo(), CallMemo()
-        self._exprs = {
+        self._exprs: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
             ast.Constant: self._constant,
             ast.Name: self._name,
             ast.Attribute: self._attribute,
@@ -101,18 +101,6 @@ class Interpreter(
         }
 
     # -- modules ---------------------------------------------------------------
-    def note_fact(self, name: str, value: str) -> None:
-        """The evaluation read the machine fact ``name`` (its value as assumed)."""
-        bit = self._fact_bits.get(name)
-        if bit is None:
-            bit = self._fact_bits[name] = 2 << len(self.facts)
-            self.facts.append((name, value))
-        self.capability_read |= bit
-
-    def facts_of(self, mask: int) -> list[tuple[str, str]]:
-        """The facts (name, value) whose bits are in ``mask``."""
-        return [fact for i, fact in enumerate(self.facts) if mask & (2 << i)]
-
     def module(self, dotted: str) -> ModuleScope | None:
         """A module of the tree by dotted name, parsed once; None when not in the tree."""
         if dotted in self.modules:

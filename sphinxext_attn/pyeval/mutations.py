@@ -205,10 +205,10 @@ def _changes(
             targets = sub.targets if isinstance(sub, ast.Delete) else [sub.target]
         for target in targets:
             if isinstance(target, ast.Subscript | ast.Attribute) and _root(target) in names:
-                return sub.lineno
+                return _line(sub)
         value = getattr(sub, "value", None)
         if targets and isinstance(value, ast.expr) and _root(value) in names:
-            return sub.lineno  # ``Y = X``: a second name for it, which may change it
+            return _line(sub)  # ``Y = X``: a second name for it, which may change it
         todo.extend(ast.iter_child_nodes(sub))
     return 0
 
@@ -236,6 +236,10 @@ def _import_time_call(stmt: ast.stmt, mutators: set[str]) -> int:
                 return getattr(sub, "lineno", 0) or 1
             todo.extend(ast.iter_child_nodes(sub))
     return 0
+
+
+def _line(node: ast.AST) -> int:
+    return node.lineno if isinstance(node, ast.stmt | ast.expr) else 0
 
 
 def _root(expr: ast.expr) -> str:

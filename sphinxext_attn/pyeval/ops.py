@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sphinxext_attn.pyeval import abstract
 from sphinxext_attn.pyeval.plain import (  # what plain Python sees
@@ -28,6 +29,10 @@ from sphinxext_attn.pyeval.values import (
     Raised,
     Unknown,
 )
+
+T = TypeVar("T")
+#: The ``!r``, ``!s`` and ``!a`` of an f-string field.
+CONVERSIONS: dict[int, Callable[[object], str]] = {ord("r"): repr, ord("s"): str, ord("a"): ascii}
 
 #: Largest integer the evaluator builds, in bits.
 MAX_INT_BITS = 4096
@@ -73,7 +78,7 @@ def _length(value: Any) -> int:
     return len(value) if isinstance(value, str | list | tuple | bytes) else 0
 
 
-def check_size(value: Any, where: tuple[str, int]) -> Any:
+def check_size(value: T, where: tuple[str, int]) -> T:
     if isinstance(value, int) and not isinstance(value, bool) and _size(value) > MAX_INT_BITS:
         raise LimitExceeded("integer too large to evaluate", *where, kind="size")
     if _length(value) > MAX_ITEMS:
@@ -98,7 +103,7 @@ def charge(budget: Budget, nbytes: int, where: tuple[str, int]) -> None:
         budget.spend(nbytes // STEP_BYTES, where)
 
 
-def paid(value: Any, budget: Budget, where: tuple[str, int]) -> Any:
+def paid(value: T, budget: Budget, where: tuple[str, int]) -> T:
     """``value``, size-checked, with its allocation charged to the budget."""
     check_size(value, where)
     charge(budget, footprint(value), where)
@@ -243,7 +248,7 @@ def format_value(
     if isinstance(value, EnumMember):
         text = enum_str(value)
     elif isinstance(value, int | float | str | bool | type(None)):
-        convert = {ord("r"): repr, ord("s"): str, ord("a"): ascii}.get(conversion)
+        convert = CONVERSIONS.get(conversion)
         if convert is not None:
             value = convert(value)  # the spec then formats the converted text
         try:

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sphinxext_attn.pyeval.callmemo import CallMemo
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
-from sphinxext_attn.pyeval.values import CAPABILITY, LimitExceeded
+from sphinxext_attn.pyeval.values import CAPABILITY, Budget, LimitExceeded
 
 if TYPE_CHECKING:
-    from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval.scope import ModuleScope
 
 #: What each kind of question may spend, in evaluation steps.
 #: One cell of the runtime profile (``supports_head_size(128)`` on one GPU), and
@@ -47,7 +47,7 @@ Return = tuple[str, int, Any, "ast.expr | None"]
 class Question:
     """What one question read; final once its ``with`` block is left."""
 
-    interp: Interpreter = field(repr=False)
+    interp: QuestionMixin = field(repr=False)
     _capability: tuple[int, int] | None
     #: the capability bit and one bit per machine fact (``Interpreter.facts_of``)
     _read: int = 0
@@ -106,10 +106,36 @@ class QuestionMixin:
 
     #: questions being asked, the innermost last (nested: a GPU's own sub-question)
     open_questions: int = 0
+    # the state a question sets and puts back (set up by ``Interpreter.__init__``)
+    budget: Budget
+    #: the device capability of the question being asked, if any
+    capability: tuple[int, int] | None
+    #: what an evaluation read from outside: CAPABILITY, and a bit per machine fact
+    capability_read: int
+    #: when a list: every return executed (path, line, value, expression), for provenance
+    returns: list[Return] | None
+    call_memo: CallMemo
+    statement_memo: StatementMemo
+    modules: dict[str, ModuleScope | None]
+    #: the machine facts read so far (bit ``2 << i`` is ``facts[i]``: name, value)
+    facts: list[tuple[str, str]]
+    _fact_bits: dict[str, int]
+
+    def note_fact(self, name: str, value: str) -> None:
+        """The evaluation read the machine fact ``name`` (its value as assumed)."""
+        bit = self._fact_bits.get(name)
+        if bit is None:
+            bit = self._fact_bits[name] = 2 << len(self.facts)
+            self.facts.append((name, value))
+        self.capability_read |= bit
+
+    def facts_of(self, mask: int) -> list[tuple[str, str]]:
+        """The facts (name, value) whose bits are in ``mask``."""
+        return [fact for i, fact in enumerate(self.facts) if mask & (2 << i)]
 
     @contextmanager
     def question(
-        self: Interpreter,
+        self,
         *,
         capability: tuple[int, int] | None | Literal["same"] = SAME_GPU,
         steps: int | None,
@@ -154,7 +180,7 @@ class QuestionMixin:
                 self.call_memo, self.statement_memo = saved_memos
 
     @contextmanager
-    def guarded(self: Interpreter, where: tuple[str, int] = ("", 0)) -> Iterator[None]:
+    def guarded(self, where: tuple[str, int] = ("", 0)) -> Iterator[None]:
         """A look-up outside any question (a module's name, a class's bases): a
         ``RecursionError`` inside is :class:`LimitExceeded` at ``where``."""
         try:

@@ -99,7 +99,7 @@ class ModuleScope(Scope):
 
     def statement(self, binding: Binding, name: str) -> ast.stmt:
         """The parsed statement of a binding (parsing its piece if need be)."""
-        stmt: Any = binding.stmt
+        stmt: ast.stmt | Chunk = binding.stmt
         if not isinstance(stmt, Chunk):
             return stmt
         lazy = class_of_chunk(stmt, name, lambda: self._whole_class(name, stmt.line))
@@ -205,7 +205,7 @@ def remember(store: dict[str, Any], name: str, interp: Interpreter, compute: Any
     """``compute()`` remembered as ``name``: per capability if computing it read the
     capability (a module or class value of one GPU is not the value of another)."""
     if not callable(compute):
-        value, read = compute, False
+        value, read = compute, 0
     else:
         saved = interp.capability_read
         interp.capability_read = 0

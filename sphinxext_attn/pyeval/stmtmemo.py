@@ -165,10 +165,9 @@ class StatementMemo:
         self.counts: dict[ast.stmt, list[int]] = {}
 
     def plan(self, stmt: ast.stmt) -> _Plan | None:
-        plan = self.plans.get(stmt, NO_KEY)
-        if plan is NO_KEY:
-            plan = self.plans[stmt] = _plan(stmt)
-        return plan
+        if stmt not in self.plans:
+            self.plans[stmt] = _plan(stmt)
+        return self.plans[stmt]
 
     def run(self, interp: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
         plan = self.plan(stmt)
@@ -282,10 +281,12 @@ def key_parts(key: list[Any], names: tuple[str, ...], local: dict[str, Any]) -> 
 
 def sinks_of(names: tuple[str, ...], local: dict[str, Any]) -> list[list[Any]] | None:
     """The distinct lists the sink names hold, or None."""
-    lists = [local.get(name) for name in names]
-    for i, sink in enumerate(lists):
-        if type(sink) is not list or any(sink is other for other in lists[:i]):
+    lists: list[list[Any]] = []
+    for name in names:
+        sink = local.get(name)
+        if type(sink) is not list or any(sink is other for other in lists):
             return None
+        lists.append(sink)
     return lists
 
 

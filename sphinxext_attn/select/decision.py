@@ -33,7 +33,7 @@ class Selector:
 
     def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
-        self._config_cls: Any = None
+        self._config_cls: PyClass | None = None
         self._locator: ReasonLocator | None = None
         #: the tree's selector config per configuration, and DeviceCapability per GPU
         #: (the selector's table asks each point of its grid for several backends;
@@ -50,7 +50,10 @@ class Selector:
             for dotted in SELECTOR_MODULES:
                 module = self.interp.module(dotted)
                 if module is not None and module.has("AttentionSelectorConfig"):
-                    self._config_cls = module.lookup("AttentionSelectorConfig", self.interp, NODE)
+                    found = module.lookup("AttentionSelectorConfig", self.interp, NODE)
+                    if not isinstance(found, PyClass):
+                        raise Unknown("AttentionSelectorConfig is not a class", module.path)
+                    self._config_cls = found
                     break
             else:
                 raise Unknown("no AttentionSelectorConfig in the tree", SELECTOR_MODULES[0])
@@ -95,7 +98,10 @@ class Selector:
             "use_kv_connector": config.use_kv_connector,
         }
         kwargs = {k: v for k, v in values.items() if k in fields}
-        return interp.call(cls, [], kwargs, NODE, cls.path)
+        made = interp.call(cls, [], kwargs, NODE, cls.path)
+        if not isinstance(made, Instance):  # a class with a ``__new__`` of its own
+            raise Unknown("AttentionSelectorConfig(...) is not an instance", cls.path)
+        return made
 
     def explain(self, decision: Decision) -> Decision:
         """Add where each reason is stated (file:line) to a decision."""
