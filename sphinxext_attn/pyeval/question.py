@@ -15,6 +15,7 @@ inside, so nothing one question set leaks into the next.
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -53,9 +54,8 @@ class Question:
     _read: int = 0
     #: every ``return`` executed, in order, since :meth:`record_returns`
     returns: list[Return] = field(default_factory=list)
-    #: the files of the tree the interpreter had loaded when the question ended: a
-    #: superset of those the answer read (a remembered answer may rest on any of them)
-    files: tuple[str, ...] = ()
+    #: how many modules the interpreter had loaded when the question ended
+    _modules_loaded: int = field(default=0, repr=False)
     #: the steps the question spent (None: it went on in the enclosing one's budget)
     steps_spent: int | None = None
     closed: bool = field(default=False, repr=False)
@@ -75,6 +75,14 @@ class Question:
     def read(self) -> int:
         """What the answer read so far (or in all, once the question is over)."""
         return self._read if self.closed else self.interp.capability_read
+
+    @property
+    def files(self) -> list[str]:
+        """The files of the tree the interpreter had loaded when the question ended:
+        a superset of those the answer read (a remembered answer may rest on any)."""
+        loaded = self.interp.modules.values()
+        count = self._modules_loaded if self.closed else len(self.interp.modules)
+        return [m.path for m in itertools.islice(loaded, count) if m is not None]
 
     @property
     def read_capability(self) -> bool:
@@ -167,7 +175,7 @@ class QuestionMixin:
             raise LimitExceeded("expression nested too deeply", *where, kind="nesting") from None
         finally:
             q._read, q.closed = self.capability_read, True
-            q.files = tuple(m.path for m in self.modules.values() if m is not None)
+            q._modules_loaded = len(self.modules)  # (modules are only ever added)
             self.capability, self.returns = saved[0], saved[4]
             self.capability_read = saved[1] | q._read
             self.open_questions -= 1

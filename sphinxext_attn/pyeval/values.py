@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,12 @@ class Unknown(Exception):
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}" if self.line else self.path
+
+    def located(self, path: str, line: int = 0) -> Unknown:
+        """The same unknown (its kind kept) placed at ``path``:``line``."""
+        placed = copy.copy(self)
+        placed.path, placed.line = path, line
+        return placed
 
     def __str__(self) -> str:
         return f"{self.reason} ({self.where})" if self.path else self.reason

@@ -59,7 +59,7 @@ def head_size_answer(ask: Asker) -> Answer:
                     found = found | accepted(capability)
         return Answer(json_items(found, where))
     except Unknown as exc:
-        return Answer(unknown=exc if exc.path else Unknown(exc.reason, *where))
+        return Answer(unknown=exc if exc.path else exc.located(*where))
 
 
 def _where(ask: Asker) -> tuple[str, int]:

@@ -34,9 +34,6 @@ from sphinxext_attn.source.registry import RegistryEntry, read_registry
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE
 
-#: Reasons that mean an evaluation limit was hit rather than unsupported code.
-LIMIT_WORDS = ("budget", "too large", "too long", "too deeply", "in terms of itself")
-
 
 @dataclass
 class RuntimeAnswers:
@@ -100,7 +97,7 @@ def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
             column, reason = next(iter(unknown.items()))
             # Code outside the evaluated subset is how the release is written (info,
             # listed under the table); a body that exhausts a limit is hostile (warning).
-            hostile = any(word in reason for word in LIMIT_WORDS)
+            hostile = column in facts.get("limited", ())
             analysis.diagnostics.append(
                 Diagnostic(
                     f"{entry.name}: {len(unknown)} cell(s) not evaluated, e.g. {column}: {reason}",

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from sphinxext_attn.model.records import BackendFeatures, Location
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval import Interpreter, LimitExceeded, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, PyClass
 from sphinxext_attn.runtime.deciding_lines import deciding_lines
 from sphinxext_attn.runtime.head_sizes import head_size_answer, head_size_text
@@ -110,6 +110,7 @@ class RuntimeReader:
             columns += ["Attention Types", *FLAG_METHODS, "MLA"]
             facts: dict[str, Any] = dict.fromkeys(columns)
             facts.update(unknown=dict.fromkeys(columns, reason), supports={}, extras={})
+            facts["limited"] = columns if isinstance(exc, LimitExceeded) else []
             return facts
 
     def facts(self, entry: RegistryEntry, cls: PyClass) -> dict[str, Any]:
@@ -124,6 +125,8 @@ class RuntimeReader:
                 facts["assumptions"][column] = assumed
             if answer.unknown is not None:
                 unknown[column] = _reason(answer)
+                if isinstance(answer.unknown, LimitExceeded):
+                    facts.setdefault("limited", []).append(column)
                 return None
             if answer.raised:
                 unknown[column] = f"the class raises {answer.raised}"

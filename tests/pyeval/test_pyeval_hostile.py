@@ -295,6 +295,7 @@ def summary(root: Path) -> dict[str, Any]:
         "diagnostics": [
             (d.message, d.location.path if d.location else None) for d in analysis.diagnostics
         ],
+        "warned": [d.message for d in analysis.diagnostics if not d.release],
     }
 
 
@@ -310,6 +311,9 @@ IN_ANALYZE = [
     "range(10**5) squared",
 ]
 
+#: of those, the ones that are code outside the subset, not a limit hit
+UNSUPPORTED = {"while True"}
+
 
 @pytest.mark.parametrize("name", IN_ANALYZE)
 def test_analyze_keeps_other_rows_and_names_the_file(tmp_path, name):
@@ -322,6 +326,9 @@ def test_analyze_keeps_other_rows_and_names_the_file(tmp_path, name):
     assert all(not outcome["rows"][n] for n in OTHERS), outcome
     assert "Head Sizes" in outcome["rows"]["MY_ATTN"], outcome
     assert any(path == FILE and "MY_ATTN" in msg for msg, path in outcome["diagnostics"]), outcome
+    # a limit hit is hostile code (a warning); code outside the subset is a note
+    warned = any("MY_ATTN" in msg for msg in outcome["warned"])
+    assert warned == (name not in UNSUPPORTED), outcome
     assert peak < PEAK_BYTES
 
 
