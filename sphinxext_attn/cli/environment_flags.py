@@ -14,7 +14,32 @@ from sphinxext_attn.model.environment import (
 )
 
 
-def add_environment_options(parser: argparse.ArgumentParser) -> None:
+def platform_list(text: str) -> list[str]:
+    """``rocm``, ``rocm,xpu`` or ``all`` (every platform); a bad name is argparse's
+    one-line error naming the accepted ones."""
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
+    if names == ["all"]:
+        return list(PLATFORMS)
+    bad = [n for n in names if n not in PLATFORMS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"invalid platform {text!r} (choose from {', '.join(PLATFORMS)}, all; "
+            "comma-separated or repeated)"
+        )
+    return names
+
+
+def page_platforms(args: argparse.Namespace) -> list[str]:
+    """The platforms a page shows besides vLLM's own CUDA layout, in the order given."""
+    given = getattr(args, "platform", None)
+    if not isinstance(given, list):
+        return [] if given in (None, "cuda") else [given]
+    names = [n for group in given for n in group]
+    return [n for n in dict.fromkeys(names) if n != "cuda"]
+
+
+def add_environment_options(parser: argparse.ArgumentParser, many: bool = False) -> None:
+    """``many``: ``--platform`` names the platforms of a page (repeatable, ``all``)."""
     group = parser.add_argument_group(
         "environment (default: the reference machine; see the docs' Environment page)"
     )
@@ -43,6 +68,18 @@ def add_environment_options(parser: argparse.ArgumentParser) -> None:
         "function's answer such as has_flashinfer_sm90_nope_mla=true (repeatable; default: "
         "the reference machine: pinned dependencies, no flashinfer-cubin, no network, nvcc)",
     )
+    if many:
+        group.add_argument(
+            "--platform",
+            action="append",
+            type=platform_list,
+            metavar="P[,P...]",
+            help="the platforms the page shows: cuda (vLLM's page alone), rocm, xpu, cpu or "
+            "all, comma-separated or repeated; each other than cuda adds its section (its "
+            "selection and feature tables) after vLLM's layout, and only those are evaluated "
+            "(default: cuda)",
+        )
+        return
     group.add_argument(
         "--platform",
         choices=PLATFORMS,
@@ -57,9 +94,14 @@ def environment_of(args: argparse.Namespace) -> Environment:
         parse_assignments(args.env, "--env"),
         parse_assignments(args.option, "--option"),
         parse_assignments(args.assume, "--assume"),
-        getattr(args, "platform", "cuda") or "cuda",
+        platform if isinstance(platform := getattr(args, "platform", None), str) else "cuda",
         getattr(args, "arch", "") or "",
     )
 
 
-__all__ = ["EnvironmentError_", "add_environment_options", "environment_of"]
+__all__ = [
+    "EnvironmentError_",
+    "add_environment_options",
+    "environment_of",
+    "page_platforms",
+]

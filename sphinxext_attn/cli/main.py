@@ -30,6 +30,7 @@ from sphinxext_attn.cli.environment_flags import (
     EnvironmentError_,
     add_environment_options,
     environment_of,
+    page_platforms,
 )
 from sphinxext_attn.cli.runcache import RunCache, add_cache_options, run_cache
 from sphinxext_attn.model.environment import REFERENCE, Environment
@@ -112,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(to stdout unless -o is given; default: off)",
     )
     add_cache_options(parser)
-    add_environment_options(parser)
+    add_environment_options(parser, many=True)
     parser.add_argument(
         "files",
         nargs="*",
@@ -152,6 +153,25 @@ def analysis_of(
     )
     cache.store("analysis", root, options, analysis, [*analysis.files, *analysis.directories])
     return analysis
+
+
+def platform_part(
+    root: Path, environment: Environment, platform: str, cache: RunCache
+) -> Analysis:
+    """Another platform's section of the page (its selection and feature rows):
+    kept from an earlier run if no file it read has changed."""
+    from dataclasses import replace
+
+    wanted = replace(environment, platform=platform)
+    options = {"profile": "platform:features", "environment": wanted.key()}
+    found = cache.load("platform", root, options)
+    if isinstance(found, Analysis):
+        return found
+    from sphinxext_attn.select.platform_page import platform_analysis
+
+    part = platform_analysis(str(root), wanted, "features")
+    cache.store("platform", root, options, part, [*part.files, *part.directories])
+    return part
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,21 +224,23 @@ def write_page(args: argparse.Namespace) -> int:
         print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
     if args.diff:
         return write_diff(args, analysis)
+    # each other platform asked for: its own analysis, of what its section shows
+    platforms = [] if args.profile == "vllm-page" else page_platforms(args)
+    sections = [platform_part(root, environment, p, run_cache(args)) for p in platforms]
     if args.format == "json":
         from sphinxext_attn.render.jsonout import render_json
 
-        content = render_json(analysis)
+        content = render_json(analysis, sections)
     else:
         page = page_content(args, analysis, root, out)
         if page is None:
             return 2
         content = page
-        if environment.platform != "cuda":
+        if sections:
             from sphinxext_attn.render.platform_section import markdown_section
-            from sphinxext_attn.select.platforms import platform_selection
 
-            selection = platform_selection(str(root), environment)
-            content = content.rstrip("\n") + "\n\n" + markdown_section(selection)
+            parts = [content.rstrip("\n"), *(markdown_section(s).rstrip("\n") for s in sections)]
+            content = "\n\n".join(parts) + "\n"
     if out is None:
         sys.stdout.write(content)
         return 0

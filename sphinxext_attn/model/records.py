@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sphinxext_attn.model.pagetext import PageText
@@ -330,6 +330,8 @@ class Analysis:
     capability_columns: tuple[str, ...] = ()
     #: vllm-page profile: the layout and words of the release's generator (None: none)
     page_text: PageText | None = None
+    #: profile ``platform:...``: another platform's selection (select.platforms)
+    platform: Any = None
 
     def rows(self, table: str) -> list[BackendFeatures]:
         """Rows of one feature table in the seed's order."""

@@ -16,7 +16,16 @@ Shape (``schema`` 2)::
      "mla_prefill": [{"name", "description", "dtypes", "compute_capability",
                       "enable", "disable", "notes"}],
      "footnotes": [{"marker", "text"}],
-     "diagnostics": [{"message", "location", "subtype"}]}
+     "diagnostics": [{"message", "location", "subtype"}],
+     with --platform P (P other than cuda), per platform asked:
+     "platforms": [{"platform", "title", "source", "machine", "error",
+                    "lists": [{"category", "gpus": [str], "title", "conditions",
+                               "backends": [str]}],  # ROCm
+                    "rules": [{"when": [str], "outcome", "line"}],  # XPU, CPU
+                    "gpus": {backend: "any" | [str]},  # ROCm: the GPUs it accepts
+                    "backends": [backend as above, "compute_capability" the
+                                 platform's: GPU names, "Any" or "N/A";
+                                 "supports.gpus" on ROCm]}]}
 
 Empty ``block_sizes``/``head_sizes`` mean any size. In the runtime profile,
 ``supports.head_sizes`` is ``"any"`` or a list of ints and rules ``{"min": int|null,
@@ -27,6 +36,7 @@ set of head sizes the class accepts.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from sphinxext_attn.model.records import TABLES, Analysis, BackendFeatures
@@ -115,5 +125,36 @@ def to_data(analysis: Analysis) -> dict[str, Any]:
     }
 
 
-def render_json(analysis: Analysis) -> str:
-    return json.dumps(to_data(analysis), indent=2, ensure_ascii=False) + "\n"
+def platform_data(part: Analysis) -> dict[str, Any]:
+    """One other platform's section (``part``: its ``platform:features`` analysis)."""
+    selection = part.platform
+    return {
+        "platform": selection.platform,
+        "title": selection.title,
+        "source": selection.source or None,
+        "machine": selection.machine,
+        "error": selection.error or None,
+        "lists": [
+            {
+                "category": p.category,
+                "gpus": p.arch.split("+"),
+                "title": p.title,
+                "conditions": p.conditions,
+                "backends": list(p.backends),
+            }
+            for p in selection.lists
+        ],
+        "rules": [
+            {"when": list(r.conditions), "outcome": r.outcome, "line": r.line}
+            for r in selection.rules
+        ],
+        "gpus": {b: ("any" if g == ["any"] else list(g)) for b, g in selection.gpus.items()},
+        "backends": [_backend(r) for t in TABLES for r in part.rows(t)],
+    }
+
+
+def render_json(analysis: Analysis, platforms: Sequence[Analysis] = ()) -> str:
+    data = to_data(analysis)
+    if platforms:
+        data["platforms"] = [platform_data(p) for p in platforms]
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

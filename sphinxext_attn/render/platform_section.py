@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from docutils import nodes
 
+from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import prose
+from sphinxext_attn.render.markdown import _table, feature_cell
+from sphinxext_attn.select.platform_page import gpu_header
 from sphinxext_attn.select.platforms import PlatformSelection
 
 RULES_INTRO = (
@@ -23,6 +26,35 @@ LISTS_INTRO = (
 GPUS_INTRO = (
     "The backends {title}'s selection can reach, and the GPUs whose capability each accepts:"
 )
+FEATURES_INTRO = (
+    "The backends {title}'s selection can reach, each cell what the class answers on "
+    "{machine}. {capability}"
+)
+GPUS_WORDS = (
+    "GPUs: the GPUs the release's {title} code names whose capability (derived from the "
+    "arch name by its own code) the backend's `supports_compute_capability` accepts."
+)
+NO_CAPABILITY_WORDS = "Compute Cap. is N/A: {title}'s rules ask no compute capability."
+#: The platform's feature tables, in the page's order.
+PLATFORM_TABLES = (
+    ("standard", "Standard Attention (MHA, MQA, GQA) Backends"),
+    ("mla", "MLA Decode Backends"),
+)
+
+
+def intro_text(selection: PlatformSelection) -> str:
+    """How the platform selects: by rules (XPU, CPU) or from lists (ROCm)."""
+    template = RULES_INTRO if selection.rules else LISTS_INTRO
+    return template.format(title=selection.title, source=selection.source)
+
+
+def features_intro(selection: PlatformSelection) -> str:
+    words = GPUS_WORDS if selection.gpus else NO_CAPABILITY_WORDS
+    return FEATURES_INTRO.format(
+        title=selection.title,
+        machine=selection.machine,
+        capability=words.format(title=selection.title),
+    )
 
 
 def _rule_rows(selection: PlatformSelection) -> list[list[str]]:
@@ -32,8 +64,26 @@ def _rule_rows(selection: PlatformSelection) -> list[list[str]]:
     ]
 
 
-def markdown_section(selection: PlatformSelection) -> str:
-    """``## Backend Selection (ROCm)`` and what follows it."""
+def markdown_section(analysis: Analysis) -> str:
+    """``## Backend Selection (ROCm)`` and what follows it, then the platform's
+    feature tables (when the analysis has its rows)."""
+    selection: PlatformSelection = analysis.platform
+    out = [_selection_markdown(selection)]
+    if selection.error or not analysis.backends:
+        return "\n".join(out)
+    header = gpu_header(analysis)
+    for table, heading in PLATFORM_TABLES:
+        if not analysis.rows(table):
+            continue
+        columns = list(analysis.feature_columns(table))
+        body = [[feature_cell(r, c) for c in columns] for r in analysis.rows(table)]
+        names = [header if c == "Compute Cap." else c for c in columns]
+        lines = [f"## {heading} ({selection.title})", "", features_intro(selection), ""]
+        out.append("\n".join([*lines, *_table(names, body), ""]))
+    return "\n".join(out)
+
+
+def _selection_markdown(selection: PlatformSelection) -> str:
     title, source = selection.title, selection.source
     lines = [f"## Backend Selection ({title})", ""]
     if selection.error:

@@ -72,7 +72,7 @@ def named_archs(tree: SourceTree, base: Environment) -> list[str]:
 
 
 def _capability(tree: SourceTree, base: Environment, arch: str) -> tuple[int, int] | None:
-    selector = Selector(Interpreter(tree, Machine(_with(base, arch=arch))))
+    selector = machine_selector(tree, _with(base, arch=arch))
     try:
         with selector.interp.guarded():
             gpu = selector.gpu(Config(capability="0.0"))
@@ -161,7 +161,7 @@ def explore_machine(
             env = _with(base, arch, fixed)
             env = Environment(env.env, options, env.assume, env.platform, env.arch)
             # the machine as set: a guessed fact is explored here, not made conditional
-            decision = _selector(tree, env).decide_here(_config(shape))
+            decision = machine_selector(tree, env).decide_here(_config(shape))
             if decision.error:
                 raise Unknown(f"the list on {arch} is not evaluated: {decision.error}")
             seen = {}
@@ -187,7 +187,9 @@ def explore_machine(
 _SELECTORS: dict[tuple[int, str], Selector] = {}
 
 
-def _selector(tree: SourceTree, env: Environment) -> Selector:
+def machine_selector(tree: SourceTree, env: Environment) -> Selector:
+    """One selector per machine on a tree: a machine's modules are evaluated once
+    for its capability, its lists and the GPUs its backends accept."""
     key = (id(tree), env.key())
     found = _SELECTORS.get(key)
     if found is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, Environment
 from sphinxext_attn.model.records import PriorityList
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.devices import platform_class
@@ -18,7 +18,11 @@ from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.select.decision import Selector
-from sphinxext_attn.select.platform_lists import named_archs, platform_priorities
+from sphinxext_attn.select.platform_lists import (
+    machine_selector,
+    named_archs,
+    platform_priorities,
+)
 from sphinxext_attn.select.platform_rules import Rule, read_rules
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.names import REGISTRY_ENUM
@@ -39,9 +43,22 @@ class PlatformSelection:
     gpus: dict[str, list[str]] = field(default_factory=dict)
     error: str = ""
 
+    #: the GPU the feature cells were asked on ("" : the platform's default)
+    arch: str = ""
+
     @property
     def title(self) -> str:
         return TITLES.get(self.platform, self.platform)
+
+    @property
+    def machine(self) -> str:
+        """The machine the feature cells are asked on, in words."""
+        if self.platform != "rocm":
+            article = "an" if self.title[0] in "AEIOUX" else "a"
+            return f"{article} {self.title} machine"
+        if self.arch:
+            return f"a ROCm machine with a {self.arch}"
+        return f"a ROCm machine with a {DEFAULT_ROCM_ARCH} (the GPU when `--arch` names none)"
 
     def backends(self) -> list[str]:
         names = [b for p in self.lists for b in p.backends]
@@ -57,12 +74,13 @@ def platform_selection(root: str, environment: Environment) -> PlatformSelection
     key = (str(root), environment.key())
     found = _KNOWN.get(key)
     if found is None:
-        found = _KNOWN[key] = _evaluate(SourceTree(root), environment)
+        found = _KNOWN[key] = evaluate_selection(SourceTree(root), environment)
     return found
 
 
-def _evaluate(tree: SourceTree, environment: Environment) -> PlatformSelection:
-    out = PlatformSelection(environment.platform)
+def evaluate_selection(tree: SourceTree, environment: Environment) -> PlatformSelection:
+    """The platform's lists (and the GPUs each backend accepts) or its rules."""
+    out = PlatformSelection(environment.platform, arch=environment.arch)
     interp = Interpreter(tree, Machine(environment))
     try:
         with interp.guarded():
@@ -89,7 +107,7 @@ def _accepted_gpus(
         env = Environment(
             environment.env, environment.options, environment.assume, environment.platform, arch
         )
-        selector = Selector(Interpreter(tree, Machine(env)))
+        selector = machine_selector(tree, env)  # the machine the lists were explored on
         for backend in backends:
             if _accepts(selector, backend):
                 out[backend].append(arch)

@@ -135,9 +135,13 @@ def analyze_tree(
         # the root's listing is the fingerprint: adding vllm/ makes it stale
         diag = Diagnostic(message, None, "root")
         return Analysis(root=root, directories=[""], diagnostics=[diag])
+    from sphinxext_attn.select.platform_page import is_platform_profile, platform_analysis
     from sphinxext_attn.source.tree import SourceTree
 
-    tree = _TREES[root] = SourceTree(root, _READS.setdefault(root, {}))
+    tree = SourceTree(root, _READS.setdefault(root, {}))
+    if is_platform_profile(profile):  # another platform: only what the page shows
+        return platform_analysis(root, environment, profile.partition(":")[2], tree)
+    _TREES[root] = tree
     return analyze(root, tree, profile=profile, environment=environment)
 
 

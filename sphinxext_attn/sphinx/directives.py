@@ -85,10 +85,25 @@ class AttentionBackendsDirective(SphinxDirective):
         )
         return base.merged(own)
 
+    #: on another platform, what this directive shows of it (select.platform_page:
+    #: ``bare``, ``lists``, ``features``); None: the CUDA analysis in that environment
+    platform_what: ClassVar[str | None] = None
+
+    def analysis_environment(self) -> Environment:
+        """The environment the analysis is keyed by (the priority directive narrows
+        another platform's GPUs to the one ``:arch:`` names)."""
+        return self.environment()
+
     def analysis_of(self, root: str, profile: str | None = None) -> Analysis:
-        """The shared analysis of ``root``; this page depends on its files from now on."""
+        """The shared analysis of ``root``; this page depends on its files from now on.
+        On another platform, only what the directive shows of it is evaluated."""
         profile = profile or self.options.get("profile") or config.profile(self.env)
-        key = cache.cache_key(root, profile, self.environment())
+        environment = self.analysis_environment()
+        if environment.platform != "cuda" and self.platform_what is not None:
+            from sphinxext_attn.select.platform_page import platform_profile
+
+            profile = platform_profile(self.platform_what)
+        key = cache.cache_key(root, profile, environment)
         analysis = cache.get_analysis(self.env, key)
         cache.report(root, analysis, self.get_location(), strict=config.strict(self.env))
         cache.env_docs(self.env).setdefault(self.env.docname, set()).add(key)
@@ -223,6 +238,8 @@ class AllTablesDirective(AttentionBackendsDirective):
         "layout": one_of(priority.LAYOUTS),
     }
 
+    platform_what = "features"
+
     def known_backends(self, analysis: Analysis) -> list[str]:
         names = {b.name for b in analysis.backends}
         names |= {p.name for p in analysis.mla_prefill}
@@ -231,6 +248,10 @@ class AllTablesDirective(AttentionBackendsDirective):
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
         head = [render.rubric(spec.caption)] if spec.caption else []
         spec.caption = None
+        if analysis.platform is not None:
+            from sphinxext_attn.sphinx.platforms import platform_page_nodes
+
+            return head + platform_page_nodes(self, analysis, spec, backends)
         return head + page_nodes(
             analysis,
             spec,
@@ -254,26 +275,37 @@ class PriorityDirective(AttentionBackendsDirective):
         "layout": one_of(priority.LAYOUTS),
     }
 
+    platform_what = "lists"
+
+    def analysis_environment(self) -> Environment:
+        """One GPU named (``:arch: gfx942``): only its machine is explored (every
+        GPU's lists cost one exploration each)."""
+        environment = self.environment()
+        wanted = self.options.get("arch")
+        one = wanted[0] if wanted and len(wanted) == 1 else ""
+        if environment.platform != "cuda" and one.startswith("gfx"):
+            return Environment(
+                environment.env, environment.options, environment.assume, environment.platform, one
+            )
+        return environment
+
     def known_backends(self, analysis: Analysis) -> list[str]:
+        if analysis.platform is not None:
+            return sorted(analysis.platform.backends())
         return sorted({b for p in analysis.priorities for b in p.backends})
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
-        platform = self.environment().platform
-        if platform != "cuda":
-            return self.render_platform(analysis, spec, backends, platform)
+        if analysis.platform is not None:
+            return self.render_platform(analysis, spec, backends)
         return self.render_lists(analysis, spec, backends, self.options.get("arch"))
 
     def render_platform(
-        self,
-        analysis: Analysis,
-        spec: TableSpec,
-        backends: frozenset[str] | None,
-        platform: str,
+        self, analysis: Analysis, spec: TableSpec, backends: frozenset[str] | None
     ) -> list[nodes.Node]:
         """Another platform's lists (ROCm) or rules (XPU, CPU), from its own code."""
         from sphinxext_attn.sphinx.platforms import platform_priority_nodes
 
-        return platform_priority_nodes(self, analysis, spec, backends, platform)
+        return platform_priority_nodes(self, analysis, spec, backends)
 
     def render_lists(
         self,
@@ -342,28 +374,28 @@ class StandardDirective(AttentionBackendsDirective):
     """``attention-backends-standard``: MHA/MQA/GQA backends and their footnotes."""
 
     notes_for = "standard"
+    platform_what = "features"
+    table = "standard"
 
     def known_backends(self, analysis: Analysis) -> list[str]:
-        return sorted({b.name for b in analysis.rows("standard")})
+        return sorted({b.name for b in analysis.rows(self.table)})
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
-        return render.feature_nodes(
-            analysis, "standard", spec, columns=self.columns(), backends=backends, deco=self.deco
+        out = render.feature_nodes(
+            analysis, self.table, spec, columns=self.columns(), backends=backends, deco=self.deco
         )
+        if analysis.platform is not None:
+            from sphinxext_attn.sphinx.platforms import platform_headers
+
+            platform_headers(analysis, out)
+        return out
 
 
 class MLADecodeDirective(StandardDirective):
     """``attention-backends-mla-decode``: the MLA decode backends."""
 
     notes_for = "mla"
-
-    def known_backends(self, analysis: Analysis) -> list[str]:
-        return sorted({b.name for b in analysis.rows("mla")})
-
-    def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
-        return render.feature_nodes(
-            analysis, "mla", spec, columns=self.columns(), backends=backends, deco=self.deco
-        )
+    table = "mla"
 
 
 class MLAPrefillDirective(AttentionBackendsDirective):

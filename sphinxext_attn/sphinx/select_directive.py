@@ -97,6 +97,9 @@ class SelectDirective(AttentionBackendsDirective):
         "arch": gfx_option,
     }
 
+    #: on another platform the decision asks its own questions: no analysis runs
+    platform_what = "bare"
+
     def analysis_of(self, root: str, profile: str | None = None) -> Analysis:
         self.options.pop("profile", None)  # the selection is what runs: always runtime
         return super().analysis_of(root, profile)

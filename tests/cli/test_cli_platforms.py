@@ -44,3 +44,79 @@ def test_select_names_the_gpu_and_what_vllm_raises():
     assert refused["raised"] == "NotImplementedError: MLA is not supported on CPU."
     text = _cli("select", "--root", str(DEMO_TREE), "--platform", "cpu", "--mla")
     assert "selected: none (vLLM raises NotImplementedError: MLA is not supported on CPU.)" in text
+
+
+def test_each_platform_asked_adds_its_selection_and_feature_tables():
+    cuda = _cli("--root", str(DEMO_TREE), "-o", "-")
+    page = _cli("--root", str(DEMO_TREE), "-o", "-", "--platform", "rocm,xpu")
+    assert page.startswith(cuda.rstrip("\n"))
+    rocm, xpu = page.split("## Backend Selection (XPU)")
+    rocm = rocm.split("## Backend Selection (ROCm)")[1]
+    assert "## Standard Attention (MHA, MQA, GQA) Backends (ROCm)" in rocm
+    assert "| Attention Types | GPUs |" in rocm  # the capability in the platform's terms
+    assert "| `ROCM_ATTN` | fp16, bf16 | `auto`, `fp8` | 16, 32 | Any |" in rocm
+    assert "## MLA Decode Backends (ROCm)" in rocm and "`TRITON_MLA`" in rocm
+    assert "CPU" not in xpu  # a platform not asked is not shown
+    assert "| Attention Types | Compute Cap. |" in xpu
+    assert "| `TRITON_ATTN` | fp16, bf16, fp32 |" in xpu and "| N/A |" in xpu
+    every = _cli("--root", str(DEMO_TREE), "-o", "-", "--platform", "all")
+    headings = [line for line in every.splitlines() if line.startswith("## Backend Selection")]
+    assert headings == [f"## Backend Selection ({p})" for p in ("ROCm", "XPU", "CPU")]
+
+
+def test_json_has_the_platforms_asked_and_none_by_default():
+    plain = json.loads(_cli("--root", str(DEMO_TREE), "-o", "-", "--format", "json"))
+    assert "platforms" not in plain
+    data = json.loads(
+        _cli("--root", str(DEMO_TREE), "-o", "-", "--format", "json", "--platform", "cpu")
+    )
+    assert {k: v for k, v in data.items() if k != "platforms"} == plain
+    (cpu,) = data["platforms"]
+    assert cpu["platform"] == "cpu" and cpu["lists"] == [] and cpu["gpus"] == {}
+    assert cpu["rules"][-1] == {
+        "when": [],
+        "outcome": "CPU_ATTN",
+        "line": cpu["rules"][-1]["line"],
+    }
+    assert [b["name"] for b in cpu["backends"]] == ["CPU_ATTN"]
+    assert cpu["backends"][0]["compute_capability"] == "N/A"
+    rocm = json.loads(
+        _cli("--root", str(DEMO_TREE), "-o", "-", "--format", "json", "--platform", "rocm")
+    )["platforms"][0]
+    assert rocm["lists"] and all(
+        set(p["gpus"]) <= {"gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"}
+        for p in rocm["lists"]
+    )
+    assert all(b["supports"]["gpus"] for b in rocm["backends"])
+
+
+def test_a_cuda_only_page_evaluates_no_other_platform(monkeypatch, tmp_path):
+    import importlib
+
+    cli = importlib.import_module("sphinxext_attn.cli.main")
+    from sphinxext_attn.select import platform_page
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("another platform was evaluated for a CUDA-only page")
+
+    monkeypatch.setattr(platform_page, "platform_analysis", refuse)
+    out = tmp_path / "page.md"
+    assert cli.main(["--root", str(DEMO_TREE), "-o", str(out), "--no-cache"]) == 0
+    assert (
+        cli.main(["--root", str(DEMO_TREE), "-o", str(out), "--no-cache", "--platform", "cuda"])
+        == 0
+    )
+    page = ["--root", str(DEMO_TREE), "-o", str(out), "--no-cache", "--profile", "vllm-page"]
+    assert cli.main([*page, "--platform", "rocm"]) == 0  # vLLM's page has no such section
+    assert "Backend Selection (ROCm)" not in out.read_text(encoding="utf-8")
+
+
+def test_a_bad_platform_is_one_line():
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinxext_attn", "--root", str(DEMO_TREE), "--platform", "tpu"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert "invalid platform 'tpu' (choose from cuda, rocm, xpu, cpu, all" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

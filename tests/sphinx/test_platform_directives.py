@@ -83,3 +83,47 @@ def test_conf_platform_is_the_default_and_a_bad_one_is_named(make_app, tmp_path)
     )
     assert "vLLM raises NotImplementedError: Sparse attention is not supported on XPU." in text
     assert "give one of cuda, rocm, xpu, cpu" in warned
+
+
+FEATURES_PAGE = """Platforms
+=========
+
+ROCm tables
+-----------
+
+.. attention-backends::
+   :platform: rocm
+
+XPU standard
+------------
+
+.. attention-backends-standard::
+   :platform: xpu
+"""
+
+
+def test_feature_tables_show_what_the_platform_reaches_in_its_terms(make_app, tmp_path):
+    text, warned = _text(make_app, tmp_path, FEATURES_PAGE)
+    assert not warned
+    rocm, xpu = text.split("ROCm tables", 1)[1].split("XPU standard")
+    assert "Backend Selection (ROCm)" in rocm and "gfx1100, gfx1201:" in rocm
+    assert "Standard Attention (MHA, MQA, GQA) Backends (ROCm)" in rocm
+    assert "MLA Decode Backends (ROCm)" in rocm and "TRITON_MLA" in rocm
+    assert "GPUs" in rocm and "Compute Cap." not in rocm
+    assert "ROCM_ATTN" in rocm and "CPU_ATTN" not in rocm
+    assert "Compute Cap." in xpu and "N/A" in xpu
+    assert "ROCM_ATTN" not in xpu and "TRITON_ATTN" in xpu and "FLASH_ATTN" in xpu
+
+
+def test_another_platform_runs_no_cuda_analysis(make_app, tmp_path, monkeypatch):
+    """A page of other platforms' lists, rules, tables and decisions: only their own
+    evaluation runs (the CUDA analysis of the tree is never asked)."""
+    import sphinxext_attn.analysis as analysis
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the CUDA analysis ran for a page showing another platform")
+
+    monkeypatch.setattr(analysis, "analyze", refuse)
+    text, warned = _text(make_app, tmp_path, PAGE + FEATURES_PAGE.split("=========", 1)[1])
+    assert not warned
+    assert "gfx1100: without a KV connector" in text and "ROCm gfx942" in text

@@ -1,0 +1,105 @@
+"""Another platform's part of a page, as an :class:`Analysis` of its own.
+
+A page asks for exactly what it shows: ``bare`` (the release and nothing
+evaluated: a select directive, which asks its own questions), ``lists`` (the
+platform's lists or rules, and the GPUs each reachable backend accepts: the
+priority directive) or ``features`` (those, and a feature row per reachable
+backend, asked on the platform's machine: the feature tables and the page's
+platform section). Being an :class:`Analysis` (``profile`` ``platform:WHAT``),
+it is kept, fingerprinted and invalidated like the CUDA analysis, by the files
+it read; the CUDA analysis is never run for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.model.records import Analysis, BackendFeatures, Location
+from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.select.platforms import PlatformSelection, evaluate_selection
+from sphinxext_attn.source.tree import SourceTree
+
+PROFILE_PREFIX = "platform:"
+WHATS = ("bare", "lists", "features")
+
+
+def is_platform_profile(profile: str) -> bool:
+    return profile.startswith(PROFILE_PREFIX)
+
+
+def platform_profile(what: str) -> str:
+    return PROFILE_PREFIX + what
+
+
+def platform_analysis(
+    root: str, environment: Environment, what: str, tree: SourceTree | None = None
+) -> Analysis:
+    """The platform's part of a page (``what``: see the module's docstring)."""
+    from sphinxext_attn.analysis.pipeline import read_version
+    from sphinxext_attn.page.columns import page_columns, read_generator
+
+    tree = tree if tree is not None else SourceTree(root)
+    out = Analysis(root=str(root), version=read_version(tree), profile=platform_profile(what))
+    if what != "bare":
+        selection = evaluate_selection(tree, environment)
+        out.platform = selection
+        out.priorities = list(selection.lists)
+        if what == "features" and not selection.error:
+            out.backends = platform_rows(tree, environment, selection)
+            out.page_columns = page_columns(read_generator(tree), out.backends)
+    out.files = list(tree.files)
+    out.directories = list(tree.directories)
+    out.diagnostics = list(tree.diagnostics)
+    return out
+
+
+def platform_rows(
+    tree: SourceTree, environment: Environment, selection: PlatformSelection
+) -> list[BackendFeatures]:
+    """A row per backend the platform's selection reaches, each cell what the class
+    answers on that platform's machine; the capability is the platform's: the GPUs
+    (arch names) a ROCm backend accepts, ``N/A`` where the rules ask none."""
+    from sphinxext_attn.page.backends import model_family
+    from sphinxext_attn.runtime.profile import RuntimeReader, new_row, resolve_class
+    from sphinxext_attn.source.registry import read_registry
+
+    reached = selection.backends()
+    interp = Interpreter(tree, Machine(environment))
+    reader = RuntimeReader(interp, provenance=False, extras=False)
+    rows: list[BackendFeatures] = []
+    for entry in read_registry(tree):
+        if entry.name not in reached:
+            continue
+        cls = resolve_class(interp, entry)
+        if cls is None:
+            continue
+        facts = reader.safe_facts(entry, cls)
+        row = new_row(entry, Location(cls.path, cls.node.lineno), facts, "")
+        row = dataclasses.replace(row, family=model_family(entry, row.is_mla))
+        rows.append(_platform_capability(row, selection.gpus.get(entry.name)))
+    return rows
+
+
+def _platform_capability(row: BackendFeatures, gpus: list[str] | None) -> BackendFeatures:
+    supports: dict[str, Any] = {
+        k: v for k, v in row.supports.items() if k != "compute_capabilities"
+    }
+    unknown = {k: v for k, v in row.unknown.items() if k != "Compute Cap."}
+    assumptions = {k: v for k, v in row.assumptions.items() if k != "Compute Cap."}
+    if gpus is None:  # the platform's rules ask no capability (XPU, CPU)
+        text = "N/A"
+    else:
+        text = "Any" if gpus == ["any"] else ", ".join(gpus) or "None"
+        supports["gpus"] = "any" if gpus == ["any"] else list(gpus)
+    return dataclasses.replace(
+        row, compute_capability=text, supports=supports, unknown=unknown, assumptions=assumptions
+    )
+
+
+def gpu_header(analysis: Analysis) -> str:
+    """What the capability column is called on the platform's tables."""
+    selection = getattr(analysis, "platform", None)
+    return "GPUs" if selection is not None and selection.gpus else "Compute Cap."
