@@ -25,7 +25,10 @@ from sphinxext_attn.select.records import (
 )
 from sphinxext_attn.select.settled import settle
 from sphinxext_attn.vocab.names import ATTENTION_TYPE_ENUM, DTYPE_NAMES
-from sphinxext_attn.vocab.paths import SELECTOR_MODULES
+from sphinxext_attn.vocab.paths import ENVS_MODULE, SELECTOR_MODULES
+
+#: Selector config fields vLLM's selector fills from ``vllm.envs`` (the variable).
+ENV_FIELDS: dict[str, str] = {"use_batch_invariant": "VLLM_BATCH_INVARIANT"}
 
 
 class Selector:
@@ -98,10 +101,24 @@ class Selector:
             "use_kv_connector": config.use_kv_connector,
         }
         kwargs = {k: v for k, v in values.items() if k in fields}
+        kwargs.update(self._from_environment(fields))
         made = interp.call(cls, [], kwargs, NODE, cls.path)
         if not isinstance(made, Instance):  # a class with a ``__new__`` of its own
             raise Unknown("AttentionSelectorConfig(...) is not an instance", cls.path)
         return made
+
+    def _from_environment(self, fields: list[str]) -> dict[str, Any]:
+        """Fields vLLM's selector fills from an environment variable, when the reader
+        set it (``use_batch_invariant=envs.VLLM_BATCH_INVARIANT``: XPU's rules read
+        it), read as the tree's ``vllm/envs.py`` reads it; unset, the default stays."""
+        set_vars = self.interp.machine.environment.env
+        out: dict[str, Any] = {}
+        for field_name, variable in ENV_FIELDS.items():
+            if field_name in fields and variable in set_vars:
+                module = self.interp.module(ENVS_MODULE)
+                if module is not None:
+                    out[field_name] = self.interp.module_attr(module, variable, NODE)
+        return out
 
     def explain(self, decision: Decision) -> Decision:
         """Add where each reason is stated (file:line) to a decision."""

@@ -35,24 +35,32 @@ def platform_profile(what: str) -> str:
 
 
 def platform_analysis(
-    root: str, environment: Environment, what: str, tree: SourceTree | None = None
+    root: str,
+    environment: Environment,
+    what: str,
+    tree: SourceTree | None = None,
+    known: Analysis | None = None,
 ) -> Analysis:
-    """The platform's part of a page (``what``: see the module's docstring)."""
+    """The platform's part of a page (``what``: see the module's docstring).
+    ``known``: a fresh analysis of the same platform that holds its selection
+    already (the lists a page's priority directive explored), reused with its files."""
     from sphinxext_attn.analysis.pipeline import read_version
     from sphinxext_attn.page.columns import page_columns, read_generator
 
     tree = tree if tree is not None else SourceTree(root)
     out = Analysis(root=str(root), version=read_version(tree), profile=platform_profile(what))
     if what != "bare":
-        selection = evaluate_selection(tree, environment)
+        found = known.platform if known is not None else None
+        selection = found if found is not None else evaluate_selection(tree, environment)
         out.platform = selection
         out.priorities = list(selection.lists)
         if what == "features" and not selection.error:
             out.backends = platform_rows(tree, environment, selection)
             out.page_columns = page_columns(read_generator(tree), out.backends)
-    out.files = list(tree.files)
-    out.directories = list(tree.directories)
-    out.diagnostics = list(tree.diagnostics)
+    before = known if known is not None else Analysis(root=str(root))
+    out.files = list(dict.fromkeys([*before.files, *tree.files]))
+    out.directories = list(dict.fromkeys([*before.directories, *tree.directories]))
+    out.diagnostics = list(dict.fromkeys([*before.diagnostics, *tree.diagnostics]))
     return out
 
 

@@ -140,9 +140,22 @@ def analyze_tree(
 
     tree = SourceTree(root, _READS.setdefault(root, {}))
     if is_platform_profile(profile):  # another platform: only what the page shows
-        return platform_analysis(root, environment, profile.partition(":")[2], tree)
+        what = profile.partition(":")[2]
+        known = _fresh_selection(root, environment) if what == "features" else None
+        return platform_analysis(root, environment, what, tree, known)
     _TREES[root] = tree
     return analyze(root, tree, profile=profile, environment=environment)
+
+
+def _fresh_selection(root: str, environment: Environment) -> Analysis | None:
+    """This process's fresh analysis of the platform's lists, if one was made (a page's
+    priority directive before its feature tables): its selection is not explored again."""
+    from sphinxext_attn.select.platform_page import platform_profile
+
+    found = _MEMO.get(cache_key(root, platform_profile("lists"), environment))
+    if found is not None and fingerprint(root, found[1]) == found[0]:
+        return found[1]
+    return None
 
 
 def env_cache(env: BuildEnvironment) -> dict[str, tuple[Fingerprint, Analysis]]:

@@ -35,6 +35,8 @@ REGISTRY_FILE = f"{BACKENDS_DIR}/registry.py"
 REGISTRY_FILES = (REGISTRY_FILE, f"{OLD_BACKENDS_DIR}/registry.py")
 #: the selector (``AttentionSelectorConfig``), newest first
 SELECTOR_MODULES = ("vllm.v1.attention.selector", "vllm.attention.selector")
+#: the environment variables vLLM reads (``envs.VLLM_BATCH_INVARIANT``)
+ENVS_MODULE = "vllm.envs"
 #: where the ``CacheDType`` literal lives, newest first
 CACHE_DTYPE_MODULES = ("vllm.config.cache", "vllm.config")
 

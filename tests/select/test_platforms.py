@@ -360,7 +360,7 @@ def test_archs_the_release_names_are_gpus_its_code_derives_a_capability_for():
 )
 def test_every_rule_of_xpu_and_cpu_in_0_33(platform, config, expected):
     """Each automatic branch of 0.33's get_attn_backend_cls, reached by a configuration
-    (XPU's batch-invariance branch needs an engine flag the layer does not carry)."""
+    (XPU's batch-invariance branch: an environment variable, the test below)."""
     decision = _selector(vllm_trees.tree("0.33.0"), platform=platform).decide(config)
     if isinstance(expected, list):  # rests on a CPU ISA probe nobody set: both ways
         assert [c["backend"] for c in decision.candidates] == expected
@@ -368,3 +368,26 @@ def test_every_rule_of_xpu_and_cpu_in_0_33(platform, config, expected):
         assert decision.selected is None and decision.raised.startswith(expected)
     else:
         assert decision.selected == expected and not decision.error
+
+
+@pytest.mark.realtree
+def test_xpu_batch_invariance_rule_is_reached_through_the_environment():
+    """vLLM's selector sets ``use_batch_invariant`` from ``VLLM_BATCH_INVARIANT`` (read
+    as the tree's envs.py reads it): XPU's rule then picks TRITON_ATTN; unset or 0,
+    the default stays and FLASH_ATTN is picked."""
+    tree = vllm_trees.tree("0.33.0")
+    picks = {
+        value: _selector(
+            tree, platform="xpu", env={"VLLM_BATCH_INVARIANT": value} if value else {}
+        )
+        .decide(Config())
+        .selected
+        for value in ("", "0", "1")
+    }
+    assert picks == {"": "FLASH_ATTN", "0": "FLASH_ATTN", "1": "TRITON_ATTN"}
+    # a rule an unset variable leaves out of reach is still listed, in order
+    from sphinxext_attn.select.platform_rules import read_rules
+
+    interp = Interpreter(SourceTree(tree), Machine(environment_from(platform="xpu")))
+    outcomes = [(r.conditions[-1:], r.outcome) for r in read_rules(interp, "xpu")[0]]
+    assert (("use_batch_invariant",), "TRITON_ATTN") in outcomes
