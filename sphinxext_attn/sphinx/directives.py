@@ -381,6 +381,11 @@ class StandardDirective(AttentionBackendsDirective):
         return sorted({b.name for b in analysis.rows(self.table)})
 
     def render(self, analysis, spec, backends):  # type: ignore[no-untyped-def]
+        selection = analysis.platform
+        if selection is not None and selection.error:
+            raise render.RenderError(f"the {selection.title} selection: {selection.error}")
+        if selection is not None and not analysis.rows(self.table):
+            return [render.paragraph(f"{selection.title}'s selection reaches no backend here.")]
         out = render.feature_nodes(
             analysis, self.table, spec, columns=self.columns(), backends=backends, deco=self.deco
         )

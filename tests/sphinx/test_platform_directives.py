@@ -127,3 +127,10 @@ def test_another_platform_runs_no_cuda_analysis(make_app, tmp_path, monkeypatch)
     text, warned = _text(make_app, tmp_path, PAGE + FEATURES_PAGE.split("=========", 1)[1])
     assert not warned
     assert "gfx1100: without a KV connector" in text and "ROCm gfx942" in text
+
+
+def test_a_table_the_platform_reaches_no_backend_of_says_so(make_app, tmp_path):
+    page = ".. attention-backends-mla-decode::\n   :platform: cpu\n"
+    text, warned = _text(make_app, tmp_path, page)
+    assert not warned
+    assert text.strip() == "CPU's selection reaches no backend here."
