@@ -91,8 +91,13 @@ class AttentionBackendsDirective(SphinxDirective):
 
     def analysis_environment(self) -> Environment:
         """The environment the analysis is keyed by (the priority directive narrows
-        another platform's GPUs to the one ``:arch:`` names)."""
-        return self.environment()
+        another platform's GPUs to the one ``:arch:`` names). A directive that shows
+        nothing of another platform (legend, prefill, family, diff, selector) shows
+        CUDA's tables, evaluated on CUDA, whatever the platform setting."""
+        environment = self.environment()
+        if environment.platform != "cuda" and self.platform_what is None:
+            return Environment(environment.env, environment.options, environment.assume)
+        return environment
 
     def analysis_of(self, root: str, profile: str | None = None) -> Analysis:
         """The shared analysis of ``root``; this page depends on its files from now on.

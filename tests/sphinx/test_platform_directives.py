@@ -134,3 +134,24 @@ def test_a_table_the_platform_reaches_no_backend_of_says_so(make_app, tmp_path):
     text, warned = _text(make_app, tmp_path, page)
     assert not warned
     assert text.strip() == "CPU's selection reaches no backend here."
+
+
+def test_tables_of_cuda_alone_stay_cuda_whatever_the_platform(make_app, tmp_path, monkeypatch):
+    """With ``attention_backends_platform = "rocm"``, the legend and the prefill table
+    (nothing of ROCm in them) come from the CUDA analysis, evaluated on CUDA."""
+    import sphinxext_attn.analysis as analysis
+
+    real = analysis.analyze
+    platforms: list[str] = []
+
+    def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
+        platforms.append(kwargs["environment"].platform)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(analysis, "analyze", recording)
+    page = ".. attention-backends-legend::\n\n.. attention-backends-mla-prefill::\n"
+    text, warned = _text(
+        make_app, tmp_path, page, confoverrides={"attention_backends_platform": "rocm"}
+    )
+    assert not warned and "Backend" in text
+    assert platforms == ["cuda"]
