@@ -58,7 +58,7 @@ class PlatformSelection:
             return f"{article} {self.title} machine"
         if self.arch:
             return f"a ROCm machine with a {self.arch}"
-        return f"a ROCm machine with a {DEFAULT_ROCM_ARCH} (the GPU when `--arch` names none)"
+        return f"a ROCm machine with a {DEFAULT_ROCM_ARCH} (MI300X, MI325X)"
 
     def backends(self) -> list[str]:
         names = [b for p in self.lists for b in p.backends]
