@@ -155,3 +155,38 @@ def test_tables_of_cuda_alone_stay_cuda_whatever_the_platform(make_app, tmp_path
     )
     assert not warned and "Backend" in text
     assert platforms == ["cuda"]
+
+
+def test_feature_tables_reuse_the_lists_the_page_explored(make_app, tmp_path, monkeypatch):
+    """A page with ROCm's lists and its feature tables explores ROCm's machines once."""
+    from sphinxext_attn.select import platform_page
+
+    real = platform_page.evaluate_selection
+    calls: list[str] = []
+
+    def counting(tree, environment):  # type: ignore[no-untyped-def]
+        calls.append(environment.platform)
+        return real(tree, environment)
+
+    monkeypatch.setattr(platform_page, "evaluate_selection", counting)
+    page = (
+        ".. attention-backends-priority::\n   :platform: rocm\n\n"
+        ".. attention-backends-standard::\n   :platform: rocm\n\n"
+        ".. attention-backends-mla-decode::\n   :platform: rocm\n"
+    )
+    text, warned = _text(make_app, tmp_path, page)
+    assert not warned and "GPUs" in text
+    assert calls == ["rocm"]
+
+
+def test_a_cuda_page_evaluates_no_other_platform(make_app, tmp_path, monkeypatch):
+    from sphinxext_attn.select import platform_page
+
+    def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("another platform was evaluated for a CUDA-only page")
+
+    monkeypatch.setattr(platform_page, "platform_analysis", refuse)
+    monkeypatch.setattr(platform_page, "evaluate_selection", refuse)
+    page = ".. attention-backends::\n\n.. attention-backends-select::\n   :head-size: 128\n"
+    text, warned = _text(make_app, tmp_path, page)
+    assert not warned and "FLASH_ATTN" in text
