@@ -225,7 +225,14 @@ def write_page(args: argparse.Namespace) -> int:
     if args.diff:
         return write_diff(args, analysis)
     # each other platform asked for: its own analysis, of what its section shows
-    platforms = [] if args.profile == "vllm-page" else page_platforms(args)
+    platforms = page_platforms(args)
+    if platforms and args.profile == "vllm-page":
+        print(
+            "sphinxext-attn: note: vLLM's page (--profile vllm-page) has no section for "
+            f"{', '.join(platforms)}; none is added",
+            file=sys.stderr,
+        )
+        platforms = []
     sections = [platform_part(root, environment, p, run_cache(args)) for p in platforms]
     if args.format == "json":
         from sphinxext_attn.render.jsonout import render_json

@@ -90,7 +90,7 @@ def test_json_has_the_platforms_asked_and_none_by_default():
     assert all(b["supports"]["gpus"] for b in rocm["backends"])
 
 
-def test_a_cuda_only_page_evaluates_no_other_platform(monkeypatch, tmp_path):
+def test_a_cuda_only_page_evaluates_no_other_platform(monkeypatch, tmp_path, capsys):
     import importlib
 
     cli = importlib.import_module("sphinxext_attn.cli.main")
@@ -108,6 +108,7 @@ def test_a_cuda_only_page_evaluates_no_other_platform(monkeypatch, tmp_path):
     )
     page = ["--root", str(DEMO_TREE), "-o", str(out), "--no-cache", "--profile", "vllm-page"]
     assert cli.main([*page, "--platform", "rocm"]) == 0  # vLLM's page has no such section
+    assert "has no section for rocm; none is added" in capsys.readouterr().err
     assert "Backend Selection (ROCm)" not in out.read_text(encoding="utf-8")
 
 
