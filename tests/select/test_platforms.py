@@ -391,3 +391,32 @@ def test_xpu_batch_invariance_rule_is_reached_through_the_environment():
     interp = Interpreter(SourceTree(tree), Machine(environment_from(platform="xpu")))
     outcomes = [(r.conditions[-1:], r.outcome) for r in read_rules(interp, "xpu")[0]]
     assert (("use_batch_invariant",), "TRITON_ATTN") in outcomes
+
+
+@pytest.mark.realtree
+@pytest.mark.parametrize(
+    ("platform", "config", "assume", "expected"),
+    [
+        # fp32 skips the composite whatever the head size: TRITON_ATTN (not TRITON_FLASH_ATTN)
+        ("xpu", Config(use_mm_prefix=True, head_size=256, dtype="fp32"), {}, "TRITON_ATTN"),
+        # the AMX probe set: each side of the MLA rule, one pick
+        (
+            "cpu",
+            Config(use_mla=True, head_size=576),
+            {"torch.cpu._is_amx_tile_supported": "true"},
+            "AMX_MLA",
+        ),
+        (
+            "cpu",
+            Config(use_mla=True, head_size=576),
+            {"torch.cpu._is_amx_tile_supported": "false"},
+            "CPU_MLA",
+        ),
+        ("cpu", Config(kv_cache_dtype=None), {}, "CPU_ATTN"),
+    ],
+)
+def test_rules_of_0_33_with_the_machine_set(platform, config, assume, expected):
+    """The sides of 0.33's rules the list above leaves to a probe or a default."""
+    selector = _selector(vllm_trees.tree("0.33.0"), platform=platform, assume=assume)
+    decision = selector.decide(config)
+    assert (decision.selected, decision.candidates, decision.error) == (expected, [], "")
