@@ -13,9 +13,9 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from sphinxext_attn.pyeval import abstract, ops
+from sphinxext_attn.pyeval.fields import Fields, dataclass_eq, is_dataclass, record_fields
 from sphinxext_attn.pyeval.members import PLAIN_TYPES, class_mro
 from sphinxext_attn.pyeval.scope import MISSING, Frame, cached, remember
 from sphinxext_attn.pyeval.values import (
@@ -36,9 +36,6 @@ from sphinxext_attn.pyeval.values import (
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
-
-#: fields by class object (weak: a class is one tree's, and dies with it)
-_FIELDS: WeakKeyDictionary[PyClass, list[tuple[str, ast.expr | None]] | None] = WeakKeyDictionary()
 
 
 class CallMixin:
@@ -305,7 +302,7 @@ class CallMixin:
         fields = self.dataclass_fields(cls)
         if (
             fields is not None
-            and _is_dataclass(cls)
+            and is_dataclass(cls)
             and self.class_own_attr(cls, "__init__") is not MISSING
         ):
             fields = None  # a dataclass keeps the ``__init__`` its body writes
@@ -336,7 +333,7 @@ class CallMixin:
                 values[name] = self.eval(default, self.class_body_scope(cls))
         ordered = {name: values[name] for name, _ in fields}
         items = tuple(ordered.values()) if self.is_namedtuple(cls) else None
-        made = Instance(cls, ordered, items, by_fields=items is None and _dataclass_eq(cls))
+        made = Instance(cls, ordered, items, by_fields=items is None and dataclass_eq(cls))
         if items is None and self.defines(cls, "__post_init__"):
             # a dataclass's __init__ ends by calling it
             self.call(self.getattr(made, "__post_init__", node, path), [], {}, node, path)
@@ -365,27 +362,9 @@ class CallMixin:
             raise Raised("TypeError", f"{cls.name}() takes no arguments")
         return inst
 
-    def dataclass_fields(
-        self: Interpreter, cls: PyClass
-    ) -> list[tuple[str, ast.expr | None]] | None:
-        """Fields of a named tuple or dataclass (annotated class-level names), else None.
-        Read once per class (its statements and bases do not change)."""
-        if cls in _FIELDS:
-            return _FIELDS[cls]
-        _FIELDS[cls] = None
-        if not (self.is_namedtuple(cls) or _is_dataclass(cls)):
-            return None
-        fields: dict[str, ast.expr | None] = {}
-        for klass in reversed(class_mro(cls, self)):
-            if not isinstance(klass, PyClass):
-                continue
-            for stmt in klass.node.body:
-                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                    if "ClassVar" in ast.dump(stmt.annotation):
-                        continue
-                    fields[stmt.target.id] = stmt.value
-        found = _FIELDS[cls] = list(fields.items())
-        return found
+    def dataclass_fields(self: Interpreter, cls: PyClass) -> Fields | None:
+        """Fields of a named tuple or dataclass (annotated class-level names), else None."""
+        return record_fields(self, cls)
 
     def builtins_value(self: Interpreter, name: str) -> Any:
         from sphinxext_attn.pyeval.builtins import BUILTINS
@@ -402,27 +381,3 @@ class CallMixin:
         from sphinxext_attn.pyeval.methods import method_of
 
         return method_of(obj, name)
-
-
-def _dataclass_decorator(cls: PyClass) -> ast.expr | None:
-    for decorator in cls.node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-        if name == "dataclass":
-            return decorator
-    return None
-
-
-def _is_dataclass(cls: PyClass) -> bool:
-    return _dataclass_decorator(cls) is not None
-
-
-def _dataclass_eq(cls: PyClass) -> bool:
-    """A dataclass compares by its fields unless declared ``eq=False``."""
-    decorator = _dataclass_decorator(cls)
-    if not isinstance(decorator, ast.Call):
-        return decorator is not None
-    return not any(
-        kw.arg == "eq" and isinstance(kw.value, ast.Constant) and kw.value.value is False
-        for kw in decorator.keywords
-    )
