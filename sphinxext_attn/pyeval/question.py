@@ -14,16 +14,15 @@ inside, so nothing one question set leaks into the next.
 
 from __future__ import annotations
 
-import ast
 import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from sphinxext_attn.pyeval.callmemo import CallMemo
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
-from sphinxext_attn.pyeval.values import CAPABILITY, Budget, LimitExceeded
+from sphinxext_attn.pyeval.values import CAPABILITY, Budget, LimitExceeded, Return
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.scope import ModuleScope
@@ -39,9 +38,6 @@ STEPS_PER_DECISION = 400_000
 
 #: ``capability=SAME_GPU``: a part of the enclosing question, on its GPU.
 SAME_GPU: Literal["same"] = "same"
-
-#: A return the evaluator executed: (path, line, value, the returned expression).
-Return = tuple[str, int, Any, "ast.expr | None"]
 
 
 @dataclass

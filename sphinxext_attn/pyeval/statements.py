@@ -15,7 +15,7 @@ from sphinxext_attn.pyeval import ops
 from sphinxext_attn.pyeval.bindings import bound_names
 from sphinxext_attn.pyeval.checks import run_checks
 from sphinxext_attn.pyeval.scope import Frame
-from sphinxext_attn.pyeval.values import Caught, Raised, Unknown, out_of_steps
+from sphinxext_attn.pyeval.values import Caught, Raised, Return, Unknown, out_of_steps
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -99,7 +99,7 @@ class StatementMixin:
         if isinstance(stmt, ast.Return):
             value = None if stmt.value is None else self.eval(stmt.value, frame)
             if self.returns is not None:
-                self.returns.append((path, stmt.lineno, value, stmt.value))
+                self.returns.append(Return(path, stmt.lineno, value, stmt.value))
             raise _Return(value)
         if isinstance(stmt, ast.If):
             test = self.truth(self.eval(stmt.test, frame), stmt.test, path)

@@ -15,7 +15,7 @@ import builtins
 import copy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.scope import ModuleScope, Scope
@@ -28,6 +28,16 @@ CAPABILITY = 1
 #: The node a question put from outside the tree (a caller's ``getattr``,
 #: ``call``, ``truth``) is charged to: it has no place in the analysed code.
 NODE = ast.Pass()
+
+
+class Return(NamedTuple):
+    """A ``return`` the evaluator executed (kept while a question records them)."""
+
+    path: str
+    line: int
+    value: Any
+    #: the returned expression (None: a bare ``return``)
+    expr: ast.expr | None
 
 
 class Unknown(Exception):

@@ -116,15 +116,15 @@ def _decider(interp: Interpreter, cls: PyClass, returns: list[Return]) -> Locati
     data the answer tests), else the outermost ``return`` (a comparison)."""
     if not returns:
         return None
-    path, line, _, expr = returns[-1]
-    if not isinstance(expr, ast.Constant):
-        data = _class_data(interp, cls, expr)
+    last = returns[-1]
+    if not isinstance(last.expr, ast.Constant):
+        data = _class_data(interp, cls, last.expr)
         if data is not None:
             return data
-        for data_path, data_line, value, _ in reversed(returns):
-            if isinstance(value, list | tuple | set | frozenset) and value:
-                return Location(data_path, data_line)
-    return Location(path, line)
+        for done in reversed(returns):
+            if isinstance(done.value, list | tuple | set | frozenset) and done.value:
+                return Location(done.path, done.line)
+    return Location(last.path, last.line)
 
 
 def deciding_lines(

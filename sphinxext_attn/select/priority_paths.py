@@ -153,7 +153,7 @@ def _run(
         returns = q.record_returns()
         # not through the call memo: which parameters the run read, in order, is wanted
         value = interp.run_function(func, [], kwargs, reads=reads)
-        line = returns[-1][1] if returns else 0
+        line = returns[-1].line if returns else 0
     items = list(interp.iterate(value, NODE, func.path))
     names = tuple(m.name for m in items if isinstance(m, EnumMember))
     if len(names) != len(items):

@@ -140,5 +140,5 @@ def test_returns_are_recorded_from_where_the_question_asks(backend, tmp_path):
     with it.question(steps=STEPS_PER_CELL, fresh_memos=True) as q:
         returns = q.record_returns()
         assert ask(it, cls, "tell") == 7
-    assert [(path, value) for path, _, value, _ in returns] == [(FILE, 7)]
+    assert [(r.path, r.value) for r in returns] == [(FILE, 7)]
     assert it.returns is None
