@@ -69,23 +69,11 @@ def analyze(
             result = _analyze(tree, page=True, parallel=parallel)
             result.profile = profile
             return result
-        from sphinxext_attn.analysis import forked
-        from sphinxext_attn.runtime.merge import evaluate_runtime, merge_runtime
+        from sphinxext_attn.analysis.units import runtime_analysis
 
-        if parallel and forked.can_fork():
-            # on a tree of its own, here too if the child failed (the same diagnostics)
-            def read_page() -> Analysis:
-                return _analyze(SourceTree(tree.root))
-
-            page = forked.Forked(read_page)
-            answers = evaluate_runtime(tree, provenance, extras, environment)
-            child = page.result()  # None if the child failed
-            result = child if isinstance(child, Analysis) else read_page()
-        else:
-            result = _analyze(tree)
-            answers = evaluate_runtime(tree, provenance, extras, environment)
-        result.profile = profile
-        merge_runtime(result, answers)
+        result, _ = runtime_analysis(
+            str(tree.root), provenance, extras, environment, parallel=parallel, source=tree
+        )
         return result
     finally:
         if paused:

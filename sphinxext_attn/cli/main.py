@@ -13,7 +13,6 @@ import gc
 import os
 import sys
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from sphinxext_attn.cli import pagefile
 from sphinxext_attn.cli.checks import (
@@ -39,11 +38,8 @@ from sphinxext_attn.render import markers
 from sphinxext_attn.render.markdown import fill_markers, header_from_template, render_markdown
 from sphinxext_attn.vocab.paths import PAGE_FILE, RELEVANT_PATTERNS
 
-if TYPE_CHECKING:
-    from sphinxext_attn.source.tree import SourceTree
-
 DEFAULT_OUTPUT = PAGE_FILE
-_KEEP: list[SourceTree] = []
+_KEEP: list[object] = []
 
 
 def is_relevant(path: str, root: Path) -> bool:
@@ -136,6 +132,19 @@ def analysis_of(
         options["environment"] = environment.key()
     analysis = cache.load("analysis", root, options)
     if isinstance(analysis, Analysis):
+        return analysis
+    if profile == "runtime":  # answer again only what read a changed file
+        from sphinxext_attn.analysis.units import runtime_analysis
+        from sphinxext_attn.cli.runcache import UnitEntries
+
+        units = UnitEntries(cache, root, options) if cache.directory is not None else None
+        analysis, runner = runtime_analysis(
+            str(root), provenance, extras, environment, store=units, parallel=True
+        )
+        _KEEP.append(runner)  # freed by the operating system at exit, see run()
+        if units is not None:
+            units.save()
+        cache.store("analysis", root, options, analysis, [*analysis.files, *analysis.directories])
         return analysis
     from sphinxext_attn.analysis.pipeline import analyze  # not needed when the cache answers
     from sphinxext_attn.source.tree import SourceTree

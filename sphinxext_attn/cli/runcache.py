@@ -7,6 +7,10 @@ every file the analysis read and every folder it looked in (a file added there
 can change the answer); any difference, a different version of this package,
 or another Python makes the entry stale and the work is done again.
 
+The runtime profile is also kept unit by unit (see ``analysis/units.py``): each
+backend's answers with the files they read, so that after an edit only the
+answers that read the edited file are asked again (:class:`UnitEntries`).
+
 Entries are pickles in a folder only the user can write (``0700``); an entry
 owned by anyone else, or unreadable, is ignored, never trusted. ``--no-cache``
 or ``SPHINXEXT_ATTN_CACHE_DIR=`` (empty) turns the cache off.
@@ -23,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 #: Bumped when what is stored changes shape.
-FORMAT = 2
+FORMAT = 3
 ENV_DIR = "SPHINXEXT_ATTN_CACHE_DIR"
 #: An entry larger than this is not written (a decision map of many thousand cases).
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
@@ -176,3 +180,47 @@ def run_cache(args: argparse.Namespace) -> RunCache:
     if args.no_cache:
         return RunCache(None)
     return RunCache(Path(args.cache_dir) if args.cache_dir else default_dir())
+
+
+class UnitEntries:
+    """The units of one analysis (one tree, one set of options) in one entry: each
+    unit valid while the files it read are unchanged, checked one by one."""
+
+    def __init__(self, cache: RunCache, root: Path, options: dict[str, Any]) -> None:
+        self.cache = cache
+        self.root = root
+        self.options = options
+        self.base = str(Path(os.path.realpath(root)))
+        entry = cache.load_entry("units", root, options) if cache.directory else None
+        self.units: dict[str, tuple[dict[str, Stamp], Any]] = (
+            entry[0] if entry is not None and isinstance(entry[0], dict) else {}
+        )
+        self._stamps: dict[str, Stamp] = {}
+        self.changed = False
+
+    def _now(self, rel: str) -> Stamp:
+        found = self._stamps.get(rel, False)
+        if found is False:
+            found = self._stamps[rel] = _stamp(os.path.join(self.base, rel))
+        return found  # type: ignore[return-value]
+
+    def get(self, key: str) -> Any | None:
+        """The unit's value if no file it read has changed since."""
+        kept = self.units.get(key)
+        if kept is None:
+            return None
+        stamps, value = kept
+        if any(self._now(rel) != stamp for rel, stamp in stamps.items()):
+            return None
+        return value
+
+    def put(self, key: str, value: Any, paths: list[str]) -> None:
+        self.units[key] = ({rel: self._now(rel) for rel in paths}, value)
+        self.changed = True
+
+    def save(self) -> None:
+        """Write the entry if a unit was computed (stale units are dropped)."""
+        if not self.changed or self.cache.directory is None:
+            return
+        live = {k: v for k, v in self.units.items() if self.get(k) is not None}
+        self.cache.store("units", self.root, self.options, live, [])

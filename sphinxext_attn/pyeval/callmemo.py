@@ -20,6 +20,7 @@ every argument. A read parameter whose value is mutable is not remembered.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval.scope import ClassBodyScope, Frame
@@ -114,6 +115,10 @@ def _in_frame(scope: Any) -> bool:
     return isinstance(scope, Frame)
 
 
+#: signatures by function node (nodes live as long as their tree's cache)
+_BY_NODE: weakref.WeakKeyDictionary[ast.AST, _Signature] = weakref.WeakKeyDictionary()
+
+
 class CallMemo:
     """Per interpreter: answers by (function, read parameters and their values)."""
 
@@ -127,7 +132,11 @@ class CallMemo:
     def signature(self, func: PyFunction) -> _Signature:
         sig = self.signatures.get(func)
         if sig is None:
-            sig = self.signatures[func] = _Signature(func)
+            # a function of the node alone: shared by the interpreters of a run
+            sig = _BY_NODE.get(func.node)
+            if sig is None:
+                sig = _BY_NODE[func.node] = _Signature(func)
+            self.signatures[func] = sig
         return sig
 
     def _key(

@@ -10,6 +10,7 @@ registration) is never evaluated unless a question needs a name it binds.
 from __future__ import annotations
 
 import ast
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
 
 _PENDING = object()
+#: module indexes by the first piece of their file (see ModuleScope._chunk_index)
+_INDEXES: weakref.WeakKeyDictionary[Chunk, dict[str, list[Binding]]] = weakref.WeakKeyDictionary()
 
 
 class Scope:
@@ -76,6 +79,16 @@ class ModuleScope(Scope):
             self._whole()
 
     def _chunk_index(self) -> dict[str, list[Binding]]:
+        """The index of the file's pieces: built once for the interpreters of a run
+        (it depends on the text alone, and nothing changes it)."""
+        if not self.chunks:
+            return {}
+        index = _INDEXES.get(self.chunks[0])
+        if index is None:
+            index = _INDEXES[self.chunks[0]] = self._build_index()
+        return index
+
+    def _build_index(self) -> dict[str, list[Binding]]:
         index: dict[str, list[Binding]] = {}
         for chunk in self.chunks or []:
             names = chunk_names(chunk)

@@ -16,6 +16,9 @@ import re
 import symtable
 import tokenize
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -72,6 +75,21 @@ def _problem(exc: Exception) -> Problem:
     return f"cannot parse file: {type(exc).__name__}", 0
 
 
+@dataclass
+class Recording:
+    """What one piece of work read from a tree (see :meth:`SourceTree.recording`):
+    enough to tell whether its result still holds after files change."""
+
+    #: every path looked at, present or not, in first-seen order (tree-relative)
+    paths: dict[str, None] = field(default_factory=dict)
+    #: every warning raised meanwhile, repeats included (the tree says each once)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: files of which only a class was parsed: (start, length) of that class's text
+    partly: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: files parsed whole (or tried)
+    whole: dict[str, None] = field(default_factory=dict)
+
+
 class SourceTree:
     """A vLLM source tree (the folder holding ``vllm/``) read through one cache."""
 
@@ -91,11 +109,40 @@ class SourceTree:
         self._folders: dict[str, None] = {}
         self.diagnostics: list[Diagnostic] = []
         self._warned: set[tuple[str, str]] = set()
+        #: the file being read or parsed (its warnings are kept for repeats)
+        self._reading: str | None = None
         self._chunks: dict[str, list[Any] | None] = {}
         #: tree-relative folder -> its real path (each folder resolved once)
         self._real_folders: dict[str, str] = {}
         #: a site-packages: only files under ``vllm/`` are the tree's
         self.installed = is_installed_layout(self.root)
+        #: the recordings under way (nested work records into each)
+        self._recordings: list[Recording] = []
+        #: warnings of a file's reading and parsing, repeated to later recordings
+        self._file_warnings: dict[str, list[Diagnostic]] = {}
+
+    # -- recording what a piece of work read -----------------------------
+    @contextmanager
+    def recording(self) -> Iterator[Recording]:
+        """Record every path the work inside the ``with`` looks at and every warning
+        it raises, cached reads included: the result of that work depends on these
+        files only (a cache keeps it while they are unchanged)."""
+        record = Recording()
+        self._recordings.append(record)
+        try:
+            yield record
+        finally:
+            self._recordings.remove(record)
+
+    def share_parsing(self, other: SourceTree) -> None:
+        """Read bytes and cut files into statements once for two trees of one root
+        (the page reader's and the evaluator's keep their own warnings and files)."""
+        self._reads = other._reads
+        self._chunks = other._chunks
+
+    def _touch(self, rel: str) -> None:
+        for record in self._recordings:
+            record.paths.setdefault(rel)
 
     # -- diagnostics -----------------------------------------------------
     def warn(
@@ -109,11 +156,23 @@ class SourceTree:
     ) -> None:
         """Record a problem once (the same message for the same place is kept once)."""
         key = (f"{path}:{line}", message)
+        loc = Location(path, line) if path else None
+        diag = Diagnostic(message, loc, subtype, release, backend)
+        for record in self._recordings:
+            record.diagnostics.append(diag)
+        if self._reading is not None:
+            self._file_warnings.setdefault(self._reading, []).append(diag)
         if key in self._warned:
             return
         self._warned.add(key)
-        loc = Location(path, line) if path else None
-        self.diagnostics.append(Diagnostic(message, loc, subtype, release, backend))
+        self.diagnostics.append(diag)
+
+    def _replay(self, rel: str) -> None:
+        """A cached read or parse of ``rel``: its warnings count for the recordings."""
+        self._touch(rel)
+        for diag in self._file_warnings.get(rel, ()) if self._recordings else ():
+            for record in self._recordings:
+                record.diagnostics.append(diag)
 
     # -- paths -----------------------------------------------------------
     def safe_path(self, rel: str) -> Path | None:
@@ -159,6 +218,7 @@ class SourceTree:
         return self.installed and rel.split("/", 1)[0] != PACKAGE
 
     def exists(self, rel: str) -> bool:
+        self._touch(rel)
         if self.is_foreign(rel):
             return False
         path = self.safe_path(rel)
@@ -168,6 +228,7 @@ class SourceTree:
 
     def is_outside(self, rel: str) -> bool:
         """True when ``rel`` names something that resolves outside the root."""
+        self._touch(rel)
         return self.safe_path(rel) is None
 
     @staticmethod
@@ -193,7 +254,16 @@ class SourceTree:
     def text(self, rel: str) -> str | None:
         """Decoded text of a tree file, read at most once; None (with a warning) on failure."""
         if rel in self._texts:
+            self._replay(rel)
             return self._texts[rel]
+        self._touch(rel)
+        self._reading = rel
+        try:
+            return self._read_text(rel)
+        finally:
+            self._reading = None
+
+    def _read_text(self, rel: str) -> str | None:
         self._texts[rel] = None
         self._looked_in(rel)
         if self.is_foreign(rel):
@@ -246,6 +316,7 @@ class SourceTree:
 
     def lines(self, rel: str) -> list[str]:
         """Source lines of a file already read (comments carry a few facts)."""
+        self._touch(rel)
         if rel not in self._lines:
             text = self._texts.get(rel)
             self._lines[rel] = text.splitlines() if text else []
@@ -255,6 +326,7 @@ class SourceTree:
         """Parse only the source of top-level ``class name`` (a backend file is mostly
         other code). None when the class is not found exactly once by its header or
         its text does not parse alone; callers then parse the whole module."""
+        self._touch(rel)
         if rel in self._modules:
             return None
         chunks = self.chunks(rel)
@@ -279,17 +351,20 @@ class SourceTree:
         self._partly[rel] = (
             text[:start] + "\n" * segment.count("\n") + text[start + len(segment) :]
         )
+        for record in self._recordings:
+            record.partly[rel] = (start, len(segment))
         return nodes[0]
 
     def parsed(self, rel: str) -> ast.Module | None:
         """The whole-file AST if the file was already parsed whole, else None."""
+        self._touch(rel)
         return self._modules.get(rel)
 
     def chunks(self, rel: str) -> list[Any] | None:
         """The file cut into top-level statements, parsed one by one on demand."""
+        text = self.text(rel)  # each tree keeps its own files and warnings
         if rel in self._chunks:
             return self._chunks[rel]
-        text = self.text(rel)
         self._chunks[rel] = None if text is None else split_chunks(text, rel)
         return self._chunks[rel]
 
@@ -319,7 +394,10 @@ class SourceTree:
 
     def parse(self, rel: str) -> ast.Module | None:
         """The module AST of a tree file, parsed at most once; None (with a warning) on failure."""
+        for record in self._recordings:
+            record.whole.setdefault(rel)
         if rel in self._modules:
+            self._replay(rel)
             return self._modules[rel]
         self._modules[rel] = None
         text = self.text(rel)
@@ -329,7 +407,11 @@ class SourceTree:
             module = parse_quietly(text, rel)
         except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
             message, line = _problem(exc)
-            self.warn(message, rel, line, subtype="syntax")
+            self._reading = rel
+            try:
+                self.warn(message, rel, line, subtype="syntax")
+            finally:
+                self._reading = None
             return None
         self._modules[rel] = module
         return module

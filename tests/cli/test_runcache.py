@@ -21,6 +21,7 @@ from sphinxext_attn.cli.runcache import RunCache
 from sphinxext_attn.select.decision import Selector
 
 pipeline_module = importlib.import_module("sphinxext_attn.analysis.pipeline")
+units_module = importlib.import_module("sphinxext_attn.analysis.units")
 
 
 def _tree(tmp_path: Path, source: Path = DEMO_TREE) -> Path:
@@ -54,6 +55,7 @@ def test_unchanged_tree_is_answered_without_analysis(tmp_path, monkeypatch):
     assert list(cache.glob("analysis-*.pickle"))
     assert oct(cache.stat().st_mode & 0o777) == "0o700"
     _forbid(monkeypatch, pipeline_module, "analyze")
+    _forbid(monkeypatch, units_module, "runtime_analysis")
     assert _page(tree, cache) == first
 
 
@@ -95,13 +97,13 @@ def test_a_file_added_where_the_analysis_looked_is_noticed(tmp_path, monkeypatch
     _page(tree, cache)
     folder = next((tree / "vllm").rglob("flash_attn.py")).parent
     calls = []
-    real = pipeline_module.analyze
+    real = units_module.runtime_analysis
     monkeypatch.setattr(
-        pipeline_module, "analyze", lambda *a, **k: calls.append(1) or real(*a, **k)
+        units_module, "runtime_analysis", lambda *a, **k: calls.append(1) or real(*a, **k)
     )
     (folder / "new_backend.py").write_text("X = 1\n", encoding="utf-8")
     _page(tree, cache)
-    assert calls == [1]
+    assert calls == [1]  # each answer is checked again (see test_incremental.py)
 
 
 def test_options_and_profiles_are_kept_apart(tmp_path):

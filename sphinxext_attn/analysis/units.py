@@ -1,0 +1,355 @@
+"""The runtime profile as pieces of work (units) that each know the files they read.
+
+A unit is one registry entry (its page row and what its class answers), the
+rest of the page (literal priority lists, variants, prefill rows, version),
+the evaluated priority lists, or one file's syntax check. Each runs on a
+fresh class finder and interpreter under a :meth:`SourceTree.recording`, so
+everything its result rests on is read, and recorded, inside it: a cache can
+keep each result while those files are unchanged and, after an edit, ask
+again only the units that read the edited file (as mypy's incremental mode
+does). Assembling the units gives the analysis a single run gives: warnings
+in the same order, said once; machine facts listed in first-read order.
+
+The units of the backends are independent, so a run without a cache splits
+them over two processes (:mod:`.forked`); both parse each file once for the
+page reader and the evaluator together.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.model.records import EXTRA_COLUMNS, Analysis, Diagnostic, Location
+from sphinxext_attn.source.registry import RegistryEntry
+from sphinxext_attn.source.tree import Recording, SourceTree, _syntax_problems
+
+#: Below this many backends to answer, forking costs more than it saves.
+MIN_FORKED = 8
+
+
+class UnitStore(Protocol):
+    """Where unit results are kept between runs (see ``cli/runcache.py``)."""
+
+    def get(self, key: str) -> Any | None: ...
+
+    def put(self, key: str, value: Any, paths: list[str]) -> None: ...
+
+
+@dataclass
+class Done:
+    """A unit's result with what it read: paths, warnings (page reader's and evaluator's)."""
+
+    value: Any
+    paths: list[str] = field(default_factory=list)
+    page: list[Diagnostic] = field(default_factory=list)
+    evaluator: list[Diagnostic] = field(default_factory=list)
+    partly: dict[str, tuple[int, int]] = field(default_factory=dict)
+    whole: list[str] = field(default_factory=list)
+    #: machine facts in the order the unit first read them (``NAME=VALUE``)
+    facts: list[str] = field(default_factory=list)
+
+
+class Runner:
+    """Runs units on a page tree and an evaluator tree that share their parsing."""
+
+    def __init__(
+        self,
+        root: str,
+        environment: Environment,
+        store: UnitStore | None,
+        source: SourceTree | None = None,
+    ) -> None:
+        self.page = source if source is not None else SourceTree(root)
+        self.evaluator = SourceTree(self.page.root)
+        self.evaluator.share_parsing(self.page)
+        self.environment = environment
+        self.store = store
+        #: keys of the units computed (not taken from the store) in this run
+        self.computed: list[str] = []
+
+    def cached(self, key: str) -> Done | None:
+        found = self.store.get(key) if self.store is not None else None
+        return found if isinstance(found, Done) else None
+
+    def run(self, key: str, page_work: Any, evaluator_work: Any = None) -> Done:
+        """``page_work(tree)`` and ``evaluator_work(tree)`` (either may be None), each
+        recorded on its tree; kept in the store with every path they read."""
+        found = self.cached(key)
+        if found is not None:
+            return found
+        done = self.compute(page_work, evaluator_work)
+        self.keep(key, done)
+        return done
+
+    def compute(self, page_work: Any, evaluator_work: Any = None) -> Done:
+        values: list[Any] = [None, None]
+        records: list[Recording] = []
+        both = ((self.page, page_work), (self.evaluator, evaluator_work))
+        for i, (tree, work) in enumerate(both):
+            with tree.recording() as record:
+                if work is not None:
+                    values[i] = work(tree)
+            records.append(record)
+        page, evaluator = records
+        paths = list(dict.fromkeys([*page.paths, *evaluator.paths]))
+        return Done(
+            (values[0], values[1][0] if values[1] else None),
+            paths,
+            page.diagnostics,
+            evaluator.diagnostics,
+            page.partly,
+            list(page.whole),
+            values[1][1] if values[1] else [],
+        )
+
+    def keep(self, key: str, done: Done) -> None:
+        self.computed.append(key)
+        if self.store is not None:
+            self.store.put(key, done, done.paths)
+
+
+def _said_once(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Each warning once, first place first (as :meth:`SourceTree.warn` says them)."""
+    seen: set[tuple[Any, str]] = set()
+    out = []
+    for diag in diagnostics:
+        loc = diag.location
+        key = ((loc.path, loc.line) if loc is not None else None, diag.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(diag)
+    return out
+
+
+def _head(tree: SourceTree) -> dict[str, Any]:
+    from sphinxext_attn.page.columns import kv_excludes, page_columns, read_generator
+    from sphinxext_attn.source.registry import read_registry
+
+    if not tree.safe_path("vllm") or not (tree.root / "vllm").is_dir():
+        tree.warn(f"no vllm/ package under {tree.root}", None, subtype="root")
+    generator = read_generator(tree)
+    return {
+        "excludes": kv_excludes(generator),
+        "columns": page_columns(generator, []) if generator is not None else None,
+        "entries": read_registry(tree),
+    }
+
+
+def _registry_again(tree: SourceTree) -> tuple[None, list[str]]:
+    from sphinxext_attn.source.registry import read_registry
+
+    read_registry(tree)  # the evaluator's own reading (its warnings)
+    return None, []
+
+
+def _page_row(entry: RegistryEntry, excludes: dict[str, frozenset[str]] | None) -> Any:
+    def work(tree: SourceTree) -> tuple[Any, tuple[str, ...]]:
+        from sphinxext_attn.analysis.pipeline import analyze_backend
+        from sphinxext_attn.page.columns import interface_columns
+        from sphinxext_attn.source.classes import ClassFinder, ClassRef
+
+        refs: list[ClassRef] = []
+        try:
+            row = analyze_backend(tree, ClassFinder(tree), entry, refs, excludes)
+        except RecursionError:
+            tree.warn(
+                f"{entry.name}: expression nesting too deep", entry.location.path, subtype="syntax"
+            )
+            row = None
+        return row, interface_columns(tree, refs)
+
+    return work
+
+
+def _answers(
+    entry: RegistryEntry, environment: Environment, provenance: bool, extras: bool
+) -> Any:
+    def work(tree: SourceTree) -> tuple[Any, list[str]]:
+        from sphinxext_attn.pyeval import Interpreter
+        from sphinxext_attn.pyeval.machine import Machine
+        from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
+
+        interp = Interpreter(tree, Machine(environment))
+        reader = RuntimeReader(interp, provenance=provenance, extras=extras)
+        cls = resolve_class(interp, entry)
+        if cls is None:
+            return None, []
+        where = Location(cls.path, cls.node.lineno)
+        facts = reader.safe_facts(entry, cls)
+        return (entry, where, facts), [f"{n}={v}" for n, v in interp.facts]
+
+    return work
+
+
+def _rest(entries: list[RegistryEntry], registered: set[str]) -> Any:
+    def work(tree: SourceTree) -> dict[str, Any]:
+        from sphinxext_attn.analysis.pipeline import read_version
+        from sphinxext_attn.page.prefill import read_prefill
+        from sphinxext_attn.page.priorities import read_priorities
+        from sphinxext_attn.page.variants import flash_attn_facts, flashinfer_facts
+        from sphinxext_attn.source.classes import ClassFinder
+
+        finder = ClassFinder(tree)
+        priorities = read_priorities(tree)
+        flash_attn = next((e for e in entries if e.name == "FLASH_ATTN"), None)
+        fa_class = finder.resolve(flash_attn) if flash_attn else None
+        fa = flash_attn_facts(tree, fa_class, "FLASH_ATTN" in registered)
+        fi = flashinfer_facts(tree, "FLASHINFER" in registered)
+        return {
+            "priorities": priorities,
+            "fa": fa,
+            "fi": fi,
+            "prefill": read_prefill(tree, finder, fa, False),
+            "version": read_version(tree),
+        }
+
+    return work
+
+
+def _priorities(environment: Environment) -> Any:
+    def work(tree: SourceTree) -> tuple[Any, list[str]]:
+        from sphinxext_attn.pyeval import Interpreter
+        from sphinxext_attn.pyeval.machine import Machine
+        from sphinxext_attn.select.priority_titles import safe_evaluated_priorities
+
+        interp = Interpreter(tree, Machine(environment))
+        return safe_evaluated_priorities(interp), [f"{n}={v}" for n, v in interp.facts]
+
+    return work
+
+
+def _syntax(rel: str, start: int, length: int) -> Any:
+    def work(tree: SourceTree) -> list[tuple[str, int]]:
+        text = tree.text(rel)
+        if text is None:
+            return []
+        segment = text[start : start + length]
+        rest = text[:start] + "\n" * segment.count("\n") + text[start + length :]
+        return _syntax_problems(rel, rest)
+
+    return work
+
+
+def runtime_analysis(
+    root: str,
+    provenance: bool = True,
+    extras: bool = True,
+    environment: Environment = REFERENCE,
+    store: UnitStore | None = None,
+    parallel: bool = False,
+    source: SourceTree | None = None,
+) -> tuple[Analysis, Runner]:
+    """The runtime profile's analysis of ``root``, unit by unit (see the module).
+    ``source``: the tree to read through (its bytes, e.g. edited in memory, are
+    the evaluator's too)."""
+    from sphinxext_attn.analysis.pipeline import SKIPPED, unreachable_only
+    from sphinxext_attn.page.columns import page_columns
+    from sphinxext_attn.page.variants import expand_variants
+    from sphinxext_attn.runtime.merge import RuntimeAnswers, merge_runtime
+
+    runner = Runner(root, environment, store, source)
+    head = runner.run("head", _head, _registry_again)
+    page_head: dict[str, Any] = head.value[0]
+    entries: list[RegistryEntry] = page_head["entries"]
+    excludes = page_head["excludes"]
+    todo = [e for e in entries if e.name not in SKIPPED]
+
+    def key_of(entry: RegistryEntry) -> str:
+        excluded = None if excludes is None else sorted(excludes.get(entry.name, ()))
+        return repr(("backend", entry, excluded))
+
+    def compute(entry: RegistryEntry) -> Done:
+        return runner.compute(
+            _page_row(entry, excludes), _answers(entry, environment, provenance, extras)
+        )
+
+    units: dict[str, Done] = {}
+    missing = []
+    for entry in todo:
+        found = runner.cached(key_of(entry))
+        if found is not None:
+            units[entry.name] = found
+        else:
+            missing.append(entry)
+    child = None
+    if parallel and len(missing) >= MIN_FORKED:
+        from sphinxext_attn.analysis import forked
+
+        if forked.can_fork():
+            theirs = missing[1::2]
+            child = forked.Forked(lambda: [compute(e) for e in theirs])
+            missing = missing[0::2]
+    for entry in missing:
+        units[entry.name] = done = compute(entry)
+        runner.keep(key_of(entry), done)
+    if child is not None:
+        got = child.result()
+        for i, entry in enumerate(theirs):
+            done = got[i] if isinstance(got, list) else compute(entry)
+            units[entry.name] = done
+            runner.keep(key_of(entry), done)
+    backends = [units[e.name] for e in todo]
+    rows = [u.value[0][0] for u in backends if u.value[0][0] is not None]
+    registered = {r.name for r in rows}
+    flags = sorted(registered & {"FLASH_ATTN", "FLASHINFER"})
+    rest = runner.run(repr(("rest", flags)), _rest(entries, registered))
+    prio = runner.run("priorities", None, _priorities(environment))
+    page_rest: dict[str, Any] = rest.value[0]
+
+    partly: dict[str, tuple[int, int]] = {}
+    whole: set[str] = set()
+    for done in [head, *backends, rest]:
+        partly.update(done.partly)
+        whole.update(done.whole)
+    checked = [rel for rel in sorted(partly) if rel not in whole]
+    checks = [
+        runner.run(repr(("syntax", rel, *partly[rel])), _syntax(rel, *partly[rel]))
+        for rel in checked
+    ]
+
+    result = Analysis(root=str(runner.page.root))
+    result.priorities = page_rest["priorities"]
+    result.backends, result.footnotes = expand_variants(rows, page_rest["fa"], page_rest["fi"])
+    columns = page_head["columns"]
+    result.page_columns = columns if columns is not None else page_columns(None, rows)
+    declared = {c for u in backends for c in u.value[0][1]}
+    result.capability_columns = tuple(c for c in EXTRA_COLUMNS if c in declared)
+    result.mla_prefill = page_rest["prefill"]
+    result.version = page_rest["version"]
+    said = [*head.page, *(d for u in backends for d in u.page), *rest.page]
+    for rel, check in zip(checked, checks, strict=True):
+        said += [Diagnostic(m, Location(rel, line), "syntax") for m, line in check.value[0]]
+    result.diagnostics = unreachable_only(_said_once(said), result.priorities)
+    every = [head, *backends, rest, prio, *checks]
+    paths = list(dict.fromkeys(p for done in every for p in done.paths))
+    base = str(runner.page.root)
+    result.files = [
+        p for p in paths if not runner.page.is_foreign(p) and os.path.isfile(os.path.join(base, p))
+    ]
+    result.directories = list(dict.fromkeys(p.rpartition("/")[0] for p in paths))
+
+    answers = RuntimeAnswers()
+    answers.backends = [u.value[1] for u in backends if u.value[1] is not None]
+    answers.priorities, answers.priorities_unknown = prio.value[1]
+    answers.diagnostics = _said_once(
+        [*head.evaluator, *(d for u in backends for d in u.evaluator), *prio.evaluator]
+    )
+    _order_facts(answers, [*backends, prio])
+    merge_runtime(result, answers)
+    result.profile = "runtime"
+    return result, runner
+
+
+def _order_facts(answers: Any, units: list[Done]) -> None:
+    """Each cell's machine facts in the order one interpreter would have first read
+    them: the units' own orders, merged in unit order."""
+    order: dict[str, int] = {}
+    for done in units:
+        for fact in done.facts:
+            order.setdefault(fact, len(order))
+    for _, _, facts in answers.backends:
+        for column, listed in facts.get("assumptions", {}).items():
+            facts["assumptions"][column] = sorted(listed, key=lambda f: order.get(f, len(order)))

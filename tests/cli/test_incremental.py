@@ -1,0 +1,180 @@
+"""The runtime profile kept unit by unit: after an edit, exactly the answers that
+read the edited file are asked again, and the result is a cold run's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import vllm_trees
+from treebuilder import DEMO_TREE
+
+from sphinxext_attn import cli
+from sphinxext_attn.analysis.units import Done, runtime_analysis
+from sphinxext_attn.cli import runcache
+from sphinxext_attn.cli.runcache import RunCache, UnitEntries
+from sphinxext_attn.model.environment import REFERENCE, environment_from
+from sphinxext_attn.render.jsonout import render_json
+
+OPTIONS = {"profile": "runtime", "provenance": True, "extras": True}
+
+
+def _copy(tmp_path: Path, source: Path = DEMO_TREE) -> Path:
+    tree = tmp_path / "tree"
+    shutil.copytree(source, tree, symlinks=True)
+    return tree
+
+
+def _append(path: Path, text: str) -> None:
+    """Append to a file and move its mtime on (a coarse clock cannot hide the edit)."""
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(text)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
+def _run(tree: Path, cache: Path, options=OPTIONS, environment=REFERENCE):
+    """One cached run: its JSON, the units it computed, and the units kept after it."""
+    store = UnitEntries(RunCache(cache), tree, options)
+    analysis, runner = runtime_analysis(str(tree), environment=environment, store=store)
+    store.save()
+    return render_json(analysis), runner.computed, store
+
+
+def _cold(tree: Path, environment=REFERENCE) -> str:
+    analysis, _ = runtime_analysis(str(tree), environment=environment)
+    return render_json(analysis)
+
+
+def _unit(key: str) -> str:
+    """A unit's name: a syntax check's key also holds where its class was cut out."""
+    return key.rsplit(", ", 2)[0] if key.startswith("('syntax'") else key
+
+
+def _readers(store: UnitEntries, rel: str) -> set[str]:
+    """The kept units whose result rests on ``rel``."""
+    return {_unit(key) for key, (stamps, _) in store.units.items() if rel in stamps}
+
+
+def test_units_record_the_files_they_read(tmp_path):
+    tree, cache = _copy(tmp_path), tmp_path / "cache"
+    _, computed, store = _run(tree, cache)
+    assert set(computed) == set(store.units)
+    backends = [k for k in store.units if k.startswith("('backend'")]
+    assert len(backends) >= 5
+    for key in backends:
+        stamps, done = store.units[key]
+        assert isinstance(done, Done)
+        assert any(rel.startswith("vllm/") for rel in stamps)
+    # the class file of each backend is among what its answers read
+    flash = next(k for k in backends if "'FLASH_ATTN'" in k)
+    assert "vllm/v1/attention/backends/flash_attn.py" in store.units[flash][0]
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "vllm/v1/attention/backends/triton_attn.py",
+        "vllm/v1/attention/backends/flash_attn.py",
+        "vllm/platforms/cuda.py",
+    ],
+)
+def test_an_edit_asks_again_exactly_the_answers_that_read_the_file(tmp_path, rel):
+    tree, cache = _copy(tmp_path), tmp_path / "cache"
+    _run(tree, cache)
+    _, nothing, _ = _run(tree, cache)
+    assert nothing == []  # unchanged: every unit from the cache
+    before = _readers(UnitEntries(RunCache(cache), tree, OPTIONS), rel)
+    assert before  # some answer read it
+    _append(tree / rel, "\n# an edit\n")
+    got, computed, _ = _run(tree, cache)
+    assert {_unit(k) for k in computed} == before
+    assert got == _cold(tree)
+
+
+def test_an_edit_that_changes_an_answer_gives_the_cold_result(tmp_path):
+    tree, cache = _copy(tmp_path), tmp_path / "cache"
+    first, _, _ = _run(tree, cache)
+    backend = tree / "vllm/v1/attention/backends/flash_attn.py"
+    text = backend.read_text(encoding="utf-8")
+    assert "torch.float16, " in text
+    backend.write_text(text.replace("torch.float16, ", "", 1), encoding="utf-8")
+    st = backend.stat()
+    os.utime(backend, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    second, computed, _ = _run(tree, cache)
+    assert second != first
+    assert second == _cold(tree)
+    assert any("'FLASH_ATTN'" in key for key in computed)
+
+
+def test_a_missing_module_that_appears_is_noticed(tmp_path):
+    """A path an answer looked for and did not find is part of what it read."""
+    tree, cache = _copy(tmp_path), tmp_path / "cache"
+    _run(tree, cache)
+    store = UnitEntries(RunCache(cache), tree, OPTIONS)
+    # a module only backends' answers looked for (the head's, e.g. vLLM's own page
+    # generator, change what every backend is asked: all of them would run again)
+    absent = {
+        rel
+        for key, (stamps, _) in store.units.items()
+        for rel, stamp in stamps.items()
+        if stamp is None and rel.endswith(".py") and key.startswith("('backend'")
+    }
+    absent -= {rel for key, (stamps, _) in store.units.items() for rel in stamps if key == "head"}
+    assert absent
+    rel = sorted(absent)[0]
+    (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tree / rel).write_text("X = 1\n", encoding="utf-8")
+    got, computed, _ = _run(tree, cache)
+    assert {_unit(k) for k in computed} == _readers(store, rel)
+    assert got == _cold(tree)
+
+
+def test_another_environment_does_not_reuse_the_units(tmp_path):
+    tree, cache = _copy(tmp_path), tmp_path / "cache"
+    _, first, _ = _run(tree, cache)
+    environment = environment_from(env={"VLLM_HAS_FLASHINFER_CUBIN": "1"})
+    options = {**OPTIONS, "environment": environment.key()}
+    got, computed, _ = _run(tree, cache, options, environment)
+    assert sorted(computed) == sorted(first)  # all asked again
+    assert got == _cold(tree, environment)
+
+
+def test_another_version_of_the_package_does_not_reuse_the_units(tmp_path, monkeypatch):
+    tree, cache = _copy(tmp_path), tmp_path / "cache"
+    _, first, _ = _run(tree, cache)
+    monkeypatch.setattr(runcache, "_code_stamp", lambda: "another checkout")
+    _, computed, _ = _run(tree, cache)
+    assert sorted(computed) == sorted(first)
+
+
+def test_the_command_line_after_an_edit_equals_a_cold_run(tmp_path):
+    tree, cache = _copy(tmp_path), tmp_path / "cache"
+    out = tmp_path / "page.json"
+
+    def page(*extra: str) -> str:
+        args = ["--root", str(tree), "--format", "json", "-o", str(out), *extra]
+        assert cli.main([*args, "--cache-dir", str(cache)]) == 0
+        return out.read_text(encoding="utf-8")
+
+    page()
+    _append(tree / "vllm/v1/attention/backends/triton_attn.py", "\n# an edit\n")
+    assert page() == page("--no-cache")
+
+
+@pytest.mark.realtree
+def test_one_backend_file_of_a_release(tmp_path):
+    """vLLM 0.33.0: an appended comment asks again only the answers that read the file."""
+    tree, cache = _copy(tmp_path, vllm_trees.tree("0.33.0")), tmp_path / "cache"
+    cold, _, _ = _run(tree, cache)
+    rel = "vllm/v1/attention/backends/flex_attention.py"
+    readers = _readers(UnitEntries(RunCache(cache), tree, OPTIONS), rel)
+    _append(tree / rel, "\n# an edit\n")
+    got, computed, _ = _run(tree, cache)
+    assert {_unit(k) for k in computed} == readers
+    assert [k for k in computed if k.startswith("('backend'")] == [
+        k for k in computed if "'FLEX_ATTENTION'" in k
+    ]
+    assert got == cold
