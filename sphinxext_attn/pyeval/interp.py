@@ -114,7 +114,9 @@ class Interpreter(
         chunks = None if whole is not None else self.tree.chunks(path)
         if whole is None and chunks is None:
             raise Unknown(f"module {dotted} cannot be read", path)
-        scope = ModuleScope(dotted, path, chunks, lambda: self.tree.parse(path))
+        scope = ModuleScope(
+            dotted, path, chunks, lambda: self.tree.parse(path), indexes=self.tree.indexes
+        )
         self.modules[dotted] = scope
         return scope
 

@@ -10,7 +10,6 @@ registration) is never evaluated unless a question needs a name it binds.
 from __future__ import annotations
 
 import ast
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,8 +36,6 @@ if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
 
 _PENDING = object()
-#: module indexes by the first piece of their file (see ModuleScope._chunk_index)
-_INDEXES: weakref.WeakKeyDictionary[Chunk, dict[str, list[Binding]]] = weakref.WeakKeyDictionary()
 
 
 class Scope:
@@ -68,6 +65,8 @@ class ModuleScope(Scope):
     changes: dict[str, int] = field(default_factory=dict)
     #: whether any top-level piece holds the word ``global`` (None: not looked)
     has_global: bool | None = None
+    #: indexes by file, shared by the interpreters of one tree's pieces
+    indexes: dict[str, dict[str, list[Binding]]] | None = None
 
     def __post_init__(self) -> None:
         self.module = self
@@ -83,9 +82,11 @@ class ModuleScope(Scope):
         (it depends on the text alone, and nothing changes it)."""
         if not self.chunks:
             return {}
-        index = _INDEXES.get(self.chunks[0])
+        if self.indexes is None:
+            return self._build_index()
+        index = self.indexes.get(self.path)
         if index is None:
-            index = _INDEXES[self.chunks[0]] = self._build_index()
+            index = self.indexes[self.path] = self._build_index()
         return index
 
     def _build_index(self) -> dict[str, list[Binding]]:

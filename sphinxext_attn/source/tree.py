@@ -112,6 +112,8 @@ class SourceTree:
         #: the file being read or parsed (its warnings are kept for repeats)
         self._reading: str | None = None
         self._chunks: dict[str, list[Any] | None] = {}
+        #: the evaluator's index of each file's pieces (built from them alone)
+        self.indexes: dict[str, Any] = {}
         #: tree-relative folder -> its real path (each folder resolved once)
         self._real_folders: dict[str, str] = {}
         #: a site-packages: only files under ``vllm/`` are the tree's
@@ -139,6 +141,7 @@ class SourceTree:
         (the page reader's and the evaluator's keep their own warnings and files)."""
         self._reads = other._reads
         self._chunks = other._chunks
+        self.indexes = other.indexes
 
     def _touch(self, rel: str) -> None:
         for record in self._recordings:
