@@ -7,7 +7,6 @@ in the package once imported.
 
 from __future__ import annotations
 
-import ast
 import gc
 import os
 
@@ -28,10 +27,10 @@ from sphinxext_attn.page.generator import read_page_text
 from sphinxext_attn.page.prefill import read_prefill
 from sphinxext_attn.page.priorities import page_priorities, read_priorities
 from sphinxext_attn.page.variants import expand_variants, flash_attn_facts, flashinfer_facts
+from sphinxext_attn.page.version import read_version
 from sphinxext_attn.source.classes import ClassFinder, ClassRef
 from sphinxext_attn.source.registry import read_registry
 from sphinxext_attn.source.tree import SourceTree
-from sphinxext_attn.vocab.paths import VERSION_FILE
 
 PROFILES = ("runtime", "vllm-page")
 
@@ -144,24 +143,3 @@ def _page_footnotes(notes: list[Footnote], analysis: Analysis) -> list[Footnote]
         theirs = text.table_note(note.marker)
         out.append(Footnote(note.marker, theirs.text) if theirs is not None else note)
     return out
-
-
-def read_version(tree: SourceTree) -> str | None:
-    """The release a tree is, from the folder name ``vllm-X.Y.Z``; else, as in an
-    installed distribution, the string literal ``vllm/_version.py`` assigns to
-    ``__version__`` (read, never run)."""
-    name = tree.root.name
-    if name.startswith("vllm-") and name[5:6].isdigit():
-        return name[5:]
-    if not tree.exists(VERSION_FILE):
-        return None
-    module = tree.parse(VERSION_FILE)
-    for node in module.body if module is not None else []:
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
-            return node.value.value
-    return None

@@ -147,7 +147,7 @@ def _registry_again(tree: SourceTree) -> tuple[None, list[str]]:
 
 def _page_row(entry: RegistryEntry, excludes: dict[str, frozenset[str]] | None) -> Any:
     def work(tree: SourceTree) -> tuple[Any, tuple[str, ...]]:
-        from sphinxext_attn.analysis.pipeline import analyze_backend
+        from sphinxext_attn.page.backends import analyze_backend
         from sphinxext_attn.page.columns import interface_columns
         from sphinxext_attn.source.classes import ClassFinder, ClassRef
 
@@ -186,10 +186,10 @@ def _answers(
 
 def _rest(entries: list[RegistryEntry], registered: set[str]) -> Any:
     def work(tree: SourceTree) -> dict[str, Any]:
-        from sphinxext_attn.analysis.pipeline import read_version
         from sphinxext_attn.page.prefill import read_prefill
         from sphinxext_attn.page.priorities import read_priorities
         from sphinxext_attn.page.variants import flash_attn_facts, flashinfer_facts
+        from sphinxext_attn.page.version import read_version
         from sphinxext_attn.source.classes import ClassFinder
 
         finder = ClassFinder(tree)
@@ -245,7 +245,7 @@ def runtime_analysis(
     """The runtime profile's analysis of ``root``, unit by unit (see the module).
     ``source``: the tree to read through (its bytes, e.g. edited in memory, are
     the evaluator's too)."""
-    from sphinxext_attn.analysis.pipeline import SKIPPED, unreachable_only
+    from sphinxext_attn.page.backends import SKIPPED, unreachable_only
     from sphinxext_attn.page.columns import page_columns
     from sphinxext_attn.page.variants import expand_variants
     from sphinxext_attn.runtime.merge import RuntimeAnswers, merge_runtime

@@ -44,8 +44,8 @@ def platform_analysis(
     """The platform's part of a page (``what``: see the module's docstring).
     ``known``: a fresh analysis of the same platform that holds its selection
     already (the lists a page's priority directive explored), reused with its files."""
-    from sphinxext_attn.analysis.pipeline import read_version
     from sphinxext_attn.page.columns import page_columns, read_generator
+    from sphinxext_attn.page.version import read_version
 
     tree = tree if tree is not None else SourceTree(root)
     out = Analysis(root=str(root), version=read_version(tree), profile=platform_profile(what))
