@@ -10,6 +10,8 @@ from pathlib import Path
 from attn_sphinx_util import build, warnings
 from treebuilder import DEMO_TREE
 
+from sphinxext_attn.sphinx import cache
+
 PAGE = """Platforms
 =========
 
@@ -149,6 +151,7 @@ def test_tables_of_cuda_alone_stay_cuda_whatever_the_platform(make_app, tmp_path
         return real(*args, **kwargs)
 
     monkeypatch.setattr(analysis, "analyze", recording)
+    cache.clear_memo()  # analysed by an earlier test of this process: asked again here
     page = ".. attention-backends-legend::\n\n.. attention-backends-mla-prefill::\n"
     text, warned = _text(
         make_app, tmp_path, page, confoverrides={"attention_backends_platform": "rocm"}
@@ -169,6 +172,7 @@ def test_feature_tables_reuse_the_lists_the_page_explored(make_app, tmp_path, mo
         return real(tree, environment)
 
     monkeypatch.setattr(platform_page, "evaluate_selection", counting)
+    cache.clear_memo()  # explored by an earlier test of this process: explored again here
     page = (
         ".. attention-backends-priority::\n   :platform: rocm\n\n"
         ".. attention-backends-standard::\n   :platform: rocm\n\n"
