@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,11 +143,10 @@ class Answers:
         self.tree: SourceTree | None = None
         #: one evaluator per environment (its answers rest on it), sharing the tree
         self.selectors: dict[str, Selector] = {}
-        #: the environment of each configuration asked (cases may carry their own)
-        self.environments: dict[int, Environment] = {}
 
-    def decide(self, config: Config) -> dict[str, Any]:
-        environment = self.environments.get(id(config), self.environment)
+    def decide(self, config: Config, environment: Environment | None = None) -> dict[str, Any]:
+        """The decision for ``config`` in ``environment`` (default: the run's)."""
+        environment = environment or self.environment
         key = _key(config, environment)
         found = self.known.get(key)
         if found is not None:
@@ -193,45 +193,43 @@ class Answers:
         version = found.get("version")
         return version if isinstance(version, int) else None
 
-    def decide_cases(self, cases: list[tuple[Config, Environment]]) -> list[dict[str, Any]]:
-        """Decisions for configurations with their own environments, in order."""
-        for config, environment in cases:
-            self.environments[id(config)] = environment
-        return self.decide_all([config for config, _ in cases])
-
-    def decide_all(self, configs: list[Config]) -> list[dict[str, Any]]:
-        """Every configuration's decision, in order. Past the first new one (which
+    def decide_all(
+        self, cases: Sequence[Config | tuple[Config, Environment]]
+    ) -> list[dict[str, Any]]:
+        """Every case's decision, in order: a configuration (in the run's environment)
+        or a (configuration, environment) pair. Past the first new one (which
         readies the evaluator), a forked child answers the second half of the rest
         while this process answers the first: decisions do not depend on order."""
-        keys = [_key(c, self.environments.get(id(c), self.environment)) for c in configs]
+        pairs = [c if isinstance(c, tuple) else (c, self.environment) for c in cases]
+        keys = [_key(c, e) for c, e in pairs]
         pending = list(dict.fromkeys(k for k in keys if k not in self.known))
-        by_key = dict(zip(keys, configs, strict=True))
+        by_key = dict(zip(keys, pairs, strict=True))
         if pending:
-            self.decide(by_key[pending.pop(0)])
+            self.decide(*by_key[pending.pop(0)])
         from sphinxext_attn.analysis import forked
 
         if len(pending) >= MIN_FORKED_CASES and forked.can_fork():
             # Cases of one architecture and attention kind share their checks' memos:
             # grouping them keeps each process from repeating the other's work.
-            pending.sort(key=lambda k: _locality(by_key[k]))
+            pending.sort(key=lambda k: _locality(by_key[k][0]))
             half = len(pending) // 2
             theirs = pending[half:]
             child = forked.Forked(lambda: self._answer(theirs, by_key))
             for key in pending[:half]:
-                self.decide(by_key[key])
+                self.decide(*by_key[key])
             got = child.result()
             if got is not None:
                 decisions, paths = got
                 self.known.update(zip(theirs, decisions, strict=True))
                 self.paths = [*self.paths, *paths]  # what the child read counts too
         for key in pending:
-            self.decide(by_key[key])  # those the child did not answer; known: no cost
+            self.decide(*by_key[key])  # those the child did not answer; known: no cost
         return [self.known[k] for k in keys]
 
     def _answer(
-        self, keys: list[str], by_key: dict[str, Config]
+        self, keys: list[str], by_key: dict[str, tuple[Config, Environment]]
     ) -> tuple[list[dict[str, Any]], list[str]]:
-        decisions = [self.decide(by_key[k]) for k in keys]
+        decisions = [self.decide(*by_key[k]) for k in keys]
         tree = self.tree
         return decisions, [*tree.files, *tree.directories] if tree is not None else []
 
@@ -379,7 +377,7 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         pairs = [
             (Config.from_case(c), case_environment(c, environment, i)) for i, c in enumerate(cases)
         ]
-        results = answers.decide_cases(pairs)
+        results = answers.decide_all(pairs)
         content = json.dumps(results, ensure_ascii=False) + "\n"
     else:
         config, defaulted = config_from_args(args)

@@ -157,6 +157,9 @@ class BackendFeatures:
     assumptions: dict[str, tuple[str, ...]] = field(
         default_factory=dict, compare=False, hash=False
     )
+    #: runtime profile: column -> a note on the cell (where what the column shows and
+    #: what vLLM's selection asks differ: the declared KV dtypes and the check's)
+    notes: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def table(self) -> str:

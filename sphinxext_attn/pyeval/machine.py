@@ -79,6 +79,13 @@ TRANSPARENT_DECORATORS = frozenset(
 )
 
 
+#: Calls that read one environment variable: ``os.environ.pop`` and ``setdefault``
+#: change the environment too, which only the analysed process would see.
+ENVIRON_READS = frozenset(
+    {"os.getenv", "os.environ.get", "os.environ.pop", "os.environ.setdefault"}
+)
+
+
 class Machine:
     """Answers for everything outside the tree."""
 
@@ -129,8 +136,6 @@ class Machine:
         qualname = f"{obj.qualname}.{name}"
         if qualname in ("typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"):
             return False
-        if qualname == "os.environ":
-            return dict(self.environment.env)
         if qualname == "requests.Response.status_code":
             return 200
         if obj.qualname == "math":  # this Python's own constants; no such name: an error
@@ -159,7 +164,7 @@ class Machine:
         self, interp: Interpreter, func: External, args: list[Any], kwargs: dict[str, Any]
     ) -> Any:
         name = func.qualname
-        if name in ("os.getenv", "os.environ.get") and args and isinstance(args[0], str):
+        if name in ENVIRON_READS and args and isinstance(args[0], str):
             return self.getenv(
                 interp, args[0], args[1] if len(args) > 1 else kwargs.get("default")
             )
@@ -248,6 +253,20 @@ class Machine:
         value = self.environment.env.get(name)
         interp.note_fact(name, "unset" if value is None else value)
         return default if value is None else value
+
+    def environ_item(self, interp: Interpreter, name: Any) -> Any:
+        """``os.environ[name]``: the variable as set, else a KeyError (a read, as
+        ``os.getenv`` is: the answer rests on it)."""
+        if not isinstance(name, str):
+            raise Raised("TypeError", "str expected, not " + type(name).__name__)
+        value = self.getenv(interp, name, None)
+        if value is None:
+            raise Raised("KeyError", repr(name))
+        return value
+
+    def environ_has(self, interp: Interpreter, name: Any) -> bool:
+        """``name in os.environ``: whether the variable is set (a read)."""
+        return isinstance(name, str) and self.getenv(interp, name, None) is not None
 
     def fact_truth(self, interp: Interpreter, name: str, default: bool) -> bool:
         """A yes/no fact about the machine: as assumed, else the reference machine's."""

@@ -233,6 +233,8 @@ class ObjectMixin(MemberMixin):
             return _same(left, right)
         if isinstance(op, ast.IsNot):
             return not _same(left, right)
+        if isinstance(op, ast.In | ast.NotIn) and _is_environ(right):
+            return self.machine.environ_has(self, left) == isinstance(op, ast.In)
         if isinstance(op, ast.In):
             return ops.contains(right, left, where, self.budget)
         if isinstance(op, ast.NotIn):
@@ -262,6 +264,8 @@ class ObjectMixin(MemberMixin):
         return ops.order(op, left, right, where, self.budget)
 
     def subscript(self: Interpreter, value: Any, index: Any, node: ast.AST, path: str) -> Any:
+        if _is_environ(value):
+            return self.machine.environ_item(self, index)
         if isinstance(value, External):
             return self.machine.external_subscript(value, index)
         if isinstance(value, Instance) and value.items is not None:
@@ -370,3 +374,8 @@ def _same(left: Any, right: Any) -> bool:
     if isinstance(left, bool | type(None)) or isinstance(right, bool | type(None)):
         return left is right
     return False
+
+
+def _is_environ(value: Any) -> bool:
+    """``os.environ``: its reads are facts the answer rests on (as ``os.getenv``'s)."""
+    return isinstance(value, External) and value.qualname == "os.environ"

@@ -40,8 +40,19 @@ LOG_METHODS = frozenset(
 
 #: Prefix of the reason given for a check that could not be evaluated.
 NOT_EVALUATED = "not evaluated: "
-#: Ends a ``not evaluated`` reason whose check a function's assumed answer settles.
-ASSUMABLE_MARK = " [assumable: "
+
+
+class NotEvaluated(str):
+    """The reason standing for a check that could not be evaluated. It is a string,
+    so the analysed code handles it as any reason, and it carries the
+    :class:`Unknown` itself (its place and the assumable fact that settles it)."""
+
+    unknown: Unknown
+
+    def __new__(cls, unknown: Unknown) -> NotEvaluated:
+        made = super().__new__(cls, f"{NOT_EVALUATED}{unknown}")
+        made.unknown = unknown
+        return made
 
 
 class _Return(Exception):
@@ -83,9 +94,7 @@ class StatementMixin:
             value = ret.value
         if skipped and isinstance(value, list):
             if not value:
-                first = skipped[0]
-                mark = f"{ASSUMABLE_MARK}{first.assumable}]" if first.assumable else ""
-                value = [f"{NOT_EVALUATED}{first}{mark}"]
+                value = [NotEvaluated(skipped[0])]
             self.skipped_checks.extend(skipped)
         return value
 

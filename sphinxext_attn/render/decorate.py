@@ -13,6 +13,9 @@ from sphinxext_attn.model.records import BackendFeatures, Location
 
 #: The marker of a cell that rests on an assumption about the machine.
 ASSUMED_MARK = "°"
+#: The marker of a cell with a note (the declared KV dtypes where vLLM's selection
+#: accepts others).
+NOTED_MARK = "§"
 
 
 class Decorations:
@@ -33,6 +36,11 @@ class Decorations:
         """A cell whose answer rests on facts about the machine (``NAME=VALUE``):
         marked; the note under the table lists them."""
         mark = nodes.superscript("", ASSUMED_MARK, classes=["attn-assumed"])
+        return [*cell, mark]
+
+    def noted(self, note: str, cell: list[nodes.Node]) -> list[nodes.Node]:
+        """A cell with a note (the note under the table gives it)."""
+        mark = nodes.superscript("", NOTED_MARK, classes=["attn-noted"])
         return [*cell, mark]
 
     def row_target(self, row: BackendFeatures) -> list[nodes.Node]:

@@ -12,7 +12,8 @@ Shape (``schema`` 2)::
                    "attn_types", "compute_capability", "is_mla", "supports_sink",
                    "is_sparse", "supports_mm_prefix", "supports_non_causal",
                    "supports_dcp", "sources": {column: "path:line"},
-                   runtime profile: "supports", "unknown", "extras"}],
+                   runtime profile: "supports", "unknown", "extras", "assumptions",
+                   and "notes" ({column: text}) where a cell has one}],
      "mla_prefill": [{"name", "description", "dtypes", "compute_capability",
                       "enable", "disable", "notes"}],
      "footnotes": [{"marker", "text"}],
@@ -72,6 +73,7 @@ def _backend(row: BackendFeatures) -> dict[str, Any]:
                     column: dict(fact.split("=", 1) for fact in facts)
                     for column, facts in sorted(row.assumptions.items())
                 },
+                **({"notes": dict(sorted(row.notes.items()))} if row.notes else {}),
             }
             if row.supports or row.unknown
             else {}

@@ -201,7 +201,14 @@ def _feature_table(analysis: Analysis, table: str, links: str | None = None) -> 
         [feature_cell(r, c, links, analysis.version) for c in columns]
         for r in analysis.rows(table)
     ]
-    return _table(columns, body, analysis.page_text)
+    notes = [
+        f"`{r.name}` {c}: {r.notes[c]}"
+        for r in analysis.rows(table)
+        for c in columns
+        if c in r.notes
+    ]
+    after = [line for note in dict.fromkeys(notes) for line in ("", f"§ {note}.")]
+    return _table(columns, body, analysis.page_text) + after
 
 
 def family_section(

@@ -23,7 +23,7 @@ from sphinxext_attn.model.records import (
     PrefillBackend,
 )
 from sphinxext_attn.render import prose
-from sphinxext_attn.render.decorate import ASSUMED_MARK, PLAIN, Decorations
+from sphinxext_attn.render.decorate import ASSUMED_MARK, NOTED_MARK, PLAIN, Decorations
 
 #: Tables with more body rows than this become ``longtable`` in LaTeX.
 LONGTABLE_ROWS = 10
@@ -210,7 +210,9 @@ def feature_cell(row: BackendFeatures, column: str, deco: Decorations = PLAIN) -
         return deco.unknown(reason, row.sources.get(column), cell)
     cell = deco.source(row.sources.get(column), cell)
     facts = row.assumptions.get(column)
-    return deco.assumed(facts, cell) if facts else cell
+    cell = deco.assumed(facts, cell) if facts else cell
+    note = row.notes.get(column)
+    return deco.noted(note, cell) if note else cell
 
 
 def _feature_row(row: BackendFeatures, cols: Sequence[str], deco: Decorations) -> list[Cell]:
@@ -245,8 +247,22 @@ def feature_nodes(
         if notes:
             out.append(footnote_note(notes))
     if deco is not PLAIN:
-        out += assumptions_note(rows, cols)
+        out += assumptions_note(rows, cols) + cell_notes(rows, cols)
     return out
+
+
+def cell_notes(rows: Sequence[BackendFeatures], cols: Sequence[str]) -> list[nodes.Node]:
+    """Under a table: the note of each marked cell, led by the backend and column."""
+    notes = [(r.name, c, r.notes[c]) for r in rows for c in cols if c in r.notes]
+    if not notes:
+        return []
+    para = nodes.paragraph("", "", classes=["attn-notes"])
+    for i, (name, column, note) in enumerate(dict.fromkeys(notes)):
+        para += nodes.Text("; " if i else f"{NOTED_MARK} ")
+        para += nodes.literal(name, name)
+        para += nodes.Text(f" {column}: {note}")
+    para += nodes.Text(".")
+    return [para]
 
 
 def assumptions_note(rows: Sequence[BackendFeatures], cols: Sequence[str]) -> list[nodes.Node]:

@@ -45,8 +45,19 @@ NOTATION: tuple[tuple[str, str], ...] = (
     ("x or y", "Either: `%8, ≤512 or 576` is every multiple of 8 up to 512, and 576"),
     ("≥8.0", "This compute capability and every later one vLLM tells apart"),
     ("9.x", "Every GPU of that major version (9.0; 10.0 and 10.3; ...)"),
+    (
+        "64 (9.x)",
+        "Block sizes the class picks by GPU: this size on these GPUs only "
+        "(the JSON's `block_sizes_by_capability`)",
+    ),
     ("Any", "Every value: any head size or block size, every compute capability"),
     ("None", "No value is accepted"),
+    (
+        "§",
+        "See the note under the table. KV Dtypes lists what the class declares "
+        "(`supported_kv_cache_dtypes`); vLLM's selection asks `supports_kv_cache_dtype()`, "
+        "and the note says where that accepts other dtypes",
+    ),
 )
 
 PRIORITY_INTRO = (

@@ -16,16 +16,16 @@ from typing import Any
 from sphinxext_attn.model.records import BackendFeatures, Location
 from sphinxext_attn.pyeval import Interpreter, LimitExceeded, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, PyClass
+from sphinxext_attn.runtime.block_sizes import block_facts, per_gpu_labels, restrict_to_supported
 from sphinxext_attn.runtime.deciding_lines import deciding_lines
 from sphinxext_attn.runtime.head_sizes import head_size_answer, head_size_text
+from sphinxext_attn.runtime.kv_dtypes import declared_dtypes, ordered, selection_note
 from sphinxext_attn.runtime.questions import (
     Answer,
     Asker,
     attention_types,
-    block_size_labels,
     dtype_values,
     kv_cache_dtypes,
-    sorted_block_labels,
 )
 from sphinxext_attn.source.registry import RegistryEntry
 from sphinxext_attn.vocab.names import ATTN_TYPE_NAMES, CAPABILITIES, DTYPES, SCORED_CAPABILITIES
@@ -109,14 +109,20 @@ class RuntimeReader:
             columns = ["Dtypes", "KV Dtypes", "Block Sizes", "Head Sizes", "Compute Cap."]
             columns += ["Attention Types", *FLAG_METHODS, "MLA"]
             facts: dict[str, Any] = dict.fromkeys(columns)
-            facts.update(unknown=dict.fromkeys(columns, reason), supports={}, extras={})
+            facts.update(unknown=dict.fromkeys(columns, reason), supports={}, extras={}, notes={})
             facts["limited"] = columns if isinstance(exc, LimitExceeded) else []
             return facts
 
     def facts(self, entry: RegistryEntry, cls: PyClass) -> dict[str, Any]:
         """Every answer of one backend: column -> value, plus ``unknown`` and ``supports``."""
         ask = Asker(self.interp, cls)
-        facts: dict[str, Any] = {"unknown": {}, "supports": {}, "extras": {}, "assumptions": {}}
+        facts: dict[str, Any] = {
+            "unknown": {},
+            "supports": {},
+            "extras": {},
+            "assumptions": {},
+            "notes": {},
+        }
         unknown: dict[str, str] = facts["unknown"]
 
         def take(column: str, answer: Answer) -> Any:
@@ -135,26 +141,12 @@ class RuntimeReader:
 
         labels = [label for label, _ in DTYPES]
         facts["Dtypes"] = take("Dtypes", ask.ask_each("supports_dtype", dtype_values(), labels))
-        facts["KV Dtypes"] = take(
-            "KV Dtypes", ask.ask_each("supports_kv_cache_dtype", self.kv_dtypes, self.kv_dtypes)
-        )
+        self.kv_cell(ask, cls, facts, take)
         answer = ask.ask("get_supported_kernel_block_sizes")
-        blocks = take("Block Sizes", answer)
-        facts["Block Sizes"] = None
-        if blocks is not None:
-            labels_out: list[str] = []
-            for value in blocks if answer.by_capability else [blocks]:
-                got = block_size_labels(value)
-                if got is None:
-                    unknown["Block Sizes"] = (
-                        "get_supported_kernel_block_sizes() is not a list of sizes"
-                    )
-                    break
-                labels_out += [x for x in got if x not in labels_out]
-            sizes = None if "Block Sizes" in unknown else sorted_block_labels(labels_out)
-            facts["Block Sizes"] = sizes
+        block_facts(answer, take("Block Sizes", answer), facts)
         facts["Head Sizes"] = take("Head Sizes", head_size_answer(ask))
         facts["Compute Cap."] = take("Compute Cap.", ask.capabilities())
+        restrict_to_supported(facts)
         kinds = attention_types(self.interp, cls)
         types = take(
             "Attention Types",
@@ -176,7 +168,28 @@ class RuntimeReader:
         for method in extra_methods(interface) if self.extras else []:
             facts["extras"][method] = take(method, ask.ask_flag(method))
         facts["sources"] = deciding_lines(self.interp, cls, facts) if self.provenance else {}
+        if facts.get("kv_declared_at") and self.provenance:
+            facts["sources"]["KV Dtypes"] = facts["kv_declared_at"]
         return facts
+
+    def kv_cell(self, ask: Asker, cls: PyClass, facts: dict[str, Any], take: Any) -> None:
+        """KV Dtypes: the declared list, with a note where the selection's check
+        accepts a different set (:mod:`sphinxext_attn.runtime.kv_dtypes`)."""
+        answer = ask.ask_each("supports_kv_cache_dtype", self.kv_dtypes, self.kv_dtypes)
+        declared = declared_dtypes(self.interp, cls)
+        if declared is None:
+            facts["KV Dtypes"] = take("KV Dtypes", answer)
+            return
+        assumed = ask.assumed()
+        facts["KV Dtypes"] = ordered(declared.dtypes, self.kv_dtypes)
+        accepted = None if answer.unknown or answer.raised else answer.value
+        why = str(answer.unknown) if answer.unknown else answer.raised
+        note = selection_note(
+            declared.dtypes, accepted, unknown=why, by_gpu=answer.by_capability, assumed=assumed
+        )
+        if note:
+            facts["notes"]["KV Dtypes"] = note
+            facts["kv_declared_at"] = declared.where
 
     def interface(self, cls: PyClass) -> list[ast.FunctionDef]:
         """The methods of the release's backend interface: those of the root
@@ -216,6 +229,14 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
             if "%1" not in facts["Block Sizes"]
             else []
         )
+        by_gpu = facts.get("blocks_by_gpu")
+        if by_gpu and labels:
+            labels = per_gpu_labels(by_gpu, labels, capability_text)
+            supports["block_sizes_by_capability"] = {
+                f"{a}.{b}": list(v)
+                for (a, b), v in by_gpu.items()
+                if (a, b) in SCORED_CAPABILITIES
+            }
         changes["block_sizes"] = tuple(labels)
         supports["block_sizes"] = (
             "any"
@@ -264,6 +285,7 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
         assumptions={
             c: tuple(v) for c, v in facts.get("assumptions", {}).items() if c not in keep
         },
+        notes={c: v for c, v in facts.get("notes", {}).items() if c not in keep},
     )
 
 

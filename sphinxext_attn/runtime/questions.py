@@ -42,6 +42,8 @@ class Answer:
     #: the answer differs between GPUs (joined over the capability grid)
     by_capability: bool = False
     raised: str = ""
+    #: with ``by_capability``: the capability of each value (where the class did not raise)
+    capabilities: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -106,7 +108,7 @@ class Asker:
         except Unknown as exc:
             if not self.last_read & CAPABILITY:  # unknown for another reason
                 return Answer(unknown=exc)
-        values = []
+        values, caps = [], []
         for cap in CAPABILITIES:
             try:
                 values.append(self.call(name, *args, capability=cap))
@@ -114,7 +116,8 @@ class Asker:
                 continue
             except Unknown as exc:
                 return Answer(unknown=exc)
-        return Answer(values, by_capability=True)
+            caps.append(cap)
+        return Answer(values, by_capability=True, capabilities=caps)
 
     def ask_flag(self, name: str) -> Answer:
         answer = self.ask(name)

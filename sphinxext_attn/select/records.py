@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.pyeval import Unknown
-from sphinxext_attn.pyeval.statements import ASSUMABLE_MARK, NOT_EVALUATED
+from sphinxext_attn.pyeval.statements import NOT_EVALUATED, NotEvaluated
 from sphinxext_attn.pyeval.values import EnumMember, Instance
 
 #: Option name (``select --kv-cache-dtype``, the directives' ``:kv-cache-dtype:``)
@@ -219,12 +219,14 @@ def _read_result(result: Any) -> Decision:
     assumable: dict[str, str] = {}
     for backend, (priority, reasons) in with_priorities(invalid, order):
         order[priority] = backend.name
-        texts = [str(r) for r in reasons]
-        if len(texts) == 1 and texts[0].startswith(NOT_EVALUATED):
-            why, _, fact = texts[0].removeprefix(NOT_EVALUATED).partition(ASSUMABLE_MARK)
-            unknown[backend.name] = why
-            if fact:
-                assumable[backend.name] = fact.rstrip("]")
+        items = list(reasons)
+        texts = [str(r) for r in items]
+        if len(items) == 1 and isinstance(items[0], NotEvaluated):
+            unknown[backend.name] = str(items[0].unknown)
+            if items[0].unknown.assumable:
+                assumable[backend.name] = items[0].unknown.assumable
+        elif len(texts) == 1 and texts[0].startswith(NOT_EVALUATED):
+            unknown[backend.name] = texts[0].removeprefix(NOT_EVALUATED)
         else:
             rejected[backend.name] = texts
     priorities = [order[i] for i in sorted(order)]

@@ -17,7 +17,7 @@ from sphinx import addnodes
 from sphinx.util import logging
 
 from sphinxext_attn.model.records import BackendFeatures, Location
-from sphinxext_attn.render.decorate import ASSUMED_MARK, Decorations
+from sphinxext_attn.render.decorate import ASSUMED_MARK, NOTED_MARK, Decorations
 from sphinxext_attn.render.markdown import fill_source_url
 
 if TYPE_CHECKING:
@@ -116,6 +116,11 @@ class SphinxDecorations(Decorations):
         """The marker with the facts on hover (HTML); the note under the table lists them."""
         text = f"assuming {', '.join(facts)}"
         mark = attn_source("", ASSUMED_MARK, location=text, classes=["attn-assumed"])
+        return [*cell, mark]
+
+    def noted(self, note: str, cell: list[nodes.Node]) -> list[nodes.Node]:
+        """The marker with the note on hover (HTML); the note under the table gives it."""
+        mark = attn_source("", NOTED_MARK, location=note, classes=["attn-noted"])
         return [*cell, mark]
 
     def row_target(self, row: BackendFeatures) -> list[nodes.Node]:

@@ -165,6 +165,14 @@ def test_profiles_differ_where_the_demo_says(runtime: Analysis, page: Analysis) 
         ("FLASH_ATTN", "FA3*", "DCP"): ("❌", "✅"),
         ("FLASHMLA", "", "DCP"): ("❌", "✅"),
         ("TRITON_MLA", "", "DCP"): ("❌", "✅"),
+        # the page reads the method's literal list; the cell is the declared (inherited)
+        # list, and its note says what the method, which the selection asks, accepts
+        ("ROCM_ATTN", "", "KV Dtypes"): ("auto, fp8", "auto, float16, bfloat16"),
+    }
+    (rocm,) = [r for r in runtime.backends if r.name == "ROCM_ATTN"]
+    assert rocm.notes == {
+        "KV Dtypes": "supports_kv_cache_dtype(), which vLLM's selection asks, accepts auto, "
+        "fp8 instead"
     }
 
 
@@ -189,3 +197,25 @@ def test_expected_page_is_what_the_seed_writes(tmp_path: Path, root: Path) -> No
     page = out.read_text(encoding="utf-8")
     expected = (root / "expected_attention_backends.md").read_text(encoding="utf-8")
     assert page[page.index(PRIORITY_HEADING) :] == expected
+
+
+def test_selection_follows_the_check_where_the_cell_shows_the_declared_list(
+    runtime: Analysis,
+) -> None:
+    """ROCM_ATTN's cell lists its declared (inherited) KV dtypes, without fp8; vLLM's
+    selection asks its supports_kv_cache_dtype(), which accepts fp8: so does select."""
+    (rocm,) = [r for r in runtime.backends if r.name == "ROCM_ATTN"]
+    assert "fp8" not in rocm.kv_cache_dtypes
+    args = ["--platform", "rocm", "--arch", "gfx942", "--dtype", "bf16", "--head-size", "128"]
+    picked = {}
+    for kv in ("fp8", "bfloat16"):
+        out = subprocess.run(
+            [sys.executable, "-m", "sphinxext_attn", "select", "--root", str(DEMO_TREE)]
+            + [*args, "--kv-cache-dtype", kv, "--format", "json"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO,
+        )
+        picked[kv] = json.loads(out.stdout)["selected"]
+    assert picked == {"fp8": "ROCM_ATTN", "bfloat16": None}

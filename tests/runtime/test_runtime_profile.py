@@ -81,7 +81,13 @@ def test_rows_join_answers_over_the_capability_grid(tmp_path):
     assert row.supports["head_sizes"] == [64, 128, 256]  # 256 only on the 10.x family
     assert row.supports["compute_capabilities"] == ["9.0", "12.0", "12.1"]
     assert row.supports["block_sizes"] == ["%16"]  # 32 is a multiple of 16: the same set
-    assert set(row.kv_cache_dtypes) == {"auto", "fp8"}
+    # the cell is the declared list (the interface's); the check, which the selection
+    # asks, accepts fp8 from SM 8.9 on: the note says so
+    assert set(row.kv_cache_dtypes) == {"auto", "bfloat16"}
+    assert row.notes == {
+        "KV Dtypes": "supports_kv_cache_dtype(), which vLLM's selection asks, accepts auto, "
+        "fp8 instead (on some GPUs)"
+    }
     assert row.attn_types == "Decoder, Encoder Only"
     assert row.extras == {"supports_alibi_sqrt": True}
     assert only(analysis, "TRITON_ATTN").extras == {"supports_alibi_sqrt": False}
@@ -391,3 +397,78 @@ def test_a_method_the_class_body_picks_by_gpu_is_looked_up_per_gpu(tmp_path):
     row = only(analyze(tmp_path), "MY_ATTN")
     assert row.unknown == {}
     assert row.supports["head_sizes"] == [64, 128, 256]
+
+
+UNDECLARED = """
+supported_kv_cache_dtypes = ["auto", "bfloat16"]
+
+@classmethod
+def supports_kv_cache_dtype(cls, kv_cache_dtype):
+    return kv_cache_dtype is None or kv_cache_dtype.startswith(("auto", "bfloat16", "fp8"))
+"""
+
+
+def test_kv_dtypes_are_the_declared_list_with_a_note_on_the_check(tmp_path):
+    """A check that accepts dtypes the class does not declare: the cell is the declared
+    list (what vLLM names as the backend's KV dtypes), the note names the rest, and the
+    JSON carries the note."""
+    from sphinxext_attn.render.jsonout import to_data
+
+    runtime_backend(tmp_path, UNDECLARED)
+    analysis = analyze(tmp_path)
+    row = only(analysis, "MY_ATTN")
+    assert row.kv_cache_dtypes == ("auto", "bfloat16")
+    assert row.notes["KV Dtypes"].endswith("also accepts fp8, fp8_e4m3, fp8_e5m2")
+    assert row.sources["KV Dtypes"].path == FILE  # the line that declares the list
+    (data,) = [b for b in to_data(analysis)["backends"] if b["name"] == "MY_ATTN"]
+    assert data["notes"] == dict(row.notes)
+    # the same list and check: no note
+    same = UNDECLARED.replace('"bfloat16"]', '"bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"]')
+    runtime_backend(tmp_path, same)
+    assert only(analyze(tmp_path), "MY_ATTN").notes == {}
+
+
+COMPUTED_KV = """
+supported_kv_cache_dtypes = torch.get_kv_dtypes()
+
+@classmethod
+def supports_kv_cache_dtype(cls, kv_cache_dtype):
+    return kv_cache_dtype in ("auto", "fp8")
+"""
+
+
+def test_a_list_that_cannot_be_read_leaves_the_checks_answer(tmp_path):
+    runtime_backend(tmp_path, COMPUTED_KV, header="import torch\n")
+    row = only(analyze(tmp_path), "MY_ATTN")
+    assert row.kv_cache_dtypes == ("auto", "fp8") and row.notes == {}
+
+
+BLOCKS_BY_GPU = """
+@staticmethod
+def get_supported_kernel_block_sizes():
+    return [64 if current_platform.is_device_capability_family(90) else 128]
+
+@classmethod
+def supports_compute_capability(cls, capability):
+    return capability.major in (9, 10)
+"""
+
+
+def test_block_sizes_the_class_picks_by_gpu_are_given_per_gpu(tmp_path):
+    """Each size with the GPUs (of those the backend supports) that take it; the JSON
+    gives the union and the sizes per capability."""
+    header = "from vllm.platforms import current_platform\n"
+    runtime_backend(tmp_path, BLOCKS_BY_GPU, header=header)
+    row = only(analyze(tmp_path), "MY_ATTN")
+    assert row.cell("Block Sizes") == "64 (9.x), 128 (10.x)"
+    assert row.supports["block_sizes"] == ["64", "128"]
+    assert row.supports["block_sizes_by_capability"] == {
+        "9.0": ["64"],
+        "10.0": ["128"],
+        "10.3": ["128"],
+    }
+    # supported on 10.x only: one answer, no GPU named
+    runtime_backend(tmp_path, BLOCKS_BY_GPU.replace("(9, 10)", "(10,)"), header=header)
+    row = only(analyze(tmp_path), "MY_ATTN")
+    assert row.cell("Block Sizes") == "128"
+    assert "block_sizes_by_capability" not in row.supports

@@ -1,4 +1,9 @@
-"""Demo ROCm backend: KV cache dtypes come from a method, not a class variable."""
+"""Demo ROCm backend: KV cache dtypes come from a method, not a class variable.
+
+It declares no ``supported_kv_cache_dtypes`` (so it inherits the interface's list,
+which its KV Dtypes cell shows), while its ``supports_kv_cache_dtype``, which the
+selection asks, accepts ``auto`` and ``fp8``.
+"""
 
 from vllm.v1.attention.backend import AttentionBackend, AttentionImpl
 
