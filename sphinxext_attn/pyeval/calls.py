@@ -117,6 +117,8 @@ class CallMixin:
     def invoke(
         self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any], node: ast.AST
     ) -> Any:
+        if self.called is not None:
+            self.called[id(func.node)] = func
         hooked = self.machine.function_hook(self, func, args, kwargs)
         if hooked is not MISSING:
             return hooked

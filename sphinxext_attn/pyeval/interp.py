@@ -73,6 +73,9 @@ class Interpreter(
         self.lenient_functions: frozenset[str] = frozenset()
         self.skipped_checks: list[Unknown] = []
         self.returns = None
+        #: when a dict: every tree function called (by id of its node), for the capabilities
+        #: the code tells apart (runtime/capability_points.py)
+        self.called: dict[int, Any] | None = None
         self.statement_memo, self.call_memo = StatementMemo(), CallMemo()
         self._exprs: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
             ast.Constant: self._constant,

@@ -61,19 +61,24 @@ def resolve_class(interp: Interpreter, entry: RegistryEntry) -> PyClass | None:
     return value if isinstance(value, PyClass) else None
 
 
-def capability_text(caps: list[tuple[int, int]]) -> str:
-    """``[(8, 0), ..., (12, 1)]`` -> ``≥8.0``; families as ``9.x``; else each one."""
+def capability_text(
+    caps: list[tuple[int, int]], told: list[tuple[int, int]] | tuple[tuple[int, int], ...] = ()
+) -> str:
+    """``[(8, 0), ..., (12, 1)]`` -> ``≥8.0``; families as ``9.x``; else each one.
+    ``told``: every capability the check was asked on (the grid and those the
+    code names), over which the text is exact; default the grid."""
+    points = sorted(set(told or CAPABILITIES) | set(caps))
     chosen = set(caps)
-    if chosen == set(CAPABILITIES):
+    if chosen == set(points):
         return "Any"
     if not chosen:
         return "None"
     first = min(chosen)
-    if chosen == {c for c in CAPABILITIES if c >= first}:
+    if chosen == {c for c in points if c >= first}:
         return f"≥{first[0]}.{first[1]}"
     parts: list[str] = []
     for major in sorted({c[0] for c in chosen}):
-        family = [c for c in CAPABILITIES if c[0] == major]
+        family = [c for c in points if c[0] == major]
         picked = [c for c in family if c in chosen]
         if picked == family:
             parts.append(f"{major}.x")
@@ -145,7 +150,9 @@ class RuntimeReader:
         answer = ask.ask("get_supported_kernel_block_sizes")
         block_facts(answer, take("Block Sizes", answer), facts)
         facts["Head Sizes"] = take("Head Sizes", head_size_answer(ask))
-        facts["Compute Cap."] = take("Compute Cap.", ask.capabilities())
+        answer = ask.capabilities()
+        facts["capability_points"] = answer.capabilities
+        facts["Compute Cap."] = take("Compute Cap.", answer)
         restrict_to_supported(facts)
         kinds = attention_types(self.interp, cls)
         types = take(
@@ -231,7 +238,7 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
         )
         by_gpu = facts.get("blocks_by_gpu")
         if by_gpu and labels:
-            labels = per_gpu_labels(by_gpu, labels, capability_text)
+            labels = per_gpu_labels(by_gpu, labels)
             supports["block_sizes_by_capability"] = {
                 f"{a}.{b}": list(v)
                 for (a, b), v in by_gpu.items()
@@ -252,10 +259,11 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
         and row.compute_capability != "N/A"
     ):
         caps = facts["Compute Cap."]
-        changes["compute_capability"] = capability_text(caps)
+        told = facts.get("capability_points") or CAPABILITIES
+        changes["compute_capability"] = capability_text(caps, told)
         supports["compute_capabilities"] = (
             "any"
-            if set(caps) == set(CAPABILITIES)
+            if set(caps) == set(told)
             else [f"{a}.{b}" for a, b in caps if (a, b) in SCORED_CAPABILITIES]
         )
     if facts["Attention Types"] is not None:

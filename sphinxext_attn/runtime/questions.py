@@ -206,21 +206,25 @@ class Asker:
                 device_capability = self.interp.machine_capability_class()
         except (Unknown, Raised) as exc:
             return Answer(unknown=exc if isinstance(exc, Unknown) else Unknown(str(exc)))
+        from sphinxext_attn.runtime import capability_points as told
+
+        def check(cap: tuple[int, int]) -> Any:
+            made = self.interp.call(device_capability, list(cap), {}, NODE, self.cls.path)
+            return self.call("supports_compute_capability", made, capability=cap)
+
+        named = told.named_capabilities(told.traced_functions(self.interp, CAPABILITIES, check))
+        grid = told.points(CAPABILITIES, named)
         accepted = []
-        for cap in CAPABILITIES:
+        for cap in grid:
             try:
-                value = self.call(
-                    "supports_compute_capability",
-                    self.interp.call(device_capability, list(cap), {}, NODE, self.cls.path),
-                    capability=cap,
-                )
+                value = check(cap)
             except Raised:
                 continue
             except Unknown as exc:
                 return Answer(unknown=exc)
             if self.interp.truth(value, NODE, self.cls.path):
                 accepted.append(cap)
-        return Answer(accepted)
+        return Answer(accepted, capabilities=grid)
 
 
 def takes(method: Any, count: int) -> bool:

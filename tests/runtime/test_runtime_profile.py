@@ -472,3 +472,35 @@ def test_block_sizes_the_class_picks_by_gpu_are_given_per_gpu(tmp_path):
     row = only(analyze(tmp_path), "MY_ATTN")
     assert row.cell("Block Sizes") == "128"
     assert "block_sizes_by_capability" not in row.supports
+
+
+@pytest.mark.parametrize(
+    ("header", "check", "cell", "listed"),
+    [
+        # major == 12: 13.0 is told apart (the next major), and refused
+        ("", "capability.major == 12", "12.x", ["12.0", "12.1"]),
+        # from 8.0 on, later majors included
+        ("", "capability.major >= 8", "≥8.0", None),
+        # a pair off the grid in a module constant the check reads
+        (
+            "_CAPS = ((10, 0), (10, 7))\n",
+            "(capability.major, capability.minor) in _CAPS",
+            "10.0, 10.7",
+            ["10.0"],
+        ),
+        # the capability as an int, compared with one off the grid
+        ("", "capability.to_int() >= 60 and capability.to_int() < 75", "6.x, 7.0", ["7.0"]),
+    ],
+)
+def test_compute_capability_is_exact_over_what_the_code_tells_apart(
+    tmp_path, header, check, cell, listed
+):
+    """The check is also asked on the capabilities its code names (and the next
+    major): the cell is exact over them; the JSON keeps the contract's grid."""
+    body = f"@classmethod\ndef supports_compute_capability(cls, capability):\n    return {check}\n"
+    runtime_backend(tmp_path, body, header=header)
+    row = only(analyze(tmp_path), "MY_ATTN")
+    assert row.unknown == {}
+    assert row.compute_capability == cell
+    if listed is not None:
+        assert row.supports["compute_capabilities"] == listed
