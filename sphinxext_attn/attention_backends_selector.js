@@ -64,6 +64,7 @@
     var names = data.lists[cap.priorities.table[index]];
     var steps = [];
     var selected = null;
+    var unknown = [];
     names.forEach(function (name) {
       if (selected !== null) { steps.push({name: name, state: "untried"}); return; }
       var found = backendReasons(cap.backends[name], point);
@@ -71,12 +72,24 @@
         selected = name;
         steps.push({name: name, state: "chosen"});
       } else {
-        steps.push({name: name, state: "rejected", reasons: found.map(function (r) {
-          return data.reasons[r];
-        })});
+        var texts = found.map(function (r) { return data.reasons[r]; });
+        if (texts.length === 1 && texts[0].indexOf(NOT_EVALUATED) === 0) {
+          unknown.push({name: name, why: texts[0].slice(NOT_EVALUATED.length)});
+        }
+        steps.push({name: name, state: "rejected", reasons: texts});
       }
     });
-    return {selected: selected, steps: steps};
+    // A pick behind a backend the code cannot settle is conditional (as `select` says).
+    var candidates = unknown.map(function (u) {
+      return {backend: u.name, condition: u.name + " qualifies (" + u.why + ")"};
+    });
+    if (unknown.length && selected !== null) {
+      candidates.push({backend: selected, condition: "neither " +
+        unknown.map(function (u) { return u.name; }).join(" nor ") + " does"});
+      steps.forEach(function (step) { if (step.state === "chosen") { step.state = "candidate"; } });
+    }
+    if (unknown.length) { selected = null; }
+    return {selected: selected, steps: steps, candidates: candidates};
   }
 
   // -- values the grid does not list (typed, or from the address) -----------------
@@ -192,9 +205,23 @@
       return;
     }
     var result = el("p", "attn-selector-result", "Selected: ");
-    result.appendChild(el("strong", "attn-selected", decision.selected || "none"));
-    if (!decision.selected) { result.appendChild(document.createTextNode(" (vLLM raises: no valid backend)")); }
-    box.appendChild(result);
+    if (decision.candidates.length) {
+      result.appendChild(el("strong", "attn-conditional", "conditional"));
+      result.appendChild(document.createTextNode(" (the code cannot settle it statically)"));
+      box.appendChild(result);
+      var options = el("ul", "attn-selector-candidates");
+      decision.candidates.forEach(function (c) {
+        var item = el("li", "attn-candidate");
+        item.appendChild(el("code", "", c.backend));
+        item.appendChild(document.createTextNode(" if " + c.condition));
+        options.appendChild(item);
+      });
+      box.appendChild(options);
+    } else {
+      result.appendChild(el("strong", "attn-selected", decision.selected || "none"));
+      if (!decision.selected) { result.appendChild(document.createTextNode(" (vLLM raises: no valid backend)")); }
+      box.appendChild(result);
+    }
     box.appendChild(el("p", "attn-selector-intro", "Priority list, in the order vLLM tries it:"));
     var list = el("ol", "attn-selector-list");
     decision.steps.forEach(function (step) {
@@ -203,6 +230,8 @@
       var text;
       if (step.state === "chosen") {
         text = ": selected";
+      } else if (step.state === "candidate") {
+        text = ": valid (picked unless a backend above qualifies)";
       } else if (step.state === "untried") {
         text = ": not tried";
       } else if (step.reasons.length === 1 && step.reasons[0].indexOf(NOT_EVALUATED) === 0) {

@@ -11,6 +11,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from sphinxext_attn.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.select.decision import Config, Decision, Selector
 from sphinxext_attn.select.selector_grid import DIMS, combine, list_at, query_value
 
@@ -31,13 +32,20 @@ def predict(table: dict[str, Any], config: Config) -> Decision | None:
     names = table["lists"][list_at(cap["priorities"], sizes, point)]
     selected = None
     rejected: dict[str, list[str]] = {}
+    unknown: dict[str, str] = {}
     for name in names:
         found = backend_reasons(cap["backends"][name], point)
         if not found:
             selected = name
             break
-        rejected[name] = [table["reasons"][r] for r in found]
-    return Decision(selected, list(names), rejected)
+        texts = [table["reasons"][r] for r in found]
+        if len(texts) == 1 and texts[0].startswith(NOT_EVALUATED):
+            unknown[name] = texts[0].removeprefix(NOT_EVALUATED)
+        else:
+            rejected[name] = texts
+    decision = Decision(selected, list(names), rejected, unknown)
+    decision.make_conditional()  # a pick behind a backend not evaluated: conditional
+    return decision
 
 
 def backend_reasons(entry: dict[str, Any], point: Sequence[int]) -> list[int]:
@@ -76,28 +84,36 @@ def agreement(
             continue
         truth = selector.decide(config)
         total += 1
-        ahead = (
-            truth.priorities[: truth.priorities.index(truth.selected) + 1]
-            if truth.selected
-            else truth.priorities
-        )
-        # a reason two checks state alike (vLLM repeats it) is shown once
-        truth_rejected = {
-            n: list(dict.fromkeys(truth.rejected.get(n, [])))
-            or [f"not evaluated: {truth.unknown.get(n, '')}"]
-            for n in ahead
-            if n != truth.selected
-        }
         chosen += guess.selected == truth.selected
-        if (guess.selected, guess.priorities, guess.rejected) == (
+        if (guess.selected, guess.priorities, _tried(guess)) == (
             truth.selected,
             truth.priorities,
-            truth_rejected,
-        ):
+            _tried(truth),
+        ) and _candidates(guess) == _candidates(truth):
             same += 1
         else:
             wrong.append(config)
     return same, chosen, total, wrong
+
+
+def _tried(decision: Decision) -> dict[str, list[str]]:
+    """What each backend tried before the pick (or the last candidate) answered:
+    its reasons, each once (vLLM repeats some), or that it was not evaluated."""
+    last = decision.selected or (
+        decision.candidates[-1]["backend"] if decision.candidates else None
+    )
+    names = decision.priorities
+    ahead = names[: names.index(last) + 1] if last in names else names
+    return {
+        n: list(dict.fromkeys(decision.rejected.get(n, [])))
+        or [f"{NOT_EVALUATED}{decision.unknown.get(n, '')}"]
+        for n in ahead
+        if n != last
+    }
+
+
+def _candidates(decision: Decision) -> list[str]:
+    return [c["backend"] for c in decision.candidates]
 
 
 __all__ = ["agreement", "backend_reasons", "predict", "sample_configs"]

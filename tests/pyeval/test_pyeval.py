@@ -697,3 +697,39 @@ def test_a_class_decorator_not_evaluated_makes_a_missing_member_unknown(tmp_path
     assert ask(it, cls, "own") == 1
     with pytest.raises(Raised, match="AttributeError"):
         ask(it, cls, "plain")
+
+
+ENVIRON_READS = cm(
+    "f",
+    "a = os.environ['VLLM_A'] if 'VLLM_A' in os.environ else 'unset'",
+    "b = os.environ.get('VLLM_B', 'dflt')",
+    "return a, b, 'VLLM_C' not in os.environ",
+)
+
+
+@pytest.mark.parametrize(
+    ("env", "answer"),
+    [({}, ("unset", "dflt", True)), ({"VLLM_A": "1", "VLLM_C": "x"}, ("1", "dflt", False))],
+)
+def test_environ_reads_are_facts_as_getenv_reads_are(tmp_path, env, answer):
+    """``os.environ[...]``, ``in os.environ`` and ``os.environ.get`` read the variables
+    as set (vLLM's defaults for the rest), and each read is a fact the answer rests on."""
+    from sphinxext_attn.model.environment import Environment
+    from sphinxext_attn.pyeval.machine import Machine
+
+    runtime_backend(tmp_path, ENVIRON_READS, header=HEADER)
+    it = Interpreter(SourceTree(tmp_path), Machine(Environment(env=env)))
+    cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
+    it.capability_read = 0
+    assert ask(it, cls, "f") == answer
+    facts = dict(it.facts_of(it.capability_read))
+    assert facts == {
+        "VLLM_A": env.get("VLLM_A", "unset"),
+        "VLLM_B": "unset",
+        "VLLM_C": env.get("VLLM_C", "unset"),
+    }
+    missing = cm("g", "return os.environ['VLLM_MISSING']")
+    runtime_backend(tmp_path, missing, header=HEADER)
+    it = Interpreter(SourceTree(tmp_path))
+    with pytest.raises(Raised, match="KeyError"):
+        ask(it, it.module_attr(it.module(MODULE), "MyBackend", NODE), "g")

@@ -207,6 +207,37 @@ def test_factorisation_agrees_with_decide(
     assert_exactly([c.describe() for c in differ], "selector-table", "0.33.0-sample")
 
 
+#: vLLM 0.33.0 on SM 9.0, sparse MLA with an fp8 KV cache: every backend that could take
+#: it is refused but FLASHINFER_MLA_SPARSE_SM90, whose check asks the installed
+#: FlashInfer's signature (inspect.signature): the decision rests on it.
+CONDITIONAL = Config(
+    capability="9.0",
+    dtype="bf16",
+    kv_cache_dtype="fp8_e4m3",
+    head_size=576,
+    use_mla=True,
+    use_sparse=True,
+)
+
+
+@pytest.mark.realtree
+def test_the_table_gives_a_pick_that_rests_on_an_unsettled_check_as_conditional(
+    table033: dict[str, Any], tree033: Path
+) -> None:
+    """The widget's data read back (predict, which the JS mirrors) is conditional where
+    the full decision is: no definite backend, the candidates with their conditions."""
+    guess = predict(table033, CONDITIONAL)
+    truth = Selector(Interpreter(SourceTree(tree033))).decide(CONDITIONAL)
+    assert guess is not None and guess.selected is None and truth.selected is None
+    assert [c["backend"] for c in guess.candidates] == ["FLASHINFER_MLA_SPARSE_SM90"]
+    assert [c["backend"] for c in truth.candidates] == ["FLASHINFER_MLA_SPARSE_SM90"]
+    assert guess.candidates[0]["if"].startswith("FLASHINFER_MLA_SPARSE_SM90 qualifies (")
+    assert "inspect.signature" in guess.candidates[0]["if"]
+    # with a pick behind it (bf16 KV: FLASH_ATTN_MLA_SPARSE first), the pick is definite
+    definite = predict(table033, Config(**{**CONDITIONAL.__dict__, "kv_cache_dtype": "auto"}))
+    assert definite is not None and definite.selected == "FLASH_ATTN_MLA_SPARSE"
+
+
 # -- in a browser ----------------------------------------------------------------
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
@@ -244,6 +275,8 @@ def _shown(browser: str, url: str) -> str:
         timeout=120,
         check=False,
     )
+    if 'class="attn-conditional"' in proc.stdout:
+        return "conditional"
     found = re.search(r'class="attn-selected">([^<]*)<', proc.stdout)
     assert found, (url, proc.returncode, proc.stderr[-2000:])
     return found.group(1)
@@ -277,10 +310,12 @@ def test_browser_shows_the_cli_decision(
     assert len(picked) >= 10
     for case in picked:
         config = Config.from_case(case)
-        cli = selector.decide(config).selected
+        decision = selector.decide(config)
+        cli = decision.selected
         assert predict(table033, config).selected == cli
         url = (site / "index.html").as_uri() + "?" + _query(case)
-        assert _shown(browser, url) == (cli or "none"), url
+        shown = "conditional" if decision.candidates else (cli or "none")
+        assert _shown(browser, url) == shown, url
         assert cli == case["selected"], (config.describe(), cli, case["selected"])
 
 
