@@ -12,12 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sphinxext_attn.runtime.questions import (
-    CAPABILITIES,
-    Answer,
-    block_size_labels,
-    sorted_block_labels,
-)
+from sphinxext_attn.runtime.questions import Answer, block_size_labels, sorted_block_labels
+from sphinxext_attn.vocab.names import CAPABILITIES
 
 NOT_SIZES = "get_supported_kernel_block_sizes() is not a list of sizes"
 

@@ -18,7 +18,7 @@ import ast
 from dataclasses import dataclass
 
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.values import PyClass
 
@@ -38,14 +38,12 @@ class Declared:
 def declared_dtypes(interp: Interpreter, cls: PyClass) -> Declared | None:
     """``cls.supported_kv_cache_dtypes`` when it is a non-empty list of strings
     (the same on every GPU); None otherwise."""
-    saved = interp.capability
-    interp.capability = None
     try:
-        value = interp.getattr(cls, ATTRIBUTE, NODE, cls.path)
-    except (Unknown, Raised, RecursionError):
+        where = (cls.path, cls.node.lineno)
+        with interp.question(capability=None, steps=STEPS_PER_CELL, where=where):
+            value = interp.getattr(cls, ATTRIBUTE, NODE, cls.path)
+    except (Unknown, Raised):
         return None
-    finally:
-        interp.capability = saved
     if not isinstance(value, list | tuple) or not value:
         return None
     if not all(isinstance(v, str) for v in value):
