@@ -7,7 +7,7 @@ prose (a template, or a short header of ours).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from sphinxext_attn.model.pagetext import PageText
 from sphinxext_attn.model.records import (
@@ -201,14 +201,13 @@ def _feature_table(analysis: Analysis, table: str, links: str | None = None) -> 
         [feature_cell(r, c, links, analysis.version) for c in columns]
         for r in analysis.rows(table)
     ]
-    notes = [
-        f"`{r.name}` {c}: {r.notes[c]}"
-        for r in analysis.rows(table)
-        for c in columns
-        if c in r.notes
-    ]
-    after = [line for note in dict.fromkeys(notes) for line in ("", f"§ {note}.")]
-    return _table(columns, body, analysis.page_text) + after
+    return _table(columns, body, analysis.page_text) + cell_notes(analysis.rows(table), columns)
+
+
+def cell_notes(rows: Sequence[BackendFeatures], columns: Sequence[str]) -> list[str]:
+    """The ``§`` notes of a table's cells, each a paragraph after it."""
+    notes = [f"`{r.name}` {c}: {r.notes[c]}" for r in rows for c in columns if c in r.notes]
+    return [line for note in dict.fromkeys(notes) for line in ("", f"§ {note}.")]
 
 
 def family_section(

@@ -8,7 +8,7 @@ from docutils import nodes
 
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import prose
-from sphinxext_attn.render.markdown import _table, feature_cell
+from sphinxext_attn.render.markdown import _table, cell_notes, feature_cell
 from sphinxext_attn.select.platform_page import gpu_header
 from sphinxext_attn.select.platforms import PlatformSelection
 
@@ -79,7 +79,8 @@ def markdown_section(analysis: Analysis) -> str:
         body = [[feature_cell(r, c) for c in columns] for r in analysis.rows(table)]
         names = [header if c == "Compute Cap." else c for c in columns]
         lines = [f"## {heading} ({selection.title})", "", features_intro(selection), ""]
-        out.append("\n".join([*lines, *_table(names, body), ""]))
+        notes = cell_notes(analysis.rows(table), columns)
+        out.append("\n".join([*lines, *_table(names, body), *notes, ""]))
     return "\n".join(out)
 
 

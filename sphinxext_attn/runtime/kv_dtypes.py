@@ -81,6 +81,7 @@ def selection_note(
     accepted: list[str] | None,
     *,
     unknown: str = "",
+    raised: str = "",
     by_gpu: bool = False,
     assumed: list[str] | None = None,
 ) -> str:
@@ -89,6 +90,8 @@ def selection_note(
     head = f"{METHOD}(), which vLLM's selection asks,"
     if unknown:
         return f"{head} is not evaluated: {unknown}"
+    if raised:
+        return f"{head} raises {raised}"
     if accepted is None:
         return ""
     extra = [d for d in accepted if d not in declared]

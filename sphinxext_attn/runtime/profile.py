@@ -190,9 +190,13 @@ class RuntimeReader:
         assumed = ask.assumed()
         facts["KV Dtypes"] = ordered(declared.dtypes, self.kv_dtypes)
         accepted = None if answer.unknown or answer.raised else answer.value
-        why = str(answer.unknown) if answer.unknown else answer.raised
         note = selection_note(
-            declared.dtypes, accepted, unknown=why, by_gpu=answer.by_capability, assumed=assumed
+            declared.dtypes,
+            accepted,
+            unknown=str(answer.unknown) if answer.unknown else "",
+            raised=answer.raised,
+            by_gpu=answer.by_capability,
+            assumed=assumed,
         )
         if note:
             facts["notes"]["KV Dtypes"] = note

@@ -54,7 +54,10 @@ def test_each_platform_asked_adds_its_selection_and_feature_tables():
     rocm = rocm.split("## Backend Selection (ROCm)")[1]
     assert "## Standard Attention (MHA, MQA, GQA) Backends (ROCm)" in rocm
     assert "| Attention Types | GPUs |" in rocm  # the capability in the platform's terms
-    assert "| `ROCM_ATTN` | fp16, bf16 | `auto`, `fp8` | 16, 32 | Any |" in rocm
+    # the declared (inherited) list; the check the selection asks takes auto and fp8
+    assert "| `ROCM_ATTN` | fp16, bf16 | `auto`, `float16`, `bfloat16` | 16, 32 | Any |" in rocm
+    standard = rocm.split("## Standard Attention (MHA, MQA, GQA) Backends (ROCm)")[1]
+    assert "§ `ROCM_ATTN` KV Dtypes: supports_kv_cache_dtype()" in standard
     assert "## MLA Decode Backends (ROCm)" in rocm and "`TRITON_MLA`" in rocm
     assert "CPU" not in xpu  # a platform not asked is not shown
     assert "| Attention Types | Compute Cap. |" in xpu

@@ -69,7 +69,8 @@ def test_the_extension_and_the_cli_share_the_lookup():
 #: A row of the mini tree as each profile reads it: the runtime profile asks the class
 #: (whose supports_dtype the mini tree lacks), vllm-page reads the literal lists.
 TRITON_ROW = {
-    "runtime": "| `TRITON_ATTN` |  | ? | `?` | ? | ? | ✅ | ❌ | ? | ? |",
+    # KV Dtypes: the list the class declares (its check cannot be asked: a note says so)
+    "runtime": "| `TRITON_ATTN` |  | ? | `auto`, `fp8` | ? | ? | ✅ | ❌ | ? | ? |",
     "vllm-page": "| `TRITON_ATTN` |  | fp16, bf16, fp32 | `auto`, `fp8` | Any | 64, 128, 256 "
     "| ✅ | ❌ | Decoder | Any |",
 }

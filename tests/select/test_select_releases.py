@@ -122,8 +122,6 @@ def test_a_check_not_evaluated_carries_its_unknown_and_the_fact_that_settles_it(
     """get_valid_backends' reasons for a check the evaluator could not run are one
     NotEvaluated reason: a string to the analysed code, the Unknown itself (with the
     assumable fact) to the decision; a plain string with the prefix has no fact."""
-    from types import SimpleNamespace
-
     from sphinxext_attn.pyeval import Unknown
     from sphinxext_attn.pyeval.statements import NOT_EVALUATED, NotEvaluated
     from sphinxext_attn.select.decision import read_valid_backends
@@ -132,7 +130,12 @@ def test_a_check_not_evaluated_carries_its_unknown_and_the_fact_that_settles_it(
     unknown.assumable = "has_thing"
     reason = NotEvaluated(unknown)
     assert isinstance(reason, str) and reason == f"{NOT_EVALUATED}call into torch (vllm/x.py:3)"
-    a, b = SimpleNamespace(name="A"), SimpleNamespace(name="B")
+
+    class Member:  # an enum member: hashable, with a name
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    a, b = Member("A"), Member("B")
     invalid = {a: (0, [reason]), b: (1, [f"{NOT_EVALUATED}odd"])}
     decision = read_valid_backends(([], invalid), "vllm/platforms/cuda.py")
     assert decision.unknown == {"A": "call into torch (vllm/x.py:3)", "B": "odd"}
