@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import dependency_use
 import pytest
 import vllm_trees
 
@@ -15,6 +16,17 @@ import vllm_trees
 os.environ["SPHINXEXT_ATTN_CACHE_DIR"] = ""
 
 collect_ignore = ["roots", "trees"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``deps`` the tests that run Sphinx, docutils or myst-parser code
+    (tests/dependency_use.py): ``tox -e oldest`` and ``-e newest`` run those."""
+    for item in items:
+        path = Path(str(item.fspath))
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if dependency_use.uses_dependencies(path) or fixtures & dependency_use.SPHINX_FIXTURES:
+            item.add_marker(pytest.mark.deps)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from containment import CAN_CONTAIN, contain, progress
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from source_damage import TOKENS, mutate
@@ -118,18 +119,19 @@ def check(analysis: Analysis, damaged: set[str]) -> None:
         assert len(analysis.priorities) == 4
 
 
-@pytest.mark.slow
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
 )
 @given(
     changes=st.dictionaries(
         st.sampled_from(sorted(TARGETS)), st.lists(op, min_size=1, max_size=6), max_size=3
     )
 )
-def test_mutated_trees_never_raise(template, changes):
+def mutated_trees_never_raise(template: Path, changes: dict[str, list[tuple]]) -> None:
+    progress(changes)  # named if it hangs
     damaged = set()
     for rel, original in ORIGINAL.items():
         data = mutate(original, changes[rel]) if rel in changes else original
@@ -141,6 +143,21 @@ def test_mutated_trees_never_raise(template, changes):
         analysis = analyze_page(template)
     assert [str(w.message) for w in seen] == []  # the analysed code's warnings stay inside
     check(analysis, damaged)
+
+
+#: The fuzzing runs in a forked child, killed when no example has started for this many
+#: seconds (an example takes milliseconds): a hang is contained and its example named.
+IDLE = 60.0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CAN_CONTAIN, reason="the containment needs fork() and /proc (Linux)")
+def test_mutated_trees_never_raise(template):
+    """Hypothesis's falsifying example is in the failure's notes."""
+    out = contain(mutated_trees_never_raise, template, idle=IDLE)
+    assert out.kind == "done" and out.value is None, (
+        f"{out.kind}: {out.detail}\nlast example: {out.last!r}"
+    )
 
 
 def test_unmutated_template_is_clean(template):

@@ -6,7 +6,8 @@ selections) is a target. Each
 edit damages one or two of them with the operators of :mod:`test_fuzz`
 (deleted, duplicated or swapped lines, inserted tokens and bytes, truncation),
 drawn from a fixed seed; the edited tree is then analysed, rendered and asked
-its selections in this process, and nothing may raise. The files are served
+its selections in a forked child (tests/containment.py: an edit that hangs is
+killed and named, and the next ones still run), and nothing may raise. The files are served
 from memory (:class:`SourceTree` takes the bytes read), so the trees on disk
 are never written.
 
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import pytest
 import vllm_trees
+from containment import CAN_CONTAIN, contain, note, progress
 from source_damage import TOKENS, mutate
 
 from sphinxext_attn.analysis.pipeline import analyze
@@ -41,6 +43,9 @@ RELEASES = ("0.16.0", "0.23.0", "0.33.0")
 EDITS = int(os.environ.get("ATTN_REAL_EDITS", "5"))
 SLOW_EDITS = max(340, EDITS)
 SEED = int(os.environ.get("ATTN_REAL_EDITS_SEED", "24"))
+#: An edit's child is killed when the next edit has not started after this many
+#: seconds (an edit takes about a second): containment for a hang, not a speed check.
+IDLE = 300.0
 #: Selections asked of every edited tree: a standard and an MLA decision.
 CONFIGS = (Config(), Config(capability="10.0", use_mla=True, kv_cache_dtype="fp8"))
 KINDS = ("delete", "duplicate", "replace_line", "token", "retoken", "bytes", "truncate")
@@ -115,21 +120,45 @@ def run_edited(version: str, edit: dict[str, list[tuple]]) -> str | None:
     return None
 
 
-def escaped(version: str, count: int, seed: int = SEED) -> list[str]:
-    failures = []
-    for i, edit in enumerate(edits(version, count, seed)):
-        found = run_edited(version, edit)
+def _edit_from(version: str, todo: list[dict[str, list[tuple]]], start: int, seed: int) -> None:
+    """In a contained child: the edits from ``start`` on, each announced, each escape noted."""
+    for i in range(start, len(todo)):
+        progress(i)
+        found = run_edited(version, todo[i])
         if found is not None:
-            failures.append(f"{version} edit {i} (seed {seed}) {edit!r}:\n{found}")
+            note(f"{version} edit {i} (seed {seed}) {todo[i]!r}:\n{found}")
+
+
+def escaped(version: str, count: int, seed: int = SEED) -> list[str]:
+    """What escaped from ``count`` edits, each edit's run in a forked child: an edit that
+    hangs (:data:`IDLE` seconds without the next edit starting) is reported as such, and
+    the edits after it still run, in a new child."""
+    pristine(version)  # read once, here: every child inherits it
+    todo = edits(version, count, seed)
+    failures: list[str] = []
+    start = 0
+    while start < len(todo):
+        out = contain(_edit_from, version, todo, start, seed, idle=IDLE)
+        failures += out.notes
+        if out.kind == "done":
+            break
+        i = start if out.last is None else out.last
+        failures.append(f"{version} edit {i} (seed {seed}) {todo[i]!r}: {out.kind}: {out.detail}")
+        start = i + 1
     return failures
 
 
+needs_fork = pytest.mark.skipif(not CAN_CONTAIN, reason="edits run in a forked child (Linux)")
+
+
+@needs_fork
 @pytest.mark.realtree
 @pytest.mark.parametrize("version", RELEASES)
 def test_random_edits_never_escape(version):
     assert escaped(version, EDITS) == []
 
 
+@needs_fork
 @pytest.mark.slow
 @pytest.mark.realtree
 @pytest.mark.timeout(7200)  # hundreds of whole-tree analyses (tox -e heavy)

@@ -14,15 +14,13 @@ a backend must still build the other rows and name the file in a diagnostic.
 from __future__ import annotations
 
 import ast
-import multiprocessing
 import os
-import resource
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from containment import CAN_CONTAIN, contain, progress
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from treebuilder import (
@@ -46,41 +44,26 @@ EXTRA_ADDRESS_SPACE = 768 * 2**20
 STEPS = 50_000
 
 pytestmark = pytest.mark.skipif(
-    not hasattr(os, "fork") or not Path("/proc/self/statm").exists(),
+    not CAN_CONTAIN,
     reason="the containment harness needs fork() and /proc (Linux)",
 )
 
 
-def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
-    size = int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    limit = size + EXTRA_ADDRESS_SPACE
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    tracemalloc.start()
-    try:
-        out = fn(*args)
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent
-        out = ("escaped", type(exc).__name__, str(exc)[:3000])
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    conn.send((out, peak))
-
-
 def contained(fn: Callable[..., Any], *args: Any, limit: float = LIMIT) -> tuple[Any, int]:
-    """Run ``fn(*args)`` in a forked child: (outcome, peak bytes); killed after ``limit`` s."""
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
-    proc.start()
-    try:
-        if recv.poll(limit):
-            return recv.recv()
-        return ("killed", f"still running after {limit} s: no limit of its own stopped it", ""), 0
-    except EOFError:
-        return ("died", f"exit code {proc.exitcode}", ""), 0
-    finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
+    """Run ``fn(*args)`` in a forked child: (outcome, peak bytes); killed after ``limit`` s
+    without a report (tests/containment.py)."""
+    out = contain(
+        fn, *args, idle=limit, extra_address_space=EXTRA_ADDRESS_SPACE, trace_memory=True
+    )
+    if out.kind == "done":
+        return out.value, out.peak
+    if out.kind == "escaped":
+        name, _, message = out.detail.partition(": ")
+        return ("escaped", name, message), out.peak
+    if out.kind == "hung":
+        why = f"silent for {limit} s: no limit of its own stopped it; last example: {out.last}"
+        return ("killed", why, ""), 0
+    return ("died", out.detail, ""), 0
 
 
 def evaluate(root: Path, method: str = "f") -> tuple[str, str, str, int]:
@@ -434,6 +417,7 @@ def fuzz_root(tmp_path: Path) -> Path:
 def run_fuzzed(root: Path, source: str | bytes, capability: Any) -> None:
     """One example: the question ends as a value, Unknown or Raised, within the budget."""
     path = root / FILE
+    progress(source if isinstance(source, str) else repr(source))  # named if it hangs
     path.write_bytes(source if isinstance(source, bytes) else source.encode())
     it = Interpreter(SourceTree(root))
     it.budget.steps = 20_000
@@ -486,9 +470,10 @@ def _fuzz(which: Callable[[Path], None], root: Path) -> str:
     return "done"
 
 
-#: Each fuzz run is one forked child, killed after this many seconds per example:
-#: containment for a hang (an example takes milliseconds), not a speed check.
-SECONDS_PER_EXAMPLE = 0.25
+#: Each fuzz run is one forked child, killed when no example has started for this
+#: many seconds, and the hanging example is named: containment for a hang (an
+#: example takes milliseconds), not a speed check.
+IDLE = 60.0
 
 
 @pytest.mark.slow
@@ -497,6 +482,6 @@ def test_fuzzed_sources_answer_or_say_why(fuzz_root, which):
     """Random small method bodies, and garbage in a backend file, a class body or a method:
     every question ends as an answer, Unknown or Raised (the child reports any other
     exception, with Hypothesis's falsifying example)."""
-    outcome, peak = contained(_fuzz, which, fuzz_root, limit=60 + SECONDS_PER_EXAMPLE * EXAMPLES)
+    outcome, peak = contained(_fuzz, which, fuzz_root, limit=IDLE)
     assert outcome == "done", outcome
     assert peak < PEAK_BYTES
