@@ -108,8 +108,8 @@ def contain(
     proc = ctx.Process(
         target=_child, args=(send, fn, args, idle, extra_address_space, trace_memory), daemon=True
     )
-    # The child's collector must not walk the inherited heap: that copies every page
-    # of it (copy-on-write) and made each edit of a real tree ten times slower.
+    # The child's collector then leaves the inherited heap alone, instead of walking
+    # it and so copying its pages (copy-on-write).
     gc.freeze()
     try:
         proc.start()

@@ -34,6 +34,7 @@ BODIES: list[list[str]] = [
     ["return any(x > 2 for x in (1, 2, 3)), all([]), sum([1, 2], 10)"],
     ["s = 'FP8_e4m3'", "return s.lower().startswith(('fp8', 'int8')), s.split('_'), s[::-1]"],
     ["a, *b = [1, 2, 3]", "return a, b"],
+    ["return {1} | set(), set() | {2}, {'a': 1} | {}, {} | {'b': 2}"],
     ["x = 5", "def inner():", "    return x + 1", "x = 10", "return inner()"],
     ["def f(v=[]):", "    v.append(1)", "    return len(v)", "f()", "return f()"],
     ["assert 1 == 2, 'no'", "return 1"],
@@ -130,6 +131,12 @@ BODIES: list[list[str]] = [
 
 #: (module-level code: classes, helpers, registries; the method body using them).
 WITH_PRELUDE: list[tuple[str, str]] = [
+    # members of two enums with one name are different; of one enum, equal (issue 26's mutants)
+    (
+        "import enum\nclass E(enum.Enum):\n    X = 1\nclass F(enum.Enum):\n    X = 1\n",
+        "return E.X == F.X, E.X != F.X, E.X == E.X, F.X in [E.X], E.X in (F.X, E.X)",
+    ),
+    ("a, (b, c) = 1, (2, 3)\n", "return a, b, c"),
     (
         "class A:\n    x = 1\n    @classmethod\n    def g(cls):\n        return cls.x\nclass B(A):\n    x = 2\n",
         "return B.g(), A.g(), B.__name__",
