@@ -147,7 +147,7 @@ def mutated_trees_never_raise(template: Path, changes: dict[str, list[tuple]]) -
 
 #: The fuzzing runs in a forked child, killed when no example has started for this many
 #: seconds (an example takes milliseconds): a hang is contained and its example named.
-IDLE = 60.0
+IDLE = 120.0
 
 
 @pytest.mark.slow

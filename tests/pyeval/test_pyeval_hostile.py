@@ -473,7 +473,7 @@ def _fuzz(which: Callable[[Path], None], root: Path) -> str:
 #: Each fuzz run is one forked child, killed when no example has started for this
 #: many seconds, and the hanging example is named: containment for a hang (an
 #: example takes milliseconds), not a speed check.
-IDLE = 60.0
+IDLE = 120.0
 
 
 @pytest.mark.slow
