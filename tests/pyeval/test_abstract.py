@@ -144,6 +144,11 @@ PREDICATES = [
     "sizes = cls.get_supported_head_sizes()\nreturn not sizes or head_size in sizes",
     "return all(head_size % m == 0 for m in (2, 8))",
     "return head_size // 1 >= 0 if False else head_size <= 1024",
+    # exact answers that a wrong scale, offset or comparison changes (mutants, issue 26)
+    "return head_size * 2 == 256",
+    "return head_size - 8 == 120",
+    "return head_size != 128 and head_size != 64",
+    "return (head_size - 16) * 4 == 448",
 ]
 
 
