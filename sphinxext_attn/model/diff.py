@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sphinxext_attn.model.columns import FEATURE_COLUMNS
 from sphinxext_attn.model.records import (
-    FEATURE_COLUMNS,
     PREFILL_COLUMNS,
     Analysis,
     BackendFeatures,

@@ -10,25 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sphinxext_attn.model.columns import COLUMN, FEATURE_COLUMNS, UNKNOWN_MARK
+
 if TYPE_CHECKING:
     from sphinxext_attn.model.pagetext import PageText
-
-#: Columns of the feature tables, in the order vLLM's pages use them.
-FEATURE_COLUMNS: tuple[str, ...] = (
-    "Backend",
-    "Version",
-    "Dtypes",
-    "KV Dtypes",
-    "Block Sizes",
-    "Head Sizes",
-    "Sink",
-    "Non-Causal",
-    "Sparse",
-    "MM Prefix",
-    "DCP",
-    "Attention Types",
-    "Compute Cap.",
-)
 
 #: The seed's standard-table columns (``Version`` only when a variant exists).
 STANDARD_COLUMNS: tuple[str, ...] = (
@@ -176,66 +161,12 @@ class BackendFeatures:
         return cell_text(self, column)
 
 
-def _yes_no(value: bool) -> str:
-    return "✅" if value else "❌"
-
-
-#: How a cell the evaluator could not answer is shown (the legend explains it).
-UNKNOWN_MARK = "?"
-
-
 def cell_text(row: BackendFeatures, column: str) -> str:
-    """Plain cell text for ``column`` of ``row``; raises KeyError for unknown columns."""
+    """Plain cell text for ``column`` of ``row`` (:mod:`.columns` says how it is
+    written); raises KeyError for unknown columns."""
     if column in row.unknown:
         return UNKNOWN_MARK
-    if column in EXTRA_COLUMNS:
-        value = row.extras.get(EXTRA_COLUMNS[column])
-        return UNKNOWN_MARK if value is None else _yes_no(bool(value))
-    match column:
-        case "Backend":
-            return row.name
-        case "Version":
-            return row.version
-        case "Dtypes":
-            return ", ".join(row.dtypes)
-        case "KV Dtypes":
-            return ", ".join(row.kv_cache_dtypes)
-        case "Block Sizes":
-            return ", ".join(row.block_sizes) or "Any"
-        case "Head Sizes":
-            return ", ".join(row.head_sizes) or "Any"
-        case "Sink":
-            return _yes_no(row.supports_sink)
-        case "Non-Causal":
-            return _yes_no(row.supports_non_causal)
-        case "Sparse":
-            return _yes_no(row.is_sparse)
-        case "MM Prefix":
-            return _yes_no(row.supports_mm_prefix)
-        case "DCP":
-            return _yes_no(row.supports_dcp)
-        case "Attention Types":
-            return row.attn_types
-        case "Compute Cap.":
-            return row.compute_capability
-    raise KeyError(column)
-
-
-#: Further capability columns a ``:columns:`` option can ask for -> the classmethod.
-EXTRA_COLUMNS: dict[str, str] = {
-    "Sliding Window": "supports_sliding_window",
-    "ALiBi sqrt": "supports_alibi_sqrt",
-    "Per-Head Quant Scales": "supports_per_head_quant_scales",
-    "Batch Invariance": "supports_batch_invariance",
-    "KV Connector": "supports_kv_connector",
-    "PCP": "supports_pcp",
-    "R-SWA": "supports_rswa",
-    "Non-Causal DCP": "supports_non_causal_dcp",
-    "CPU Query Lens Mismatch": "supports_device_cpu_query_lens_mismatch",
-}
-
-#: Columns whose cells are lists of code names, shown as inline literals.
-LITERAL_LIST_COLUMNS: frozenset[str] = frozenset({"KV Dtypes"})
+    return COLUMN[column].text(row)
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ runtime profile keeps their table (MLA, model family) and registry filtering.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
+from sphinxext_attn.model.columns import EXTRA_COLUMNS, FLAGS
 from sphinxext_attn.model.records import (
-    EXTRA_COLUMNS,
     BackendFeatures,
     Diagnostic,
     Location,
@@ -84,13 +85,9 @@ def analyze_backend(
         capability, loc = features.compute_capability(scope)
         note("Compute Cap.", loc)
     flags: dict[str, bool] = {}
-    for column, method in (
-        ("Sink", "supports_sink"),
-        ("Sparse", "is_sparse"),
-        ("MM Prefix", "supports_mm_prefix"),
-        ("Non-Causal", "supports_non_causal"),
-        ("MLA", "is_mla"),
-    ):
+    # the flags the class body states; DCP is the impl class's (vLLM's generator)
+    page_flags = [(c.title, c.question) for c in FLAGS if not c.impl_attribute]
+    for column, method in (*page_flags, ("MLA", "is_mla")):
         flags[column], loc = features.flag(scope, method)
         note(column, loc)
     flags["DCP"], loc = dcp(tree, ref)
@@ -104,6 +101,7 @@ def analyze_backend(
         or "_mla" in entry.name.lower()
         or flags["MLA"]
     )
+    flag_fields: dict[str, Any] = {c.field: flags[c.title] for c in FLAGS}
     return BackendFeatures(
         family=model_family(entry, is_mla),
         name=entry.name,
@@ -115,11 +113,7 @@ def analyze_backend(
         attn_types=attn_types,
         compute_capability=capability,
         is_mla=is_mla,
-        supports_sink=flags["Sink"],
-        is_sparse=flags["Sparse"],
-        supports_mm_prefix=flags["MM Prefix"],
-        supports_non_causal=flags["Non-Causal"],
-        supports_dcp=flags["DCP"],
+        **flag_fields,
         sources=sources,
         extras=extras,
     )

@@ -1,7 +1,8 @@
 """Which columns beyond the seed's a release's page shows, and the DCP cell rule.
 
-vLLM's page grew columns as its generator grew them (DCP in 0.17, Non-Causal
-in 0.21), while the backend interface had each concept a release earlier. So
+vLLM's page grew columns as its generator grew them (each column's ``since``
+in :mod:`sphinxext_attn.model.columns`), while the backend interface had each
+concept a release earlier. So
 the column set is read from the generator the tree ships (parsed, never
 run); a tree without one (an installed distribution) shows a column when
 some backend of the release claims the capability.
@@ -12,19 +13,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from sphinxext_attn.model.records import EXTRA_COLUMNS, BackendFeatures, Location
+from sphinxext_attn.model.columns import COLUMN, EXTRA_COLUMNS, OPTIONAL_COLUMNS
+from sphinxext_attn.model.records import BackendFeatures, Location
 from sphinxext_attn.source.classes import ClassRef, base_name
 from sphinxext_attn.source.lookup import find_class, imports_of
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.paths import GENERATORS
 
-#: Columns of later pages, and the row fact each one shows.
-OPTIONAL_COLUMNS: dict[str, str] = {
-    "Non-Causal": "supports_non_causal",
-    "DCP": "supports_dcp",
-}
 #: The impl attribute vLLM's generator reads for the DCP cell.
-DCP_ATTRIBUTE = "can_return_lse_for_decode"
+DCP_ATTRIBUTE = COLUMN["DCP"].impl_attribute
 MAX_HOPS = 12
 
 

@@ -40,6 +40,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from sphinxext_attn.model.columns import FLAGS
 from sphinxext_attn.model.records import TABLES, Analysis, BackendFeatures
 
 SCHEMA = 2
@@ -58,11 +59,7 @@ def _backend(row: BackendFeatures) -> dict[str, Any]:
         "attn_types": row.attn_types,
         "compute_capability": row.compute_capability,
         "is_mla": row.is_mla,
-        "supports_sink": row.supports_sink,
-        "is_sparse": row.is_sparse,
-        "supports_mm_prefix": row.supports_mm_prefix,
-        "supports_non_causal": row.supports_non_causal,
-        "supports_dcp": row.supports_dcp,
+        **{flag.field: getattr(row, flag.field) for flag in FLAGS},
         "sources": {k: str(v) for k, v in sorted(row.sources.items())},
         **(
             {

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from docutils import nodes
 
+from sphinxext_attn.model.columns import COLUMN, LITERAL_LIST_COLUMNS
 from sphinxext_attn.model.records import (
-    LITERAL_LIST_COLUMNS,
     Analysis,
     BackendFeatures,
     Footnote,
@@ -199,7 +199,7 @@ def feature_cell(row: BackendFeatures, column: str, deco: Decorations = PLAIN) -
     if column == "Backend":
         cell: list[nodes.Node] = [nodes.literal(row.name, row.name)]
     elif column in LITERAL_LIST_COLUMNS:
-        cell = literal_list(row.kv_cache_dtypes)
+        cell = literal_list(getattr(row, COLUMN[column].field))
     else:
         text = row.cell(column)
         if deco is PLAIN or not text:

@@ -2,32 +2,9 @@
 
 from __future__ import annotations
 
+from sphinxext_attn.model.columns import LEGEND
 from sphinxext_attn.model.records import MLA_COLUMNS, Analysis
 
-#: (column, description) rows of the legend; extra columns are described too.
-LEGEND: tuple[tuple[str, str], ...] = (
-    ("Dtypes", "Supported model data types (fp16, bf16, fp32)"),
-    ("KV Dtypes", "Supported KV cache data types (`auto`, `fp8`, `fp8_e4m3`, etc.)"),
-    ("Block Sizes", "Supported KV cache block sizes (%N means multiples of N)"),
-    ("Head Sizes", "Supported attention head sizes"),
-    ("Sink", "Attention sink support (for StreamingLLM)"),
-    ("Non-Causal", "Non-causal (bidirectional) attention support for decoder models"),
-    ("Sparse", "Sparse attention support (MLA only)"),
-    ("MM Prefix", "Multimodal prefix full attention support"),
-    ("DCP", "Decode Context Parallelism support (`--decode-context-parallel-size`)"),
-    ("Attention Types", "Supported attention patterns (Decoder, Encoder, Enc-Dec)"),
-    ("Compute Cap.", "Required CUDA compute capability (N/A for non-CUDA backends)"),
-    # capability columns a `:columns:` option can ask for (not on vLLM's page)
-    ("Sliding Window", "Sliding window attention support"),
-    ("ALiBi sqrt", "ALiBi with square-root slopes support"),
-    ("Per-Head Quant Scales", "Per-head quantization scales for the KV cache"),
-    ("Batch Invariance", "Batch-invariant (deterministic) results support"),
-    ("KV Connector", "KV connector (disaggregated prefill, KV transfer) support"),
-    ("PCP", "Prefill Context Parallelism support"),
-    ("R-SWA", "Reference Sliding Window Attention (prompt global, later tokens windowed)"),
-    ("Non-Causal DCP", "Non-causal attention together with DCP (MLA)"),
-    ("CPU Query Lens Mismatch", "Runs batches whose device and CPU query lengths differ"),
-)
 #: Legend rows the seed's page shows: the columns of its MLA table.
 SEED_LEGEND_COLUMNS: tuple[str, ...] = tuple(c for c in MLA_COLUMNS if c != "Backend")
 SYMBOLS = "✅ = Supported, ❌ = Not supported"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from sphinxext_attn.model.columns import ASKED
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.members import class_mro
@@ -24,21 +25,6 @@ from sphinxext_attn.pyeval.values import NODE, Bound, External, PyClass, PyFunct
 from sphinxext_attn.runtime.head_sizes import first_head_size
 from sphinxext_attn.runtime.questions import attention_types
 from sphinxext_attn.vocab.names import CAPABILITIES, DTYPES, HEAD_SIZES
-
-#: column -> the method whose answer the cell shows
-QUESTIONS: dict[str, str] = {
-    "Dtypes": "supports_dtype",
-    "KV Dtypes": "supports_kv_cache_dtype",
-    "Block Sizes": "get_supported_kernel_block_sizes",
-    "Head Sizes": "supports_head_size",
-    "Compute Cap.": "supports_compute_capability",
-    "Attention Types": "supports_attn_type",
-    "Sink": "supports_sink",
-    "Sparse": "is_sparse",
-    "MM Prefix": "supports_mm_prefix",
-    "Non-Causal": "supports_non_causal",
-    "DCP": "supports_dcp",
-}
 
 
 def _argument(interp: Interpreter, cls: PyClass, column: str, facts: dict[str, Any]) -> list[Any]:
@@ -132,7 +118,7 @@ def deciding_lines(
 ) -> dict[str, Location]:
     """Column -> the line its answer was decided on (columns the class answered)."""
     out: dict[str, Location] = {}
-    for column, method in QUESTIONS.items():
+    for column, method in ((c.title, c.question) for c in ASKED):
         if facts.get(column) is None or column in facts.get("unknown", {}):
             continue
         where = _definition(interp, cls, method)
@@ -154,4 +140,4 @@ def deciding_lines(
     return out
 
 
-__all__ = ["QUESTIONS", "deciding_lines"]
+__all__ = ["deciding_lines"]

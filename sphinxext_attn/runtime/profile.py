@@ -13,6 +13,7 @@ import ast
 from dataclasses import replace
 from typing import Any
 
+from sphinxext_attn.model.columns import ASKED, FLAGS
 from sphinxext_attn.model.records import BackendFeatures, Location
 from sphinxext_attn.pyeval import Interpreter, LimitExceeded, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, PyClass
@@ -30,16 +31,6 @@ from sphinxext_attn.runtime.questions import (
 from sphinxext_attn.source.registry import RegistryEntry
 from sphinxext_attn.vocab.names import ATTN_TYPE_NAMES, CAPABILITIES, DTYPES, SCORED_CAPABILITIES
 
-#: Flag columns and the classmethod each asks.
-FLAG_METHODS: dict[str, str] = {
-    "Sink": "supports_sink",
-    "Sparse": "is_sparse",
-    "MM Prefix": "supports_mm_prefix",
-    "Non-Causal": "supports_non_causal",
-    "DCP": "supports_dcp",
-}
-#: Before the backend had the question, vLLM asked the impl class instead.
-IMPL_FLAGS: dict[str, str] = {"DCP": "can_return_lse_for_decode"}
 #: Cells of the variant rows that depend on the FlashAttention version or the
 #: TRTLLM kernels present: kept as the variant rule reads them.
 VARIANT_CELLS = {
@@ -111,8 +102,7 @@ class RuntimeReader:
                 return self.facts(entry, cls)
         except (Unknown, Raised) as exc:
             reason = str(exc)
-            columns = ["Dtypes", "KV Dtypes", "Block Sizes", "Head Sizes", "Compute Cap."]
-            columns += ["Attention Types", *FLAG_METHODS, "MLA"]
+            columns = [*(c.title for c in ASKED), "MLA"]
             facts: dict[str, Any] = dict.fromkeys(columns)
             facts.update(unknown=dict.fromkeys(columns, reason), supports={}, extras={}, notes={})
             facts["limited"] = columns if isinstance(exc, LimitExceeded) else []
@@ -162,15 +152,15 @@ class RuntimeReader:
         facts["Attention Types"] = types
         interface = self.interface(cls)
         declared = {f.name for f in interface}
-        for column, method in FLAG_METHODS.items():
-            answer = ask.ask_flag(method)
+        for flag in FLAGS:
+            answer = ask.ask_flag(flag.question)
             if answer.raised.startswith("AttributeError"):
-                if column in IMPL_FLAGS:
-                    answer = ask.ask_impl_flag(IMPL_FLAGS[column])
-                elif method not in declared:  # the release has no such question
-                    facts[column] = None
+                if flag.impl_attribute:
+                    answer = ask.ask_impl_flag(flag.impl_attribute)
+                elif flag.question not in declared:  # the release has no such question
+                    facts[flag.title] = None
                     continue
-            facts[column] = take(column, answer)
+            facts[flag.title] = take(flag.title, answer)
         facts["MLA"] = take("MLA", ask.ask_flag("is_mla"))
         for method in extra_methods(interface) if self.extras else []:
             facts["extras"][method] = take(method, ask.ask_flag(method))
@@ -221,7 +211,7 @@ def extra_methods(interface: list[ast.FunctionDef]) -> list[str]:
         if stmt.name.startswith("supports_")
         and len(stmt.args.args) == 1
         and not stmt.args.vararg
-        and stmt.name not in FLAG_METHODS.values()
+        and stmt.name not in {flag.question for flag in FLAGS}
     ]
 
 
@@ -276,15 +266,9 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
         changes["attn_types"] = (
             "All" if set(names) >= every else ", ".join(sorted(names)) or "None"
         )
-    for column, field_name in (
-        ("Sink", "supports_sink"),
-        ("Sparse", "is_sparse"),
-        ("MM Prefix", "supports_mm_prefix"),
-        ("Non-Causal", "supports_non_causal"),
-        ("DCP", "supports_dcp"),
-    ):
-        if column not in keep and facts[column] is not None:
-            changes[field_name] = bool(facts[column])
+    for flag in FLAGS:
+        if flag.title not in keep and facts[flag.title] is not None:
+            changes[flag.field] = bool(facts[flag.title])
     sources = dict(row.sources)
     sources.update((c, loc) for c, loc in facts.get("sources", {}).items() if c not in keep)
     return replace(

@@ -16,14 +16,9 @@ from typing import ClassVar
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from sphinxext_attn.model.columns import EXTRA_COLUMNS, FEATURE_COLUMNS, LEGEND
 from sphinxext_attn.model.environment import Environment, environment_from
-from sphinxext_attn.model.records import (
-    CATEGORIES,
-    EXTRA_COLUMNS,
-    FEATURE_COLUMNS,
-    PREFILL_COLUMNS,
-    Analysis,
-)
+from sphinxext_attn.model.records import CATEGORIES, PREFILL_COLUMNS, Analysis
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render import priority, prose
 from sphinxext_attn.render.decorate import PLAIN, Decorations
@@ -360,7 +355,7 @@ class LegendDirective(AttentionBackendsDirective):
 
     option_spec = {
         **COMMON_OPTIONS,
-        "columns": columns_option([c for c, _ in prose.LEGEND]),
+        "columns": columns_option([c for c, _ in LEGEND]),
     }
 
     def run(self) -> list[nodes.Node]:

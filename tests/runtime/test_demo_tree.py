@@ -16,7 +16,8 @@ import vllm_trees
 from treebuilder import DEMO_OLD_TREE, DEMO_TREE, REPO
 
 from sphinxext_attn.analysis.pipeline import analyze
-from sphinxext_attn.model.records import FEATURE_COLUMNS, TABLES, Analysis
+from sphinxext_attn.model.columns import FEATURE_COLUMNS
+from sphinxext_attn.model.records import TABLES, Analysis
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.select.decision import Config, Selector
 from sphinxext_attn.source.tree import SourceTree
