@@ -50,8 +50,6 @@ from sphinxext_attn.vocab.paths import (
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
 
-#: The FlashAttention build's interface; releases before 0.17 do not ship its source,
-#: so the machine answers for it as a full build does (see fa_version_supported).
 #: FlashAttention version -> the GPU major versions a full build runs it on (FA2: SM 8.0 on).
 FA_MAJORS = {2: range(8, 100), 3: (9,), 4: (9, 10, 11)}
 
