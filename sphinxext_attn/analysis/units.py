@@ -21,8 +21,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sphinxext_attn.model.columns import EXTRA_COLUMNS
 from sphinxext_attn.model.environment import REFERENCE, Environment
-from sphinxext_attn.model.records import EXTRA_COLUMNS, Analysis, Diagnostic, Location
+from sphinxext_attn.model.records import Analysis, Diagnostic, Location
 from sphinxext_attn.source.registry import RegistryEntry
 from sphinxext_attn.source.tree import Recording, SourceTree, _syntax_problems
 
