@@ -29,6 +29,9 @@ from sphinxext_attn.source.tree import Recording, SourceTree, _syntax_problems
 
 #: Below this many backends to answer, forking costs more than it saves.
 MIN_FORKED = 8
+#: Up to this many backends to answer again with a store, they share one interpreter
+#: (a first run keeps each unit's own files, for the edits after it).
+MAX_SHARED = 8
 
 
 class UnitStore(Protocol):
@@ -70,6 +73,25 @@ class Runner:
         self.store = store
         #: keys of the units computed (not taken from the store) in this run
         self.computed: list[str] = []
+        #: backends' answers asked of one interpreter (see :meth:`interpreter`)
+        self.shared = False
+        self._interp: Any = None
+        #: every path the units answered on the shared interpreter read so far
+        self._chain: dict[str, None] = {}
+
+    def interpreter(self) -> Any:
+        """The evaluator for a backend's answers: a fresh one per unit, or, when
+        :attr:`shared`, one for all (modules evaluated once). What a shared
+        interpreter remembers was read by the units before: each unit is then
+        kept as reading their files too, a superset of its own (never stale)."""
+        from sphinxext_attn.pyeval import Interpreter
+        from sphinxext_attn.pyeval.machine import Machine
+
+        if not self.shared:
+            return Interpreter(self.evaluator, Machine(self.environment))
+        if self._interp is None:
+            self._interp = Interpreter(self.evaluator, Machine(self.environment))
+        return self._interp
 
     def cached(self, key: str) -> Done | None:
         found = self.store.get(key) if self.store is not None else None
@@ -96,6 +118,9 @@ class Runner:
             records.append(record)
         page, evaluator = records
         paths = list(dict.fromkeys([*page.paths, *evaluator.paths]))
+        if self.shared and evaluator_work is not None:
+            self._chain.update(dict.fromkeys(paths))
+            paths = list(self._chain)
         return Done(
             (values[0], values[1][0] if values[1] else None),
             paths,
@@ -165,15 +190,11 @@ def _page_row(entry: RegistryEntry, excludes: dict[str, frozenset[str]] | None) 
     return work
 
 
-def _answers(
-    entry: RegistryEntry, environment: Environment, provenance: bool, extras: bool
-) -> Any:
+def _answers(entry: RegistryEntry, runner: Runner, provenance: bool, extras: bool) -> Any:
     def work(tree: SourceTree) -> tuple[Any, list[str]]:
-        from sphinxext_attn.pyeval import Interpreter
-        from sphinxext_attn.pyeval.machine import Machine
         from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
 
-        interp = Interpreter(tree, Machine(environment))
+        interp = runner.interpreter()
         reader = RuntimeReader(interp, provenance=provenance, extras=extras)
         cls = resolve_class(interp, entry)
         if cls is None:
@@ -234,6 +255,23 @@ def _syntax(rel: str, start: int, length: int) -> Any:
     return work
 
 
+def _syntax_key(rel: str, cut: tuple[int, int]) -> str:
+    return repr(("syntax", rel, *cut))
+
+
+def _with_checks(runner: Runner, done: list[Done]) -> tuple[list[Done], dict[str, Done]]:
+    """The forked child's backends, with the syntax checks of the files of which they
+    parsed a class only (the parent keeps those it needs: a file another unit
+    parsed whole needs none)."""
+    checks: dict[str, Done] = {}
+    for unit in done:
+        for rel, cut in unit.partly.items():
+            key = _syntax_key(rel, cut)
+            if rel not in unit.whole and key not in checks and runner.cached(key) is None:
+                checks[key] = runner.compute(_syntax(rel, *cut))
+    return done, checks
+
+
 def runtime_analysis(
     root: str,
     provenance: bool = True,
@@ -264,7 +302,7 @@ def runtime_analysis(
 
     def compute(entry: RegistryEntry) -> Done:
         return runner.compute(
-            _page_row(entry, excludes), _answers(entry, environment, provenance, extras)
+            _page_row(entry, excludes), _answers(entry, runner, provenance, extras)
         )
 
     units: dict[str, Done] = {}
@@ -275,21 +313,37 @@ def runtime_analysis(
             units[entry.name] = found
         else:
             missing.append(entry)
-    child = None
-    if parallel and len(missing) >= MIN_FORKED:
+    # a first run without a store, or a few answers to ask again: one interpreter
+    runner.shared = store is None or len(missing) <= MAX_SHARED
+    forking = parallel and len(missing) > MIN_FORKED
+    if forking:
         from sphinxext_attn.analysis import forked
 
-        if forked.can_fork():
-            theirs = missing[1::2]
-            child = forked.Forked(lambda: [compute(e) for e in theirs])
-            missing = missing[0::2]
+        forking = forked.can_fork()
+    # the modules every backend reads are evaluated once, before the fork: the
+    # child inherits them with the shared interpreter
+    warm = missing[:1] if forking and runner.shared else []
+    for entry in warm:
+        units[entry.name] = done = compute(entry)
+        runner.keep(key_of(entry), done)
+    missing = missing[len(warm) :]
+    child = None
+    #: syntax checks the child did for the files of its backends (see below)
+    checked_there: dict[str, Done] = {}
+    if forking:
+        theirs = missing[1::2]
+        child = forked.Forked(lambda: _with_checks(runner, [compute(e) for e in theirs]))
+        missing = missing[0::2]
     for entry in missing:
         units[entry.name] = done = compute(entry)
         runner.keep(key_of(entry), done)
+    prio = runner.run("priorities", None, _priorities(environment))
     if child is not None:
         got = child.result()
+        if isinstance(got, tuple):
+            checked_there = got[1]
         for i, entry in enumerate(theirs):
-            done = got[i] if isinstance(got, list) else compute(entry)
+            done = got[0][i] if isinstance(got, tuple) else compute(entry)
             units[entry.name] = done
             runner.keep(key_of(entry), done)
     backends = [units[e.name] for e in todo]
@@ -297,7 +351,6 @@ def runtime_analysis(
     registered = {r.name for r in rows}
     flags = sorted(registered & {"FLASH_ATTN", "FLASHINFER"})
     rest = runner.run(repr(("rest", flags)), _rest(entries, registered))
-    prio = runner.run("priorities", None, _priorities(environment))
     page_rest: dict[str, Any] = rest.value[0]
 
     partly: dict[str, tuple[int, int]] = {}
@@ -306,10 +359,15 @@ def runtime_analysis(
         partly.update(done.partly)
         whole.update(done.whole)
     checked = [rel for rel in sorted(partly) if rel not in whole]
-    checks = [
-        runner.run(repr(("syntax", rel, *partly[rel])), _syntax(rel, *partly[rel]))
-        for rel in checked
-    ]
+    checks = []
+    for rel in checked:
+        key = _syntax_key(rel, partly[rel])
+        done = checked_there.get(key)
+        if done is not None:
+            runner.keep(key, done)
+        else:
+            done = runner.run(key, _syntax(rel, *partly[rel]))
+        checks.append(done)
 
     result = Analysis(root=str(runner.page.root))
     result.priorities = page_rest["priorities"]
