@@ -10,9 +10,11 @@ again only the units that read the edited file (as mypy's incremental mode
 does). Assembling the units gives the analysis a single run gives: warnings
 in the same order, said once; machine facts listed in first-read order.
 
-The units of the backends are independent, so a run without a cache splits
-them over two processes (:mod:`.forked`); both parse each file once for the
-page reader and the evaluator together.
+The units of the backends are independent, so a first run splits them over
+two processes (:mod:`.forked`); both parse each file once for the page reader
+and the evaluator together. Without a store (or for a few units asked again)
+the backends' answers share one interpreter, which evaluates the modules they
+all read once (see :meth:`Runner.interpreter`).
 """
 
 from __future__ import annotations
@@ -362,12 +364,10 @@ def runtime_analysis(
     checks = []
     for rel in checked:
         key = _syntax_key(rel, partly[rel])
-        done = checked_there.get(key)
-        if done is not None:
-            runner.keep(key, done)
-        else:
-            done = runner.run(key, _syntax(rel, *partly[rel]))
-        checks.append(done)
+        there = checked_there.get(key)
+        if there is not None:
+            runner.keep(key, there)
+        checks.append(there or runner.run(key, _syntax(rel, *partly[rel])))
 
     result = Analysis(root=str(runner.page.root))
     result.priorities = page_rest["priorities"]

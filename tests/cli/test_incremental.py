@@ -178,3 +178,18 @@ def test_one_backend_file_of_a_release(tmp_path):
         k for k in computed if "'FLEX_ATTENTION'" in k
     ]
     assert got == cold
+
+
+def test_answers_asked_again_on_one_interpreter_keep_the_files_before_them(tmp_path):
+    """A few answers asked again share one interpreter: what it remembers was read by
+    the units before, so each is kept as reading their files too (never stale)."""
+    tree, cache = _copy(tmp_path), tmp_path / "cache"
+    _run(tree, cache)
+    rel = "vllm/v1/attention/backends/flash_attn.py"
+    _append(tree / rel, "\n# an edit\n")
+    _, computed, store = _run(tree, cache)
+    backends = [k for k in computed if k.startswith("('backend'")]
+    assert len(backends) >= 2
+    for before, after in zip(backends, backends[1:]):
+        assert set(store.units[before][0]) <= set(store.units[after][0])
+    assert all(rel in store.units[k][0] for k in backends)
