@@ -21,7 +21,7 @@ from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import diffout
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.sphinx import config
-from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
+from sphinxext_attn.sphinx.directive_base import AttentionBackendsDirective
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, profile_option
 from sphinxext_attn.sphinx.provenance import SphinxDecorations
 

@@ -23,7 +23,8 @@ from sphinxext_attn.render.platform_section import (
 from sphinxext_attn.select.platform_page import gpu_header
 
 if TYPE_CHECKING:
-    from sphinxext_attn.sphinx.directives import AttentionBackendsDirective, PriorityDirective
+    from sphinxext_attn.sphinx.directive_base import AttentionBackendsDirective
+    from sphinxext_attn.sphinx.directives import PriorityDirective
 
 
 def platform_priority_nodes(

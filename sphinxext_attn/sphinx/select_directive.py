@@ -26,7 +26,7 @@ from sphinxext_attn.select import inputs
 from sphinxext_attn.select.decision import LAYER_FIELDS, OPTION_FIELDS, Config, Selector
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.sphinx import cache
-from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
+from sphinxext_attn.sphinx.directive_base import AttentionBackendsDirective
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, gfx_option
 
 

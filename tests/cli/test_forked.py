@@ -13,7 +13,7 @@ from treebuilder import DEMO_TREE, runtime_backend
 
 from sphinxext_attn.analysis import forked
 from sphinxext_attn.analysis.pipeline import analyze
-from sphinxext_attn.cli import select as select_cli
+from sphinxext_attn.cli import decisions
 from sphinxext_attn.cli.runcache import RunCache
 from sphinxext_attn.pyeval import Unknown
 from sphinxext_attn.render.jsonout import render_json as to_json
@@ -139,9 +139,9 @@ CASES = [
 
 
 def _decide_all(monkeypatch: pytest.MonkeyPatch, fork: bool) -> tuple[list, list[str]]:
-    answers = select_cli.Answers(DEMO_TREE, RunCache(None))
+    answers = decisions.Answers(DEMO_TREE, RunCache(None))
     with monkeypatch.context() as patch:
-        patch.setattr(select_cli, "MIN_FORKED_CASES", 2)
+        patch.setattr(decisions, "MIN_FORKED_CASES", 2)
         patch.setattr(forked, "can_fork", lambda: fork)
         results = answers.decide_all(CASES * 2)
     assert answers.tree is not None

@@ -1,0 +1,152 @@
+"""Decisions for one tree: each configuration evaluated once, and kept between runs
+while no file it was read from changes (:mod:`sphinxext_attn.cli.runcache`).
+
+A file of cases is answered by two processes (decisions do not depend on the
+order they are asked in); one configuration by this one alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sphinxext_attn.cli.checks import BadInput
+from sphinxext_attn.cli.runcache import RunCache
+from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.select import inputs
+from sphinxext_attn.select.decision import Config, Selector
+from sphinxext_attn.source.tree import SourceTree
+
+#: Decisions kept per tree between runs (the oldest are dropped beyond this).
+MAX_KEPT_DECISIONS = 100_000
+#: New cases below this are answered in this process alone (a fork costs more).
+MIN_FORKED_CASES = 40
+
+
+class Answers:
+    """Decisions for one tree, evaluated once per configuration and kept between
+    runs while no file they were read from changes (see :mod:`sphinxext_attn.cli.runcache`)."""
+
+    def __init__(self, root: Path, cache: RunCache, environment: Environment = REFERENCE) -> None:
+        self.root = root
+        self.cache = cache
+        self.environment = environment
+        kept, self.paths = cache.load_entry("decisions", root, {}) or (None, [])
+        self.known: dict[str, dict[str, Any]] = kept if isinstance(kept, dict) else {}
+        #: made on the first configuration not kept (none: nothing new to store)
+        self.tree: SourceTree | None = None
+        #: one evaluator per environment (its answers rest on it), sharing the tree
+        self.selectors: dict[str, Selector] = {}
+
+    def decide(self, config: Config, environment: Environment | None = None) -> dict[str, Any]:
+        """The decision for ``config`` in ``environment`` (default: the run's)."""
+        environment = environment or self.environment
+        key = _key(config, environment)
+        found = self.known.get(key)
+        if found is not None:
+            return found
+        selector = self.selector(environment)
+        data = selector.explain(selector.decide(config)).to_json()
+        self.known[key] = data
+        return data
+
+    def selector(self, environment: Environment) -> Selector:
+        """The evaluator of ``environment``'s answers, on this run's tree."""
+        if self.tree is None:
+            self.tree = SourceTree(self.root)
+        selector = self.selectors.get(environment.key())
+        if selector is None:
+            machine = Machine(environment)
+            selector = self.selectors[environment.key()] = Selector(
+                Interpreter(self.tree, machine)
+            )
+        return selector
+
+    def check_kv_cache_dtype(self, config: Config) -> None:
+        """``--kv-cache-dtype`` must be one of the release's ``CacheDType`` (a
+        configuration decided before was checked then)."""
+        if _key(config, self.environment) in self.known:
+            return
+        from sphinxext_attn.runtime.questions import kv_cache_dtypes
+
+        accepted = kv_cache_dtypes(self.selector(self.environment).interp)
+        try:
+            inputs.check_kv_cache_dtype(config.kv_cache_dtype, accepted)
+        except ValueError as exc:
+            raise BadInput(f"argument --kv-cache-dtype: {exc}") from None
+
+    def flash_attn_version(self, config: Config, selected: str | None) -> int | None:
+        """The FlashAttention version ``selected`` runs for ``config`` (kept as decisions are)."""
+        key = f"{_key(config, self.environment)}|flash_attn_version"
+        found = self.known.get(key)
+        if found is None:
+            from sphinxext_attn.select.fa_version import flash_attn_version
+
+            interp = self.selector(self.environment).interp
+            found = self.known[key] = {"version": flash_attn_version(interp, config, selected)}
+        version = found.get("version")
+        return version if isinstance(version, int) else None
+
+    def decide_all(
+        self, cases: Sequence[Config | tuple[Config, Environment]]
+    ) -> list[dict[str, Any]]:
+        """Every case's decision, in order: a configuration (in the run's environment)
+        or a (configuration, environment) pair. Past the first new one (which
+        readies the evaluator), a forked child answers the second half of the rest
+        while this process answers the first: decisions do not depend on order."""
+        pairs = [c if isinstance(c, tuple) else (c, self.environment) for c in cases]
+        keys = [_key(c, e) for c, e in pairs]
+        pending = list(dict.fromkeys(k for k in keys if k not in self.known))
+        by_key = dict(zip(keys, pairs, strict=True))
+        if pending:
+            self.decide(*by_key[pending.pop(0)])
+        from sphinxext_attn.analysis import forked
+
+        if len(pending) >= MIN_FORKED_CASES and forked.can_fork():
+            # Cases of one architecture and attention kind share their checks' memos:
+            # grouping them keeps each process from repeating the other's work.
+            pending.sort(key=lambda k: _locality(by_key[k][0]))
+            half = len(pending) // 2
+            theirs = pending[half:]
+            child = forked.Forked(lambda: self._answer(theirs, by_key))
+            for key in pending[:half]:
+                self.decide(*by_key[key])
+            got = child.result()
+            if got is not None:
+                decisions, paths = got
+                self.known.update(zip(theirs, decisions, strict=True))
+                self.paths = [*self.paths, *paths]  # what the child read counts too
+        for key in pending:
+            self.decide(*by_key[key])  # those the child did not answer; known: no cost
+        return [self.known[k] for k in keys]
+
+    def _answer(
+        self, keys: list[str], by_key: dict[str, tuple[Config, Environment]]
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        decisions = [self.decide(*by_key[k]) for k in keys]
+        tree = self.tree
+        return decisions, [*tree.files, *tree.directories] if tree is not None else []
+
+    def keep(self) -> None:
+        """Store what this run evaluated with every file and folder read so far."""
+        if self.tree is None:
+            return
+        known = self.known
+        if len(known) > MAX_KEPT_DECISIONS:
+            known = dict(list(known.items())[-MAX_KEPT_DECISIONS:])
+        paths = [*self.paths, *self.tree.files, *self.tree.directories]
+        self.cache.store("decisions", self.root, {}, known, paths)
+
+
+def _key(config: Config, environment: Environment = REFERENCE) -> str:
+    """A configuration (and what it assumes) as the key of its kept decision."""
+    text = json.dumps(config.__dict__, sort_keys=True)
+    return f"{text}|{environment.key()}" if not environment.is_reference() else text
+
+
+def _locality(config: Config) -> tuple[str, bool, bool]:
+    return config.capability, config.use_mla, config.use_sparse
