@@ -27,7 +27,8 @@ from sphinxext_attn.model.columns import EXTRA_COLUMNS
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import Analysis, Diagnostic, Location
 from sphinxext_attn.source.registry import RegistryEntry
-from sphinxext_attn.source.tree import Recording, SourceTree, _syntax_problems
+from sphinxext_attn.source.syntax_check import syntax_problems, without_segment
+from sphinxext_attn.source.tree import Recording, SourceTree
 
 #: Below this many backends to answer, forking costs more than it saves.
 MIN_FORKED = 8
@@ -250,9 +251,7 @@ def _syntax(rel: str, start: int, length: int) -> Any:
         text = tree.text(rel)
         if text is None:
             return []
-        segment = text[start : start + length]
-        rest = text[:start] + "\n" * segment.count("\n") + text[start + length :]
-        return _syntax_problems(rel, rest)
+        return syntax_problems(rel, without_segment(text, start, length))
 
     return work
 

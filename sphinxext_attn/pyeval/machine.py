@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import math
-import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -26,15 +25,13 @@ from sphinxext_attn.model.environment import (
     literal_of,
     truth_of,
 )
-from sphinxext_attn.pyeval import devices, engine_config
+from sphinxext_attn.pyeval import devices, engine_config, stdlib
 from sphinxext_attn.pyeval.scope import MISSING, Scope
 from sphinxext_attn.pyeval.values import (
     CAPABILITY,
-    Builtin,
     ConfigDefaults,
     External,
     Instance,
-    PyClass,
     PyFunction,
     Raised,
     Unknown,
@@ -60,22 +57,6 @@ TORCH_ALIASES = {
     "torch.double": "torch.float64",
     "torch.bfloat16": "torch.bfloat16",
 }
-
-#: Decorators that do not change what a function answers.
-TRANSPARENT_DECORATORS = frozenset(
-    {
-        "abc.abstractmethod",
-        "functools.cache",
-        "functools.lru_cache",
-        "functools.wraps",
-        "typing.override",
-        "typing_extensions.override",
-        "typing.final",
-        "typing_extensions.deprecated",
-        "staticmethod",
-    }
-)
-
 
 #: Calls that read one environment variable: ``os.environ.pop`` and ``setdefault``
 #: change the environment too, which only the analysed process would see.
@@ -151,25 +132,19 @@ class Machine:
         )
 
     def external_subscript(self, value: External, index: Any) -> Any:
-        items = index if isinstance(index, tuple) else (index,)
-        return (
-            External(f"{value.qualname}[{', '.join(_label(i) for i in items)}]")
-            if value.qualname not in ("typing.Literal", "typing_extensions.Literal")
-            else LiteralType(items)
-        )
+        return stdlib.subscript(value, index)
 
     def call_external(
         self, interp: Interpreter, func: External, args: list[Any], kwargs: dict[str, Any]
     ) -> Any:
         name = func.qualname
+        answer = stdlib.call(name, args, kwargs)
+        if answer is not MISSING:
+            return answer
         if name in ENVIRON_READS and args and isinstance(args[0], str):
             return self.getenv(
                 interp, args[0], args[1] if len(args) > 1 else kwargs.get("default")
             )
-        if name in ("os.path.join", "os.path.dirname", "os.path.basename") and all(
-            isinstance(a, str) for a in args
-        ):  # string functions (POSIX paths); nothing on disk is read
-            return getattr(posixpath, name.rsplit(".", 1)[1])(*args)
         if name == "shutil.which" and args and isinstance(args[0], str):
             # a full build: the toolchain vLLM looks for on PATH (nvcc, ninja) is there
             tool = args[0].rstrip("/").rsplit("/", 1)[-1]
@@ -198,8 +173,6 @@ class Machine:
         matched = devices.regex_call(name, args, kwargs)
         if matched is not Ellipsis:
             return matched
-        if name == "enum.auto":
-            return External("enum.auto()")
         if name == "importlib.util.find_spec" and args and isinstance(args[0], str):
             return (
                 External("importlib.machinery.ModuleSpec")
@@ -210,25 +183,6 @@ class Machine:
             if not self.fact_truth(interp, "network", False):
                 raise Raised("ConnectionError", "no network (assume network=true to change)")
             return External("requests.Response")
-        if name in MATH and all(
-            isinstance(a, int | float) and not isinstance(a, bool) for a in args
-        ):
-            try:
-                result = MATH[name](*args)
-            except (ValueError, TypeError, OverflowError) as exc:
-                raise Raised(type(exc).__name__, str(exc)) from None
-            return MISSING if isinstance(result, int) and result.bit_length() > 4096 else result
-        if name in ("typing.cast", "typing_extensions.cast") and len(args) == 2:
-            return args[1]
-        if name in ("typing.get_args", "typing_extensions.get_args") and args:
-            literal = args[0]
-            return tuple(literal.items) if isinstance(literal, LiteralType) else MISSING
-        if name in ("functools.cache", "functools.lru_cache") and len(args) == 1 and not kwargs:
-            return args[0] if isinstance(args[0], PyFunction) else External(f"{name}()")
-        if name == "functools.lru_cache":
-            return External("functools.lru_cache()")
-        if name == "functools.lru_cache()" and len(args) == 1:
-            return args[0]
         return MISSING
 
     def probe(self, interp: Interpreter, name: str) -> Any:
@@ -348,6 +302,12 @@ class Machine:
             raise Unknown(f"{asker} depends on the GPU's compute capability".lstrip(), path, line)
         return interp.capability
 
+    def decorate(
+        self, interp: Interpreter, func: PyFunction, decorator: ast.expr, scope: Scope
+    ) -> str:
+        """The kind a decorator gives a function (classmethod, property, ...)."""
+        return stdlib.decorator_kind(interp, func, decorator, scope)
+
     def capability(self, interp: Interpreter, func: PyFunction) -> Any:
         capability = self.gpu(interp, path=func.path, line=func.node.lineno)
         module = interp.module(PLATFORM_INTERFACE_MODULE)
@@ -355,63 +315,6 @@ class Machine:
             raise Unknown("no DeviceCapability class in the tree", func.path)
         cls = module.lookup("DeviceCapability", interp, func.node)
         return interp.call(cls, list(capability), {}, func.node, func.path)
-
-    # -- decorators ------------------------------------------------------------------
-    def decorate(
-        self, interp: Interpreter, func: PyFunction, decorator: ast.expr, scope: Scope
-    ) -> str:
-        """The kind a decorator gives a function (classmethod, property, ...)."""
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        try:
-            value = interp.eval(target, scope)
-        except Unknown:
-            return "opaque"
-        if isinstance(value, Builtin) and value.name in (
-            "classmethod",
-            "staticmethod",
-            "property",
-        ):
-            return value.name
-        if isinstance(value, External):
-            if value.qualname == "functools.cached_property":
-                return "property"
-            if value.qualname in TRANSPARENT_DECORATORS:
-                func.cached |= value.qualname in ("functools.cache", "functools.lru_cache")
-                return func.kind
-        if isinstance(value, PyFunction) and value.name in ("cache", "lru_cache"):
-            func.cached = True
-            return func.kind
-        if isinstance(value, PyFunction) and isinstance(decorator, ast.Name | ast.Attribute):
-            # a decorator written in the tree: run when the function is called
-            func.wrappers = (*func.wrappers, decorator)
-            return func.kind
-        return "opaque"
-
-
-#: Pure functions of the standard library, evaluated on known numbers.
-MATH: dict[str, Any] = {
-    "math.gcd": math.gcd,
-    "math.lcm": math.lcm,
-    "math.ceil": math.ceil,
-    "math.floor": math.floor,
-    "math.log2": math.log2,
-    "math.sqrt": math.sqrt,
-}
-
-
-class LiteralType:
-    """``Literal["auto", "fp8", ...]``: its arguments, for ``get_args``."""
-
-    def __init__(self, items: tuple[Any, ...]) -> None:
-        self.items = items
-
-
-def _label(value: Any) -> str:
-    if isinstance(value, External):
-        return value.qualname
-    if isinstance(value, PyClass):
-        return value.name
-    return repr(value)
 
 
 def _assigned(stmt: ast.Assign | ast.AnnAssign) -> list[str]:

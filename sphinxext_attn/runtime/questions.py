@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Question, Raised, Unknown
-from sphinxext_attn.pyeval.machine import LiteralType
+from sphinxext_attn.pyeval.stdlib import LiteralType
 from sphinxext_attn.pyeval.values import (
     CAPABILITY,
     NODE,

@@ -10,8 +10,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from sphinxext_attn.source.layout import in_package
 from sphinxext_attn.source.registry import RegistryEntry
-from sphinxext_attn.source.tree import SourceTree, in_package
+from sphinxext_attn.source.tree import SourceTree
 
 #: How many re-export hops are followed before giving up.
 MAX_DEPTH = 12

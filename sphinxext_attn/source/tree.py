@@ -13,9 +13,7 @@ import ast
 import io
 import os
 import re
-import symtable
 import tokenize
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,55 +22,18 @@ from typing import Any
 
 from sphinxext_attn.model.records import Diagnostic, Location
 from sphinxext_attn.source.chunks import ChunkError, parse_quietly, split_chunks
+from sphinxext_attn.source.layout import PACKAGE, in_package, is_installed_layout
+from sphinxext_attn.source.syntax_check import (
+    Problem,
+    parse_problem,
+    syntax_problems,
+    without_segment,
+)
 
 #: The start of the next top-level statement after a class body.
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
 #: Files larger than this are not parsed (a backend file is a few hundred kB at most).
 MAX_FILE_BYTES = 4 * 1024 * 1024
-#: The analysed package. Other top-level packages beside it (torch, flashinfer, ...
-#: in a ``site-packages``) are outside the tree: imports of them are external, as
-#: when they are not installed at all.
-PACKAGE = "vllm"
-
-
-def in_package(dotted: str) -> bool:
-    """Whether the dotted module name lies in the analysed package."""
-    return dotted == PACKAGE or dotted.startswith(PACKAGE + ".")
-
-
-def is_installed_layout(root: Path) -> bool:
-    """Whether ``root`` is a ``site-packages`` (vLLM installed as a distribution):
-    then nothing beside ``vllm/`` is vLLM's (a ``tools/`` or ``docs/`` there is
-    another distribution's), unlike in a checkout, whose ``tools/`` and ``docs/``
-    hold vLLM's generator and page."""
-    try:
-        with os.scandir(root) as entries:
-            return any(
-                e.name.startswith(f"{PACKAGE}-") and e.name.endswith(".dist-info") for e in entries
-            )
-    except OSError:
-        return False
-
-
-#: A problem :meth:`SourceTree.check_partly_parsed` reports: the message and the line.
-Problem = tuple[str, int]
-
-
-def _syntax_problems(rel: str, text: str) -> list[Problem]:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            symtable.symtable(text, rel, "exec")
-    except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
-        return [_problem(exc)]
-    return []
-
-
-def _problem(exc: Exception) -> Problem:
-    """The warning for a file that does not parse: the message and the line."""
-    if isinstance(exc, SyntaxError):
-        return f"syntax error: {exc.msg}", exc.lineno or 0
-    return f"cannot parse file: {type(exc).__name__}", 0
 
 
 @dataclass
@@ -346,16 +307,11 @@ class SourceTree:
             return None
         if len(nodes) != 1 or not isinstance(nodes[0], ast.ClassDef):
             return None
-        text = self._texts[rel] or ""
-        start = found[0].start
-        segment = found[0].text
-        # The rest of the file still needs a syntax check; the class is blanked out
-        # (newlines kept, so reported lines stay true).
-        self._partly[rel] = (
-            text[:start] + "\n" * segment.count("\n") + text[start + len(segment) :]
-        )
+        start, length = found[0].start, len(found[0].text)
+        # The rest of the file still needs a syntax check (the class blanked out).
+        self._partly[rel] = without_segment(self._texts[rel] or "", start, length)
         for record in self._recordings:
-            record.partly[rel] = (start, len(segment))
+            record.partly[rel] = (start, length)
         return nodes[0]
 
     def parsed(self, rel: str) -> ast.Module | None:
@@ -383,13 +339,13 @@ class SourceTree:
         checked = checked or {}
         for rel, text in self._unchecked_rests():
             found = checked.get(rel)
-            for message, line in found if found is not None else _syntax_problems(rel, text):
+            for message, line in found if found is not None else syntax_problems(rel, text):
                 self.warn(message, rel, line, subtype="syntax")
 
     def syntax_problems(self) -> dict[str, list[Problem]]:
         """What :meth:`check_partly_parsed` would report for the files partly
         parsed so far, by file (plain data: it crosses a process boundary)."""
-        return {rel: _syntax_problems(rel, text) for rel, text in self._unchecked_rests()}
+        return {rel: syntax_problems(rel, text) for rel, text in self._unchecked_rests()}
 
     def _unchecked_rests(self) -> list[tuple[str, str]]:
         """The rest of each file only a class of was parsed (not parsed whole since)."""
@@ -409,7 +365,7 @@ class SourceTree:
         try:
             module = parse_quietly(text, rel)
         except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
-            message, line = _problem(exc)
+            message, line = parse_problem(exc)
             self._reading = rel
             try:
                 self.warn(message, rel, line, subtype="syntax")

@@ -1,0 +1,130 @@
+"""What the standard library and ``typing`` answer the same on every machine.
+
+Pure functions on known values (``math``, POSIX path strings), typing helpers
+(``cast``, ``get_args`` of a ``Literal``), ``functools`` caches and the
+decorators that do not change what a function answers: Python's own answers,
+with no fact about the machine in them (those are :mod:`.machine`'s).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import posixpath
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.pyeval.scope import MISSING, Scope
+from sphinxext_attn.pyeval.values import Builtin, External, PyClass, PyFunction, Raised, Unknown
+
+if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.interp import Interpreter
+
+#: Decorators that do not change what a function answers.
+TRANSPARENT_DECORATORS = frozenset(
+    {
+        "abc.abstractmethod",
+        "functools.cache",
+        "functools.lru_cache",
+        "functools.wraps",
+        "typing.override",
+        "typing_extensions.override",
+        "typing.final",
+        "typing_extensions.deprecated",
+        "staticmethod",
+    }
+)
+
+#: Pure functions of the standard library, evaluated on known numbers.
+MATH: dict[str, Any] = {
+    "math.gcd": math.gcd,
+    "math.lcm": math.lcm,
+    "math.ceil": math.ceil,
+    "math.floor": math.floor,
+    "math.log2": math.log2,
+    "math.sqrt": math.sqrt,
+}
+
+
+class LiteralType:
+    """``Literal["auto", "fp8", ...]``: its arguments, for ``get_args``."""
+
+    def __init__(self, items: tuple[Any, ...]) -> None:
+        self.items = items
+
+
+def label(value: Any) -> str:
+    if isinstance(value, External):
+        return value.qualname
+    if isinstance(value, PyClass):
+        return value.name
+    return repr(value)
+
+
+def call(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """The answer of the call ``name(*args, **kwargs)`` where Python's is the same
+    on every machine; MISSING when it is not such a call."""
+    if name in ("os.path.join", "os.path.dirname", "os.path.basename") and all(
+        isinstance(a, str) for a in args
+    ):  # string functions (POSIX paths); nothing on disk is read
+        return getattr(posixpath, name.rsplit(".", 1)[1])(*args)
+    if name == "enum.auto":
+        return External("enum.auto()")
+    if name in MATH and all(isinstance(a, int | float) and not isinstance(a, bool) for a in args):
+        try:
+            result = MATH[name](*args)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise Raised(type(exc).__name__, str(exc)) from None
+        return MISSING if isinstance(result, int) and result.bit_length() > 4096 else result
+    if name in ("typing.cast", "typing_extensions.cast") and len(args) == 2:
+        return args[1]
+    if name in ("typing.get_args", "typing_extensions.get_args") and args:
+        literal = args[0]
+        return tuple(literal.items) if isinstance(literal, LiteralType) else MISSING
+    if name in ("functools.cache", "functools.lru_cache") and len(args) == 1 and not kwargs:
+        return args[0] if isinstance(args[0], PyFunction) else External(f"{name}()")
+    if name == "functools.lru_cache":
+        return External("functools.lru_cache()")
+    if name == "functools.lru_cache()" and len(args) == 1:
+        return args[0]
+    return MISSING
+
+
+def subscript(value: External, index: Any) -> Any:
+    """``value[index]`` of a name outside the tree (``Literal[...]`` keeps its items)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return (
+        External(f"{value.qualname}[{', '.join(label(i) for i in items)}]")
+        if value.qualname not in ("typing.Literal", "typing_extensions.Literal")
+        else LiteralType(items)
+    )
+
+
+def decorator_kind(
+    interp: Interpreter, func: PyFunction, decorator: ast.expr, scope: Scope
+) -> str:
+    """The kind a decorator gives a function (classmethod, property, ...)."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    try:
+        value = interp.eval(target, scope)
+    except Unknown:
+        return "opaque"
+    if isinstance(value, Builtin) and value.name in (
+        "classmethod",
+        "staticmethod",
+        "property",
+    ):
+        return value.name
+    if isinstance(value, External):
+        if value.qualname == "functools.cached_property":
+            return "property"
+        if value.qualname in TRANSPARENT_DECORATORS:
+            func.cached |= value.qualname in ("functools.cache", "functools.lru_cache")
+            return func.kind
+    if isinstance(value, PyFunction) and value.name in ("cache", "lru_cache"):
+        func.cached = True
+        return func.kind
+    if isinstance(value, PyFunction) and isinstance(decorator, ast.Name | ast.Attribute):
+        # a decorator written in the tree: run when the function is called
+        func.wrappers = (*func.wrappers, decorator)
+        return func.kind
+    return "opaque"
