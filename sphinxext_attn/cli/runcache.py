@@ -11,7 +11,8 @@ The runtime profile is also kept unit by unit (see ``analysis/units.py``): each
 backend's answers with the files they read, so that after an edit only the
 answers that read the edited file are asked again (:class:`UnitEntries`).
 
-Entries are pickles in a folder only the user can write (``0700``); an entry
+An entry is two pickles: the stamps, then the value (a stale entry costs
+only its stamps). Entries are pickles in a folder only the user can write (``0700``); an entry
 owned by anyone else, or unreadable, is ignored, never trusted. ``--no-cache``
 or ``SPHINXEXT_ATTN_CACHE_DIR=`` (empty) turns the cache off.
 """
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 #: Bumped when what is stored changes shape.
-FORMAT = 3
+FORMAT = 4
 ENV_DIR = "SPHINXEXT_ATTN_CACHE_DIR"
 #: An entry larger than this is not written (a decision map of many thousand cases).
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
@@ -59,11 +60,24 @@ def _code_stamp() -> str:
     """This package's own state: a changed checkout must not reuse old answers."""
     import hashlib  # imported when a cache is used (--no-cache starts faster)
 
-    package = Path(__file__).resolve().parent.parent
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     digest = hashlib.sha256(f"{sys.version}|{FORMAT}".encode())
-    for path in sorted(package.rglob("*.py")):
-        digest.update(f"{path.relative_to(package)}|{_stamp(str(path))}".encode())
+    for rel, stamp in sorted(_sources(package, "")):
+        digest.update(f"{rel}|{stamp}".encode())
     return digest.hexdigest()
+
+
+def _sources(folder: str, prefix: str) -> list[tuple[str, Stamp]]:
+    """The ``.py`` files under ``folder`` (paths from the package) with their stamps."""
+    found: list[tuple[str, Stamp]] = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                found += _sources(entry.path, f"{prefix}{entry.name}/")
+            elif entry.name.endswith(".py"):
+                st = entry.stat()
+                found.append((prefix + entry.name, (st.st_size, st.st_mtime_ns, st.st_ino)))
+    return found
 
 
 class RunCache:
@@ -96,24 +110,25 @@ class RunCache:
         path = self._file(kind, root, options)
         if path is None:
             return None
+        base = str(Path(os.path.realpath(root)))
         try:
             with open(path, "rb") as fh:
                 st = os.fstat(fh.fileno())
                 if hasattr(os, "getuid") and st.st_uid != os.getuid():
                     return None  # written by someone else: not trusted
-                entry = pickle.load(fh)
+                head = pickle.load(fh)  # the stamps first: a stale value is never unpickled
+                if not isinstance(head, dict) or head.get("format") != FORMAT:
+                    return None
+                stamps: dict[str, Stamp] = head.get("stamps", {})
+                for rel, stamp in stamps.items():
+                    if _stamp(os.path.join(base, rel)) != stamp:
+                        return None
+                value = pickle.load(fh)
         except Exception:  # missing, truncated or from another version: recompute
             return None
-        if not isinstance(entry, dict) or entry.get("format") != FORMAT:
-            return None
-        base = str(Path(os.path.realpath(root)))
-        stamps: dict[str, Stamp] = entry.get("stamps", {})
-        for rel, stamp in stamps.items():
-            if _stamp(os.path.join(base, rel)) != stamp:
-                return None
         with contextlib.suppress(OSError):
             os.utime(path)  # recently used: pruned last
-        return entry.get("value"), list(stamps)
+        return value, list(stamps)
 
     def store(
         self, kind: str, root: Path, options: dict[str, Any], value: Any, paths: list[str]
@@ -123,19 +138,20 @@ class RunCache:
         if path is None:
             return
         base = str(Path(os.path.realpath(root)))
-        entry = {
+        head = {
             "format": FORMAT,
             "stamps": {rel: _stamp(os.path.join(base, rel)) for rel in dict.fromkeys(paths)},
-            "value": value,
         }
         try:
-            data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(head, protocol=pickle.HIGHEST_PROTOCOL)
+            data += pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
             if len(data) > MAX_ENTRY_BYTES:
                 return
-            import tempfile  # only a run that stores needs it
-
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            # a name of this process's own, created exclusively and private (as
+            # tempfile.mkstemp does, without importing it and its dependencies)
+            tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(data)
