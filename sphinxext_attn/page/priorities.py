@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from sphinxext_attn.model.records import Location, PriorityList
 from sphinxext_attn.page.flags import capability_family, functions
+from sphinxext_attn.source.lookup import statements_walk
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.names import PRIORITY_FUNCTION
 from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE
@@ -144,7 +145,7 @@ def _classify(guards: list[Guard]) -> tuple[str, str, int]:
 def guarded_lists(module: ast.Module, enum: str) -> Iterator[tuple[list[str], str, int, int]]:
     """Lists of ``enum`` members built in any function of a module, returned or assigned:
     (members, arch, other conditions that must hold, line)."""
-    for func in ast.walk(module):
+    for func in statements_walk(module):  # (functions are statements: no expression)
         if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for stmt, node, guards, block in _lists(func.body, [], assigned=True):

@@ -39,7 +39,7 @@ _EAGER = re.compile(r"(import|from|if|try|with|for|while)\b")
 #: ``import a.b as c, d`` and ``from .x import (a, b as c)``: what follows ``import``
 _IMPORT = re.compile(r"(?:from\s+\.*[\w.]*\s+)?import\s+(.*)", re.S)
 _ALIAS = re.compile(r"([\w.]+)(?:\s+as\s+(\w+))?")
-_TRIPLE = re.compile(r'"""|\'\'\'')
+_TRIPLE_STRING = re.compile(r'("""|\'\'\')(?:[\s\S]*?\1|[\s\S]*)')
 
 
 class ChunkError(Exception):
@@ -121,16 +121,9 @@ def _in_triple_strings(text: str, starts: list[int]) -> set[int]:
     """Cut positions that fall inside a triple-quoted string. Quotes are paired
     naively (one in a comment can mislead it): a piece built across a dropped cut
     must then parse as one statement, or the whole file is parsed."""
-    spans: list[tuple[int, int]] = []
-    opening: tuple[int, str] | None = None
-    for match in _TRIPLE.finditer(text):
-        if opening is None:
-            opening = (match.start(), match.group())
-        elif match.group() == opening[1]:
-            spans.append((opening[0], match.end()))
-            opening = None
-    if opening is not None:
-        spans.append((opening[0], len(text)))
+    # each opening quote to the next of its kind (an unclosed one: to the end), found
+    # by the regex engine in one pass
+    spans = [m.span() for m in _TRIPLE_STRING.finditer(text)]
     inside: set[int] = set()
     i = 0
     for begin, end in spans:
