@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare whole-process times of our CLI and vLLM's seed generator on one tree.
 
-    python scripts/bench.py [--version 0.33.0] [--runs 15] [--cases FILE]
+    python scripts/bench.py [--version 0.33.0] [--runs 15] [--cases FILE] [--edit REL ...]
 
 Machines here are noisy, so the commands run interleaved in one session and
 each result is a ratio of medians (ours / seed; below 1.0 means faster): the
@@ -18,6 +18,11 @@ folder beside a symlink to the tree's ``vllm/``; it is never part of the repo.
 Our package is byte-compiled first, as a pip install leaves it (this machine
 sets PYTHONDONTWRITEBYTECODE, so an editable checkout would otherwise be
 recompiled on every run); the seed runs as the script it is.
+
+``--edit REL`` (repeatable, e.g. ``vllm/v1/attention/backends/flash_attn.py``):
+also time the runtime page on a copy of the tree after appending a comment to
+that file before each run (the kept results of the run before: only the answers
+that read the file are asked again), as ``edit NAME``.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+#: commands that append a comment to a file first (by ``id`` of the command)
+EDITS: dict[int, Path] = {}
 SHARED = REPO.parent / "shared"
 SELECT = SHARED / "vllm" / "select"
 
@@ -61,6 +68,10 @@ def seed_script(scratch: Path, tree: Path) -> Path:
 
 def timed(cmd: list[str]) -> tuple[float, float]:
     """Wall time and CPU time (user + system) of one run of ``cmd``."""
+    edited = EDITS.get(id(cmd))
+    if edited is not None:
+        with edited.open("a", encoding="utf-8") as fh:
+            fh.write("# an edit\n")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -76,6 +87,7 @@ def main() -> int:
     parser.add_argument("--tree", help="use this tree instead of fetching")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--cases", help="selection cases for select --cases")
+    parser.add_argument("--edit", action="append", default=[], metavar="REL")
     args = parser.parse_args()
     tree = Path(args.tree) if args.tree else fetch(args.version)
     subprocess.run(
@@ -108,6 +120,13 @@ def main() -> int:
         for name in [n for n in commands if n != "seed"]:
             commands[f"{name} cold"] = [*commands[name], "--no-cache"]
             commands[f"{name} warm"] = commands.pop(name)
+        if args.edit:
+            copy = scratch / "edited"
+            shutil.copytree(tree, copy, symlinks=True)
+            for rel in args.edit:
+                cmd = [*ours[:-1], str(copy), "-o", str(scratch / "edited.md")]
+                commands[f"edit {Path(rel).stem}"] = cmd
+                EDITS[id(cmd)] = copy / rel
         os.environ["SPHINXEXT_ATTN_CACHE_DIR"] = str(scratch / "cache")
         for cmd in commands.values():
             timed(cmd)  # warm the page cache (and fill ours)
