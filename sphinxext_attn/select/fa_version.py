@@ -45,23 +45,27 @@ def flash_attn_version(interp: Interpreter, config: Config, backend: str | None)
     release's function cannot be evaluated statically)."""
     if backend is None or not uses_flash_attn(interp, backend):
         return None
-    function = None
-    for dotted in FA_UTILS_MODULES:
-        module = interp.module(dotted)
-        if module is not None and module.has(FUNCTION):
-            function = module.lookup(FUNCTION, interp, NODE)
-            break
-    if not isinstance(function, PyFunction):
-        return None
-    args = function.node.args
-    names = {a.arg for a in (*args.args, *args.kwonlyargs)}
-    kwargs = {k: v for k, v in _arguments(config).items() if k in names}
-    try:
+    try:  # the module may not parse, or its function may not be evaluable
+        function = _function(interp)
+        if not isinstance(function, PyFunction):
+            return None
+        args = function.node.args
+        names = {a.arg for a in (*args.args, *args.kwonlyargs)}
+        kwargs = {k: v for k, v in _arguments(config).items() if k in names}
         with interp.question(capability=config.capability_tuple, steps=None):
             version = interp.call(function, [], kwargs, NODE, function.path)
     except (Unknown, Raised):
         return None
     return version if isinstance(version, int) and not isinstance(version, bool) else None
+
+
+def _function(interp: Interpreter) -> Any:
+    """The release's ``get_flash_attn_version``, from the first module that defines it."""
+    for dotted in FA_UTILS_MODULES:
+        module = interp.module(dotted)
+        if module is not None and module.has(FUNCTION):
+            return module.lookup(FUNCTION, interp, NODE)
+    return None
 
 
 __all__ = ["flash_attn_version"]

@@ -50,3 +50,25 @@ def test_a_backend_without_flash_attention_names_no_version(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["selected"] and not data["selected"].startswith("FLASH_ATTN")
     assert data["flash_attn_version"] is None
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_an_unparsable_fa_utils_names_no_version_and_raises_nothing(tmp_path, capsys, fmt):
+    """Found by the random edits of real files (issue 24, item 4): with the module of
+    ``get_flash_attn_version`` broken, the FlashAttention version escaped as
+    ``Unknown: module ... cannot be parsed``; it is now simply not named."""
+    import shutil
+
+    root = tmp_path / "t"
+    shutil.copytree(vllm_trees.tree("0.16.0") / "vllm", root / "vllm")
+    fa_utils = root / "vllm/v1/attention/backends/fa_utils.py"
+    fa_utils.write_text(fa_utils.read_text(encoding="utf-8") + "\ndef (\n", encoding="utf-8")
+    args = ["select", "--root", str(root), "--no-cache", "--format", fmt]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "FLASH_ATTN" in out
+    if fmt == "json":
+        data = json.loads(out)
+        assert data["selected"] == "FLASH_ATTN" and data["flash_attn_version"] is None
+    else:
+        assert "selected: FLASH_ATTN" in out and "FlashAttention: FA" not in out
