@@ -116,3 +116,25 @@ def test_an_edit_asks_again_what_a_fresh_analysis_gives(version):
     for edit in edits(version, 4, SEED + 2):
         cheap = {**base.outputs, **edited_outputs(version, edit)}
         assert cheap == edited_outputs(version, edit, cheap=False), edit
+
+
+@needs_fork
+@pytest.mark.realtree
+def test_a_bug_an_edit_reaches_is_caught(monkeypatch):
+    """Self-check of the harness: a bug planted where only damaged text leads (the
+    parser of a file's pieces raising on a syntax error) escapes from some edits,
+    and the test sees it, although only what the edit touched is asked again."""
+    from sphinxext_attn.source import chunks
+
+    pristine("0.16.0")  # the unedited tree has no syntax error: analysed before the bug
+    parse = chunks.parse_quietly
+
+    def planted(text: str, filename: str):
+        try:
+            return parse(text, filename)
+        except SyntaxError:
+            raise RuntimeError("planted") from None
+
+    monkeypatch.setattr(chunks, "parse_quietly", planted)
+    found = escaped("0.16.0", 20)
+    assert found and all("RuntimeError: planted" in f for f in found), found
