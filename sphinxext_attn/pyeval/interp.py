@@ -16,6 +16,7 @@ Expressions are evaluated here; statements in :mod:`.statements`, calls in
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +62,8 @@ class Interpreter(
         self.machine = machine or Machine()
         # the state of questions (declared and documented in QuestionMixin)
         self.modules = {}
+        #: modules of the tree that cannot be read or parsed: why (asked again, the same)
+        self.module_failures: dict[str, Unknown] = {}
         self.budget = Budget()
         self.capability = None
         self.capability_read = 0
@@ -107,19 +110,26 @@ class Interpreter(
     def module(self, dotted: str) -> ModuleScope | None:
         """A module of the tree by dotted name, parsed once; None when not in the tree."""
         if dotted in self.modules:
+            failed = self.module_failures.get(dotted)
+            if failed is not None:  # unknown each time it is asked, not only the first
+                raise copy.copy(failed)
             return self.modules[dotted]
         self.modules[dotted] = None
         path = self.tree.module_file(dotted)
         if path is None:
             return None
-        # a file the page reader already parsed whole is not parsed again piece by piece
-        whole = self.tree.parsed(path)
-        chunks = None if whole is not None else self.tree.chunks(path)
-        if whole is None and chunks is None:
-            raise Unknown(f"module {dotted} cannot be read", path)
-        scope = ModuleScope(
-            dotted, path, chunks, lambda: self.tree.parse(path), indexes=self.tree.indexes
-        )
+        try:
+            # a file the page reader already parsed whole is not parsed again piece by piece
+            whole = self.tree.parsed(path)
+            chunks = None if whole is not None else self.tree.chunks(path)
+            if whole is None and chunks is None:
+                raise Unknown(f"module {dotted} cannot be read", path)
+            scope = ModuleScope(
+                dotted, path, chunks, lambda: self.tree.parse(path), indexes=self.tree.indexes
+            )
+        except Unknown as exc:
+            self.module_failures[dotted] = copy.copy(exc)
+            raise
         self.modules[dotted] = scope
         return scope
 

@@ -137,3 +137,24 @@ def test_call_memo_keys_varargs_and_keyword_extras(tmp_path):
     assert ask(it, cls, "spread", 1, 6, b=3) == ((6,), 3, {})
     assert ask(it, cls, "spread", 1, extra=4) == ((), 1, {"extra": 4})
     assert ask(it, cls, "spread", 1, extra=5) == ((), 1, {"extra": 5})
+
+
+def test_an_unreadable_module_is_unknown_each_time_it_is_asked(tmp_path):
+    """Found by the real-tree edits: the second question about a module that cannot
+    be decoded (or parsed) took it for a module outside the tree, so on one shared
+    interpreter the later backends' cells raised AttributeError instead of being
+    unknown, and the page differed with and without the command line's cache."""
+    import pytest
+
+    from sphinxext_attn.pyeval import Unknown
+
+    files = {"vllm/__init__.py": b"", "vllm/broken.py": b"X = 1\n\xbf\n", "vllm/bad.py": b"def (\n"}
+    for rel, data in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    it = Interpreter(SourceTree(tmp_path))
+    for dotted in ("vllm.broken", "vllm.bad", "vllm.broken", "vllm.bad"):
+        with pytest.raises(Unknown) as raised:
+            it.module(dotted)
+        assert dotted in str(raised.value)
+    assert it.import_value("vllm.missing").qualname == "vllm.missing"  # not in the tree
