@@ -71,11 +71,33 @@ class Baseline:
     def tree(self, reads: Reads, edited: frozenset[str] | None) -> SourceTree:
         """A tree serving ``reads``; with ``edited``, the unedited files' pieces and
         indexes come already parsed (they depend on each file's text alone)."""
-        tree = SourceTree(self.root, dict(reads))
-        if edited is not None and self.parsing is not None:
-            tree._chunks = {k: v for k, v in self.parsing._chunks.items() if k not in edited}
-            tree.indexes = {k: v for k, v in self.parsing.indexes.items() if k not in edited}
+        if edited is None or self.parsing is None:
+            return SourceTree(self.root, dict(reads))
+        parsing = self.parsing
+        tree = _Reparsing(self.root, dict(reads))
+        tree.before = {k: v for k, v in parsing._modules.items() if k not in edited}
+        tree._chunks = {k: v for k, v in parsing._chunks.items() if k not in edited}
+        tree.indexes = {k: v for k, v in parsing.indexes.items() if k not in edited}
         return tree
+
+
+class _Reparsing(SourceTree):
+    """A tree whose unedited files keep the syntax trees parsed before (read,
+    decoded and recorded as any tree reads them: only the parse is skipped)."""
+
+    before: dict[str, Any]
+
+    def parse(self, rel: str) -> Any:
+        found = self.before.get(rel)
+        if found is None or rel in self._modules:
+            return super().parse(rel)
+        for record in self._recordings:
+            record.whole.setdefault(rel)
+        self._modules[rel] = None
+        if self.text(rel) is None:
+            return None
+        self._modules[rel] = found
+        return found
 
 
 class _Recorder:

@@ -86,8 +86,14 @@ def class_mro(cls: PyClass, interp: Interpreter | None = None) -> list[Any]:
     if interp is None:
         return [cls]
     cls.mro_cache = [cls]  # a cycle in the bases ends here
-    seqs = [class_mro(b, interp) if isinstance(b, PyClass) else [b] for b in _bases(interp, cls)]
-    seqs.append(list(_bases(interp, cls)))
+    try:
+        bases = _bases(interp, cls)
+        seqs = [class_mro(b, interp) if isinstance(b, PyClass) else [b] for b in bases]
+    except BaseException:
+        # a base that raises raises again when asked again, never a class without it
+        cls.mro_cache = None
+        raise
+    seqs.append(list(bases))
     result: list[Any] = [cls]
     while any(seqs):
         for seq in seqs:

@@ -158,3 +158,30 @@ def test_an_unreadable_module_is_unknown_each_time_it_is_asked(tmp_path):
             it.module(dotted)
         assert dotted in str(raised.value)
     assert it.import_value("vllm.missing").qualname == "vllm.missing"  # not in the tree
+
+
+def test_a_class_whose_base_raises_raises_each_time_it_is_asked(tmp_path):
+    """Found by the real-tree edits (a truncated ``backend.py``): after a class's base
+    raised once, the class was kept with no bases at all, so a subclass asked next
+    answered from it (``FLASH_ATTN_DIFFKV``'s DCP ``✅`` after ``FLASH_ATTN`` was
+    asked on the same interpreter, ``?`` otherwise)."""
+    import pytest
+
+    from sphinxext_attn.pyeval import Raised
+
+    files = {
+        "vllm/__init__.py": "",
+        "vllm/base.py": "X = 1\n",
+        "vllm/impl.py": "from vllm.base import Missing\n\nclass Impl(Missing):\n    flag = True\n",
+        "vllm/sub.py": "from vllm.impl import Impl\n\nclass Sub(Impl):\n    pass\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    for order in (["vllm.sub"], ["vllm.impl", "vllm.sub", "vllm.impl"]):
+        it = Interpreter(SourceTree(tmp_path))
+        for dotted in order:
+            name = "Sub" if dotted == "vllm.sub" else "Impl"
+            with pytest.raises(Raised):
+                cls = it.module_attr(it.module(dotted), name, NODE)
+                it.getattr(cls, "flag", NODE, "")
