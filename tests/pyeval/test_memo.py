@@ -148,7 +148,11 @@ def test_an_unreadable_module_is_unknown_each_time_it_is_asked(tmp_path):
 
     from sphinxext_attn.pyeval import Unknown
 
-    files = {"vllm/__init__.py": b"", "vllm/broken.py": b"X = 1\n\xbf\n", "vllm/bad.py": b"def (\n"}
+    files = {
+        "vllm/__init__.py": b"",
+        "vllm/broken.py": b"X = 1\n\xbf\n",  # cannot be decoded
+        "vllm/bad.py": b"def (\n",  # cannot be parsed
+    }
     for rel, data in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(data)
