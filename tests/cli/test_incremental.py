@@ -190,6 +190,6 @@ def test_answers_asked_again_on_one_interpreter_keep_the_files_before_them(tmp_p
     _, computed, store = _run(tree, cache)
     backends = [k for k in computed if k.startswith("('backend'")]
     assert len(backends) >= 2
-    for before, after in zip(backends, backends[1:]):
+    for before, after in zip(backends, backends[1:], strict=False):
         assert set(store.units[before][0]) <= set(store.units[after][0])
     assert all(rel in store.units[k][0] for k in backends)
