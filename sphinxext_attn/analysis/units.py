@@ -409,5 +409,5 @@ def _order_facts(answers: Any, units: list[Done]) -> None:
         for fact in done.facts:
             order.setdefault(fact, len(order))
     for _, _, facts in answers.backends:
-        for column, listed in facts.get("assumptions", {}).items():
-            facts["assumptions"][column] = sorted(listed, key=lambda f: order.get(f, len(order)))
+        for column, listed in facts.assumptions.items():
+            facts.assumptions[column] = sorted(listed, key=lambda f: order.get(f, len(order)))

@@ -12,50 +12,51 @@ from __future__ import annotations
 
 from typing import Any
 
+from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.questions import Answer, block_size_labels, sorted_block_labels
 from sphinxext_attn.vocab.names import CAPABILITIES
 
 NOT_SIZES = "get_supported_kernel_block_sizes() is not a list of sizes"
 
 
-def block_facts(answer: Answer, value: Any, facts: dict[str, Any]) -> None:
-    """``facts["Block Sizes"]`` (sorted labels) and, when the class answers by GPU,
-    ``facts["blocks_by_gpu"]`` (capability -> labels); an unknown when the answer
+def block_facts(answer: Answer, value: Any, facts: ClassAnswers) -> None:
+    """The Block Sizes cell (sorted labels) and, when the class answers by GPU,
+    ``facts.blocks_by_gpu`` (capability -> labels); an unknown when the answer
     is not a list of sizes."""
-    facts["Block Sizes"] = None
+    facts.cells["Block Sizes"] = None
     if value is None:
         return
     if not answer.by_capability:
         labels = block_size_labels(value)
         if labels is None:
-            facts["unknown"]["Block Sizes"] = NOT_SIZES
+            facts.unknown["Block Sizes"] = NOT_SIZES
             return
-        facts["Block Sizes"] = sorted_block_labels(labels)
+        facts.cells["Block Sizes"] = sorted_block_labels(labels)
         return
     by_gpu: dict[tuple[int, int], list[str]] = {}
     for cap, one in zip(answer.capabilities, value, strict=True):
         labels = block_size_labels(one)
         if labels is None:
-            facts["unknown"]["Block Sizes"] = NOT_SIZES
+            facts.unknown["Block Sizes"] = NOT_SIZES
             return
         by_gpu[cap] = sorted_block_labels(labels)
-    facts["blocks_by_gpu"] = by_gpu
-    facts["Block Sizes"] = sorted_block_labels([x for ls in by_gpu.values() for x in ls])
+    facts.blocks_by_gpu = by_gpu
+    facts.cells["Block Sizes"] = sorted_block_labels([x for ls in by_gpu.values() for x in ls])
 
 
-def restrict_to_supported(facts: dict[str, Any]) -> None:
+def restrict_to_supported(facts: ClassAnswers) -> None:
     """Keep the per-GPU block sizes of the GPUs the backend supports; when those
     all agree, the cell is their one answer."""
-    by_gpu = facts.pop("blocks_by_gpu", None)
+    by_gpu, facts.blocks_by_gpu = facts.blocks_by_gpu, None
     if not by_gpu:
         return
-    supported = facts.get("Compute Cap.")
+    supported = facts.cells.get("Compute Cap.")
     if supported:
         by_gpu = {c: v for c, v in by_gpu.items() if c in set(map(tuple, supported))} or by_gpu
     union = sorted_block_labels([x for ls in by_gpu.values() for x in ls])
-    facts["Block Sizes"] = union
+    facts.cells["Block Sizes"] = union
     if len({tuple(v) for v in by_gpu.values()}) > 1:
-        facts["blocks_by_gpu"] = by_gpu
+        facts.blocks_by_gpu = by_gpu
 
 
 def per_gpu_labels(by_gpu: dict[tuple[int, int], list[str]], union: list[str]) -> list[str]:

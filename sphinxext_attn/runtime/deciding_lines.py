@@ -22,13 +22,14 @@ from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.question import Return
 from sphinxext_attn.pyeval.values import NODE, Bound, External, PyClass, PyFunction
+from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.head_sizes import first_head_size
 from sphinxext_attn.runtime.questions import attention_types
 from sphinxext_attn.vocab.names import CAPABILITIES, DTYPES, HEAD_SIZES
 
 
-def _argument(interp: Interpreter, cls: PyClass, column: str, facts: dict[str, Any]) -> list[Any]:
-    answer = facts.get(column)
+def _argument(interp: Interpreter, cls: PyClass, column: str, facts: ClassAnswers) -> list[Any]:
+    answer = facts.cells.get(column)
     if column == "Dtypes":
         labels = dict(DTYPES)
         first = answer[0] if answer else DTYPES[0][0]
@@ -57,9 +58,10 @@ def _definition(interp: Interpreter, cls: PyClass, method: str) -> Location | No
     return None
 
 
-def _capability_for(column: str, facts: dict[str, Any]) -> tuple[int, int] | None:
-    if column == "Compute Cap." and facts.get(column):
-        return tuple(facts[column][0])
+def _capability_for(column: str, facts: ClassAnswers) -> tuple[int, int] | None:
+    caps = facts.cells.get(column)
+    if column == "Compute Cap." and caps:
+        return tuple(caps[0])
     return None
 
 
@@ -113,13 +115,11 @@ def _decider(interp: Interpreter, cls: PyClass, returns: list[Return]) -> Locati
     return Location(last.path, last.line)
 
 
-def deciding_lines(
-    interp: Interpreter, cls: PyClass, facts: dict[str, Any]
-) -> dict[str, Location]:
+def deciding_lines(interp: Interpreter, cls: PyClass, facts: ClassAnswers) -> dict[str, Location]:
     """Column -> the line its answer was decided on (columns the class answered)."""
     out: dict[str, Location] = {}
     for column, method in ((c.title, c.question) for c in ASKED):
-        if facts.get(column) is None or column in facts.get("unknown", {}):
+        if facts.cells.get(column) is None or column in facts.unknown:
             continue
         where = _definition(interp, cls, method)
         if where is None:

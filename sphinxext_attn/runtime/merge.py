@@ -9,7 +9,6 @@ page analysis's rows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import (
@@ -22,6 +21,7 @@ from sphinxext_attn.model.records import (
 from sphinxext_attn.page.backends import SKIPPED, model_family, unreachable_only
 from sphinxext_attn.pyeval import Interpreter, Unknown
 from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.profile import (
     RuntimeReader,
     apply_facts,
@@ -40,8 +40,8 @@ class RuntimeAnswers:
     """What the classes answered, per registered backend, in registry order
     (plain data: it crosses a process boundary)."""
 
-    #: (entry, where its class is defined, the facts of :meth:`RuntimeReader.facts`)
-    backends: list[tuple[RegistryEntry, Location, dict[str, Any]]] = field(default_factory=list)
+    #: (entry, where its class is defined, what it answered)
+    backends: list[tuple[RegistryEntry, Location, ClassAnswers]] = field(default_factory=list)
     priorities: list[PriorityList] = field(default_factory=list)
     priorities_unknown: Unknown | None = None
     files: list[str] = field(default_factory=list)
@@ -90,14 +90,14 @@ def merge_runtime(analysis: Analysis, answers: RuntimeAnswers) -> None:
                 row = analysis.backends[i]
                 analysis.backends[i] = apply_facts(row, facts, keep_for(row))
         else:
-            is_mla = bool(facts.get("MLA"))
+            is_mla = bool(facts.mla)
             added.append(new_row(entry, where, facts, model_family(entry, is_mla)))
-        unknown = facts["unknown"]
+        unknown = facts.unknown
         if unknown:
             column, reason = next(iter(unknown.items()))
             # Code outside the evaluated subset is how the release is written (info,
             # listed under the table); a body that exhausts a limit is hostile (warning).
-            hostile = column in facts.get("limited", ())
+            hostile = column in facts.limited
             analysis.diagnostics.append(
                 Diagnostic(
                     f"{entry.name}: {len(unknown)} cell(s) not evaluated, e.g. {column}: {reason}",

@@ -18,6 +18,7 @@ from sphinxext_attn.model.records import BackendFeatures, Location
 from sphinxext_attn.pyeval import Interpreter, LimitExceeded, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, PyClass
 from sphinxext_attn.runtime.block_sizes import block_facts, per_gpu_labels, restrict_to_supported
+from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.deciding_lines import deciding_lines
 from sphinxext_attn.runtime.head_sizes import head_size_answer, head_size_text
 from sphinxext_attn.runtime.kv_dtypes import declared_dtypes, ordered, selection_note
@@ -94,62 +95,52 @@ class RuntimeReader:
         #: ask the capabilities outside vLLM's page too (JSON, ``:columns:``)
         self.extras = extras
 
-    def safe_facts(self, entry: RegistryEntry, cls: PyClass) -> dict[str, Any]:
+    def safe_facts(self, entry: RegistryEntry, cls: PyClass) -> ClassAnswers:
         """:meth:`facts`, or, when the class itself cannot be evaluated (its base
         class does not parse, ...), every cell unknown with the reason and place."""
         try:
             with self.interp.guarded((cls.path, cls.node.lineno)):
                 return self.facts(entry, cls)
         except (Unknown, Raised) as exc:
-            reason = str(exc)
             columns = [*(c.title for c in ASKED), "MLA"]
-            facts: dict[str, Any] = dict.fromkeys(columns)
-            facts.update(unknown=dict.fromkeys(columns, reason), supports={}, extras={}, notes={})
-            facts["limited"] = columns if isinstance(exc, LimitExceeded) else []
-            return facts
+            return ClassAnswers.not_evaluated(columns, str(exc), isinstance(exc, LimitExceeded))
 
-    def facts(self, entry: RegistryEntry, cls: PyClass) -> dict[str, Any]:
-        """Every answer of one backend: column -> value, plus ``unknown`` and ``supports``."""
+    def facts(self, entry: RegistryEntry, cls: PyClass) -> ClassAnswers:
+        """Every answer of one backend (see :class:`ClassAnswers`)."""
         ask = Asker(self.interp, cls)
-        facts: dict[str, Any] = {
-            "unknown": {},
-            "supports": {},
-            "extras": {},
-            "assumptions": {},
-            "notes": {},
-        }
-        unknown: dict[str, str] = facts["unknown"]
+        facts = ClassAnswers()
+        cells = facts.cells
 
         def take(column: str, answer: Answer) -> Any:
             assumed = ask.assumed()
             if assumed:
-                facts["assumptions"][column] = assumed
+                facts.assumptions[column] = assumed
             if answer.unknown is not None:
-                unknown[column] = _reason(answer)
+                facts.unknown[column] = _reason(answer)
                 if isinstance(answer.unknown, LimitExceeded):
-                    facts.setdefault("limited", []).append(column)
+                    facts.limited.append(column)
                 return None
             if answer.raised:
-                unknown[column] = f"the class raises {answer.raised}"
+                facts.unknown[column] = f"the class raises {answer.raised}"
                 return None
             return answer.value
 
         labels = [label for label, _ in DTYPES]
-        facts["Dtypes"] = take("Dtypes", ask.ask_each("supports_dtype", dtype_values(), labels))
-        self.kv_cell(ask, cls, facts, take)
+        cells["Dtypes"] = take("Dtypes", ask.ask_each("supports_dtype", dtype_values(), labels))
+        kv_declared_at = self.kv_cell(ask, cls, facts, take)
         answer = ask.ask("get_supported_kernel_block_sizes")
         block_facts(answer, take("Block Sizes", answer), facts)
-        facts["Head Sizes"] = take("Head Sizes", head_size_answer(ask))
+        cells["Head Sizes"] = take("Head Sizes", head_size_answer(ask))
         answer = ask.capabilities()
-        facts["capability_points"] = answer.capabilities
-        facts["Compute Cap."] = take("Compute Cap.", answer)
+        facts.capability_points = list(answer.capabilities)
+        cells["Compute Cap."] = take("Compute Cap.", answer)
         restrict_to_supported(facts)
         kinds = attention_types(self.interp, cls)
         types = take(
             "Attention Types",
             ask.ask_each("supports_attn_type", [v for _, v in kinds], [n for n, _ in kinds]),
         )
-        facts["Attention Types"] = types
+        cells["Attention Types"] = types
         interface = self.interface(cls)
         declared = {f.name for f in interface}
         for flag in FLAGS:
@@ -158,27 +149,29 @@ class RuntimeReader:
                 if flag.impl_attribute:
                     answer = ask.ask_impl_flag(flag.impl_attribute)
                 elif flag.question not in declared:  # the release has no such question
-                    facts[flag.title] = None
+                    cells[flag.title] = None
                     continue
-            facts[flag.title] = take(flag.title, answer)
-        facts["MLA"] = take("MLA", ask.ask_flag("is_mla"))
+            cells[flag.title] = take(flag.title, answer)
+        facts.mla = take("MLA", ask.ask_flag("is_mla"))
         for method in extra_methods(interface) if self.extras else []:
-            facts["extras"][method] = take(method, ask.ask_flag(method))
-        facts["sources"] = deciding_lines(self.interp, cls, facts) if self.provenance else {}
-        if facts.get("kv_declared_at") and self.provenance:
-            facts["sources"]["KV Dtypes"] = facts["kv_declared_at"]
+            facts.extras[method] = take(method, ask.ask_flag(method))
+        if self.provenance:
+            facts.sources = deciding_lines(self.interp, cls, facts)
+            if kv_declared_at is not None:
+                facts.sources["KV Dtypes"] = kv_declared_at
         return facts
 
-    def kv_cell(self, ask: Asker, cls: PyClass, facts: dict[str, Any], take: Any) -> None:
+    def kv_cell(self, ask: Asker, cls: PyClass, facts: ClassAnswers, take: Any) -> Location | None:
         """KV Dtypes: the declared list, with a note where the selection's check
-        accepts a different set (:mod:`sphinxext_attn.runtime.kv_dtypes`)."""
+        accepts a different set (:mod:`sphinxext_attn.runtime.kv_dtypes`); the
+        declaration's place when the note says so (it is then the cell's source)."""
         answer = ask.ask_each("supports_kv_cache_dtype", self.kv_dtypes, self.kv_dtypes)
         declared = declared_dtypes(self.interp, cls)
         if declared is None:
-            facts["KV Dtypes"] = take("KV Dtypes", answer)
-            return
+            facts.cells["KV Dtypes"] = take("KV Dtypes", answer)
+            return None
         assumed = ask.assumed()
-        facts["KV Dtypes"] = ordered(declared.dtypes, self.kv_dtypes)
+        facts.cells["KV Dtypes"] = ordered(declared.dtypes, self.kv_dtypes)
         accepted = None if answer.unknown or answer.raised else answer.value
         note = selection_note(
             declared.dtypes,
@@ -188,9 +181,10 @@ class RuntimeReader:
             by_gpu=answer.by_capability,
             assumed=assumed,
         )
-        if note:
-            facts["notes"]["KV Dtypes"] = note
-            facts["kv_declared_at"] = declared.where
+        if not note:
+            return None
+        facts.notes["KV Dtypes"] = note
+        return declared.where
 
     def interface(self, cls: PyClass) -> list[ast.FunctionDef]:
         """The methods of the release's backend interface: those of the root
@@ -215,22 +209,20 @@ def extra_methods(interface: list[ast.FunctionDef]) -> list[str]:
     ]
 
 
-def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> BackendFeatures:
+def apply_facts(row: BackendFeatures, facts: ClassAnswers, keep: set[str]) -> BackendFeatures:
     """The row with its evaluated cells (``keep``: columns the variant rule decides)."""
     changes: dict[str, Any] = {}
-    unknown = {k: v for k, v in facts["unknown"].items() if k not in keep}
+    cells = facts.cells
+    unknown = {k: v for k, v in facts.unknown.items() if k not in keep}
     supports: dict[str, Any] = {}
-    if "Dtypes" not in keep and facts["Dtypes"] is not None:
-        changes["dtypes"] = tuple(facts["Dtypes"])
-    if "KV Dtypes" not in keep and facts["KV Dtypes"] is not None:
-        changes["kv_cache_dtypes"] = tuple(facts["KV Dtypes"])
-    if "Block Sizes" not in keep and facts["Block Sizes"] is not None:
-        labels = (
-            [b for b in facts["Block Sizes"] if b != "%1"]
-            if "%1" not in facts["Block Sizes"]
-            else []
-        )
-        by_gpu = facts.get("blocks_by_gpu")
+    if "Dtypes" not in keep and cells.get("Dtypes") is not None:
+        changes["dtypes"] = tuple(cells["Dtypes"])
+    if "KV Dtypes" not in keep and cells.get("KV Dtypes") is not None:
+        changes["kv_cache_dtypes"] = tuple(cells["KV Dtypes"])
+    blocks = cells.get("Block Sizes")
+    if "Block Sizes" not in keep and blocks is not None:
+        labels = [b for b in blocks if b != "%1"] if "%1" not in blocks else []
+        by_gpu = facts.blocks_by_gpu
         if by_gpu and labels:
             labels = per_gpu_labels(by_gpu, labels)
             supports["block_sizes_by_capability"] = {
@@ -239,60 +231,50 @@ def apply_facts(row: BackendFeatures, facts: dict[str, Any], keep: set[str]) -> 
                 if (a, b) in SCORED_CAPABILITIES
             }
         changes["block_sizes"] = tuple(labels)
-        supports["block_sizes"] = (
-            "any"
-            if "%1" in facts["Block Sizes"] or not facts["Block Sizes"]
-            else list(facts["Block Sizes"])
-        )
-    if "Head Sizes" not in keep and facts["Head Sizes"] is not None:
-        changes["head_sizes"] = head_size_text(facts["Head Sizes"])
-        supports["head_sizes"] = facts["Head Sizes"]
-    if (
-        "Compute Cap." not in keep
-        and facts["Compute Cap."] is not None
-        and row.compute_capability != "N/A"
-    ):
-        caps = facts["Compute Cap."]
-        told = facts.get("capability_points") or CAPABILITIES
+        supports["block_sizes"] = "any" if "%1" in blocks or not blocks else list(blocks)
+    if "Head Sizes" not in keep and cells.get("Head Sizes") is not None:
+        changes["head_sizes"] = head_size_text(cells["Head Sizes"])
+        supports["head_sizes"] = cells["Head Sizes"]
+    caps = cells.get("Compute Cap.")
+    if "Compute Cap." not in keep and caps is not None and row.compute_capability != "N/A":
+        told = facts.capability_points or CAPABILITIES
         changes["compute_capability"] = capability_text(caps, told)
         supports["compute_capabilities"] = (
             "any"
             if set(caps) == set(told)
             else [f"{a}.{b}" for a, b in caps if (a, b) in SCORED_CAPABILITIES]
         )
-    if facts["Attention Types"] is not None:
-        names = [ATTN_TYPE_NAMES.get(n, n) for n in facts["Attention Types"]]
+    if cells.get("Attention Types") is not None:
+        names = [ATTN_TYPE_NAMES.get(n, n) for n in cells["Attention Types"]]
         every = set(ATTN_TYPE_NAMES.values())
         changes["attn_types"] = (
             "All" if set(names) >= every else ", ".join(sorted(names)) or "None"
         )
     for flag in FLAGS:
-        if flag.title not in keep and facts[flag.title] is not None:
-            changes[flag.field] = bool(facts[flag.title])
+        if flag.title not in keep and cells.get(flag.title) is not None:
+            changes[flag.field] = bool(cells[flag.title])
     sources = dict(row.sources)
-    sources.update((c, loc) for c, loc in facts.get("sources", {}).items() if c not in keep)
+    sources.update((c, loc) for c, loc in facts.sources.items() if c not in keep)
     return replace(
         row,
         **changes,
         unknown=unknown,
         supports=supports,
-        extras=dict(facts["extras"]),
+        extras=dict(facts.extras),
         sources=sources,
-        assumptions={
-            c: tuple(v) for c, v in facts.get("assumptions", {}).items() if c not in keep
-        },
-        notes={c: v for c, v in facts.get("notes", {}).items() if c not in keep},
+        assumptions={c: tuple(v) for c, v in facts.assumptions.items() if c not in keep},
+        notes={c: v for c, v in facts.notes.items() if c not in keep},
     )
 
 
 def new_row(
-    entry: RegistryEntry, where: Location, facts: dict[str, Any], family: str
+    entry: RegistryEntry, where: Location, facts: ClassAnswers, family: str
 ) -> BackendFeatures:
     """A row for a backend the page analysis has none for (a composite)."""
     row = BackendFeatures(
         name=entry.name,
         class_path=entry.class_path,
-        is_mla=bool(facts.get("MLA")),
+        is_mla=bool(facts.mla),
         family=family,
         sources={"Backend": where},
     )
