@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.model.environment import Environment, literal_of
 from sphinxext_attn.pyeval.lazyclass import statements_for
-from sphinxext_attn.pyeval.values import ConfigDefaults, External, PyClass, Unknown
+from sphinxext_attn.pyeval.stdlib import label
+from sphinxext_attn.pyeval.values import ConfigDefaults, PyClass, Unknown
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -29,7 +30,7 @@ def config_attr(
     if isinstance(value, ConfigDefaults):
         value.prefix = f"{field}."
     else:
-        interp.note_fact(field, f"default ({_label(value)})")
+        interp.note_fact(field, f"default ({label(value)})")
     return value
 
 
@@ -86,11 +87,3 @@ def _config_default(interp: Interpreter, config: ConfigDefaults, name: str) -> A
                 raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
             return interp.eval(value, scope)
     raise Unknown(f"engine config has no field {name}", config.cls.path)
-
-
-def _label(value: Any) -> str:
-    if isinstance(value, External):
-        return value.qualname
-    if isinstance(value, PyClass):
-        return value.name
-    return repr(value)

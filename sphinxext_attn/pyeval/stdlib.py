@@ -53,6 +53,7 @@ class LiteralType:
 
 
 def label(value: Any) -> str:
+    """A value as a fact or a type argument names it (``torch.float16``, a class name)."""
     if isinstance(value, External):
         return value.qualname
     if isinstance(value, PyClass):
