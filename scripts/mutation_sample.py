@@ -27,9 +27,7 @@ PYTEST = "python -m pytest -x -q -p no:cacheprovider"
 SUITES = {
     "pyeval": (
         "sphinxext_attn/pyeval",
-        "-m 'not slow' tests/pyeval/test_pyeval.py tests/pyeval/test_memo.py "
-        "tests/pyeval/test_pyeval_vs_python.py tests/pyeval/test_pyeval_differential.py "
-        "tests/pyeval/test_pyeval_hostile.py",
+        "-m 'not slow' tests/pyeval",
     ),
     "select": (
         "sphinxext_attn/select",
