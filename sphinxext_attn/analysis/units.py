@@ -32,6 +32,8 @@ from sphinxext_attn.source.tree import Recording, SourceTree
 
 #: Below this many backends to answer, forking costs more than it saves.
 MIN_FORKED = 8
+#: The parent's share of a forked first run's backends, in percent.
+PARENT_SHARE = 40
 #: Up to this many backends to answer again with a store, they share one interpreter
 #: (a first run keeps each unit's own files, for the edits after it).
 MAX_SHARED = 8
@@ -332,9 +334,12 @@ def runtime_analysis(
     #: syntax checks the child did for the files of its backends (see below)
     checked_there: dict[str, Done] = {}
     if forking:
-        theirs = missing[1::2]
+        # neighbours in the registry read the same modules: each process takes a run
+        # of them; the child the larger share (the parent has the rest of the page)
+        cut = len(missing) * PARENT_SHARE // 100
+        theirs = missing[cut:]
         child = forked.Forked(lambda: _with_checks(runner, [compute(e) for e in theirs]))
-        missing = missing[0::2]
+        missing = missing[:cut]
     for entry in missing:
         units[entry.name] = done = compute(entry)
         runner.keep(key_of(entry), done)
