@@ -21,6 +21,8 @@ from sphinxext_attn.select.selector_grid import DIMS
 
 #: control labels; flags are checkboxes, the rest drop-down lists
 LABELS = {
+    "platform": "Platform",
+    "arch": "GPU (ROCm arch)",
     "capability": "Architecture (compute capability)",
     "dtype": "Model dtype",
     "kv_cache_dtype": "KV cache dtype",
@@ -41,6 +43,15 @@ FLAG_DIMS = ("use_mla", "use_sparse", "has_sink", "use_mm_prefix", "use_non_caus
 #: tells apart more head sizes and capabilities than a grid can list
 FREE_DIMS = ("capability", "head_size")
 RAISES = "vLLM raises: no valid backend"
+PLATFORM_WORDS = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "cpu": "CPU"}
+#: what the environment controls start from (the script adds the current values)
+ASSUMES = (
+    "The environment controls start from the environment the docs were built with: "
+    "each variable as set there (unset: vLLM's default), each fact about the machine "
+    "as assumed there. A fact nobody set that the code cannot settle (is aiter "
+    "installed?) is decided both ways, and the decision is conditional when they differ. "
+    "A control is offered for each variable or fact that changes a decision on this page."
+)
 
 
 def option_text(dim: str, value: str) -> str:
@@ -59,6 +70,7 @@ def selector_html(
     defaults: dict[str, str],
     caption: str | None = None,
     classes: Sequence[str] = (),
+    problems: Sequence[str] = (),
 ) -> str:
     """The form, the decision region and the data, as one HTML fragment."""
     esc = html.escape
@@ -69,6 +81,7 @@ def selector_html(
         out.append(f'<p class="attn-selector-caption"><strong>{esc(caption)}</strong></p>')
     out.append('<form class="attn-selector-form" action="#" onsubmit="return false;">')
     out.append('<fieldset class="attn-selector-choices"><legend>Configuration</legend>')
+    out.extend(platform_controls(ident, table))
     for dim, values in allowed.items():
         cid = f"{ident}-{dim}"
         if dim in FLAG_DIMS:
@@ -102,7 +115,14 @@ def selector_html(
             f'<div class="attn-selector-field"><label for="{cid}">{esc(LABELS[dim])}</label> '
             f'<select id="{cid}" name="{dim}">{opts}</select></div>'
         )
-    out.append("</fieldset></form>")
+    out.append("</fieldset>")
+    out.append(
+        '<fieldset class="attn-selector-env"><legend>Environment</legend>'
+        '<div class="attn-selector-facts"></div>'
+        f'<p class="attn-selector-assumes">{esc(ASSUMES)}</p>'
+        + "".join(f'<p class="attn-selector-problem">{esc(p)}</p>' for p in problems)
+        + "</fieldset></form>"
+    )
     out.append(
         '<div class="attn-selector-decision" aria-live="polite" role="status">'
         "<noscript><p>The selector needs JavaScript; the command line gives the same "
@@ -113,6 +133,37 @@ def selector_html(
     out.append(f'<script type="application/json" class="attn-selector-data">{data}</script>')
     out.append("</div>")
     return "\n".join(out)
+
+
+def platform_controls(ident: str, table: dict[str, Any]) -> list[str]:
+    """The platform (and ROCm GPU) lists, on a page that offers more than one table."""
+    if "variants" not in table:
+        return []
+    esc = html.escape
+    first = table["variants"][table["default"]]
+    platforms: dict[str, list[str]] = {}
+    for variant in table["variants"].values():
+        archs = platforms.setdefault(variant["platform"], [])
+        if variant["arch"]:
+            archs.append(variant["arch"])
+    out = []
+    for name, values, chosen, words in (
+        ("platform", list(platforms), first["platform"], PLATFORM_WORDS),
+        ("arch", platforms.get("rocm", []), first["arch"], {}),
+    ):
+        if not values:
+            continue
+        opts = "".join(
+            f'<option value="{esc(v)}"{" selected" if v == chosen else ""}>'
+            f"{esc(words.get(v, v))}</option>"
+            for v in values
+        )
+        out.append(
+            f'<div class="attn-selector-field attn-selector-{name}">'
+            f'<label for="{ident}-{name}">{esc(LABELS[name])}</label> '
+            f'<select id="{ident}-{name}" name="{name}">{opts}</select></div>'
+        )
+    return out
 
 
 def _conditions(grid: dict[str, list[str]], keys: list[int], points: list[list[int]]) -> str:

@@ -9,15 +9,99 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.select.decision import Config, Decision, Selector
+from sphinxext_attn.select.selector_facts import state_for, table_at
 from sphinxext_attn.select.selector_grid import DIMS, combine, list_at, query_value
+from sphinxext_attn.select.selector_rules import RULES, rule_outcome
+from sphinxext_attn.select.settled import _meaning
 
 
-def predict(table: dict[str, Any], config: Config) -> Decision | None:
-    """The decision the factored table gives (None: outside its grid)."""
+def predict(
+    table: dict[str, Any], config: Config, facts: dict[str, str] | None = None
+) -> Decision | None:
+    """The decision the factored table gives (None: outside its grid), with the
+    environment controls at ``facts`` (the page's defaults for the others; a
+    guessed fact left at "" is decided both ways, as ``select`` does)."""
+    values = {f["name"]: f["default"] for f in table.get("facts", [])}
+    values.update(facts or {})
+    open_facts = [
+        f["name"] for f in table.get("facts", []) if f["guessed"] and values[f["name"]] == ""
+    ]
+    if open_facts:
+        name = open_facts[0]
+        answers = [
+            (value, predict(table, config, {**values, name: value})) for value in ("true", "false")
+        ]
+        return settle_predicted(name, answers)
+    if "states" in table:
+        state, missing = state_for(table, values)
+        if missing:  # a combination the page holds no decisions for
+            return None
+        table = table_at(table, state)
+    if len(table["caps"]) == 1 and table.get("platform", "cuda") != "cuda":
+        config = replace(config, capability=next(iter(table["caps"])))
+    if table.get("kind") == RULES:
+        return _rule_decision(table, config)
+    return _predict(table, config)
+
+
+def _point(table: dict[str, Any], config: Config) -> list[int] | None:
+    grid = {dim: values for dim, values in table["dims"]}
+    point = []
+    for dim in DIMS:
+        value = query_value(getattr(config, dim))
+        if value not in grid[dim]:
+            return None
+        point.append(grid[dim].index(value))
+    return point
+
+
+def _rule_decision(table: dict[str, Any], config: Config) -> Decision | None:
+    point = _point(table, config)
+    if point is None or config.capability not in table["caps"]:
+        return None
+    kind, text = rule_outcome(table, config.capability, point)
+    if kind == "selected":
+        return Decision(text, [text])
+    return Decision(None, [], raised=text)
+
+
+def settle_predicted(name: str, answers: list[tuple[str, Decision | None]]) -> Decision | None:
+    """Two decisions, one per value of a guessed fact, as :mod:`.settled` joins them."""
+    if any(d is None for _, d in answers):
+        return None
+    decisions = [d for _, d in answers if d is not None]
+    first = decisions[0]
+    if all(
+        (d.selected, d.priorities, d.candidates) == (first.selected, first.priorities, [])
+        for d in decisions
+    ):
+        return first
+    out = Decision(None, [])
+    for (value, _), decision in zip(answers, decisions, strict=True):
+        words = f"{_meaning(name, value)} (--assume {name}={value})"
+        if decision.candidates:
+            for candidate in decision.candidates:
+                out.candidates.append({**candidate, "if": f"{words} and {candidate['if']}"})
+        else:
+            out.candidates.append(
+                {
+                    "backend": decision.selected or "none",
+                    "if": words,
+                    "priorities": decision.priorities,
+                }
+            )
+    picks = {c["backend"] for c in out.candidates}
+    if len(picks) == 1 and "none" not in picks:
+        out.selected = next(iter(picks))
+    return out
+
+
+def _predict(table: dict[str, Any], config: Config) -> Decision | None:
     grid = {dim: values for dim, values in table["dims"]}
     cap = table["caps"].get(config.capability)
     point = []

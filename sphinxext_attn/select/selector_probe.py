@@ -17,10 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from sphinxext_attn.pyeval import STEPS_PER_DECISION, Raised, Unknown
+from sphinxext_attn.pyeval.devices import platform_class
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
-from sphinxext_attn.pyeval.values import NODE, Bound, Builtin, EnumMember, Instance
+from sphinxext_attn.pyeval.values import NODE, Bound, Builtin, EnumMember, Instance, PyFunction
 from sphinxext_attn.select.decision import Config, Selector, read_valid_backends
 from sphinxext_attn.select.priority_paths import priority_function
+from sphinxext_attn.select.records import param_names
 from sphinxext_attn.vocab.names import PRIORITY_FUNCTION
 from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, CUDA_PLATFORM_MODULE
 
@@ -34,14 +36,30 @@ class Prober:
     def __init__(self, selector: Selector) -> None:
         self.selector = selector
         self.interp = selector.interp
-        function = priority_function(self.interp)
-        module = self.interp.module(CUDA_PLATFORM_MODULE)  # where the stand-in goes (see _ask)
+        platform = self.interp.machine.environment.platform
+        if platform == "cuda":
+            function = priority_function(self.interp)
+            module = self.interp.module(CUDA_PLATFORM_MODULE)  # where the stand-in goes
+            where = CUDA_PLATFORM_FILE
+        else:  # the module of the platform's class holds its priority function (ROCm)
+            cls = platform_class(self.interp, platform)
+            module, where = cls.module, cls.path
+            found = (
+                module.lookup(PRIORITY_FUNCTION, self.interp, NODE)
+                if module.has(PRIORITY_FUNCTION)
+                else None
+            )
+            function = found if isinstance(found, PyFunction) else None
         if function is None or module is None:
-            raise Unknown(f"no plain function {PRIORITY_FUNCTION} in the tree", CUDA_PLATFORM_FILE)
+            raise Unknown(f"no plain function {PRIORITY_FUNCTION} in the tree", where)
         self.function = function
         self.module = module
         self.members: dict[str, EnumMember] = {}
         self._reasons: dict[tuple[str, tuple[Any, ...]], tuple[str, ...]] = {}
+        #: the machine facts (name -> value) each question read, gathered by the
+        #: table's builder per entry (see :mod:`.selector_facts`)
+        self.read: dict[str, str] = {}
+        self._read: dict[tuple[str, tuple[Any, ...]], dict[str, str]] = {}
 
     @property
     def priority_params(self) -> list[str]:
@@ -54,15 +72,18 @@ class Prober:
     def priorities(self, config: Config) -> list[str]:
         """The names ``_get_backend_priorities`` returns for ``config``."""
         interp = self.interp
-        with interp.question(capability=config.capability_tuple, steps=STEPS_PER_DECISION):
+        with interp.question(capability=config.capability_tuple, steps=STEPS_PER_DECISION) as q:
             selector_config = self.selector.build_config(config)
-            kwargs: dict[str, Any] = {CAPABILITY_PARAM: self.selector.device_capability(config)}
+            kwargs: dict[str, Any] = {}
+            if CAPABILITY_PARAM in param_names(self.function.node):
+                kwargs[CAPABILITY_PARAM] = self.selector.device_capability(config)
             for name in self.priority_params:
                 if name == "num_heads":
                     kwargs[name] = config.num_heads
                 else:
                     kwargs[name] = interp.getattr(selector_config, name, NODE, "")
             result = interp.call(self.function, [], kwargs, NODE, self.module.path)
+        self.read.update(q.facts)
         names = []
         for member in result:
             if isinstance(member, EnumMember):
@@ -74,10 +95,13 @@ class Prober:
         """Why ``backend`` rejects ``config`` (empty: it accepts it), as vLLM words it."""
         key = (backend, config.key())
         if key not in self._reasons:
-            self._reasons[key] = self._ask(backend, config)
+            facts: dict[str, str] = {}
+            self._reasons[key] = self._ask(backend, config, facts)
+            self._read[key] = facts
+        self.read.update(self._read[key])
         return self._reasons[key]
 
-    def _ask(self, backend: str, config: Config) -> tuple[str, ...]:
+    def _ask(self, backend: str, config: Config, facts: dict[str, str]) -> tuple[str, ...]:
         interp = self.interp
         member = self.members[backend]
         saved = self.module.values.get(PRIORITY_FUNCTION)
@@ -85,7 +109,9 @@ class Prober:
             PRIORITY_FUNCTION, lambda it, args, kw, node, path: [member]
         )
         try:
-            with interp.question(capability=config.capability_tuple, steps=STEPS_PER_DECISION):
+            with interp.question(
+                capability=config.capability_tuple, steps=STEPS_PER_DECISION
+            ) as q:
                 method, kwargs = self.selector.valid_backends_call(config)
                 if not isinstance(method, Bound):
                     raise Unknown("get_valid_backends is not a method", self.module.path)
@@ -95,6 +121,7 @@ class Prober:
                 # not through the call memo: the answer depends on the stand-in list
                 result = interp.run_function(method.func, [target], kwargs)
                 decision = read_valid_backends(result, method.func.path)
+            facts.update(q.facts)
         except Unknown as exc:
             return (f"{NOT_EVALUATED}{exc}",)
         except Raised as exc:

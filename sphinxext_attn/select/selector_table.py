@@ -29,7 +29,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.select.decision import Selector
 from sphinxext_attn.select.selector_grid import (
     DIMS,
@@ -60,11 +62,17 @@ class TableBuilder:
         self.reasons = Interner()
         self.lists = Interner()
         self.probes = 0
+        #: the machine facts (name -> value) each entry's questions read: key
+        #: (capability, "") for the priority table, (capability, backend) for a backend
+        self.facts: dict[tuple[str, str], dict[str, str]] = {}
 
     # -- priority lists ----------------------------------------------------------
 
     def _priorities(self, cap: str, point: Sequence[int]) -> int:
-        return self.lists(self.prober.priorities(config_at(self.grid, cap, point)))
+        self.prober.read = {}
+        found = self.prober.priorities(config_at(self.grid, cap, point))
+        self.facts.setdefault((cap, ""), {}).update(self.prober.read)
+        return self.lists(found)
 
     def priority_table(self, cap: str) -> dict[str, Any]:
         params = [DIMS.index(p) for p in self.prober.priority_params if p in DIMS]
@@ -109,7 +117,9 @@ class TableBuilder:
 
     def reasons_at(self, backend: str, cap: str, point: Sequence[int]) -> list[int]:
         self.probes += 1
+        self.prober.read = {}
         found = self.prober.reasons(backend, config_at(self.grid, cap, point))
+        self.facts.setdefault((cap, backend), {}).update(self.prober.read)
         return [self.reasons(r) for r in found]
 
     def backend_entry(self, backend: str, cap: str) -> dict[str, Any]:
@@ -167,6 +177,10 @@ class TableBuilder:
             "order": order,
         }
 
+    def entry(self, cap: str, key: str) -> dict[str, Any]:
+        """One entry of the table: the priority table (``key`` ""), or a backend's."""
+        return self.priority_table(cap) if not key else self.backend_entry(key, cap)
+
     # -- the whole table ---------------------------------------------------------
 
     def build(self) -> dict[str, Any]:
@@ -203,21 +217,41 @@ class SelectorTable:
     error: str = ""
     files: list[str] = field(default_factory=list)
     directories: list[str] = field(default_factory=list)
+    #: every platform's (and ROCm GPU's) table, by ``variant_key``; the first is ``table``
+    variants: dict[str, Any] = field(default_factory=dict)
+    #: the tables that could not be built (``key: why``)
+    problems: list[str] = field(default_factory=list)
+
+    def shipped(self) -> dict[str, Any] | None:
+        """What the page carries: the one table, or every table and the default's key."""
+        if self.table is None or len(self.variants) <= 1:
+            return self.table
+        return {"variants": self.variants, "default": next(iter(self.variants))}
 
 
-def build_selector_table(root: str, sample: int = 200) -> SelectorTable:
-    """The factored table of the tree at ``root`` over :data:`GRID`, checked on a sample."""
+def build_selector_table(
+    root: str,
+    sample: int = 200,
+    platforms: Sequence[str] = ("cuda",),
+    environment: Environment = REFERENCE,
+) -> SelectorTable:
+    """The factored tables of the tree at ``root`` over :data:`GRID`, one per platform
+    (and ROCm GPU) of ``platforms``, each with its environment controls; the first
+    is the page's default and is checked against full decisions on a sample."""
+    from sphinxext_attn.select.selector_variants import build_variants
 
     started = time.perf_counter()
     tree = SourceTree(root)
-    selector = Selector(Interpreter(tree))
+    tables: dict[str, Any] = {}
+    problems: list[str] = []
+    error = ""
     try:
-        with selector.interp.guarded():
-            built = TableBuilder(selector).build()
-        if not any(c["priorities"]["table"] for c in built["caps"].values()):
+        with Interpreter(tree).guarded():
+            tables, problems = build_variants(tree, platforms, environment)
+        first = next(iter(tables.values()), None)
+        if first is None or not any(c["priorities"]["table"] for c in first["caps"].values()):
             raise Unknown("no priority list evaluated", CUDA_PLATFORM_FILE)
-        table: dict[str, Any] | None = built
-        error = ""
+        table: dict[str, Any] | None = first
     except (Unknown, Raised, KeyError) as exc:
         table = None
         where = getattr(exc, "where", "") or CUDA_PLATFORM_FILE
@@ -228,10 +262,25 @@ def build_selector_table(root: str, sample: int = 200) -> SelectorTable:
     seconds = time.perf_counter() - started
     stats = (0, 0, 0)
     if table is not None and sample:
+        own = Environment(
+            environment.env,
+            environment.options,
+            environment.assume,
+            table["platform"],
+            table["arch"],
+        )
+        selector = Selector(Interpreter(tree, Machine(own)))
         same, chosen, total, _ = agreement(table, selector, sample_configs(GRID, sample, 1))
         stats = (same, chosen, total)
     return SelectorTable(
-        table, seconds, stats, error, sorted(set(tree.files)), list(tree.directories)
+        table,
+        seconds,
+        stats,
+        error,
+        sorted(set(tree.files)),
+        list(tree.directories),
+        variants=tables,
+        problems=problems,
     )
 
 

@@ -25,6 +25,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util import logging
 
+from sphinxext_attn.model.environment import PLATFORMS, REFERENCE, Environment
 from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
 from sphinxext_attn.select.decision import OPTION_FIELDS
@@ -32,7 +33,7 @@ from sphinxext_attn.select.selector_grid import GRID, query_value
 from sphinxext_attn.select.selector_table import SelectorTable
 from sphinxext_attn.sphinx import cache, config
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
-from sphinxext_attn.sphinx.options import COMMON_OPTIONS
+from sphinxext_attn.sphinx.options import COMMON_OPTIONS, choices_option
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -79,29 +80,43 @@ def values_option(dim: str) -> Callable[[str | None], tuple[str, ...]]:
     return convert
 
 
-def table_of(env: BuildEnvironment, root: str) -> SelectorTable:
-    """The selector table of ``root``: memo, then the environment, then built."""
+def table_of(
+    env: BuildEnvironment,
+    root: str,
+    platforms: Sequence[str] = ("cuda",),
+    environment: Environment = REFERENCE,
+) -> SelectorTable:
+    """The selector tables of ``root`` for ``platforms`` in ``environment``: memo,
+    then the build environment, then built."""
     from sphinxext_attn.select.selector_table import build_selector_table
 
     stored = getattr(env, "attention_backends_selector", None)
     if stored is None:
         stored = env.attention_backends_selector = {}  # type: ignore[attr-defined]
-    for candidate in (_MEMO.get(root), stored.get(root)):
+    key = table_key(root, platforms, environment)
+    for candidate in (_MEMO.get(key), stored.get(key)):
         if candidate is not None and cache.fingerprint(root, candidate[1]) == candidate[0]:  # type: ignore[arg-type]
             break
     else:
-        built = build_selector_table(root)
+        built = build_selector_table(root, platforms=platforms, environment=environment)
         candidate = (cache.fingerprint(root, built), built)  # type: ignore[arg-type]
         if built.table is not None:
             same, chosen, total = built.agreement
-            size = len(json.dumps(built.table, separators=(",", ":")))
+            size = len(json.dumps(built.shipped(), separators=(",", ":")))
             logger.info(
                 f"attention-backends-selector: {root}: table of {size // 1024} KB built in "
                 f"{built.seconds:.1f} s; it agrees with full decisions on {same}/{total} "
                 f"sampled configurations (selected backend: {chosen}/{total})"
             )
-    _MEMO[root] = stored[root] = candidate
+    _MEMO[key] = stored[key] = candidate
     return candidate[1]
+
+
+def table_key(root: str, platforms: Sequence[str], environment: Environment) -> str:
+    """The memo key: the tree alone for the reference CUDA selector (as before)."""
+    extra = [",".join(platforms)] if tuple(platforms) != ("cuda",) else []
+    extra += [environment.key()] if environment.key() else []
+    return "|".join([root, *extra])
 
 
 class SelectorDirective(AttentionBackendsDirective):
@@ -112,6 +127,10 @@ class SelectorDirective(AttentionBackendsDirective):
         "class": directives.class_option,
         "name": directives.unchanged,
         "caption": directives.unchanged_required,
+        "platforms": choices_option(PLATFORMS),
+        "env": COMMON_OPTIONS["env"],
+        "option": COMMON_OPTIONS["option"],
+        "assume": COMMON_OPTIONS["assume"],
         **{opt: values_option(dim) for opt, dim in OPTION_FIELDS.items()},
     }
 
@@ -120,7 +139,10 @@ class SelectorDirective(AttentionBackendsDirective):
         if root is None:
             config.warn_no_root()
             return []
-        built = table_of(self.env, root)
+        environment = self.environment()
+        platforms = self.options.get("platforms") or (environment.platform,)
+        base = Environment(environment.env, environment.options, environment.assume)
+        built = table_of(self.env, root, platforms, base)
         for rel in built.files:
             path = os.path.join(root, rel)
             if os.path.isfile(path):
@@ -140,6 +162,11 @@ class SelectorDirective(AttentionBackendsDirective):
                 classes=["attn-selector-unavailable"],
             )
             return [para]
+        for problem in built.problems:
+            logger.info(
+                f"attention-backends-selector: {problem}; the page offers the other platforms",
+                location=self.get_location(),
+            )
         allowed = self.allowed(built.table)
         node = attn_selector()
         table = dict(built.table)
@@ -148,13 +175,20 @@ class SelectorDirective(AttentionBackendsDirective):
         if rules:
             table["head_rules"] = rules
         ident = f"attn-selector-{self.env.new_serialno('attn-selector')}"
+        shipped = built.shipped() or table
+        if "variants" in shipped:
+            first = shipped["default"]
+            shipped = {**shipped, "variants": {**shipped["variants"], first: table}}
+        else:
+            shipped = table
         node["html"] = selector_html.selector_html(
             ident,
-            table,
+            shipped,
             allowed,
             self.defaults(allowed),
             caption=self.options.get("caption"),
             classes=self.options.get("class", []),
+            problems=built.problems,
         )
         spec = TableSpec(caption=self.options.get("caption"), classes=[])
         node.extend(selector_html.fallback_nodes(table, allowed["capability"], spec))

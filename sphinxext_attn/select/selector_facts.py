@@ -1,0 +1,251 @@
+"""The selector's environment controls: the facts the decisions on a page read, and
+what the table becomes when one of them is set otherwise.
+
+Which facts matter is not a list of names: every question the table is built
+from records the machine facts it read (an environment variable through
+``os.getenv``, an installed package, the network, ...: see
+:mod:`sphinxext_attn.pyeval.machine`). A fact read by some entry of the table
+(a priority table, a backend's reasons on one GPU) is tried with its other
+values (an environment variable unset, ``1`` and ``0``; a yes/no fact both
+ways), and only the entries that read it are evaluated again, on a machine
+where it is set so. Setting a fact can make the code read others
+(``VLLM_ROCM_USE_AITER=1`` reads ``VLLM_ROCM_USE_AITER_MHA``): the settings
+are explored as a tree, a branch for each value of each fact read where it
+stands, as the code branches. What ships is, per setting, the entries that
+differ from the page's default table; a setting that changes nothing where
+it stands is not shipped, and the widget walks the same tree, skipping it
+(``attention_backends_selector.js``, :func:`state_for`). A control is offered
+for each fact some shipped setting sets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from sphinxext_attn.model.environment import Environment
+
+#: an environment variable as vLLM names them (facts such as ``installed.aiter`` are not)
+ENV_VAR = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+ENV_VALUES = ("unset", "1", "0")
+TRUTH_VALUES = ("true", "false")
+#: settings explored per table before the rest is left out (and the page says so)
+MAX_STATES = 48
+
+
+class Builder(Protocol):
+    facts: dict[tuple[str, str], dict[str, str]]
+    lists: Any
+    reasons: Any
+    selector: Any
+
+    def entry(self, cap: str, key: str) -> dict[str, Any]: ...
+
+
+def values_of(name: str, value: str) -> tuple[str, ...] | None:
+    """The values a control offers for a fact read as ``value`` (None: no control:
+    the GPU's arch, an engine option's default, the CPU's name)."""
+    if ENV_VAR.match(name):
+        return ENV_VALUES if value in ENV_VALUES else (value, *ENV_VALUES)
+    if value in TRUTH_VALUES:
+        return TRUTH_VALUES
+    return None
+
+
+def controllable(facts: Mapping[str, str]) -> dict[str, str]:
+    return {n: v for n, v in facts.items() if values_of(n, v) is not None}
+
+
+def environment_with(base: Environment, fixed: Mapping[str, str]) -> Environment:
+    """``base`` with each fact of ``fixed`` set: a variable set or unset, a fact assumed."""
+    env, assume = dict(base.env), dict(base.assume)
+    for name, value in fixed.items():
+        if not ENV_VAR.match(name):
+            assume[name] = value
+        elif value == "unset":
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return Environment(env, base.options, assume, base.platform, base.arch)
+
+
+def state_key(fixed: Mapping[str, str]) -> str:
+    return ";".join(f"{n}={v}" for n, v in sorted(fixed.items()))
+
+
+def _reads(efacts: Mapping[tuple[str, str], Mapping[str, str]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for facts in efacts.values():
+        for name, value in facts.items():
+            out.setdefault(name, value)
+    return dict(sorted(out.items()))
+
+
+def explore(
+    table: dict[str, Any],
+    builder: Builder,
+    base: Environment,
+    make_builder: Callable[[Environment], Builder],
+) -> int:
+    """Add ``facts`` (the controls) and ``states`` (per setting, the entries that
+    differ) to ``table``, built by ``builder`` on ``base``; the entries asked again.
+
+    Each fact read on the page's machine is set to each of its other values, one at
+    a time. From a setting, the facts the page's machine does not read are set in
+    turn, in every combination (``VLLM_ROCM_USE_AITER=1`` reads ``VLLM_ROCM_USE_AITER_MHA``), and
+    so is a guessed fact (the widget decides it both ways in every setting); other
+    combinations are left to ``select``, and the widget says so."""
+    root = {k: controllable(v) for k, v in builder.facts.items()}
+    guessed = set(builder.selector.interp.machine.guessed)
+    controls: dict[str, dict[str, Any]] = {}
+    states: dict[str, dict[str, Any]] = {"": {"reads": _reads(root)}}
+    same: list[str] = []
+    queue: list[tuple[dict[str, str], dict[Any, Any], dict[Any, Any], set[str]]] = [
+        ({}, root, {}, set())
+    ]
+    asked = 0
+    while queue:
+        fixed, efacts, overrides, before = queue.pop(0)
+        for name, current in _reads(efacts).items():
+            options = values_of(name, current) or ()
+            controls.setdefault(name, {"values": list(options), "default": current})
+            if name in fixed or (name in before and name not in guessed):
+                continue
+            for value in options:
+                child = {**fixed, name: value}
+                key = state_key(child)
+                if value == current or key in states or key in same:
+                    continue
+                if len(states) + len(same) >= MAX_STATES:
+                    table["facts_truncated"] = True
+                    continue
+                sib = make_builder(environment_with(base, child))
+                sib.reasons, sib.lists = builder.reasons, builder.lists
+                mine, changed, count = _evaluate(table, sib, name, efacts, overrides)
+                asked += count
+                guessed |= sib.selector.interp.machine.guessed
+                if changed == overrides:
+                    same.append(key)  # changes nothing here: the walk skips it
+                    continue
+                states[key] = {"reads": _reads(mine), "caps": _shipped(changed)}
+                queue.append((child, mine, changed, set(_reads(root))))
+    set_by_reader = {*base.env, *base.assume}
+    used = {part.split("=", 1)[0] for key in states if key for part in key.split(";")}
+    table["facts"] = []
+    for name, info in sorted(controls.items()):
+        if name not in used:
+            continue
+        # a guessed fact nobody set starts open: the widget decides it both ways
+        open_fact = name in guessed and name not in set_by_reader
+        if open_fact:
+            info = {"values": ["", *info["values"]], "default": ""}
+        table["facts"].append({**info, "name": name, "guessed": open_fact})
+    table["states"] = states
+    table["same"] = same
+    table["reasons"], table["lists"] = builder.reasons.items, builder.lists.items
+    return asked
+
+
+def _evaluate(
+    table: dict[str, Any],
+    sib: Builder,
+    name: str,
+    efacts: dict[tuple[str, str], dict[str, str]],
+    overrides: dict[tuple[str, str], Any],
+) -> tuple[dict[Any, Any], dict[Any, Any], int]:
+    """The entries of the parent setting that read ``name``, asked again on ``sib``'s
+    machine (priority tables always: they say which backends are tried)."""
+    mine, changed = dict(efacts), dict(overrides)
+    count = 0
+    for cap, data in table["caps"].items():
+        prio = changed.get((cap, ""), data["priorities"])
+        if name in efacts.get((cap, ""), {}):
+            prio = sib.entry(cap, "")
+            count += 1
+            mine[(cap, "")] = controllable(sib.facts.get((cap, ""), {}))
+            _keep(changed, (cap, ""), prio, data["priorities"])
+        if not data["backends"]:  # a rule platform: the outcome table is all
+            continue
+        universe = {b for i in set(prio["table"]) for b in sib.lists.items[i]}
+        for backend in sorted(universe):
+            known = (cap, backend) in efacts
+            if known and name not in efacts[(cap, backend)]:
+                continue
+            prober = getattr(sib, "prober", None)
+            if prober is not None and backend not in prober.members:  # its enum member
+                sib.entry(cap, "")
+            entry = sib.entry(cap, backend)
+            count += 1
+            mine[(cap, backend)] = controllable(sib.facts.get((cap, backend), {}))
+            _keep(changed, (cap, backend), entry, data["backends"].get(backend))
+    return mine, changed, count
+
+
+def _keep(changed: dict[Any, Any], key: tuple[str, str], entry: Any, default: Any) -> None:
+    if entry != default:
+        changed[key] = entry
+    else:
+        changed.pop(key, None)
+
+
+def _shipped(changed: dict[tuple[str, str], Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for (cap, key), entry in sorted(changed.items()):
+        mine = out.setdefault(cap, {})
+        if key:
+            mine.setdefault("backends", {})[key] = entry
+        else:
+            mine["priorities"] = entry
+    return out
+
+
+def state_for(table: dict[str, Any], values: Mapping[str, str]) -> tuple[str, list[str]]:
+    """The setting whose entries answer for the controls' ``values``, and the facts
+    set otherwise than there that the page holds no decisions for together with it.
+
+    From the default, each fact read where the walk stands whose control differs is
+    set, one at a time, in name order (as :func:`explore` branched); a setting that
+    changes nothing there is skipped."""
+    fixed: dict[str, str] = {}
+    states = table.get("states", {})
+    same = set(table.get("same", []))
+    while True:
+        here = states[state_key(fixed)]
+        missing = []
+        for name, value in here["reads"].items():
+            if name in fixed or name not in values or values[name] in (value, ""):
+                continue
+            key = state_key({**fixed, name: values[name]})
+            if key in states:
+                fixed[name] = values[name]
+                break
+            if key not in same:
+                missing.append(name)
+        else:
+            return state_key(fixed), missing
+
+
+def table_at(table: dict[str, Any], state: str) -> dict[str, Any]:
+    """The table as it is in one setting (the default's entries where none differs)."""
+    override = table.get("states", {}).get(state, {}).get("caps", {})
+    caps = {}
+    for cap, data in table["caps"].items():
+        mine = override.get(cap, {})
+        caps[cap] = {
+            "priorities": mine.get("priorities", data["priorities"]),
+            "backends": {**data["backends"], **mine.get("backends", {})},
+        }
+    return {**table, "caps": caps}
+
+
+__all__ = [
+    "MAX_STATES",
+    "controllable",
+    "environment_with",
+    "explore",
+    "state_for",
+    "state_key",
+    "table_at",
+    "values_of",
+]

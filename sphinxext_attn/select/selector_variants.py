@@ -1,0 +1,103 @@
+"""The selector's tables per platform: one factored table per platform and GPU.
+
+A page offers the platforms its ``:platforms:`` option names (CUDA alone by
+default, so a CUDA-only selector costs what it did). Each platform's table is
+built by its own code, on a machine of that platform:
+
+* CUDA: over the grid's compute capabilities (:class:`.TableBuilder`);
+* ROCm: one table per GPU the release's ``rocm.py`` names, the capability
+  derived from the arch by the release's code (:func:`.named_archs`), through
+  the same ``get_valid_backends`` loop as CUDA's;
+* XPU and CPU: the outcome of their ordered rules (:mod:`.selector_rules`).
+
+Every table then gets its environment controls (:mod:`.selector_facts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.pyeval.scope import MISSING
+from sphinxext_attn.pyeval.values import Instance
+from sphinxext_attn.select.decision import Config, Selector
+from sphinxext_attn.select.platform_lists import named_archs
+from sphinxext_attn.select.selector_facts import explore
+from sphinxext_attn.select.selector_grid import GRID
+from sphinxext_attn.select.selector_rules import RuleTableBuilder
+from sphinxext_attn.select.selector_table import TableBuilder
+from sphinxext_attn.source.tree import SourceTree
+
+#: how a page's data names a table: ``cuda``, ``rocm:gfx942``, ``xpu``, ``cpu``
+Variant = tuple[str, str]
+
+
+def variant_key(platform: str, arch: str = "") -> str:
+    return f"{platform}:{arch}" if arch else platform
+
+
+def variants(tree: SourceTree, platforms: Sequence[str], base: Environment) -> list[Variant]:
+    """The tables a page offering ``platforms`` needs (ROCm: every GPU the release
+    names, or the one the environment names)."""
+    out: list[Variant] = []
+    for platform in platforms:
+        if platform != "rocm":
+            out.append((platform, ""))
+            continue
+        on = Environment(base.env, base.options, base.assume, "rocm", base.arch)
+        archs = [base.arch] if base.arch else named_archs(tree, on)
+        out.extend(("rocm", arch) for arch in archs)
+    return out
+
+
+def builder_for(tree: SourceTree, environment: Environment) -> TableBuilder | RuleTableBuilder:
+    """The builder of one platform's table, on a machine of ``environment``."""
+    selector = Selector(Interpreter(tree, Machine(environment)))
+    if environment.platform == "cuda":
+        return TableBuilder(selector, GRID)
+    interp = selector.interp
+    with interp.guarded():
+        platform = interp.machine.platform(interp)
+        rules = isinstance(platform, Instance) and (
+            interp.class_attr(platform.cls, "get_valid_backends")[0] is MISSING
+        )
+        if rules:  # no priority list: the question is asked on the default GPU
+            return RuleTableBuilder(selector, {**GRID, "capability": (Config().capability,)})
+        major, minor = selector.gpu(Config())
+    return TableBuilder(selector, {**GRID, "capability": (f"{major}.{minor}",)})
+
+
+def build_variant(tree: SourceTree, base: Environment, variant: Variant) -> dict[str, Any]:
+    """One platform's (and GPU's) table with its environment controls."""
+    platform, arch = variant
+    environment = Environment(base.env, base.options, base.assume, platform, arch)
+    builder = builder_for(tree, environment)
+    with builder.selector.interp.guarded():
+        table = builder.build()
+        explore(table, builder, environment, lambda env: builder_for(tree, env))
+    table["platform"], table["arch"] = platform, arch
+    return table
+
+
+def build_variants(
+    tree: SourceTree, platforms: Sequence[str], base: Environment
+) -> tuple[dict[str, Any], list[str]]:
+    """Every table of a page (by :func:`variant_key`), and the problems of those
+    that could not be built (``key: why``; a page shows the others). The first
+    (the page's default) raises instead."""
+    tables: dict[str, Any] = {}
+    problems: list[str] = []
+    for index, variant in enumerate(variants(tree, platforms, base)):
+        try:
+            tables[variant_key(*variant)] = build_variant(tree, base, variant)
+        except (Unknown, Raised, KeyError) as exc:
+            if index == 0:  # the page's default: no selector without it
+                raise
+            problems.append(f"{variant_key(*variant)}: {exc}")
+    return tables, problems
+
+
+__all__ = ["Variant", "build_variant", "build_variants", "builder_for", "variant_key", "variants"]
