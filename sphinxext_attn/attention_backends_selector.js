@@ -124,7 +124,9 @@
         trial[n] = facts[n];
         var key = stateKey(trial);
         if (key in states) { step = trial; return true; }
-        if (same.indexOf(key) < 0) { missing.push(n); }
+        var alone = {};
+        alone[n] = facts[n];
+        if (same.indexOf(key) < 0 && same.indexOf(stateKey(alone)) < 0) { missing.push(n); }
         return false;
       });
       if (step === null) { return {key: stateKey(fixed), missing: missing}; }

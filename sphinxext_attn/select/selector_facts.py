@@ -205,8 +205,9 @@ def state_for(table: dict[str, Any], values: Mapping[str, str]) -> tuple[str, li
     set otherwise than there that the page holds no decisions for together with it.
 
     From the default, each fact read where the walk stands whose control differs is
-    set, one at a time, in name order (as :func:`explore` branched); a setting that
-    changes nothing there is skipped."""
+    set, one at a time (as :func:`explore` branched); a setting that changes nothing
+    there, or a value that changes nothing on the page's machine (``0`` for a
+    variable whose default is off), is skipped."""
     fixed: dict[str, str] = {}
     states = table.get("states", {})
     same = set(table.get("same", []))
@@ -220,8 +221,8 @@ def state_for(table: dict[str, Any], values: Mapping[str, str]) -> tuple[str, li
             if key in states:
                 fixed[name] = values[name]
                 break
-            if key not in same:
-                missing.append(name)
+            if key not in same and state_key({name: values[name]}) not in same:
+                missing.append(name)  # (a value the default reads alike, as unset: skipped)
         else:
             return state_key(fixed), missing
 

@@ -1,0 +1,214 @@
+"""The selector's tables per platform and its environment controls, against ``select``.
+
+Each platform's table (ROCm per GPU, CPU's outcome table) and each setting of
+the facts the decisions read (``VLLM_ROCM_USE_AITER``, ``installed.aiter``,
+``VLLM_HAS_FLASHINFER_CUBIN``, ...) is read back the way the widget reads it
+(:func:`predict`) and compared with a full decision on a machine where the facts
+are set so, and with vLLM's own recorded ROCm selections.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import vllm_trees
+
+from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.select.decision import Config, Decision, Selector
+from sphinxext_attn.select.selector_facts import environment_with, state_for, values_of
+from sphinxext_attn.select.selector_grid import GRID
+from sphinxext_attn.select.selector_predict import predict, sample_configs
+from sphinxext_attn.select.selector_variants import build_variant, variants
+from sphinxext_attn.source.tree import SourceTree
+
+pytestmark = pytest.mark.realtree
+
+#: the GPUs vLLM 0.33.0's rocm.py names (and derives a capability for)
+ROCM_033 = ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1151", "gfx1200", "gfx1201", "gfx1250"]
+
+
+@pytest.fixture(scope="module")
+def tree033() -> SourceTree:
+    return SourceTree(str(vllm_trees.tree("0.33.0")))
+
+
+@pytest.fixture(scope="module")
+def tables(tree033: SourceTree) -> dict[tuple[str, str], dict[str, Any]]:
+    """The tables the tests read, built once."""
+    wanted = [("rocm", "gfx942"), ("rocm", "gfx1201"), ("cpu", ""), ("cuda", "")]
+    return {v: build_variant(tree033, Environment(), v) for v in wanted}
+
+
+def _shape(decision: Decision | None) -> Any:
+    if decision is None:
+        return None
+    picks = sorted(c["backend"] for c in decision.candidates)
+    return decision.selected, decision.priorities, picks, decision.raised
+
+
+def _selector(tree: SourceTree, platform: str, arch: str, facts: dict[str, str]) -> Selector:
+    fixed = {n: v for n, v in facts.items() if v != ""}  # "": nobody set it
+    env = environment_with(Environment(platform=platform, arch=arch), fixed)
+    return Selector(Interpreter(tree, Machine(env)))
+
+
+def test_a_page_offers_every_gpu_the_release_names(tree033: SourceTree) -> None:
+    found = variants(tree033, ("cuda", "rocm", "xpu", "cpu"), Environment())
+    assert found == [("cuda", ""), *(("rocm", a) for a in ROCM_033), ("xpu", ""), ("cpu", "")]
+    assert variants(tree033, ("cuda",), Environment()) == [("cuda", "")]
+
+
+def test_the_controls_are_the_facts_that_change_a_decision(
+    tables: dict[tuple[str, str], dict[str, Any]],
+) -> None:
+    def controls(key: tuple[str, str]) -> dict[str, tuple[Any, bool]]:
+        return {f["name"]: (f["default"], f["guessed"]) for f in tables[key]["facts"]}
+
+    assert controls(("rocm", "gfx942")) == {
+        "VLLM_ROCM_USE_AITER": ("unset", False),
+        "VLLM_ROCM_USE_AITER_MHA": ("unset", False),
+        "VLLM_ROCM_USE_AITER_MLA": ("unset", False),
+        "installed.aiter": ("", True),  # nobody set it: decided both ways
+    }
+    assert controls(("rocm", "gfx1201")) == {
+        "VLLM_ROCM_USE_AITER": ("unset", False),
+        "installed.aiter": ("", True),
+    }
+    cuda = controls(("cuda", ""))
+    assert cuda["VLLM_HAS_FLASHINFER_CUBIN"] == ("unset", False)
+    assert cuda["network"] == ("false", False)
+    assert "CUDA_HOME" not in cuda  # read, but it changes no decision on the grid
+
+
+def test_values_of_a_fact() -> None:
+    assert values_of("VLLM_ROCM_USE_AITER", "unset") == ("unset", "1", "0")
+    assert values_of("installed.aiter", "true") == ("true", "false")
+    assert values_of("arch", "gfx942") is None
+    assert values_of("attention_config.flash_attn_version", "default (None)") is None
+
+
+def test_the_settings_walk_as_explored(tables: dict[tuple[str, str], dict[str, Any]]) -> None:
+    table = tables[("rocm", "gfx942")]
+    base = {f["name"]: f["default"] for f in table["facts"]}
+    # MHA is read only with AITER on: alone it changes nothing and is not a setting
+    assert state_for(table, {**base, "VLLM_ROCM_USE_AITER_MHA": "0"}) == ("", [])
+    assert state_for(table, {**base, "VLLM_ROCM_USE_AITER": "1"}) == ("VLLM_ROCM_USE_AITER=1", [])
+    both = {**base, "VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_MHA": "0"}
+    assert state_for(table, both) == ("VLLM_ROCM_USE_AITER=1;VLLM_ROCM_USE_AITER_MHA=0", [])
+
+
+@pytest.mark.parametrize("variant", [("rocm", "gfx942"), ("rocm", "gfx1201"), ("cpu", "")])
+def test_every_setting_agrees_with_select(
+    tables: dict[tuple[str, str], dict[str, Any]], tree033: SourceTree, variant: tuple[str, str]
+) -> None:
+    """Random configurations with random settings of every control: the widget's
+    reading is `select`'s decision on a machine set so (conditional included)."""
+    table = tables[variant]
+    rng = random.Random(11)
+    selectors: dict[str, Selector] = {}
+    wrong = []
+    for config in sample_configs(GRID, 120, 13):
+        facts = {f["name"]: rng.choice(f["values"]) for f in table["facts"]}
+        key = json.dumps(facts, sort_keys=True)
+        if key not in selectors:
+            selectors[key] = _selector(tree033, *variant, facts)
+        truth = selectors[key].decide(config)
+        if _shape(predict(table, config, facts)) != _shape(truth):
+            wrong.append((config.describe(), facts))
+    assert wrong == []
+
+
+def test_cuda_settings_agree_with_select(
+    tables: dict[tuple[str, str], dict[str, Any]], tree033: SourceTree
+) -> None:
+    """One control set otherwise at a time (the page holds those), on CUDA, where
+    configurations with attention sinks on SM 10.x turn on the FlashInfer cubins."""
+    table = tables[("cuda", "")]
+    base = {f["name"]: f["default"] for f in table["facts"]}
+    sink = Config(capability="10.0", dtype="bf16", head_size=64, has_sink=True)
+    for name, value, selected in (
+        ("VLLM_HAS_FLASHINFER_CUBIN", "unset", "FLASH_ATTN"),
+        ("VLLM_HAS_FLASHINFER_CUBIN", "1", "FLASHINFER"),
+        ("network", "true", "FLASHINFER"),
+    ):
+        facts = {**base, name: value}
+        guess = predict(table, sink, facts)
+        assert guess is not None and guess.selected == selected, (name, value)
+        assert _shape(guess) == _shape(_selector(tree033, "cuda", "", facts).decide(sink))
+    rng = random.Random(5)
+    selectors: dict[str, Selector] = {}
+    differ = []
+    for config in sample_configs(GRID, 80, 17):
+        fact = rng.choice(table["facts"])
+        facts = {**base, fact["name"]: rng.choice(fact["values"])}
+        key = json.dumps(facts, sort_keys=True)
+        if key not in selectors:
+            selectors[key] = _selector(tree033, "cuda", "", facts)
+        if _shape(predict(table, config, facts)) != _shape(selectors[key].decide(config)):
+            differ.append(config.describe())
+    # the default table's own known misses (selector-table 0.33.0-sample) aside
+    assert len(differ) <= 1, differ
+
+
+def test_a_combination_the_page_does_not_hold_is_flagged(
+    tables: dict[tuple[str, str], dict[str, Any]],
+) -> None:
+    table = tables[("cuda", "")]
+    base = {f["name"]: f["default"] for f in table["facts"]}
+    sink = Config(capability="10.0", has_sink=True)
+    # with the cubins the code never asks the network: the page holds the answer
+    both = {**base, "VLLM_HAS_FLASHINFER_CUBIN": "1", "network": "true"}
+    assert state_for(table, both) == ("VLLM_HAS_FLASHINFER_CUBIN=1", [])
+    # 0 reads as unset does: it changes nothing, with or without the network
+    assert state_for(table, {**base, "VLLM_HAS_FLASHINFER_CUBIN": "0", "network": "true"}) == (
+        "network=true",
+        [],
+    )
+    # two facts each read on the page's machine: their combination is left to select
+    both = {**base, "network": "true", "which.nvcc": "false"}
+    assert state_for(table, both) == ("network=true", ["which.nvcc"])
+    assert predict(table, sink, both) is None
+
+
+def _rocm_cases() -> list[tuple[str, dict[str, Any]]]:
+    folder = vllm_trees.shared_dir() / "vllm" / "select"
+    out = []
+    for path in sorted(Path(folder).glob("rocm-0.33.0-*.json")):
+        for case in json.loads(path.read_text(encoding="utf-8")):
+            out.append((path.stem, case))
+    return out
+
+
+def test_recorded_rocm_selections(tree033: SourceTree) -> None:
+    """vLLM's own ROCm decisions (``rocm-0.33.0-*.json``): every case the widget has
+    controls for (no KV connector, no encoder-decoder model, values on the grid)
+    reads back as vLLM picked it, with its list."""
+    built: dict[str, dict[str, Any]] = {}
+    compared = 0
+    wrong = []
+    for stem, case in _rocm_cases():
+        cfg = case["config"]
+        if case.get("model_attn_type") or cfg.get("use_kv_connector"):
+            continue
+        arch = case["arch"]
+        if arch not in built:
+            built[arch] = build_variant(tree033, Environment(), ("rocm", arch))
+        table = built[arch]
+        facts = {f["name"]: f["default"] for f in table["facts"]}
+        facts.update({k: v for k, v in (case.get("env") or {}).items() if k in facts})
+        if case.get("aiter_installed") is not None:
+            facts["installed.aiter"] = "true" if case["aiter_installed"] else "false"
+        guess = predict(table, Config.from_case(case), facts)
+        if guess is None:
+            continue  # a value off the grid (head size 40, ...)
+        compared += 1
+        if (guess.selected, guess.priorities) != (case["selected"], case["priorities"]):
+            wrong.append((stem, Config.from_case(case).describe()))
+    assert compared > 300
+    assert wrong == []
