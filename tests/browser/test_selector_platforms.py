@@ -1,0 +1,168 @@
+"""The selector's platform, GPU and environment controls, in a browser (issues 23 and 27).
+
+A page offering every platform (``:platforms: cuda, rocm, xpu, cpu``): the reader
+switches platform, ROCm GPU and environment variables, and the decision shown is
+the one ``select`` gives on a machine set so.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import vllm_trees
+
+from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.select.decision import Config, Selector
+from sphinxext_attn.source.tree import SourceTree
+
+pytestmark = [pytest.mark.browser, pytest.mark.realtree]
+
+CONF = 'extensions = ["sphinxext_attn"]\nattention_backends_root = {root!r}\n'
+PAGE = """\
+Every platform
+==============
+
+.. attention-backends-selector::
+   :platforms: cuda, rocm, xpu, cpu
+"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tree = vllm_trees.tree("0.33.0")
+    base = tmp_path_factory.mktemp("platforms")
+    src = base / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(CONF.format(root=str(tree)), encoding="utf-8")
+    (src / "index.rst").write_text(PAGE, encoding="utf-8")
+    out = base / "html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def _open(browser: Any, site: Path, query: str = "") -> Any:
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.goto((site / "index.html").as_uri() + query)
+    page.wait_for_load_state("load")
+    return page
+
+
+SHOWN = """(() => {
+  const box = document.querySelector('.attn-selector');
+  const text = sel => Array.from(box.querySelectorAll(sel)).map(e => e.textContent);
+  const hidden = n => { const c = box.querySelector('[name="' + n + '"]');
+                        return !c || c.closest('.attn-selector-field').hidden; };
+  return {selected: text('.attn-selected'), conditional: text('.attn-conditional'),
+          candidates: text('.attn-candidate > code'), notices: text('.attn-selector-notice'),
+          result: text('.attn-selector-result'), steps: text('.attn-selector-list > li > code'),
+          facts: Array.from(box.querySelectorAll('[data-fact]')).map(e => e.name),
+          assuming: text('.attn-selector-assuming'), problems: text('.attn-selector-problem'),
+          capabilityHidden: hidden('capability'), archHidden: hidden('arch')};
+})()"""
+
+
+def _choose(page: Any, name: str, value: str) -> dict[str, Any]:
+    page.select_option(f'.attn-selector [name="{name}"]', value)
+    shown: dict[str, Any] = page.evaluate(SHOWN)
+    return shown
+
+
+def _select(platform: str, arch: str, config: Config, env: dict[str, str], assume: dict[str, str]):  # type: ignore[no-untyped-def]
+    tree = SourceTree(str(vllm_trees.tree("0.33.0")))
+    machine = Machine(Environment(env, {}, assume, platform, arch))
+    return Selector(Interpreter(tree, machine)).decide(config)
+
+
+def test_switching_platform_arch_and_environment(browser: Any, site: Path) -> None:
+    page = _open(browser, site, "?capability=10.0&head_size=64&has_sink=true&dtype=bf16")
+    try:
+        shown = page.evaluate(SHOWN)
+        sink = Config(capability="10.0", dtype="bf16", head_size=64, has_sink=True)
+        assert shown["selected"] == [_select("cuda", "", sink, {}, {}).selected] == ["FLASH_ATTN"]
+        assert not shown["capabilityHidden"] and shown["archHidden"]
+        assert "VLLM_HAS_FLASHINFER_CUBIN" in shown["facts"]
+        assert any("VLLM_HAS_FLASHINFER_CUBIN=unset" in a for a in shown["assuming"])
+        assert any("xpu" in p for p in shown["problems"])  # too many settings together
+        # the cubins present: FlashInfer takes sinks on SM 10.x (vllm#40153)
+        shown = _choose(page, "VLLM_HAS_FLASHINFER_CUBIN", "1")
+        cubin = _select("cuda", "", sink, {"VLLM_HAS_FLASHINFER_CUBIN": "1"}, {})
+        assert shown["selected"] == [cubin.selected] == ["FLASHINFER"]
+
+        # ROCm on an MI300X: aiter's presence nobody set, the list depends on it
+        page.uncheck('.attn-selector [name="has_sink"]')
+        page.fill('.attn-selector [name="head_size"]', "128")  # read at the next change
+        shown = _choose(page, "platform", "rocm")
+        shown = _choose(page, "arch", "gfx942")
+        assert shown["capabilityHidden"] and not shown["archHidden"]
+        plain = Config(dtype="bf16", head_size=128)
+        truth = _select("rocm", "gfx942", plain, {}, {})
+        assert shown["selected"] == [truth.selected] == ["ROCM_ATTN"], shown
+        assert "from a list that depends on a fact" in shown["result"][0]
+        assert shown["candidates"] == [c["backend"] for c in truth.candidates]
+        # vllm#46596: AITER switched on and aiter installed, ROCM_ATTN still comes first
+        _choose(page, "VLLM_ROCM_USE_AITER", "1")
+        shown = _choose(page, "installed.aiter", "true")
+        env, assume = {"VLLM_ROCM_USE_AITER": "1"}, {"installed.aiter": "true"}
+        truth = _select("rocm", "gfx942", plain, env, assume)
+        assert shown["selected"] == [truth.selected]
+        assert shown["steps"] == truth.priorities[: len(shown["steps"])]
+        assert "ROCM_AITER_FA" in shown["steps"]
+        # the AITER switch turned off again: the MHA switch it made the code read goes
+        shown = _choose(page, "VLLM_ROCM_USE_AITER", "unset")
+        assert "ROCM_AITER_FA" not in shown["steps"]
+
+        # CPU with MLA: the rules ask the CPU's AMX tiles, which nobody set
+        shown = _choose(page, "platform", "cpu")
+        page.check('.attn-selector [name="use_mla"]')
+        shown = page.evaluate(SHOWN)
+        mla = Config(dtype="bf16", head_size=128, use_mla=True)
+        truth = _select("cpu", "", mla, {}, {})
+        assert truth.selected is None and shown["conditional"] == ["conditional"]
+        assert shown["candidates"] == [c["backend"] for c in truth.candidates]
+        amx = "torch.cpu._is_amx_tile_supported"
+        shown = _choose(page, amx, "false")
+        truth = _select("cpu", "", mla, {}, {amx: "false"})
+        if truth.raised:
+            assert shown["selected"] == ["none"] and truth.raised in shown["result"][0]
+        else:
+            assert shown["selected"] == [truth.selected]
+    finally:
+        page.context.close()
+
+
+def test_the_address_sets_platform_gpu_and_variables(browser: Any, site: Path) -> None:
+    query = "?platform=rocm&arch=gfx1201&VLLM_ROCM_USE_AITER=1&installed.aiter=false"
+    page = _open(browser, site, query)
+    try:
+        shown = page.evaluate(SHOWN)
+    finally:
+        page.context.close()
+    env, assume = {"VLLM_ROCM_USE_AITER": "1"}, {"installed.aiter": "false"}
+    truth = _select("rocm", "gfx1201", Config(), env, assume)
+    assert shown["notices"] == []
+    assert shown["selected"] == [truth.selected]
+    assert shown["assuming"] == ["Assuming: VLLM_ROCM_USE_AITER=1, installed.aiter=false"]
+
+
+def test_a_variable_value_the_page_cannot_answer_is_flagged(browser: Any, site: Path) -> None:
+    page = _open(browser, site, "?VLLM_HAS_FLASHINFER_CUBIN=<b>2</b>")
+    try:
+        shown = page.evaluate(SHOWN)
+        bold = page.evaluate("document.querySelectorAll('.attn-selector b').length")
+    finally:
+        page.context.close()
+    assert shown["selected"] == [] and bold == 0
+    assert any("<b>2</b>" in n for n in shown["notices"]), shown
