@@ -25,6 +25,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.pyeval import STEPS_PER_CELL, Raised, Unknown
+from sphinxext_attn.pyeval.values import NODE
+from sphinxext_attn.vocab.paths import ENVS_MODULE
 
 #: an environment variable as vLLM names them (facts such as ``installed.aiter`` are not)
 ENV_VAR = re.compile(r"[A-Z][A-Z0-9_]*\Z")
@@ -101,13 +104,16 @@ def explore(
     controls: dict[str, dict[str, Any]] = {}
     states: dict[str, dict[str, Any]] = {"": {"reads": _reads(root)}}
     same: list[str] = []
-    queue: list[tuple[dict[str, str], dict[Any, Any], dict[Any, Any], set[str]]] = [
-        ({}, root, {}, set())
+    owners0: dict[tuple[str, str], Builder] = {k: builder for k in builder.facts}
+    queue: list[tuple[dict[str, str], dict[Any, Any], dict[Any, Any], set[str], Any]] = [
+        ({}, root, {}, set(), owners0)
     ]
     asked = 0
     while queue:
-        fixed, efacts, overrides, before = queue.pop(0)
+        fixed, efacts, overrides, before, owners = queue.pop(0)
         for name, current in _reads(efacts).items():
+            if ENV_VAR.match(name) and not isinstance(_parsed(builder, name), bool):
+                continue  # not a switch of vLLM's envs.py (a path, a name): no values
             options = values_of(name, current) or ()
             controls.setdefault(name, {"values": list(options), "default": current})
             if name in fixed or (name in before and name not in guessed):
@@ -121,15 +127,22 @@ def explore(
                     table["facts_truncated"] = True
                     continue
                 sib = make_builder(environment_with(base, child))
+                if _read_alike(builder, sib, name):
+                    same.append(key)  # vLLM's envs.py reads the value as the default
+                    continue
                 sib.reasons, sib.lists = builder.reasons, builder.lists
-                mine, changed, count = _evaluate(table, sib, name, efacts, overrides)
+                if hasattr(sib, "prober"):
+                    sib.prober.learn_from(builder.prober)  # type: ignore[attr-defined]
+                mine, changed, owned, count = _evaluate(
+                    table, sib, name, efacts, overrides, owners
+                )
                 asked += count
                 guessed |= sib.selector.interp.machine.guessed
                 if changed == overrides:
                     same.append(key)  # changes nothing here: the walk skips it
                     continue
                 states[key] = {"reads": _reads(mine), "caps": _shipped(changed)}
-                queue.append((child, mine, changed, set(_reads(root))))
+                queue.append((child, mine, changed, set(_reads(root)), owned))
     set_by_reader = {*base.env, *base.assume}
     used = {part.split("=", 1)[0] for key in states if key for part in key.split(";")}
     table["facts"] = []
@@ -153,33 +166,70 @@ def _evaluate(
     name: str,
     efacts: dict[tuple[str, str], dict[str, str]],
     overrides: dict[tuple[str, str], Any],
-) -> tuple[dict[Any, Any], dict[Any, Any], int]:
-    """The entries of the parent setting that read ``name``, asked again on ``sib``'s
-    machine (priority tables always: they say which backends are tried)."""
-    mine, changed = dict(efacts), dict(overrides)
+    owners: dict[tuple[str, str], Builder],
+) -> tuple[dict[Any, Any], dict[Any, Any], dict[Any, Any], int]:
+    """The entries of the parent setting that read ``name``, on ``sib``'s machine.
+
+    An entry's questions that did not read the fact answer alike there; those
+    that did are asked again first, and only an entry one of them answers
+    otherwise is built again (from scratch: its shape may change)."""
+    mine, changed, owned = dict(efacts), dict(overrides), dict(owners)
     count = 0
     for cap, data in table["caps"].items():
-        prio = changed.get((cap, ""), data["priorities"])
-        if name in efacts.get((cap, ""), {}):
-            prio = sib.entry(cap, "")
-            count += 1
-            mine[(cap, "")] = controllable(sib.facts.get((cap, ""), {}))
-            _keep(changed, (cap, ""), prio, data["priorities"])
-        if not data["backends"]:  # a rule platform: the outcome table is all
-            continue
-        universe = {b for i in set(prio["table"]) for b in sib.lists.items[i]}
-        for backend in sorted(universe):
-            known = (cap, backend) in efacts
-            if known and name not in efacts[(cap, backend)]:
+        keys = [""]  # the list first: it says which backends are tried
+        while keys:
+            key = keys.pop(0)
+            entry_key = (cap, key)
+            if not key and data["backends"]:
+                keys = sorted(_universe(table, cap, changed, sib))
+            if entry_key in efacts and name not in efacts[entry_key]:
                 continue
-            prober = getattr(sib, "prober", None)
-            if prober is not None and backend not in prober.members:  # its enum member
-                sib.entry(cap, "")
-            entry = sib.entry(cap, backend)
+            owner = owners.get(entry_key)
+            if owner is not None and not _answers_differ(owner, sib, cap, key, name):
+                continue
+            entry = sib.entry(cap, key)
             count += 1
-            mine[(cap, backend)] = controllable(sib.facts.get((cap, backend), {}))
-            _keep(changed, (cap, backend), entry, data["backends"].get(backend))
-    return mine, changed, count
+            mine[entry_key] = controllable(sib.facts.get(entry_key, {}))
+            owned[entry_key] = sib
+            default = data["priorities"] if not key else data["backends"].get(key)
+            _keep(changed, entry_key, entry, default)
+            if not key and data["backends"]:
+                keys = sorted(_universe(table, cap, changed, sib))
+    return mine, changed, owned, count
+
+
+def _read_alike(builder: Builder, sib: Builder, name: str) -> bool:
+    """Whether the tree's ``vllm/envs.py`` gives the variable the same value on both
+    machines (``0`` for a switch that is off by default)."""
+    first, second = _parsed(builder, name), _parsed(sib, name)
+    return isinstance(first, bool) and first is second
+
+
+def _parsed(builder: Builder, name: str) -> Any:
+    """The value ``vllm/envs.py`` gives the variable on ``builder``'s machine (None:
+    it does not declare it, or it cannot be evaluated)."""
+    interp = builder.selector.interp
+    module = interp.module(ENVS_MODULE)
+    try:
+        with interp.question(capability=None, steps=STEPS_PER_CELL):
+            if module is None or not module.has(name):
+                return None
+            return interp.module_attr(module, name, NODE)
+    except (Unknown, Raised):
+        return None
+
+
+def _universe(table: dict[str, Any], cap: str, changed: dict[Any, Any], sib: Builder) -> set[str]:
+    prio = changed.get((cap, ""), table["caps"][cap]["priorities"])
+    return {b for i in set(prio["table"]) for b in sib.lists.items[i]}
+
+
+def _answers_differ(owner: Builder, sib: Builder, cap: str, key: str, name: str) -> bool:
+    points = getattr(owner, "point_facts", {}).get((cap, key), {})
+    asked = [p for p, facts in points.items() if name in facts]
+    if not hasattr(owner, "answer") or not asked:
+        return True
+    return any(owner.answer(cap, key, p) != sib.answer(cap, key, p) for p in asked)
 
 
 def _keep(changed: dict[Any, Any], key: tuple[str, str], entry: Any, default: Any) -> None:

@@ -60,6 +60,12 @@ class Prober:
         #: table's builder per entry (see :mod:`.selector_facts`)
         self.read: dict[str, str] = {}
         self._read: dict[tuple[str, tuple[Any, ...]], dict[str, str]] = {}
+        #: members of another evaluator of the same tree, whose enum is looked up here
+        self._known: list[EnumMember] = []
+
+    def learn_from(self, other: Prober) -> None:
+        """Find backends by the enum ``other`` found them in (see :meth:`member`)."""
+        self._known = list(other.members.values())[:1]
 
     @property
     def priority_params(self) -> list[str]:
@@ -101,9 +107,27 @@ class Prober:
         self.read.update(self._read[key])
         return self._reasons[key]
 
+    def member(self, backend: str) -> EnumMember:
+        """The enum member named ``backend`` (as a priority list gave it, else the
+        registry enum's own: a table built for another setting of the machine asks
+        backends its own lists have not named yet)."""
+        found = self.members.get(backend)
+        if found is None:
+            for member in self._known:
+                module = member.cls.module
+                enum = self.interp.module(module.dotted)
+                cls = enum.lookup(member.cls.name, self.interp, NODE) if enum else None
+                value = self.interp.class_own_attr(cls, backend) if cls is not None else None
+                if isinstance(value, EnumMember):
+                    found = self.members[backend] = value
+                    break
+            else:
+                raise KeyError(backend)
+        return found
+
     def _ask(self, backend: str, config: Config, facts: dict[str, str]) -> tuple[str, ...]:
         interp = self.interp
-        member = self.members[backend]
+        member = self.member(backend)
         saved = self.module.values.get(PRIORITY_FUNCTION)
         self.module.values[PRIORITY_FUNCTION] = Builtin(
             PRIORITY_FUNCTION, lambda it, args, kw, node, path: [member]

@@ -65,14 +65,26 @@ class TableBuilder:
         #: the machine facts (name -> value) each entry's questions read: key
         #: (capability, "") for the priority table, (capability, backend) for a backend
         self.facts: dict[tuple[str, str], dict[str, str]] = {}
+        #: per entry, the points whose question read a machine fact, with the facts
+        self.point_facts: dict[tuple[str, str], dict[tuple[int, ...], dict[str, str]]] = {}
 
     # -- priority lists ----------------------------------------------------------
 
     def _priorities(self, cap: str, point: Sequence[int]) -> int:
         self.prober.read = {}
         found = self.prober.priorities(config_at(self.grid, cap, point))
-        self.facts.setdefault((cap, ""), {}).update(self.prober.read)
+        self._note((cap, ""), point)
         return self.lists(found)
+
+    def _note(self, key: tuple[str, str], point: Sequence[int]) -> None:
+        read = self.prober.read
+        self.facts.setdefault(key, {}).update(read)
+        if read:
+            self.point_facts.setdefault(key, {})[tuple(point)] = dict(read)
+
+    def answer(self, cap: str, key: str, point: Sequence[int]) -> Any:
+        """One question of an entry: the list (``key`` "") or a backend's reasons."""
+        return self._priorities(cap, point) if not key else self.reasons_at(key, cap, point)
 
     def priority_table(self, cap: str) -> dict[str, Any]:
         params = [DIMS.index(p) for p in self.prober.priority_params if p in DIMS]
@@ -119,7 +131,7 @@ class TableBuilder:
         self.probes += 1
         self.prober.read = {}
         found = self.prober.reasons(backend, config_at(self.grid, cap, point))
-        self.facts.setdefault((cap, backend), {}).update(self.prober.read)
+        self._note((cap, backend), point)
         return [self.reasons(r) for r in found]
 
     def backend_entry(self, backend: str, cap: str) -> dict[str, Any]:
