@@ -56,6 +56,9 @@ class RuleTableBuilder:
             return self.lists(("selected", decision.selected))
         return self.lists(("raised", decision.raised or decision.error or "no valid backend"))
 
+    def answer(self, cap: str, key: str, point: Sequence[int]) -> Any:
+        return self.outcome(cap, point)
+
     def entry(self, cap: str, key: str = "") -> dict[str, Any]:
         base = default_point(self.grid)
         seen: dict[tuple[int, ...], int] = {}
