@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 JS_FILE = "attention_backends_selector.js"
+#: the table's reading (decisions, platforms, settings), loaded before JS_FILE
+TABLE_JS_FILE = "attention_backends_selector_table.js"
 CSS_FILE = "attention_backends_selector.css"
 STATIC = Path(__file__).resolve().parent.parent
 #: words accepted for the empty (None) value of a dimension
@@ -171,6 +173,14 @@ class SelectorDirective(AttentionBackendsDirective):
         node = attn_selector()
         table = dict(built.table)
         table["caps"] = {c: built.table["caps"][c] for c in allowed["capability"]}
+        if "states" in table:  # the settings' entries of the capabilities offered only
+            table["states"] = {
+                key: {
+                    **state,
+                    "caps": {c: e for c, e in state.get("caps", {}).items() if c in table["caps"]},
+                }
+                for key, state in table["states"].items()
+            }
         rules = self.head_rules(root, table)
         if rules:
             table["head_rules"] = rules
@@ -265,6 +275,7 @@ def page_context(
 ) -> None:
     """Pages with a selector load its script and style (and only those pages)."""
     if doctree is not None and any(True for _ in doctree.findall(attn_selector)):
+        app.add_js_file(TABLE_JS_FILE)
         app.add_js_file(JS_FILE)
         app.add_css_file(CSS_FILE)
 
@@ -273,7 +284,7 @@ def copy_static(app: Sphinx, exception: BaseException | None) -> None:
     if exception is None and app.builder.format == "html":
         folder = Path(app.outdir, "_static")
         folder.mkdir(parents=True, exist_ok=True)
-        for name in (JS_FILE, CSS_FILE):
+        for name in (TABLE_JS_FILE, JS_FILE, CSS_FILE):
             shutil.copyfile(STATIC / name, folder / name)
 
 

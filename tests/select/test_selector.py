@@ -102,6 +102,10 @@ def test_page_is_light_and_labelled(site: Path) -> None:
     assert 'aria-live="polite"' in html
     assert "attention_backends_selector.js" in html
     assert (site / "_static" / "attention_backends_selector.js").is_file()
+    assert (site / "_static" / "attention_backends_selector_table.js").is_file()
+    assert html.index("attention_backends_selector_table.js") < html.index(
+        "attention_backends_selector.js"
+    )
     assert (site / "_static" / "attention_backends_selector.css").is_file()
     assert 'id="pick"' in html
     # the default grid is offered: every capability, head size, ...
