@@ -20,7 +20,7 @@ from sphinxext_attn.select.selector_grid import DIMS, consistent_order, list_at
 from sphinxext_attn.select.selector_predict import backend_reasons, sample_configs
 
 if TYPE_CHECKING:
-    from sphinxext_attn.select.selector_table import TableBuilder
+    from sphinxext_attn.select.selector_builder import TableBuilder
 
 #: Configurations the recombination is checked on while the table is built, and
 #: their seed (the agreement reported afterwards uses another sample).

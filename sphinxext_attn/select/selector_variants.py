@@ -25,10 +25,10 @@ from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import Instance
 from sphinxext_attn.select.decision import Config, Selector
 from sphinxext_attn.select.platform_lists import named_archs
+from sphinxext_attn.select.selector_builder import TableBuilder
 from sphinxext_attn.select.selector_facts import explore
 from sphinxext_attn.select.selector_grid import GRID
 from sphinxext_attn.select.selector_rules import RuleTableBuilder
-from sphinxext_attn.select.selector_table import TableBuilder
 from sphinxext_attn.source.tree import SourceTree
 
 #: how a page's data names a table: ``cuda``, ``rocm:gfx942``, ``xpu``, ``cpu``

@@ -24,6 +24,7 @@ from sphinxext_attn.select.decision import Config, Decision, Selector
 from sphinxext_attn.select.selector_facts import environment_with, state_for, values_of
 from sphinxext_attn.select.selector_grid import GRID
 from sphinxext_attn.select.selector_predict import predict, sample_configs
+from sphinxext_attn.select.selector_table import build_selector_table
 from sphinxext_attn.select.selector_variants import build_variant, variants
 from sphinxext_attn.source.tree import SourceTree
 
@@ -212,3 +213,15 @@ def test_recorded_rocm_selections(tree033: SourceTree) -> None:
             wrong.append((stem, Config.from_case(case).describe()))
     assert compared > 300
     assert wrong == []
+
+
+def test_a_rocm_page_starts_on_the_machines_gpu(tree033: SourceTree) -> None:
+    """``:platforms: rocm``: every GPU's table ships; the page starts on the GPU a
+    ROCm machine has when none is named (gfx942), and builds nothing for CUDA."""
+    built = build_selector_table(str(tree033.root), sample=0, platforms=("rocm",))
+    shipped = built.shipped()
+    assert built.default == "rocm:gfx942" and shipped is not None
+    assert shipped["default"] == "rocm:gfx942"
+    assert list(shipped["variants"]) == [f"rocm:{a}" for a in ROCM_033]
+    assert built.table is shipped["variants"]["rocm:gfx942"]
+    assert built.problems == []
