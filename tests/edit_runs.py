@@ -69,8 +69,9 @@ class Baseline:
     outputs: dict[str, str] = field(default_factory=dict)
 
     def tree(self, reads: Reads, edited: frozenset[str] | None) -> SourceTree:
-        """A tree serving ``reads``; with ``edited``, the unedited files' pieces and
-        indexes come already parsed (they depend on each file's text alone)."""
+        """A tree serving ``reads``; with ``edited``, the unedited files' syntax trees,
+        pieces and indexes come already parsed (they depend on each file's text alone,
+        and nothing changes them after parsing)."""
         if edited is None or self.parsing is None:
             return SourceTree(self.root, dict(reads))
         parsing = self.parsing
