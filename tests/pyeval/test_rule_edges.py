@@ -4,7 +4,8 @@ set, which tree functions stand for the engine config."""
 
 from __future__ import annotations
 
-from evaluator import our_answer
+import pytest
+from evaluator import MODULE, ask, cm, our_answer
 
 from sphinxext_attn.pyeval.intsets import IntSet, run
 
@@ -33,3 +34,53 @@ def test_only_the_config_getters_stand_for_the_engine_config(tmp_path):
     )
     assert our_answer(tmp_path / "a", prelude, ["return helper()"]) == ("ok", 5)
     assert our_answer(tmp_path / "b", prelude, ["return another_helper()"]) == ("ok", 6)
+
+
+def test_enum_members_are_equal_by_class_and_name(tmp_path):
+    prelude = (
+        "import enum\n\nclass A(enum.Enum):\n    X = 1\n    Y = 2\n\n"
+        "class B(enum.Enum):\n    X = 1\n"
+    )
+    answers = [
+        our_answer(tmp_path / str(i), prelude, [f"return {expr}"])
+        for i, expr in enumerate(
+            ["[A.X, A.Y].index(A.Y)", "[A.X, B.X].count(B.X)", "[A.X, A.Y].count(A.X)"]
+        )
+    ]
+    assert answers == [("ok", 1), ("ok", 1), ("ok", 1)]
+
+
+def test_amdsmi_answers_as_a_machine_with_one_gpu_of_the_arch(tmp_path):
+    from treebuilder import runtime_backend
+
+    from sphinxext_attn.model.environment import Environment
+    from sphinxext_attn.pyeval import Interpreter, Unknown
+    from sphinxext_attn.pyeval.machine import Machine
+    from sphinxext_attn.pyeval.values import NODE
+    from sphinxext_attn.source.tree import SourceTree
+
+    body = cm(
+        "f",
+        "amdsmi.amdsmi_init()",
+        "handle = amdsmi.amdsmi_get_processor_handles()[0]",
+        "arch = amdsmi.amdsmi_get_gpu_asic_info(handle)['target_graphics_version']",
+        "amdsmi.amdsmi_shut_down()",
+        "return arch",
+    ) + cm("g", "return amdsmi.amdsmi_get_gpu_vram_usage(None)")
+    runtime_backend(tmp_path, body, header="import amdsmi\n")
+    machine = Machine(Environment(platform="rocm", arch="gfx950"))
+    interp = Interpreter(SourceTree(tmp_path), machine)
+    cls = interp.module_attr(interp.module(MODULE), "MyBackend", NODE)
+    assert ask(interp, cls, "f") == "gfx950"
+    with pytest.raises(Unknown):
+        ask(interp, cls, "g")
+
+
+def test_a_name_a_loop_imports_is_bound_by_the_loop(tmp_path):
+    """An import inside a loop binds its name where the loop runs (a binding the
+    evaluator does not evaluate); the rest of the body still answers."""
+    body = ["for _ in range(1):", "    import os as o", "return 1"]
+    assert our_answer(tmp_path / "a", "", body) == ("ok", 1)
+    prelude = "for _ in range(1):\n    import os as o\n"
+    got = our_answer(tmp_path / "b", prelude, ["return o"])
+    assert got[0] == "unknown"

@@ -4,6 +4,7 @@ and how the conditions of a list are put in words."""
 from __future__ import annotations
 
 import pytest
+import vllm_trees
 
 from sphinxext_attn.select import inputs
 from sphinxext_attn.select.platform_lists import _factored
@@ -38,5 +39,27 @@ def test_one_alternative_of_several_words_needs_no_parentheses():
     dims = {"a": [0, 1, 2], "b": [0, 1, 2]}
     one = [{"a": frozenset({1}), "b": frozenset({2})}]
     assert _factored(one, dims) == "a=1, b=2"
+    anything = {"a": frozenset({0, 1, 2}), "b": frozenset({0, 1, 2})}
+    assert _factored([*one, anything], dims) == "a=1, b=2"  # the other says nothing
     two = [*one, {"a": frozenset({2}), "b": frozenset({0})}]
     assert _factored(two, dims) == "(a=1, b=2) or (a=2, b=0)"
+
+
+@pytest.mark.realtree
+def test_the_backends_that_run_flash_attention_are_found_by_their_own_name():
+    from sphinxext_attn.pyeval import Interpreter
+    from sphinxext_attn.select.fa_version import uses_flash_attn
+    from sphinxext_attn.source.registry import read_registry
+    from sphinxext_attn.source.tree import SourceTree
+
+    tree = SourceTree(vllm_trees.tree("0.33.0"))
+    interp = Interpreter(tree)
+    found = [e.name for e in read_registry(tree) if uses_flash_attn(interp, e.name)]
+    assert found == [
+        "FLASH_ATTN",
+        "FLASH_ATTN_DIFFKV",
+        "TRITON_FLASH_ATTN",
+        "FLASH_ATTN_MLA",
+        "TURBOQUANT",
+        "ULTRAQUANT",
+    ]
