@@ -33,7 +33,7 @@ from sphinxext_attn.source.tree import Recording, SourceTree
 #: Below this many backends to answer, forking costs more than it saves.
 MIN_FORKED = 8
 #: The parent's share of a forked first run's backends, in percent.
-PARENT_SHARE = 40
+PARENT_SHARE = 33
 #: Up to this many backends to answer again with a store, they share one interpreter
 #: (a first run keeps each unit's own files, for the edits after it).
 MAX_SHARED = 8
