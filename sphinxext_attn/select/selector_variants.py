@@ -90,13 +90,21 @@ def build_variants(
     (the page's default) raises instead."""
     tables: dict[str, Any] = {}
     problems: list[str] = []
-    for index, variant in enumerate(variants(tree, platforms, base)):
+    for number, platform in enumerate(platforms):
         try:
-            tables[variant_key(*variant)] = build_variant(tree, base, variant)
-        except (Unknown, Raised, KeyError) as exc:
-            if index == 0:  # the page's default: no selector without it
+            found = variants(tree, (platform,), base)
+        except (Unknown, Raised, KeyError) as exc:  # no such platform in the tree
+            if number == 0:
                 raise
-            problems.append(f"{variant_key(*variant)}: {exc}")
+            problems.append(f"{platform}: {exc}")
+            continue
+        for index, variant in enumerate(found):
+            try:
+                tables[variant_key(*variant)] = build_variant(tree, base, variant)
+            except (Unknown, Raised, KeyError) as exc:
+                if number == index == 0:  # the page's default: no selector without it
+                    raise
+                problems.append(f"{variant_key(*variant)}: {exc}")
     return tables, problems
 
 
