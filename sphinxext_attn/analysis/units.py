@@ -20,15 +20,15 @@ all read once (see :meth:`Runner.interpreter`).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from sphinxext_attn.analysis.unit_runner import Done, Runner, UnitStore
 from sphinxext_attn.model.columns import EXTRA_COLUMNS
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import Analysis, Diagnostic, Location
 from sphinxext_attn.source.registry import RegistryEntry
 from sphinxext_attn.source.syntax_check import syntax_problems, without_segment
-from sphinxext_attn.source.tree import Recording, SourceTree
+from sphinxext_attn.source.tree import SourceTree
 
 #: Below this many backends to answer, forking costs more than it saves.
 MIN_FORKED = 8
@@ -37,109 +37,6 @@ PARENT_SHARE = 33
 #: Up to this many backends to answer again with a store, they share one interpreter
 #: (a first run keeps each unit's own files, for the edits after it).
 MAX_SHARED = 8
-
-
-class UnitStore(Protocol):
-    """Where unit results are kept between runs (see ``cli/runcache.py``)."""
-
-    def get(self, key: str) -> Any | None: ...
-
-    def put(self, key: str, value: Any, paths: list[str]) -> None: ...
-
-
-@dataclass
-class Done:
-    """A unit's result with what it read: paths, warnings (page reader's and evaluator's)."""
-
-    value: Any
-    paths: list[str] = field(default_factory=list)
-    page: list[Diagnostic] = field(default_factory=list)
-    evaluator: list[Diagnostic] = field(default_factory=list)
-    partly: dict[str, tuple[int, int]] = field(default_factory=dict)
-    whole: list[str] = field(default_factory=list)
-    #: machine facts in the order the unit first read them (``NAME=VALUE``)
-    facts: list[str] = field(default_factory=list)
-
-
-class Runner:
-    """Runs units on a page tree and an evaluator tree that share their parsing."""
-
-    def __init__(
-        self,
-        root: str,
-        environment: Environment,
-        store: UnitStore | None,
-        source: SourceTree | None = None,
-    ) -> None:
-        self.page = source if source is not None else SourceTree(root)
-        self.evaluator = SourceTree(self.page.root)
-        self.evaluator.share_parsing(self.page)
-        self.environment = environment
-        self.store = store
-        #: keys of the units computed (not taken from the store) in this run
-        self.computed: list[str] = []
-        #: backends' answers asked of one interpreter (see :meth:`interpreter`)
-        self.shared = False
-        self._interp: Any = None
-        #: every path the units answered on the shared interpreter read so far
-        self._chain: dict[str, None] = {}
-
-    def interpreter(self) -> Any:
-        """The evaluator for a backend's answers: a fresh one per unit, or, when
-        :attr:`shared`, one for all (modules evaluated once). What a shared
-        interpreter remembers was read by the units before: each unit is then
-        kept as reading their files too, a superset of its own (never stale)."""
-        from sphinxext_attn.pyeval import Interpreter
-        from sphinxext_attn.pyeval.machine import Machine
-
-        if not self.shared:
-            return Interpreter(self.evaluator, Machine(self.environment))
-        if self._interp is None:
-            self._interp = Interpreter(self.evaluator, Machine(self.environment))
-        return self._interp
-
-    def cached(self, key: str) -> Done | None:
-        found = self.store.get(key) if self.store is not None else None
-        return found if isinstance(found, Done) else None
-
-    def run(self, key: str, page_work: Any, evaluator_work: Any = None) -> Done:
-        """``page_work(tree)`` and ``evaluator_work(tree)`` (either may be None), each
-        recorded on its tree; kept in the store with every path they read."""
-        found = self.cached(key)
-        if found is not None:
-            return found
-        done = self.compute(page_work, evaluator_work)
-        self.keep(key, done)
-        return done
-
-    def compute(self, page_work: Any, evaluator_work: Any = None) -> Done:
-        values: list[Any] = [None, None]
-        records: list[Recording] = []
-        both = ((self.page, page_work), (self.evaluator, evaluator_work))
-        for i, (tree, work) in enumerate(both):
-            with tree.recording() as record:
-                if work is not None:
-                    values[i] = work(tree)
-            records.append(record)
-        page, evaluator = records
-        paths = list(dict.fromkeys([*page.paths, *evaluator.paths]))
-        if self.shared and evaluator_work is not None:
-            self._chain.update(dict.fromkeys(paths))
-            paths = list(self._chain)
-        return Done(
-            (values[0], values[1][0] if values[1] else None),
-            paths,
-            page.diagnostics,
-            evaluator.diagnostics,
-            page.partly,
-            list(page.whole),
-            values[1][1] if values[1] else [],
-        )
-
-    def keep(self, key: str, done: Done) -> None:
-        self.computed.append(key)
-        if self.store is not None:
-            self.store.put(key, done, done.paths)
 
 
 def _said_once(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
