@@ -17,7 +17,7 @@ from sphinxext_attn.select.decision import Config, Decision, Selector
 from sphinxext_attn.select.selector_facts import state_for, table_at
 from sphinxext_attn.select.selector_grid import DIMS, combine, list_at, query_value
 from sphinxext_attn.select.selector_rules import RULES, rule_outcome
-from sphinxext_attn.select.settled import _meaning
+from sphinxext_attn.select.settled import conditional
 
 
 def predict(
@@ -81,36 +81,14 @@ def settle_predicted(name: str, answers: list[tuple[str, Decision | None]]) -> D
         for d in decisions
     ):
         return first
-    out = Decision(None, [])
-    for (value, _), decision in zip(answers, decisions, strict=True):
-        words = f"{_meaning(name, value)} (--assume {name}={value})"
-        if decision.candidates:
-            for candidate in decision.candidates:
-                out.candidates.append({**candidate, "if": f"{words} and {candidate['if']}"})
-        else:
-            out.candidates.append(
-                {
-                    "backend": decision.selected or "none",
-                    "if": words,
-                    "priorities": decision.priorities,
-                }
-            )
-    picks = {c["backend"] for c in out.candidates}
-    if len(picks) == 1 and "none" not in picks:
-        out.selected = next(iter(picks))
-    return out
+    return conditional(name, [(value, d) for value, d in answers if d is not None])
 
 
 def _predict(table: dict[str, Any], config: Config) -> Decision | None:
     grid = {dim: values for dim, values in table["dims"]}
     cap = table["caps"].get(config.capability)
-    point = []
-    for dim in DIMS:
-        value = query_value(getattr(config, dim))
-        if value not in grid[dim]:
-            return None
-        point.append(grid[dim].index(value))
-    if cap is None:
+    point = _point(table, config)
+    if point is None or cap is None:
         return None
     sizes = [len(grid[dim]) for dim in DIMS]
     names = table["lists"][list_at(cap["priorities"], sizes, point)]

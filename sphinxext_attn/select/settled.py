@@ -9,6 +9,7 @@ vLLM walks then, never one of them presented as the answer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.model.environment import Environment
@@ -50,8 +51,20 @@ def _either(assumption: str, name: str) -> str:
 
 
 def _conditional(name: str, answers: list[tuple[str, Decision]]) -> Decision:
-    out = Decision(None, [])
+    out = conditional(name, answers)
     assumptions: dict[str, None] = {}
+    for _, decision in answers:
+        for fact in decision.assumptions:
+            assumptions.setdefault(_either(fact, name))
+    out.assumptions = list(assumptions)
+    return out
+
+
+def conditional(name: str, answers: Sequence[tuple[str, Decision]]) -> Decision:
+    """One candidate per value of the fact ``name`` (and per candidate of a
+    decision already conditional); a single pick when every value picks it.
+    The selector's table (:mod:`.selector_predict`) joins its answers the same way."""
+    out = Decision(None, [])
     for value, decision in answers:
         words = f"{_meaning(name, value)} (--assume {name}={value})"
         if decision.candidates:
@@ -65,9 +78,6 @@ def _conditional(name: str, answers: list[tuple[str, Decision]]) -> Decision:
                     "priorities": decision.priorities,
                 }
             )
-        for fact in decision.assumptions:
-            assumptions.setdefault(_either(fact, name))
-    out.assumptions = list(assumptions)
     picks = {c["backend"] for c in out.candidates}
     if len(picks) == 1 and "none" not in picks:  # the same pick from different lists
         out.selected = next(iter(picks))
