@@ -6,7 +6,7 @@ tables a page needs).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sphinxext_attn.select.decision import Selector
@@ -19,6 +19,7 @@ from sphinxext_attn.select.selector_grid import (
     config_at,
     consistent_order,
     default_point,
+    factor,
     query_value,
     with_value,
 )
@@ -62,7 +63,6 @@ class TableBuilder:
 
     def priority_table(self, cap: str) -> dict[str, Any]:
         params = [DIMS.index(p) for p in self.prober.priority_params if p in DIMS]
-        base = default_point(self.grid)
         seen: dict[tuple[int, ...], int] = {}
 
         def ask(point: list[int]) -> int:
@@ -71,33 +71,7 @@ class TableBuilder:
                 seen[key] = self._priorities(cap, point)
             return seen[key]
 
-        keys: list[int] = []
-        grown = True
-        while grown:
-            grown = False
-            for point in self._points(base, keys):
-                ref = ask(point)
-                for d in (p for p in params if p not in keys):
-                    if any(
-                        ask(with_value(point, d, i)) != ref
-                        for i in range(len(self.grid[DIMS[d]]))
-                        if i != point[d]
-                    ):
-                        keys = sorted([*keys, d])
-                        grown = True
-                        break
-                if grown:
-                    break
-        table = [ask(point) for point in self._points(base, keys)]
-        return {"keys": keys, "table": table}
-
-    def _points(self, base: list[int], dims: Sequence[int]) -> Iterable[list[int]]:
-        """Every point varying ``dims`` (mixed radix, the last varying fastest)."""
-        for combo in itertools.product(*(range(len(self.grid[DIMS[d]])) for d in dims)):
-            point = list(base)
-            for d, i in zip(dims, combo, strict=True):
-                point[d] = i
-            yield point
+        return factor(self.grid, params, ask)
 
     # -- rejection reasons -------------------------------------------------------
 

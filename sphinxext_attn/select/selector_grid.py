@@ -8,7 +8,8 @@ table's builder calls, can index the grid without importing the builder.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,3 +116,47 @@ def with_value(point: Sequence[int], d: int, i: int) -> list[int]:
     out = list(point)
     out[d] = i
     return out
+
+
+def points(
+    grid: dict[str, tuple[Any, ...]], base: Sequence[int], dims: Sequence[int]
+) -> Iterable[list[int]]:
+    """Every point varying ``dims`` (mixed radix, the last varying fastest)."""
+    for combo in itertools.product(*(range(len(grid[DIMS[d]])) for d in dims)):
+        point = list(base)
+        for d, i in zip(dims, combo, strict=True):
+            point[d] = i
+        yield point
+
+
+def factor(
+    grid: dict[str, tuple[Any, ...]],
+    candidates: Sequence[int],
+    ask: Callable[[list[int]], Any],
+    on_grow: Callable[[list[int]], None] | None = None,
+) -> dict[str, Any]:
+    """The dimensions (of ``candidates``) an answer depends on, found from the
+    default point by growing the set until no other dimension changes the answer
+    at any point; then the answers over those dimensions (``{"keys", "table"}``).
+    ``on_grow`` sees each grown set (to refuse one too large)."""
+    base = default_point(grid)
+    keys: list[int] = []
+    grown = True
+    while grown:
+        grown = False
+        for point in points(grid, base, keys):
+            ref = ask(point)
+            for d in (p for p in candidates if p not in keys):
+                if any(
+                    ask(with_value(point, d, i)) != ref
+                    for i in range(len(grid[DIMS[d]]))
+                    if i != point[d]
+                ):
+                    keys = sorted([*keys, d])
+                    grown = True
+                    if on_grow is not None:
+                        on_grow(keys)
+                    break
+            if grown:
+                break
+    return {"keys": keys, "table": [ask(p) for p in points(grid, base, keys)]}

@@ -10,8 +10,7 @@ the rest of the grid does not change it.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sphinxext_attn.pyeval import Unknown
@@ -22,9 +21,9 @@ from sphinxext_attn.select.selector_grid import (
     Interner,
     config_at,
     default_point,
+    factor,
     list_at,
     query_value,
-    with_value,
 )
 
 #: the kind of a rule platform's table (``"kind"`` in the shipped data)
@@ -60,40 +59,22 @@ class RuleTableBuilder:
         return self.outcome(cap, point)
 
     def entry(self, cap: str, key: str = "") -> dict[str, Any]:
-        base = default_point(self.grid)
         seen: dict[tuple[int, ...], int] = {}
-        dims = list(range(len(DIMS)))
 
-        def ask(point: list[int], keys: list[int]) -> int:
-            key = tuple(point)
-            if key not in seen:
-                seen[key] = self.outcome(cap, point)
-            return seen[key]
+        def ask(point: list[int]) -> int:
+            if tuple(point) not in seen:
+                seen[tuple(point)] = self.outcome(cap, point)
+            return seen[tuple(point)]
 
-        keys: list[int] = []
-        grown = True
-        while grown:
-            grown = False
-            for point in _points(self.grid, base, keys):
-                ref = ask(point, keys)
-                for d in (d for d in dims if d not in keys):
-                    if any(
-                        ask(with_value(point, d, i), keys) != ref
-                        for i in range(len(self.grid[DIMS[d]]))
-                        if i != point[d]
-                    ):
-                        keys = sorted([*keys, d])
-                        grown = True
-                        if _size(self.grid, keys) > MAX_POINTS:
-                            names = ", ".join(DIMS[k] for k in keys)
-                            raise Unknown(
-                                f"the decision depends on too many settings together "
-                                f"({names}) for the page's table"
-                            )
-                        break
-                if grown:
-                    break
-        return {"keys": keys, "table": [ask(p, keys) for p in _points(self.grid, base, keys)]}
+        def refuse_too_many(keys: list[int]) -> None:
+            if _size(self.grid, keys) > MAX_POINTS:
+                names = ", ".join(DIMS[k] for k in keys)
+                raise Unknown(
+                    f"the decision depends on too many settings together "
+                    f"({names}) for the page's table"
+                )
+
+        return factor(self.grid, range(len(DIMS)), ask, refuse_too_many)
 
     def build(self) -> dict[str, Any]:
         caps = {
@@ -117,16 +98,6 @@ def _size(grid: dict[str, tuple[Any, ...]], keys: Sequence[int]) -> int:
     for d in keys:
         out *= len(grid[DIMS[d]])
     return out
-
-
-def _points(
-    grid: dict[str, tuple[Any, ...]], base: list[int], dims: Sequence[int]
-) -> Iterable[list[int]]:
-    for combo in itertools.product(*(range(len(grid[DIMS[d]])) for d in dims)):
-        point = list(base)
-        for d, i in zip(dims, combo, strict=True):
-            point[d] = i
-        yield point
 
 
 def rule_outcome(table: dict[str, Any], cap: str, point: Sequence[int]) -> list[str]:
