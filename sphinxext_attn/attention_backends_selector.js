@@ -51,15 +51,7 @@
         result.appendChild(document.createTextNode(" (it depends on a fact nobody set)"));
       }
       box.appendChild(result);
-      var cases = el("ul", "attn-selector-candidates");
-      decision.candidates.forEach(function (c) {
-        var item = el("li", "attn-candidate");
-        item.appendChild(el("code", "", c.backend));
-        item.appendChild(document.createTextNode(" if " + c.condition));
-        item.appendChild(stepList(c.steps));
-        cases.appendChild(item);
-      });
-      box.appendChild(cases);
+      box.appendChild(candidateList(decision.candidates));
       assuming(box, resolved);
       return;
     }
@@ -74,14 +66,7 @@
       result.appendChild(el("strong", "attn-conditional", "conditional"));
       result.appendChild(document.createTextNode(" (the code cannot settle it statically)"));
       box.appendChild(result);
-      var options = el("ul", "attn-selector-candidates");
-      decision.candidates.forEach(function (c) {
-        var item = el("li", "attn-candidate");
-        item.appendChild(el("code", "", c.backend));
-        item.appendChild(document.createTextNode(" if " + c.condition));
-        options.appendChild(item);
-      });
-      box.appendChild(options);
+      box.appendChild(candidateList(decision.candidates));
     } else {
       result.appendChild(el("strong", "attn-selected", decision.selected || "none"));
       if (!decision.selected) { result.appendChild(document.createTextNode(" (vLLM raises: no valid backend)")); }
@@ -90,6 +75,19 @@
     box.appendChild(el("p", "attn-selector-intro", "Priority list, in the order vLLM tries it:"));
     box.appendChild(stepList(decision.steps));
     assuming(box, resolved);
+  }
+
+  // Each candidate with its condition (and, decided by a fact, the list it comes from).
+  function candidateList(candidates) {
+    var list = el("ul", "attn-selector-candidates");
+    candidates.forEach(function (c) {
+      var item = el("li", "attn-candidate");
+      item.appendChild(el("code", "", c.backend));
+      item.appendChild(document.createTextNode(" if " + c.condition));
+      if (c.steps) { item.appendChild(stepList(c.steps)); }
+      list.appendChild(item);
+    });
+    return list;
   }
 
   function assuming(box, resolved) {

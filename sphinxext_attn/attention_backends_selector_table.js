@@ -51,17 +51,25 @@
     return sortByOrder(found, entry.order);
   }
 
-  function decide(data, values) {
+  // The configuration's point on the grid, its GPU's entries and what the factored
+  // priority table holds there (a list, or a rule platform's outcome); null: not held.
+  function lookup(data, values) {
     var dims = data.dims.filter(function (d) { return d[0] !== "capability"; });
     var cap = data.caps[values.capability];
     if (!cap) { return null; }
     var point = dims.map(function (d) { return d[1].indexOf(values[d[0]]); });
     if (point.indexOf(-1) >= 0) { return null; }
     var index = 0;
-    cap.priorities.keys.forEach(function (d) {
-      index = index * dims[d][1].length + point[d];
-    });
-    var names = data.lists[cap.priorities.table[index]];
+    cap.priorities.keys.forEach(function (d) { index = index * dims[d][1].length + point[d]; });
+    return {cap: cap, point: point, item: data.lists[cap.priorities.table[index]]};
+  }
+
+  function decide(data, values) {
+    var found = lookup(data, values);
+    if (!found) { return null; }
+    var cap = found.cap;
+    var point = found.point;
+    var names = found.item;
     var steps = [];
     var selected = null;
     var unknown = [];
@@ -153,14 +161,9 @@
   }
 
   function ruleDecision(table, values) {
-    var dims = table.dims.filter(function (d) { return d[0] !== "capability"; });
-    var cap = table.caps[values.capability];
-    if (!cap) { return null; }
-    var point = dims.map(function (d) { return d[1].indexOf(values[d[0]]); });
-    if (point.indexOf(-1) >= 0) { return null; }
-    var index = 0;
-    cap.priorities.keys.forEach(function (d) { index = index * dims[d][1].length + point[d]; });
-    var outcome = table.lists[cap.priorities.table[index]];
+    var found = lookup(table, values);
+    if (!found) { return null; }
+    var outcome = found.item;
     if (outcome[0] === "selected") {
       return {selected: outcome[1], steps: [{name: outcome[1], state: "chosen"}], candidates: []};
     }

@@ -62,18 +62,20 @@ The selector
 """
 
 
-def build_site(theme: str, tree: Path, folder: Path) -> Path:
-    """Build the page with ``theme`` under ``folder``; the HTML folder."""
+def build_site(theme: str, tree: Path, folder: Path, page: str | None = None) -> Path:
+    """Build the page (:data:`PAGE`, or ``page``'s rST) with ``theme`` under
+    ``folder``; the HTML folder."""
     src = folder / "src"
     src.mkdir(parents=True, exist_ok=True)
     (src / "conf.py").write_text(CONF.format(root=str(tree), theme=theme), encoding="utf-8")
-    (src / "index.rst").write_text(PAGE.format(version=VERSION), encoding="utf-8")
+    text = PAGE.format(version=VERSION) if page is None else page
+    (src / "index.rst").write_text(text, encoding="utf-8")
     out = folder / "html"
     proc = subprocess.run(
         [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(out)],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1800,
         check=False,
     )
     if proc.returncode != 0 or not (out / "index.html").is_file():

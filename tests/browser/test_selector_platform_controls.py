@@ -7,13 +7,12 @@ the one ``select`` gives on a machine set so.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import vllm_trees
+from attn_browser_site import build_site, open_page
 
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.pyeval import Interpreter
@@ -23,7 +22,6 @@ from sphinxext_attn.source.tree import SourceTree
 
 pytestmark = [pytest.mark.browser, pytest.mark.realtree]
 
-CONF = 'extensions = ["sphinxext_attn"]\nattention_backends_root = {root!r}\n'
 PAGE = """\
 Every platform
 ==============
@@ -35,29 +33,8 @@ Every platform
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tree = vllm_trees.tree("0.33.0")
-    base = tmp_path_factory.mktemp("platforms")
-    src = base / "src"
-    src.mkdir()
-    (src / "conf.py").write_text(CONF.format(root=str(tree)), encoding="utf-8")
-    (src / "index.rst").write_text(PAGE, encoding="utf-8")
-    out = base / "html"
-    proc = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(out)],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out
-
-
-def _open(browser: Any, site: Path, query: str = "") -> Any:
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    page.goto((site / "index.html").as_uri() + query)
-    page.wait_for_load_state("load")
-    return page
+    folder = tmp_path_factory.mktemp("platforms")
+    return build_site("alabaster", vllm_trees.tree("0.33.0"), folder, PAGE)
 
 
 SHOWN = """(() => {
@@ -87,7 +64,7 @@ def _select(platform: str, arch: str, config: Config, env: dict[str, str], assum
 
 
 def test_switching_platform_arch_and_environment(browser: Any, site: Path) -> None:
-    page = _open(browser, site, "?capability=10.0&head_size=64&has_sink=true&dtype=bf16")
+    page = open_page(browser, site, 1280, "light", "?capability=10.0&head_size=64&has_sink=true&dtype=bf16")
     try:
         shown = page.evaluate(SHOWN)
         sink = Config(capability="10.0", dtype="bf16", head_size=64, has_sink=True)
@@ -145,7 +122,7 @@ def test_switching_platform_arch_and_environment(browser: Any, site: Path) -> No
 
 def test_the_address_sets_platform_gpu_and_variables(browser: Any, site: Path) -> None:
     query = "?platform=rocm&arch=gfx1201&VLLM_ROCM_USE_AITER=1&installed.aiter=false"
-    page = _open(browser, site, query)
+    page = open_page(browser, site, 1280, "light", query)
     try:
         shown = page.evaluate(SHOWN)
     finally:
@@ -158,7 +135,7 @@ def test_the_address_sets_platform_gpu_and_variables(browser: Any, site: Path) -
 
 
 def test_a_variable_value_the_page_cannot_answer_is_flagged(browser: Any, site: Path) -> None:
-    page = _open(browser, site, "?VLLM_HAS_FLASHINFER_CUBIN=<b>2</b>")
+    page = open_page(browser, site, 1280, "light", "?VLLM_HAS_FLASHINFER_CUBIN=<b>2</b>")
     try:
         shown = page.evaluate(SHOWN)
         bold = page.evaluate("document.querySelectorAll('.attn-selector b').length")
