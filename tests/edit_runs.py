@@ -74,31 +74,9 @@ class Baseline:
         and nothing changes them after parsing)."""
         if edited is None or self.parsing is None:
             return SourceTree(self.root, dict(reads))
-        parsing = self.parsing
-        tree = _Reparsing(self.root, dict(reads))
-        tree.before = {k: v for k, v in parsing._modules.items() if k not in edited}
-        tree._chunks = {k: v for k, v in parsing._chunks.items() if k not in edited}
-        tree.indexes = {k: v for k, v in parsing.indexes.items() if k not in edited}
+        tree = SourceTree(self.root, dict(reads))
+        tree.reuse_parsing(self.parsing, edited)
         return tree
-
-
-class _Reparsing(SourceTree):
-    """A tree whose unedited files keep the syntax trees parsed before (read,
-    decoded and recorded as any tree reads them: only the parse is skipped)."""
-
-    before: dict[str, Any]
-
-    def parse(self, rel: str) -> Any:
-        found = self.before.get(rel)
-        if found is None or rel in self._modules:
-            return super().parse(rel)
-        for record in self._recordings:
-            record.whole.setdefault(rel)
-        self._modules[rel] = None
-        if self.text(rel) is None:
-            return None
-        self._modules[rel] = found
-        return found
 
 
 class _Recorder:
@@ -183,7 +161,7 @@ def pristine(version: str) -> Baseline:
                 base.outputs[repr(config)] = select_output(Selector(Interpreter(tree)), config)
             reads.append(frozenset(record.paths))
     base.selection_reads = tuple(reads)
-    base.files = tuple(sorted(base.parsing._reads.items()))
+    base.files = tuple(sorted(base.parsing.read_bytes().items()))
     return base
 
 

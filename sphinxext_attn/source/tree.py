@@ -14,7 +14,7 @@ import io
 import os
 import re
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -83,6 +83,8 @@ class SourceTree:
         self._recordings: list[Recording] = []
         #: warnings of a file's reading and parsing, repeated to later recordings
         self._file_warnings: dict[str, list[Diagnostic]] = {}
+        #: syntax trees parsed by an earlier tree of unchanged files (see reuse_parsing)
+        self._parsed_before: dict[str, ast.Module] = {}
 
     # -- recording what a piece of work read -----------------------------
     @contextmanager
@@ -103,6 +105,21 @@ class SourceTree:
         self._reads = other._reads
         self._chunks = other._chunks
         self.indexes = other.indexes
+        self._parsed_before = other._parsed_before
+
+    def reuse_parsing(self, other: SourceTree, changed: Collection[str]) -> None:
+        """Start from what ``other`` (the same root, read before an edit) parsed: its
+        whole-file syntax trees, statement pieces and the evaluator's indexes, except
+        those of the ``changed`` files. Each depends on its file's text alone, so the
+        caller lists every file whose text differs. Files are still read, decoded and
+        recorded here as usual (their warnings included); only the parsing is skipped."""
+        self._parsed_before = {
+            rel: module
+            for rel, module in other._modules.items()
+            if module is not None and rel not in changed
+        }
+        self._chunks = {k: v for k, v in other._chunks.items() if k not in changed}
+        self.indexes = {k: v for k, v in other.indexes.items() if k not in changed}
 
     def _touch(self, rel: str) -> None:
         for record in self._recordings:
@@ -274,6 +291,10 @@ class SourceTree:
         self._texts[rel] = text
         return text
 
+    def read_bytes(self) -> dict[str, bytes]:
+        """The raw bytes of every file read so far, by path."""
+        return dict(self._reads)
+
     def read_texts(self) -> list[str | None]:
         """Every text read so far."""
         return list(self._texts.values())
@@ -362,6 +383,10 @@ class SourceTree:
         text = self.text(rel)
         if text is None:
             return None
+        before = self._parsed_before.get(rel)
+        if before is not None:
+            self._modules[rel] = before
+            return before
         try:
             module = parse_quietly(text, rel)
         except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
