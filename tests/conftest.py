@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dependency_use
 import pytest
@@ -38,6 +39,38 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture(scope="session")
 def rootdir() -> Path:
     return Path(__file__).parent / "roots"
+
+
+class VariantTables(dict[tuple[str, str], dict[str, Any]]):
+    """(platform, arch) -> that selector table of vLLM 0.33.0 (``build_variant`` in the
+    reference environment), each built on first use, over one parsed tree."""
+
+    def __init__(self, tree: Any) -> None:
+        super().__init__()
+        self.tree = tree
+
+    def __missing__(self, variant: tuple[str, str]) -> dict[str, Any]:
+        from sphinxext_attn.model.environment import Environment
+        from sphinxext_attn.select.selector_variants import build_variant
+
+        self[variant] = build_variant(self.tree, Environment(), variant)
+        return self[variant]
+
+
+@pytest.fixture(scope="session")
+def source_tree_033() -> Any:
+    """vLLM 0.33.0 parsed once per session (a ``SourceTree``; callers must not change it)."""
+    from sphinxext_attn.source.tree import SourceTree
+
+    return SourceTree(str(vllm_trees.tree("0.33.0")))
+
+
+@pytest.fixture(scope="session")
+def selector_tables_033(source_tree_033: Any) -> VariantTables:
+    """The selector tables of vLLM 0.33.0, shared by the modules that read them (a
+    table is some seconds of evaluation; building it once per session keeps the
+    version matrix fast). Tests only read them."""
+    return VariantTables(source_tree_033)
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,7 @@ from sphinxext_attn.select.selector_facts import environment_with, state_for, va
 from sphinxext_attn.select.selector_grid import GRID
 from sphinxext_attn.select.selector_predict import predict, sample_configs
 from sphinxext_attn.select.selector_table import build_selector_table
-from sphinxext_attn.select.selector_variants import build_variant, variants
+from sphinxext_attn.select.selector_variants import variants
 from sphinxext_attn.source.tree import SourceTree
 
 pytestmark = pytest.mark.realtree
@@ -35,15 +35,16 @@ ROCM_033 = ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1151", "gfx1200", "gfx1
 
 
 @pytest.fixture(scope="module")
-def tree033() -> SourceTree:
-    return SourceTree(str(vllm_trees.tree("0.33.0")))
+def tree033(source_tree_033: SourceTree) -> SourceTree:
+    return source_tree_033
 
 
 @pytest.fixture(scope="module")
-def tables(tree033: SourceTree) -> dict[tuple[str, str], dict[str, Any]]:
-    """The tables the tests read, built once."""
-    wanted = [("rocm", "gfx942"), ("rocm", "gfx1201"), ("cpu", ""), ("cuda", "")]
-    return {v: build_variant(tree033, Environment(), v) for v in wanted}
+def tables(
+    selector_tables_033: dict[tuple[str, str], dict[str, Any]],
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The tables the tests read, each built once per session (conftest.py)."""
+    return selector_tables_033
 
 
 def _shape(decision: Decision | None) -> Any:
@@ -186,21 +187,17 @@ def _rocm_cases() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def test_recorded_rocm_selections(tree033: SourceTree) -> None:
+def test_recorded_rocm_selections(tables: dict[tuple[str, str], dict[str, Any]]) -> None:
     """vLLM's own ROCm decisions (``rocm-0.33.0-*.json``): every case the widget has
     controls for (no KV connector, no encoder-decoder model, values on the grid)
     reads back as vLLM picked it, with its list."""
-    built: dict[str, dict[str, Any]] = {}
     compared = 0
     wrong = []
     for stem, case in _rocm_cases():
         cfg = case["config"]
         if case.get("model_attn_type") or cfg.get("use_kv_connector"):
             continue
-        arch = case["arch"]
-        if arch not in built:
-            built[arch] = build_variant(tree033, Environment(), ("rocm", arch))
-        table = built[arch]
+        table = tables[("rocm", case["arch"])]
         facts = {f["name"]: f["default"] for f in table["facts"]}
         facts.update({k: v for k, v in (case.get("env") or {}).items() if k in facts})
         if case.get("aiter_installed") is not None:
