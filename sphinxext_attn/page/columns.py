@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from sphinxext_attn.model.columns import COLUMN, EXTRA_COLUMNS, OPTIONAL_COLUMNS
 from sphinxext_attn.model.records import BackendFeatures, Location
+from sphinxext_attn.source.astwalk import walk_kept
 from sphinxext_attn.source.classes import ClassRef, base_name
 from sphinxext_attn.source.lookup import find_class, imports_of
 from sphinxext_attn.source.tree import SourceTree
@@ -29,7 +30,7 @@ def generator_columns(module: ast.Module) -> set[str]:
     """Column headers a generator writes: ``("DCP", lambda b: ...)`` specs, literal
     ``| Backend | ... |`` headers and ``| **DCP** |`` legend rows."""
     found: set[str] = set()
-    for node in ast.walk(module):
+    for node in walk_kept(module):
         if isinstance(node, ast.Tuple) and len(node.elts) == 2:
             head, spec = node.elts
             if isinstance(head, ast.Constant) and isinstance(spec, ast.Lambda):

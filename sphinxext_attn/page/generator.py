@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 
 from sphinxext_attn.model.pagetext import PageNote, PageText
+from sphinxext_attn.source.astwalk import walk, walk_kept
 
 #: A markdown table rule as the generator spells it: spaced or not.
 SPACED_RULE = re.compile(r"^\| -+( \| -+)* \|$")
@@ -36,7 +37,7 @@ def _line_of(node: ast.expr) -> str | None:
 def _fragments(func: ast.AST) -> Iterator[tuple[int, int, Fragment]]:
     """Literal lines a function writes: list items, ``append("...")`` arguments and
     returned multi-line strings, with their position for source order."""
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, ast.List | ast.Tuple):
             lines = [_line_of(e) for e in node.elts]
             if any(line is not None for line in lines):
@@ -104,7 +105,7 @@ def _annotations(module: ast.Module) -> dict[tuple[str, str], dict[str, str]]:
     """``mla_sm100_annotations = {"NAME": "**\\***"}``: what follows a backend's name
     in one priority list, the list named as vLLM names the variable."""
     found: dict[tuple[str, str], dict[str, str]] = {}
-    for node in ast.walk(module):
+    for node in walk_kept(module):
         if not (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -129,7 +130,7 @@ def _marker_keys(module: ast.Module) -> tuple[str, ...]:
     """The keys of the blocks handed to ``fill_markers(page, blocks)``: a dict
     literal, or the dict a function of the module returns."""
     defs = {f.name: f for f in module.body if isinstance(f, ast.FunctionDef)}
-    for node in ast.walk(module):
+    for node in walk_kept(module):
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -156,7 +157,7 @@ def _single_spaced(module: ast.Module) -> bool:
         and isinstance(n.func, ast.Attribute)
         and n.func.attr == "replace"
         and [_line_of(a) for a in n.args] == ["  ", " "]
-        for n in ast.walk(module)
+        for n in walk_kept(module)
     )
 
 
@@ -167,7 +168,7 @@ def read_page_text(generator: ast.Module | None) -> PageText | None:
         return None
     spaced = any(
         SPACED_RULE.match(line)
-        for n in ast.walk(generator)
+        for n in walk_kept(generator)
         if (text := _line_of(n) if isinstance(n, ast.expr) else None)
         for line in text.split("\n")
     )

@@ -181,3 +181,61 @@ def import_names(text: str) -> list[str] | None:
             return None
         out.append(asname or name.split(".")[0])
     return out or None
+
+
+#: Text before a module's first piece that parsing the whole would skip: comment and
+#: blank lines only.
+_COMMENT_LINES = re.compile(r"(?:[ \t\f]*(?:#[^\n]*)?\n)*")
+
+
+def assembled(chunks: list[Chunk], text: str) -> list[ast.stmt] | None:
+    """The module's statements from its pieces, parsing only those not parsed yet:
+    what parsing the whole text gives. None when a piece does not parse alone, the
+    text before the first piece is not just comments, or a lone ``\\r`` ends a line
+    (pieces count lines by ``\\n``): then the whole text is parsed."""
+    first = chunks[0].start if chunks else len(text)
+    if not chunks or "\r" in text or _COMMENT_LINES.fullmatch(text, 0, first) is None:
+        return None
+    try:
+        return [node for chunk in chunks for node in chunk.nodes()]
+    except ChunkError:
+        return None
+
+
+def fill_from(chunks: list[Chunk], body: list[ast.stmt]) -> None:
+    """Give the pieces not parsed yet their statements from the module parsed whole,
+    so that nothing is parsed twice. Only when each piece starts exactly where one
+    of the statements starts (decorators included): each piece's text is then its
+    statements' text, and parsing it alone would give them."""
+    if not chunks or not body:
+        return
+    groups: list[list[ast.stmt]] = [[] for _ in chunks]
+    lines = [chunk.line for chunk in chunks]
+    k = -1
+    for stmt in body:
+        decorators = getattr(stmt, "decorator_list", None)
+        line = min(d.lineno for d in decorators) if decorators else stmt.lineno
+        while k + 1 < len(lines) and lines[k + 1] <= line:
+            k += 1
+            if lines[k] != line:
+                return  # a piece that starts inside a statement
+        if k < 0:
+            return
+        groups[k].append(stmt)
+    if not all(groups):
+        return
+    for chunk, group in zip(chunks, groups, strict=True):
+        if chunk._nodes is None and not (chunk.merged and len(group) != 1):
+            chunk._nodes = group
+
+
+def parse_module(text: str, path: str, chunks: list[Chunk] | None) -> ast.Module:
+    """The whole module, as :func:`parse_quietly` gives it, reusing the pieces already
+    parsed and giving the others their statements (raises as it does)."""
+    body = assembled(chunks, text) if chunks and any(c.parsed for c in chunks) else None
+    if body is not None:
+        return ast.Module(body=body, type_ignores=[])
+    module = parse_quietly(text, path)
+    if chunks:
+        fill_from(chunks, module.body)
+    return module

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from sphinxext_attn.model.records import Diagnostic, Location
-from sphinxext_attn.source.chunks import ChunkError, parse_quietly, split_chunks
+from sphinxext_attn.source.chunks import ChunkError, fill_from, parse_module, split_chunks
 from sphinxext_attn.source.layout import PACKAGE, in_package, is_installed_layout
 from sphinxext_attn.source.syntax_check import (
     Problem,
@@ -73,6 +73,8 @@ class SourceTree:
         #: the file being read or parsed (its warnings are kept for repeats)
         self._reading: str | None = None
         self._chunks: dict[str, list[Any] | None] = {}
+        #: modules parsed whole, shared like the pieces (one parse for both trees)
+        self._wholes: dict[str, ast.Module] = {}
         #: the evaluator's index of each file's pieces (built from them alone)
         self.indexes: dict[str, Any] = {}
         #: tree-relative folder -> its real path (each folder resolved once)
@@ -104,6 +106,7 @@ class SourceTree:
         (the page reader's and the evaluator's keep their own warnings and files)."""
         self._reads = other._reads
         self._chunks = other._chunks
+        self._wholes = other._wholes
         self.indexes = other.indexes
         self._parsed_before = other._parsed_before
 
@@ -345,8 +348,11 @@ class SourceTree:
         text = self.text(rel)  # each tree keeps its own files and warnings
         if rel in self._chunks:
             return self._chunks[rel]
-        self._chunks[rel] = None if text is None else split_chunks(text, rel)
-        return self._chunks[rel]
+        chunks = self._chunks[rel] = None if text is None else split_chunks(text, rel)
+        whole = self._wholes.get(rel)
+        if chunks and whole is not None:  # its pieces need no parsing of their own
+            fill_from(chunks, whole.body)
+        return chunks
 
     def check_partly_parsed(self, checked: dict[str, list[Problem]] | None = None) -> None:
         """Syntax-check files of which only a class was parsed.
@@ -388,7 +394,7 @@ class SourceTree:
             self._modules[rel] = before
             return before
         try:
-            module = parse_quietly(text, rel)
+            module = self._wholes.get(rel) or parse_module(text, rel, self._chunks.get(rel))
         except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
             message, line = parse_problem(exc)
             self._reading = rel
@@ -397,5 +403,5 @@ class SourceTree:
             finally:
                 self._reading = None
             return None
-        self._modules[rel] = module
+        self._modules[rel] = self._wholes[rel] = module
         return module
