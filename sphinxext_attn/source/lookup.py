@@ -42,6 +42,64 @@ def _statements(
 
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
+#: ``class NAME`` and a class header after its decorators: the name is compared with
+#: the one asked for (no pattern compiled per name: each costs more than the search)
+_CLASS_AT = re.compile(r"class\s+(\w+)")
+_HEADER = re.compile(r"(?:@.*\n\s*)*class\s+(\w+)")
+_WORD = re.compile(r"\w+\Z")
+
+
+def _is_word(name: str) -> bool:
+    return _WORD.match(name) is not None
+
+
+#: the text asked last and its class names (a file is asked for several classes)
+_LAST_NAMES: list[tuple[str, set[str]]] = []
+
+
+def class_names(text: str) -> set[str]:
+    """Every ``NAME`` that ``class\\s+NAME\\b`` finds in ``text`` (for a word ``NAME``)."""
+    if _LAST_NAMES and _LAST_NAMES[0][0] is text:
+        return _LAST_NAMES[0][1]
+    names = set()
+    at = text.find("class")
+    while at >= 0:
+        match = _CLASS_AT.match(text, at)
+        if match is not None:
+            names.add(match.group(1))
+        at = text.find("class", at + 1)
+    _LAST_NAMES[:] = [(text, names)]
+    return names
+
+
+def _starts_class(text: str, name: str) -> bool:
+    """``re.match(rf"(?:@.*\\n\\s*)*class\\s+{re.escape(name)}\\b", text)``, as a bool."""
+    if not _is_word(name):
+        return re.match(rf"(?:@.*\n\s*)*class\s+{re.escape(name)}\b", text) is not None
+    header = _HEADER.match(text)
+    return header is not None and header.group(1) == name
+
+
+def _has_class(text: str, name: str) -> bool:
+    """``re.search(rf"class\\s+{re.escape(name)}\\b", text)``, as a bool."""
+    if _is_word(name):
+        return name in text and name in class_names(text)
+    return re.search(rf"class\s+{re.escape(name)}\b", text) is not None
+
+
+def word_in(text: str, name: str) -> bool:
+    """``re.search(rf"\\b{re.escape(name)}\\b", text)``, as a bool."""
+    if not _is_word(name):
+        return re.search(rf"\b{re.escape(name)}\b", text) is not None
+    at, end = text.find(name), len(name)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        after = text[at + end] if at + end < len(text) else " "
+        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
 
 def _header_only(
     tree: SourceTree, path: str, name: str, needing: str | None
@@ -52,12 +110,11 @@ def _header_only(
     if tree.parsed(path) is not None:
         return None
     chunks = tree.chunks(path) or []
-    header = re.compile(rf"(?:@.*\n\s*)*class\s+{re.escape(name)}\b")
     # only a piece that starts a class (or its decorators) can match: test that first
     found = [
         c
         for c in chunks
-        if c.text.startswith(("class", "@")) and name in c.text and header.match(c.text)
+        if c.text.startswith(("class", "@")) and name in c.text and _starts_class(c.text, name)
     ]
     if len(found) != 1:
         return None
@@ -114,7 +171,7 @@ def find_class(
     key = (path, name, needing, header)
     if key not in memo:
         text = tree.text(path) or ""
-        named = name in text and re.search(rf"class\s+{re.escape(name)}\b", text)
+        named = _has_class(text, name)
         memo[key] = _find_class(tree, path, name, needing, header) if named else None
     return memo[key]
 
@@ -129,8 +186,7 @@ def _find_class(
     segment = tree.class_segment(path, name)
     if segment is not None:
         return segment
-    pattern = re.compile(rf"class\s+{re.escape(name)}\b")
-    pieces = list(_statements(tree, path, lambda text: name in text and pattern.search(text)))
+    pieces = list(_statements(tree, path, lambda text: _has_class(text, name)))
     for body in pieces:  # top level first, as a walk of the whole module finds it
         for node in body:
             if isinstance(node, ast.ClassDef) and node.name == name:
@@ -176,13 +232,12 @@ def imports_of(tree: SourceTree, path: str, name: str) -> Iterator[tuple[str, st
     """``(dotted module, original name)`` of each ``from X import name`` in ``path``:
     module-level imports first (also in ``if``/``try`` blocks), then those inside
     functions and classes, whose statements are parsed only if still asked for."""
-    word = re.compile(rf"\b{re.escape(name)}\b")
     block = re.compile(r"(?:from|import|if|try)\b")
     for module_level in (True, False):
 
         def wanted(text: str, first: bool = module_level) -> bool:
             matched = bool(block.match(text)) == first and "import" in text and name in text
-            return matched and word.search(text) is not None
+            return matched and word_in(text, name)
 
         for body in _statements(tree, path, wanted):
             yield from _from_imports(body, path, name)

@@ -32,6 +32,14 @@ from sphinxext_attn.source.syntax_check import (
 
 #: The start of the next top-level statement after a class body.
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
+
+
+def _boundary(text: str, at: int) -> bool:
+    """``\\b`` holds at ``at`` (no pattern compiled per class name: it costs more)."""
+    before, after = text[at - 1 : at] if at else "", text[at : at + 1]
+    return (before.isalnum() or before == "_") != (after.isalnum() or after == "_")
+
+
 #: Files larger than this are not parsed (a backend file is a few hundred kB at most).
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
@@ -321,8 +329,7 @@ class SourceTree:
         if chunks is None:
             return None
         head = f"class {name}"
-        header = re.compile(rf"{re.escape(head)}\b")
-        found = [c for c in chunks if c.text.startswith(head) and header.match(c.text)]
+        found = [c for c in chunks if c.text.startswith(head) and _boundary(c.text, len(head))]
         if len(found) != 1:
             return None
         try:

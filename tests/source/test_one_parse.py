@@ -111,3 +111,29 @@ def test_walk_is_ast_walk() -> None:
     assert walk_kept(module) is walk_kept(module)
     other = ast.parse("x = [1]")
     assert walk_kept(other) == list(ast.walk(other))
+
+
+def test_name_searches_without_a_pattern_per_name_answer_as_the_patterns() -> None:
+    """lookup and tree test class names with shared patterns and ``str.find``."""
+    import random
+    import re
+
+    from sphinxext_attn.source.lookup import _has_class, _starts_class, word_in
+    from sphinxext_attn.source.tree import _boundary
+
+    rng = random.Random(22)
+    alphabet = ["a", "b", "_", " ", "\n", "@", "class", "é", "1", ".", "(", "\t", "Ab"]
+    names = ["a", "Ab", "a.b", "", "é1", "_"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        for name in names:
+            word = re.search(rf"\b{re.escape(name)}\b", text) is not None
+            assert word_in(text, name) == word, (text, name)
+            found = re.search(rf"class\s+{re.escape(name)}\b", text) is not None
+            assert _has_class(text, name) == found, (text, name)
+            header = re.match(rf"(?:@.*\n\s*)*class\s+{re.escape(name)}\b", text) is not None
+            assert _starts_class(text, name) == header, (text, name)
+            head = f"class {name}"
+            if text.startswith(head):
+                ends = re.match(rf"{re.escape(head)}\b", text) is not None
+                assert _boundary(text, len(head)) == ends, (text, name)
