@@ -39,7 +39,7 @@ _EAGER = re.compile(r"(import|from|if|try|with|for|while)\b")
 #: ``import a.b as c, d`` and ``from .x import (a, b as c)``: what follows ``import``
 _IMPORT = re.compile(r"(?:from\s+\.*[\w.]*\s+)?import\s+(.*)", re.S)
 _ALIAS = re.compile(r"([\w.]+)(?:\s+as\s+(\w+))?")
-_TRIPLE_STRING = re.compile(r'("""|\'\'\')(?:[\s\S]*?\1|[\s\S]*)')
+_QUOTES = ('"""', "'''")
 
 
 class ChunkError(Exception):
@@ -117,13 +117,31 @@ def cut_pieces(text: str, indent: str) -> list[tuple[int, str, bool]]:
     return [(start, text[start:end], i in merged) for i, (start, end) in enumerate(pieces)]
 
 
+def triple_strings(text: str) -> list[tuple[int, int]]:
+    """Each opening triple quote to the next of its kind (an unclosed one: to the
+    end), left to right, as a lazy regular expression would pair them, by
+    ``str.find`` (the expression's scan cost 4 times as much)."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    ahead = {quote: text.find(quote) for quote in _QUOTES}  # the next of each kind
+    while True:
+        for quote, where in ahead.items():
+            if 0 <= where < at:
+                ahead[quote] = text.find(quote, at)
+        found = [(where, quote) for quote, where in ahead.items() if where >= 0]
+        if not found:
+            return spans
+        start, quote = min(found)
+        close = text.find(quote, start + 3)
+        at = close + 3 if close >= 0 else len(text)
+        spans.append((start, at))
+
+
 def _in_triple_strings(text: str, starts: list[int]) -> set[int]:
     """Cut positions that fall inside a triple-quoted string. Quotes are paired
     naively (one in a comment can mislead it): a piece built across a dropped cut
     must then parse as one statement, or the whole file is parsed."""
-    # each opening quote to the next of its kind (an unclosed one: to the end), found
-    # by the regex engine in one pass
-    spans = [m.span() for m in _TRIPLE_STRING.finditer(text)]
+    spans = triple_strings(text)
     inside: set[int] = set()
     i = 0
     for begin, end in spans:

@@ -137,3 +137,17 @@ def test_name_searches_without_a_pattern_per_name_answer_as_the_patterns() -> No
             if text.startswith(head):
                 ends = re.match(rf"{re.escape(head)}\b", text) is not None
                 assert _boundary(text, len(head)) == ends, (text, name)
+
+
+def test_triple_strings_pair_quotes_as_the_lazy_pattern() -> None:
+    import random
+    import re
+
+    from sphinxext_attn.source.chunks import triple_strings
+
+    pattern = re.compile(r'("""|\'\'\')(?:[\s\S]*?\1|[\s\S]*)')
+    rng = random.Random(22)
+    pieces = ['"', "'", "a", '"""', "'''", "\n", "\\"]
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert triple_strings(text) == [m.span() for m in pattern.finditer(text)], text
