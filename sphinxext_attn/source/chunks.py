@@ -42,6 +42,12 @@ _ALIAS = re.compile(r"([\w.]+)(?:\s+as\s+(\w+))?")
 _QUOTES = ('"""', "'''")
 
 
+def word_boundary(text: str, at: int) -> bool:
+    """``\\b`` holds at ``at`` (no pattern compiled per class name: it costs more)."""
+    before, after = text[at - 1 : at] if at else "", text[at : at + 1]
+    return (before.isalnum() or before == "_") != (after.isalnum() or after == "_")
+
+
 class ChunkError(Exception):
     """A piece did not parse alone: parse the whole file."""
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import io
 import os
-import re
 import tokenize
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
@@ -21,7 +20,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from sphinxext_attn.model.records import Diagnostic, Location
-from sphinxext_attn.source.chunks import ChunkError, fill_from, parse_module, split_chunks
+from sphinxext_attn.source.chunks import (
+    ChunkError,
+    fill_from,
+    parse_module,
+    split_chunks,
+    word_boundary,
+)
 from sphinxext_attn.source.layout import PACKAGE, in_package, is_installed_layout
 from sphinxext_attn.source.syntax_check import (
     Problem,
@@ -29,16 +34,6 @@ from sphinxext_attn.source.syntax_check import (
     syntax_problems,
     without_segment,
 )
-
-#: The start of the next top-level statement after a class body.
-_TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
-
-
-def _boundary(text: str, at: int) -> bool:
-    """``\\b`` holds at ``at`` (no pattern compiled per class name: it costs more)."""
-    before, after = text[at - 1 : at] if at else "", text[at : at + 1]
-    return (before.isalnum() or before == "_") != (after.isalnum() or after == "_")
-
 
 #: Files larger than this are not parsed (a backend file is a few hundred kB at most).
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -81,7 +76,8 @@ class SourceTree:
         #: the file being read or parsed (its warnings are kept for repeats)
         self._reading: str | None = None
         self._chunks: dict[str, list[Any] | None] = {}
-        #: modules parsed whole, shared like the pieces (one parse for both trees)
+        #: modules parsed whole, shared like the pieces (one parse for both trees), and
+        #: those an earlier tree parsed of unchanged files (see reuse_parsing)
         self._wholes: dict[str, ast.Module] = {}
         #: the evaluator's index of each file's pieces (built from them alone)
         self.indexes: dict[str, Any] = {}
@@ -93,8 +89,6 @@ class SourceTree:
         self._recordings: list[Recording] = []
         #: warnings of a file's reading and parsing, repeated to later recordings
         self._file_warnings: dict[str, list[Diagnostic]] = {}
-        #: syntax trees parsed by an earlier tree of unchanged files (see reuse_parsing)
-        self._parsed_before: dict[str, ast.Module] = {}
 
     # -- recording what a piece of work read -----------------------------
     @contextmanager
@@ -116,7 +110,6 @@ class SourceTree:
         self._chunks = other._chunks
         self._wholes = other._wholes
         self.indexes = other.indexes
-        self._parsed_before = other._parsed_before
 
     def reuse_parsing(self, other: SourceTree, changed: Collection[str]) -> None:
         """Start from what ``other`` (the same root, read before an edit) parsed: its
@@ -124,11 +117,7 @@ class SourceTree:
         those of the ``changed`` files. Each depends on its file's text alone, so the
         caller lists every file whose text differs. Files are still read, decoded and
         recorded here as usual (their warnings included); only the parsing is skipped."""
-        self._parsed_before = {
-            rel: module
-            for rel, module in other._modules.items()
-            if module is not None and rel not in changed
-        }
+        self._wholes = {k: v for k, v in other._wholes.items() if k not in changed}
         self._chunks = {k: v for k, v in other._chunks.items() if k not in changed}
         self.indexes = {k: v for k, v in other.indexes.items() if k not in changed}
 
@@ -329,7 +318,7 @@ class SourceTree:
         if chunks is None:
             return None
         head = f"class {name}"
-        found = [c for c in chunks if c.text.startswith(head) and _boundary(c.text, len(head))]
+        found = [c for c in chunks if c.text.startswith(head) and word_boundary(c.text, len(head))]
         if len(found) != 1:
             return None
         try:
@@ -396,10 +385,6 @@ class SourceTree:
         text = self.text(rel)
         if text is None:
             return None
-        before = self._parsed_before.get(rel)
-        if before is not None:
-            self._modules[rel] = before
-            return before
         try:
             module = self._wholes.get(rel) or parse_module(text, rel, self._chunks.get(rel))
         except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:

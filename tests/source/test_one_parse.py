@@ -118,8 +118,8 @@ def test_name_searches_without_a_pattern_per_name_answer_as_the_patterns() -> No
     import random
     import re
 
+    from sphinxext_attn.source.chunks import word_boundary
     from sphinxext_attn.source.lookup import _has_class, _starts_class, word_in
-    from sphinxext_attn.source.tree import _boundary
 
     rng = random.Random(22)
     alphabet = ["a", "b", "_", " ", "\n", "@", "class", "é", "1", ".", "(", "\t", "Ab"]
@@ -136,7 +136,7 @@ def test_name_searches_without_a_pattern_per_name_answer_as_the_patterns() -> No
             head = f"class {name}"
             if text.startswith(head):
                 ends = re.match(rf"{re.escape(head)}\b", text) is not None
-                assert _boundary(text, len(head)) == ends, (text, name)
+                assert word_boundary(text, len(head)) == ends, (text, name)
 
 
 def test_triple_strings_pair_quotes_as_the_lazy_pattern() -> None:
