@@ -2,6 +2,7 @@
 """Compare whole-process times of our CLI and vLLM's seed generator on one tree.
 
     python scripts/bench.py [--version 0.33.0] [--runs 15] [--cases FILE] [--edit REL ...]
+    python scripts/bench.py --sphinx [...]   (scripts/bench_sphinx.py: the selector's page)
 
 Machines here are noisy, so the commands run interleaved in one session and
 each result is a ratio of medians (ours / seed; below 1.0 means faster): the
@@ -82,6 +83,10 @@ def timed(cmd: list[str]) -> tuple[float, float]:
 
 
 def main() -> int:
+    if "--sphinx" in sys.argv[1:]:
+        from bench_sphinx import main as sphinx_main
+
+        return sphinx_main([a for a in sys.argv[1:] if a != "--sphinx"])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--version", default="0.33.0")
     parser.add_argument("--tree", help="use this tree instead of fetching")
