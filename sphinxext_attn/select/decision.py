@@ -107,6 +107,13 @@ class Selector:
             raise Unknown("AttentionSelectorConfig(...) is not an instance", cls.path)
         return made
 
+    @property
+    def config_reads_environment(self) -> bool:
+        """Whether building a selector config reads ``vllm.envs`` (a variable of
+        :data:`ENV_FIELDS` is set): the first build of a configuration then reads
+        machine facts, which the question that builds it records."""
+        return any(v in self.interp.machine.environment.env for v in ENV_FIELDS.values())
+
     def _from_environment(self, fields: list[str]) -> dict[str, Any]:
         """Fields vLLM's selector fills from an environment variable, when the reader
         set it (``use_batch_invariant=envs.VLLM_BATCH_INVARIANT``: XPU's rules read

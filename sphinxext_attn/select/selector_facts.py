@@ -133,8 +133,8 @@ def explore(
                     same.append(key)  # vLLM's envs.py reads the value as the default
                     continue
                 sib.reasons, sib.lists = builder.reasons, builder.lists
-                if hasattr(sib, "prober"):
-                    sib.prober.learn_from(builder.prober)  # type: ignore[attr-defined]
+                if hasattr(sib, "prober"):  # answers that read no fact of ``child`` are kept
+                    sib.prober.learn_from(builder.prober, child)  # type: ignore[attr-defined]
                 mine, changed, owned, count = _evaluate(
                     table, sib, name, efacts, overrides, owners
                 )

@@ -10,13 +10,20 @@ Two questions, both answered by evaluating the tree's own code with the
   platform's ``get_valid_backends`` is evaluated as for a whole decision, with
   ``_get_backend_priorities`` answering just that backend, so the reasons are
   produced by the same loop (import failures included) as the CLI's.
+
+A prober for another setting of the machine (see :mod:`.selector_facts`) takes
+from the prober of the page's default the answers that read none of the facts
+set otherwise (:meth:`Prober.learn_from`): they are the same there, so only the
+questions that read a changed fact are asked again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
-from sphinxext_attn.pyeval import STEPS_PER_DECISION, Raised, Unknown
+from sphinxext_attn.pyeval import STEPS_PER_DECISION, LimitExceeded, Question, Raised, Unknown
 from sphinxext_attn.pyeval.devices import platform_class
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.pyeval.values import NODE, Bound, Builtin, EnumMember, Instance, PyFunction
@@ -28,6 +35,21 @@ from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, CUDA_PLATFORM_MODULE
 
 #: parameters of the priority function that are not configuration fields
 CAPABILITY_PARAM = "device_capability"
+
+
+@dataclass(frozen=True)
+class ProbeAnswer:
+    """One backend's reasons for one configuration, and what the question read."""
+
+    reasons: tuple[str, ...]
+    #: the machine facts (name -> value) as the table records them (a question
+    #: that ended in an unknown or an exception records none)
+    facts: dict[str, str]
+    #: every machine fact the question read, however it ended
+    read: frozenset[str]
+    #: whether another machine that differs in none of ``read`` answers alike: not
+    #: when an evaluator limit was hit (memos decide how far a budget goes)
+    portable: bool
 
 
 class Prober:
@@ -55,17 +77,30 @@ class Prober:
         self.function = function
         self.module = module
         self.members: dict[str, EnumMember] = {}
-        self._reasons: dict[tuple[str, tuple[Any, ...]], tuple[str, ...]] = {}
+        self._answers: dict[tuple[str, tuple[Any, ...]], ProbeAnswer] = {}
         #: the machine facts (name -> value) each question read, gathered by the
         #: table's builder per entry (see :mod:`.selector_facts`)
         self.read: dict[str, str] = {}
-        self._read: dict[tuple[str, tuple[Any, ...]], dict[str, str]] = {}
         #: members of another evaluator of the same tree, whose enum is looked up here
         self._known: list[EnumMember] = []
+        #: a prober on a machine that differs from this one in the facts named
+        self._donor: tuple[Prober, frozenset[str]] | None = None
 
-    def learn_from(self, other: Prober) -> None:
-        """Find backends by the enum ``other`` found them in (see :meth:`member`)."""
+    def learn_from(self, other: Prober, differing: Collection[str] = ()) -> None:
+        """Find backends by the enum ``other`` found them in (see :meth:`member`), and
+        take ``other``'s answers that read none of the facts ``differing`` (set
+        otherwise on this machine than on ``other``'s): the same question here reads
+        the same facts with the same values, so it gets the same answer. Not when
+        the selector config reads the environment (a variable such as
+        ``VLLM_BATCH_INVARIANT`` set): the first question of a configuration then
+        reads what the others do not."""
         self._known = list(other.members.values())[:1]
+        if not (self.selector.config_reads_environment or other.selector.config_reads_environment):
+            self._donor = (other, frozenset(differing))
+
+    def answer(self, backend: str, config: Config) -> ProbeAnswer | None:
+        """What this prober answered for ``backend`` and ``config``, if it was asked."""
+        return self._answers.get((backend, config.key()))
 
     @property
     def priority_params(self) -> list[str]:
@@ -100,12 +135,24 @@ class Prober:
     def reasons(self, backend: str, config: Config) -> tuple[str, ...]:
         """Why ``backend`` rejects ``config`` (empty: it accepts it), as vLLM words it."""
         key = (backend, config.key())
-        if key not in self._reasons:
-            facts: dict[str, str] = {}
-            self._reasons[key] = self._ask(backend, config, facts)
-            self._read[key] = facts
-        self.read.update(self._read[key])
-        return self._reasons[key]
+        found = self._answers.get(key)
+        if found is None:
+            found = self._answers[key] = self._lent(backend, config) or self._ask(backend, config)
+        self.read.update(found.facts)
+        return found.reasons
+
+    def _lent(self, backend: str, config: Config) -> ProbeAnswer | None:
+        """The donor's answer, where it read none of the facts set otherwise here."""
+        if self._donor is None:
+            return None
+        donor, differing = self._donor
+        found = donor.answer(backend, config)
+        if found is None or not found.portable or found.read & differing:
+            return None
+        self.member(backend)  # (as asking would: a backend this tree lacks is a KeyError)
+        machine, theirs = self.interp.machine, donor.interp.machine
+        machine.guessed |= found.read & theirs.guessed  # guessed alike: the same facts
+        return found
 
     def member(self, backend: str) -> EnumMember:
         """The enum member named ``backend`` (as a priority list gave it, else the
@@ -125,36 +172,50 @@ class Prober:
                 raise KeyError(backend)
         return found
 
-    def _ask(self, backend: str, config: Config, facts: dict[str, str]) -> tuple[str, ...]:
+    def _ask(self, backend: str, config: Config) -> ProbeAnswer:
         interp = self.interp
         member = self.member(backend)
         saved = self.module.values.get(PRIORITY_FUNCTION)
         self.module.values[PRIORITY_FUNCTION] = Builtin(
             PRIORITY_FUNCTION, lambda it, args, kw, node, path: [member]
         )
+        skipped = len(interp.skipped_checks)
+        question: Question | None = None
+        facts: dict[str, str] = {}
+        limited = False
         try:
             with interp.question(
                 capability=config.capability_tuple, steps=STEPS_PER_DECISION
-            ) as q:
-                method, kwargs = self.selector.valid_backends_call(config)
-                if not isinstance(method, Bound):
-                    raise Unknown("get_valid_backends is not a method", self.module.path)
-                target = method.target
-                if method.func.kind == "classmethod" and isinstance(target, Instance | EnumMember):
-                    target = target.cls
-                # not through the call memo: the answer depends on the stand-in list
-                result = interp.run_function(method.func, [target], kwargs)
-                decision = read_valid_backends(result, method.func.path)
-            facts.update(q.facts)
+            ) as question:
+                reasons = self._reasons_in(backend, config)
+            facts.update(question.facts)
         except Unknown as exc:
-            return (f"{NOT_EVALUATED}{exc}",)
+            reasons = (f"{NOT_EVALUATED}{exc}",)
+            limited = isinstance(exc, LimitExceeded)
         except Raised as exc:
-            return (f"{NOT_EVALUATED}{exc.kind}: {exc.message}",)
+            reasons = (f"{NOT_EVALUATED}{exc.kind}: {exc.message}",)
         finally:
             if saved is None:
                 self.module.values.pop(PRIORITY_FUNCTION, None)
             else:
                 self.module.values[PRIORITY_FUNCTION] = saved
+        read = frozenset(name for name, _ in question.facts) if question else frozenset()
+        limited |= any(isinstance(e, LimitExceeded) for e in interp.skipped_checks[skipped:])
+        portable = question is not None and not limited
+        return ProbeAnswer(reasons, facts, read, portable)
+
+    def _reasons_in(self, backend: str, config: Config) -> tuple[str, ...]:
+        """The reasons of ``backend`` from the platform's own loop, inside the question."""
+        interp = self.interp
+        method, kwargs = self.selector.valid_backends_call(config)
+        if not isinstance(method, Bound):
+            raise Unknown("get_valid_backends is not a method", self.module.path)
+        target = method.target
+        if method.func.kind == "classmethod" and isinstance(target, Instance | EnumMember):
+            target = target.cls
+        # not through the call memo: the answer depends on the stand-in list
+        result = interp.run_function(method.func, [target], kwargs)
+        decision = read_valid_backends(result, method.func.path)
         if decision.selected or not decision.priorities:
             return ()
         if backend in decision.unknown:
@@ -162,4 +223,4 @@ class Prober:
         return tuple(decision.rejected.get(backend, ()))
 
 
-__all__ = ["Prober"]
+__all__ = ["ProbeAnswer", "Prober"]
