@@ -29,6 +29,8 @@ from sphinxext_attn.vocab.paths import ENVS_MODULE, SELECTOR_MODULES
 
 #: Selector config fields vLLM's selector fills from ``vllm.envs`` (the variable).
 ENV_FIELDS: dict[str, str] = {"use_batch_invariant": "VLLM_BATCH_INVARIANT"}
+#: Fields of a configuration that are no argument of the selector config's class.
+NOT_CONFIG_FIELDS = frozenset({"capability", "num_heads"})
 
 
 class Selector:
@@ -42,6 +44,8 @@ class Selector:
         #: (the selector's table asks each point of its grid for several backends;
         #: both are named tuples, never changed)
         self._configs: dict[tuple[Any, ...], Instance] = {}
+        #: by the fields a selector config holds, those whose build read nothing
+        self._shared_configs: dict[tuple[Any, ...], Instance] = {}
         self._capabilities: dict[tuple[int, int], Any] = {}
         self._platform_gpu: tuple[int, int] | None = None
         #: the same tree on machines where a guessed fact is set (see settled)
@@ -80,7 +84,22 @@ class Selector:
         key = config.key()
         found = self._configs.get(key)
         if found is None:
-            found = self._configs[key] = self._build_config(config)
+            found = self._configs[key] = self._config_for(config)
+        return found
+
+    def _config_for(self, config: Config) -> Instance:
+        """The selector config of ``config``, one for every configuration that differs
+        only in what building it does not read (the GPU, unless the build read it;
+        the head count, no field of it), when the build reads no machine fact."""
+        if self.config_reads_environment:
+            return self._build_config(config)
+        fields = tuple(v for k, v in vars(config).items() if k not in NOT_CONFIG_FIELDS)
+        found = self._shared_configs.get(fields)
+        if found is None:
+            with self.interp.question(steps=None) as question:
+                found = self._build_config(config)
+            if not question.read:  # neither the GPU nor a fact
+                self._shared_configs[fields] = found
         return found
 
     def _build_config(self, config: Config) -> Instance:
