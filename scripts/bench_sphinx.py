@@ -2,7 +2,7 @@
 """Compare a one-page Sphinx build with the selector and the same page with the table.
 
     python scripts/bench_sphinx.py [--version 0.33.0] [--runs 7] [--platforms cuda,rocm,cpu]
-                                   [--code DIR]
+                                   [--code DIR ...]
     python scripts/bench.py --sphinx ...   (the same)
 
 Two one-page projects are built, interleaved in one session, each time with a
@@ -14,9 +14,9 @@ fresh output and doctree folder (``-E``, nothing kept from the build before):
 medians (selector / table; the issue's target is at most 1.5).
 
 ``--code DIR`` runs the package found in ``DIR`` (a checkout holding
-``sphinxext_attn/``) instead of this one, so two versions of the code can be
-measured by the same script; a build of the other version's package does not
-byte-compile it, so compile it first (``python -m compileall DIR``).
+``sphinxext_attn/``, byte-compiled first) instead of this one; given more than
+once, every version's pair of builds is interleaved in the same rounds, so a
+before/after comparison sees the same load (``--code /tmp/before --code .``).
 """
 
 from __future__ import annotations
@@ -64,9 +64,15 @@ def build_command(source: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "sphinx", "-b", "html", "-E", "-q", str(source), str(out)]
 
 
-def fresh_timed(cmd: list[str], out: Path) -> tuple[float, float]:
+def fresh_timed(cmd: list[str], out: Path, env: dict[str, str]) -> tuple[float, float]:
     shutil.rmtree(out, ignore_errors=True)
-    return timed(cmd)
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        return timed(cmd)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,16 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", help="use this tree instead of fetching")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--platforms", default="", help="the selector's :platforms: option")
-    parser.add_argument("--code", help="a checkout whose sphinxext_attn/ is run instead")
+    parser.add_argument(
+        "--code", action="append", default=[], help="a checkout whose sphinxext_attn/ is run"
+    )
     args = parser.parse_args(argv)
     tree = Path(args.tree) if args.tree else fetch(args.version)
-    code = Path(args.code).resolve() if args.code else REPO
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(code / "sphinxext_attn")], check=True
-    )
-    if args.code:
-        os.environ["PYTHONPATH"] = os.pathsep.join(
-            [str(code), *filter(None, [os.environ.get("PYTHONPATH")])]
+    codes = [Path(c).resolve() for c in args.code] or [REPO]
+    for code in codes:
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(code / "sphinxext_attn")], check=True
         )
     scratch = Path(tempfile.mkdtemp(prefix="attn-bench-sphinx-"))
     try:
@@ -95,27 +100,35 @@ def main(argv: list[str] | None = None) -> int:
                 scratch / "selector", tree, "attention-backends-selector", selector_options
             ),
         }
-        outs = {name: scratch / f"out-{name}" for name in sources}
-        commands = {name: build_command(sources[name], outs[name]) for name in sources}
-        for name, cmd in commands.items():
-            fresh_timed(cmd, outs[name])  # warm the page cache; checks the build works
-        times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+        runs: dict[tuple[int, str], tuple[list[str], Path, dict[str, str]]] = {}
+        for number, code in enumerate(codes):
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH")]))
+            for name, source in sources.items():
+                out = scratch / f"out-{number}-{name}"
+                runs[number, name] = (build_command(source, out), out, env)
+        for cmd, out, env in runs.values():
+            fresh_timed(cmd, out, env)  # warm the page cache; checks the build works
+        times: dict[tuple[int, str], list[tuple[float, float]]] = {key: [] for key in runs}
         for _ in range(args.runs):
-            for name, cmd in commands.items():
-                times[name].append(fresh_timed(cmd, outs[name]))
-        print(f"tree: {tree}  code: {code}  load: {os.getloadavg()[0]:.1f}")
+            for key, (cmd, out, env) in runs.items():
+                times[key].append(fresh_timed(cmd, out, env))
+        print(f"tree: {tree}  load: {os.getloadavg()[0]:.1f} (after)")
         selector = "selector" + (f" ({args.platforms})" if args.platforms else "")
         print(f"runs: {args.runs} each, interleaved; ratio = {selector} / table")
-        medians = {}
-        for name, spent in times.items():
-            wall = statistics.median(t[0] for t in spent)
-            cpu = statistics.median(t[1] for t in spent)
-            medians[name] = (wall, cpu)
-            fastest = min(t[0] for t in spent)
-            print(f"{name:9} median {wall:6.2f} s (min {fastest:.2f})  cpu {cpu:6.2f} s")
-        wall_ratio = medians["selector"][0] / medians["table"][0]
-        cpu_ratio = medians["selector"][1] / medians["table"][1]
-        print(f"ratio    wall {wall_ratio:.2f}  cpu {cpu_ratio:.2f}")
+        for number, code in enumerate(codes):
+            print(f"code: {code}")
+            medians = {}
+            for name in sources:
+                spent = times[number, name]
+                wall = statistics.median(t[0] for t in spent)
+                cpu = statistics.median(t[1] for t in spent)
+                medians[name] = (wall, cpu)
+                fastest = min(t[0] for t in spent)
+                print(f"  {name:9} median {wall:6.2f} s (min {fastest:.2f})  cpu {cpu:6.2f} s")
+            wall_ratio = medians["selector"][0] / medians["table"][0]
+            cpu_ratio = medians["selector"][1] / medians["table"][1]
+            print(f"  ratio     wall {wall_ratio:.2f}  cpu {cpu_ratio:.2f}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
