@@ -12,7 +12,6 @@ import functools
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -133,19 +132,3 @@ def analysis(version: str, profile: str = "vllm-page") -> Analysis:
     from sphinxext_attn.analysis.pipeline import analyze
 
     return analyze(tree(version), profile=profile)
-
-
-@functools.cache
-def _page(version: str) -> str:
-    from sphinxext_attn.cli.main import main
-
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / f"attention_backends-{version}.md"
-        assert main(["--root", str(tree(version)), "--profile", "vllm-page", "-o", str(out)]) == 0
-        return out.read_text(encoding="utf-8")
-
-
-def page(version: str) -> str:
-    """The command line's vllm-page markdown for a release, made once per test session."""
-    tree(version)  # skips or fails outside the cache, so the failure is not cached
-    return _page(version)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+import release_pages
 import vllm_trees
 from known import assert_exactly
 from vllm_trees import IN_TREE_PAGES, RELEASES
@@ -34,7 +35,7 @@ def golden(version: str):
 
 def test_parity_0_16_0(tmp_path):
     expected = golden("0.16.0").read_text(encoding="utf-8")
-    page = vllm_trees.page("0.16.0")
+    page = release_pages.page("0.16.0")
     assert MARKER in page and MARKER in expected
     ours = page[page.index(MARKER) :]
     theirs = expected[expected.index(MARKER) :]
@@ -49,7 +50,7 @@ def test_parity_0_16_0(tmp_path):
 
 def test_parity_0_16_0_without_a_template_as_well_with_one(tmp_path):
     """0.16.0's page is the seed's: the same tail whatever the template."""
-    page = vllm_trees.page("0.16.0")
+    page = release_pages.page("0.16.0")
     shipped = vllm_trees.tree("0.16.0") / PAGE
     templated = with_the_release_page("0.16.0", tmp_path)
     assert page[page.index(MARKER) :] == templated[templated.index(MARKER) :]
@@ -113,7 +114,7 @@ def attncmp(version: str, gold, tmp_path) -> tuple[int, int, list[str]]:
     if not vllm_trees.ATTNCMP.is_file():
         vllm_trees.unavailable(f"no {vllm_trees.ATTNCMP}")
     page = tmp_path / "candidate.md"
-    page.write_text(vllm_trees.page(version), encoding="utf-8")
+    page.write_text(release_pages.page(version), encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, str(vllm_trees.ATTNCMP), str(page), str(gold), "-v"],
         capture_output=True,
