@@ -1,18 +1,22 @@
 """The page the browser tests measure: every table of vLLM 0.33.0, built once per theme.
 
-One Sphinx build per theme (a subprocess of this Python, so the installed
-themes and the editable extension are the ones under test); the page holds
+One Sphinx build per theme, in the test process as ``sphinx-build`` runs one
+(the installed themes and the editable extension are the ones under test), so
+the builds share the extension's in-process memo: the release is analysed and
+its selector table built once, not once per theme; the page holds
 the whole page directive (priority lists, legend, every feature table), the
 priority matrix, a select directive and the selector widget.
 """
 
 from __future__ import annotations
 
+import io
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.util.docutils import docutils_namespace, patch_docutils
 
 #: theme -> whether it has a dark mode of its own
 THEMES = {
@@ -71,15 +75,17 @@ def build_site(theme: str, tree: Path, folder: Path, page: str | None = None) ->
     text = PAGE.format(version=VERSION) if page is None else page
     (src / "index.rst").write_text(text, encoding="utf-8")
     out = folder / "html"
-    proc = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(out)],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
-    if proc.returncode != 0 or not (out / "index.html").is_file():
-        raise AssertionError(f"sphinx-build with {theme} failed:\n{proc.stderr[-3000:]}")
+    status, warning = io.StringIO(), io.StringIO()
+    # As ``sphinx-build`` runs a build (sphinx.cmd.build): the directives and roles
+    # registered for this build are dropped after it.
+    with patch_docutils(src), docutils_namespace():
+        app = Sphinx(
+            str(src), str(src), str(out), str(folder / "doctrees"), "html",
+            status=status, warning=warning, freshenv=True,
+        )  # fmt: skip
+        app.build()
+    if app.statuscode != 0 or not (out / "index.html").is_file():
+        raise AssertionError(f"the build with {theme} failed:\n{warning.getvalue()[-3000:]}")
     return out
 
 

@@ -64,7 +64,9 @@ def _select(platform: str, arch: str, config: Config, env: dict[str, str], assum
 
 
 def test_switching_platform_arch_and_environment(browser: Any, site: Path) -> None:
-    page = open_page(browser, site, 1280, "light", "?capability=10.0&head_size=64&has_sink=true&dtype=bf16")
+    page = open_page(
+        browser, site, 1280, "light", "?capability=10.0&head_size=64&has_sink=true&dtype=bf16"
+    )
     try:
         shown = page.evaluate(SHOWN)
         sink = Config(capability="10.0", dtype="bf16", head_size=64, has_sink=True)

@@ -163,8 +163,16 @@ def _release_repo(version: str, where: Path) -> Path:
     return repo
 
 
+@pytest.fixture(scope="module")
+def precommit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ``PRE_COMMIT_HOME`` for the hook tests: pre-commit installs the hook's
+    environment (this repository and its dependencies) once and reuses it, as it
+    does for a user, instead of once per test."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
 @pytest.mark.realtree
-def test_precommit_hook_on_a_release_page(tmp_path):
+def test_precommit_hook_on_a_release_page(tmp_path, precommit_home):
     """pre-commit runs the hook on vLLM 0.25.0 as released: it passes and leaves the
     page byte for byte; a backend edit makes it regenerate the tables (vLLM's prose
     kept) and fail, then it passes; an unrelated change does not run it."""
@@ -175,7 +183,7 @@ def test_precommit_hook_on_a_release_page(tmp_path):
     page = repo / PAGE
     released = page.read_text(encoding="utf-8")
     hook = [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "attention-backends"]
-    env = {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "SPHINXEXT_ATTN_CACHE_DIR": ""}
+    env = {"PRE_COMMIT_HOME": str(precommit_home), "SPHINXEXT_ATTN_CACHE_DIR": ""}
     first = _run([*hook, "--all-files"], repo, env)
     assert first.returncode == 0, first.stdout + first.stderr
     assert "Passed" in first.stdout
@@ -206,7 +214,7 @@ def test_precommit_hook_on_a_release_page(tmp_path):
 
 
 @pytest.mark.realtree
-def test_precommit_hook_leaves_a_marker_page_alone(tmp_path):
+def test_precommit_hook_leaves_a_marker_page_alone(tmp_path, precommit_home):
     """From 0.27 vLLM's page is handwritten with gen: markers its docs build fills:
     the hook passes without touching it, and fails naming a marker that is gone."""
     _need("pre_commit")
@@ -216,7 +224,7 @@ def test_precommit_hook_leaves_a_marker_page_alone(tmp_path):
     page = repo / PAGE
     released = page.read_bytes()
     hook = [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "attention-backends"]
-    env = {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "SPHINXEXT_ATTN_CACHE_DIR": ""}
+    env = {"PRE_COMMIT_HOME": str(precommit_home), "SPHINXEXT_ATTN_CACHE_DIR": ""}
     first = _run([*hook, "--files", "vllm/platforms/cuda.py"], repo, env)
     assert first.returncode == 0 and "Passed" in first.stdout, first.stdout + first.stderr
     assert page.read_bytes() == released
