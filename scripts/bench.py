@@ -24,6 +24,10 @@ recompiled on every run); the seed runs as the script it is.
 also time the runtime page on a copy of the tree after appending a comment to
 that file before each run (the kept results of the run before: only the answers
 that read the file are asked again), as ``edit NAME``.
+
+``--replace REL OLD NEW`` (repeatable): the same after a real edit, the one
+``OLD`` text of ``REL`` replaced with ``NEW`` before one run and put back before
+the next (each run sees an edit), as ``replace NAME``.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 #: commands that append a comment to a file first (by ``id`` of the command)
 EDITS: dict[int, Path] = {}
+#: commands that swap a text of a file for another first (by ``id`` of the command)
+SWAPS: dict[int, tuple[Path, str, str]] = {}
 SHARED = REPO.parent / "shared"
 SELECT = SHARED / "vllm" / "select"
 
@@ -73,6 +79,13 @@ def timed(cmd: list[str]) -> tuple[float, float]:
     if edited is not None:
         with edited.open("a", encoding="utf-8") as fh:
             fh.write("# an edit\n")
+    swap = SWAPS.get(id(cmd))
+    if swap is not None:
+        path, old, new = swap
+        text = path.read_text(encoding="utf-8")
+        if text.count(old) != 1:
+            old, new = new, old  # put back
+        path.write_text(text.replace(old, new), encoding="utf-8")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -93,6 +106,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--cases", help="selection cases for select --cases")
     parser.add_argument("--edit", action="append", default=[], metavar="REL")
+    parser.add_argument("--replace", action="append", default=[], nargs=3)
     args = parser.parse_args()
     tree = Path(args.tree) if args.tree else fetch(args.version)
     subprocess.run(
@@ -125,9 +139,13 @@ def main() -> int:
         for name in [n for n in commands if n != "seed"]:
             commands[f"{name} cold"] = [*commands[name], "--no-cache"]
             commands[f"{name} warm"] = commands.pop(name)
-        if args.edit:
+        if args.edit or args.replace:
             copy = scratch / "edited"
             shutil.copytree(tree, copy, symlinks=True)
+            for i, (rel, old, new) in enumerate(args.replace):
+                cmd = [*ours[:-1], str(copy), "-o", str(scratch / "edited.md")]
+                commands[f"replace {i} {Path(rel).stem}"] = cmd
+                SWAPS[id(cmd)] = (copy / rel, old, new)
             for rel in args.edit:
                 cmd = [*ours[:-1], str(copy), "-o", str(scratch / "edited.md")]
                 commands[f"edit {Path(rel).stem}"] = cmd

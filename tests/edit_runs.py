@@ -4,13 +4,15 @@ A random-edit test (tests/analysis/test_real_edits.py) needs thousands of
 edited trees. Analysing each from scratch repeats, for every edit, the work on
 the files it did not touch. Instead, the unedited tree is analysed once
 (:func:`pristine`, in the parent before any child is forked): the runtime
-profile's units (``analysis/units.py``) are kept with the files each one read,
-and so are the files each selection read. An edit then asks again exactly what
-the command line with its kept results would ask again after the same edit: the
-units that read an edited file (each backend's answers, the rest of the page,
-the evaluated priority lists, the syntax checks), the selections that read one,
-and every renderer (markdown, JSON, ``select``'s JSON and text). Unedited files
-keep their parsed pieces; edited ones are read and parsed afresh.
+profile's units (``analysis/units.py``) are kept with the files each one read
+and the views of them it rested on (which statements, the outline, ...:
+``source/views.py``), and so are the files each selection read. An edit then
+asks again exactly what the command line with its kept results would ask again
+after the same edit: the units that read a view of an edited file that the edit
+changed (each backend's answers, the rest of the page, the evaluated priority
+lists, the syntax checks), the selections that read an edited file, and every
+renderer (markdown, JSON, ``select``'s JSON and text). Unedited files keep their
+parsed pieces; edited ones are read and parsed afresh.
 
 Only what no edited file can change is reused, so an exception an edit can
 raise in the real command line is raised here too;
@@ -25,6 +27,7 @@ import json
 import pickle
 import random
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ from typing import Any
 import vllm_trees
 from source_damage import TOKENS, mutate
 
+from sphinxext_attn.analysis.unit_runner import Done
 from sphinxext_attn.analysis.units import runtime_analysis
 from sphinxext_attn.cli.select import render_text
 from sphinxext_attn.pyeval import Interpreter
@@ -41,7 +45,9 @@ from sphinxext_attn.runtime.questions import kv_cache_dtypes
 from sphinxext_attn.select.decision import Config, Selector
 from sphinxext_attn.select.fa_version import flash_attn_version
 from sphinxext_attn.select.records import Decision
+from sphinxext_attn.source.recording import decode_source
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.source.views import Compare
 
 RELEASES = ("0.16.0", "0.23.0", "0.33.0")
 #: Selections asked of every edited tree: a standard and an MLA decision.
@@ -61,8 +67,9 @@ class Baseline:
     files: tuple[tuple[str, bytes], ...] = ()
     #: the tree the unedited analysis parsed (its pieces are reused for unedited files)
     parsing: SourceTree | None = None
-    #: each unit's key -> (the files it read, its result pickled as the CLI keeps it)
-    units: dict[str, tuple[frozenset[str], bytes]] = field(default_factory=dict)
+    #: each unit's key -> (the files it read, the views of them it rested on, its
+    #: result pickled as the CLI keeps it)
+    units: dict[str, tuple[frozenset[str], dict[str, Any], bytes]] = field(default_factory=dict)
     #: the files each of :data:`CONFIGS`' selections read
     selection_reads: tuple[frozenset[str], ...] = ()
     #: the unedited outputs (see :func:`outputs`)
@@ -88,26 +95,41 @@ class _Recorder:
     def get(self, key: str) -> Any | None:
         return None
 
-    def put(self, key: str, value: Any, paths: list[str]) -> None:
-        self.baseline.units[key] = (frozenset(paths), pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+    def put(self, key: str, done: Done) -> None:
+        data = pickle.dumps(done, pickle.HIGHEST_PROTOCOL)
+        self.baseline.units[key] = (frozenset(done.depends_on()), dict(done.views), data)
+
+
+def _decoded(reads: Reads, rel: str) -> str | None:
+    try:
+        return decode_source(reads[rel]) if rel in reads else None
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
 
 
 class _Kept:
-    """The unit store of an edited run: a unit that read no edited file is the
-    unedited one (a fresh copy, as the command line unpickles its kept units)."""
+    """The unit store of an edited run: a unit none of whose views of an edited file
+    changed is the unedited one (a fresh copy, as the command line unpickles its
+    kept units), as the command line's :class:`UnitEntries` decides."""
 
-    def __init__(self, baseline: Baseline, edited: frozenset[str]) -> None:
+    def __init__(self, baseline: Baseline, edited: frozenset[str], reads: Reads) -> None:
         self.baseline = baseline
         self.edited = edited
+        before = dict(baseline.files)
+        self.compare = Compare(lambda rel: _decoded(before, rel), lambda rel: _decoded(reads, rel))
         self.asked: list[str] = []
 
-    def get(self, key: str) -> Any | None:
+    def get(self, key: str) -> Done | None:
         kept = self.baseline.units.get(key)
-        if kept is None or kept[0] & self.edited:
+        if kept is None:
             return None
-        return pickle.loads(kept[1])
+        paths, views, data = kept
+        if any(not self.compare.same(rel, views.get(rel, ())) for rel in paths & self.edited):
+            return None
+        found: Done = pickle.loads(data)
+        return found
 
-    def put(self, key: str, value: Any, paths: list[str]) -> None:
+    def put(self, key: str, done: Done) -> None:
         self.asked.append(key)
 
 
@@ -124,13 +146,22 @@ def select_output(selector: Selector, config: Config) -> str:
     return text + "\n" + render_text(config, decision)
 
 
-def outputs(base: Baseline, reads: Reads, edited: frozenset[str], cheap: bool) -> dict[str, str]:
+def outputs(
+    base: Baseline,
+    reads: Reads,
+    edited: frozenset[str],
+    cheap: bool,
+    asked: list[str] | None = None,
+) -> dict[str, str]:
     """The page, the JSON and each selection of the tree ``reads`` describes.
-    ``cheap``: ask again only what read a file of ``edited`` (the rest is the
-    baseline's); else analyse it all from scratch."""
-    store = _Kept(base, edited) if cheap else None
+    ``cheap``: ask again only what read a changed view of a file of ``edited`` (the
+    rest is the baseline's; ``asked`` gets the keys of the units asked again); else
+    analyse it all from scratch."""
+    store = _Kept(base, edited, reads) if cheap else None
     tree = base.tree(reads, edited if cheap else None)
     analysis, _ = runtime_analysis(str(base.root), store=store, source=tree)
+    if store is not None and asked is not None:
+        asked += store.asked
     out = {"markdown": render_markdown(analysis), "json": render_json(analysis)}
     asked = [
         config
@@ -205,3 +236,17 @@ def edited_outputs(version: str, edit: Edit, cheap: bool = True) -> dict[str, st
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return outputs(pristine(version), edited_reads(version, edit), frozenset(edit), cheap)
+
+
+def changed_outputs(
+    version: str, rel: str, change: Callable[[str], str], cheap: bool = True
+) -> tuple[dict[str, str], list[str]]:
+    """The outputs of ``version`` after ``change`` (of the text) to ``rel`` (see
+    :func:`outputs`), and the units asked again."""
+    reads = dict(pristine(version).files)
+    reads[rel] = change(reads[rel].decode()).encode()
+    asked: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = outputs(pristine(version), reads, frozenset([rel]), cheap, asked)
+    return out, asked

@@ -2,7 +2,9 @@
 
 A :class:`Runner` runs a unit's page work and evaluator work, each recorded on
 its own tree (the two share their parsing), and keeps the result, a
-:class:`Done` with every path it read, in a :class:`UnitStore` between runs.
+:class:`Done` with every path it read and the views of each file it rested on
+(``source/views.py``: which statements, the outline, ...), in a
+:class:`UnitStore` between runs.
 """
 
 from __future__ import annotations
@@ -12,15 +14,19 @@ from typing import Any, Protocol
 
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.records import Diagnostic
-from sphinxext_attn.source.tree import Recording, SourceTree
+from sphinxext_attn.source.recording import Recording
+from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.source.views import View
 
 
 class UnitStore(Protocol):
     """Where unit results are kept between runs (see ``cli/runcache.py``)."""
 
-    def get(self, key: str) -> Any | None: ...
+    def get(self, key: str) -> Done | None: ...
 
-    def put(self, key: str, value: Any, paths: list[str]) -> None: ...
+    def put(self, key: str, done: Done) -> None:
+        """Keep ``done`` while the views of each file it read (:attr:`Done.views`,
+        and the presence of :attr:`Done.paths`) are unchanged."""
 
 
 @dataclass
@@ -35,6 +41,12 @@ class Done:
     whole: list[str] = field(default_factory=list)
     #: machine facts in the order the unit first read them (``NAME=VALUE``)
     facts: list[str] = field(default_factory=list)
+    #: the views of each file the result rests on (see ``source/views.py``)
+    views: dict[str, frozenset[View]] = field(default_factory=dict)
+
+    def depends_on(self) -> list[str]:
+        """Every file the result rests on: those looked at, those whose text counted."""
+        return list(dict.fromkeys([*self.paths, *self.views]))
 
 
 class Runner:
@@ -59,6 +71,8 @@ class Runner:
         self._interp: Any = None
         #: every path the units answered on the shared interpreter read so far
         self._chain: dict[str, None] = {}
+        #: and the views of the files they read
+        self._chain_views: dict[str, set[View]] = {}
 
     def interpreter(self) -> Any:
         """The evaluator for a backend's answers: a fresh one per unit, or, when
@@ -99,9 +113,16 @@ class Runner:
             records.append(record)
         page, evaluator = records
         paths = list(dict.fromkeys([*page.paths, *evaluator.paths]))
+        views: dict[str, set[View]] = {}
+        for record in records:
+            for rel, seen in record.views.items():
+                views.setdefault(rel, set()).update(seen)
         if self.shared and evaluator_work is not None:
             self._chain.update(dict.fromkeys(paths))
             paths = list(self._chain)
+            for rel, seen in views.items():
+                self._chain_views.setdefault(rel, set()).update(seen)
+            views = self._chain_views
         return Done(
             (values[0], values[1][0] if values[1] else None),
             paths,
@@ -110,9 +131,10 @@ class Runner:
             page.partly,
             list(page.whole),
             values[1][1] if values[1] else [],
+            {rel: frozenset(seen) for rel, seen in views.items()},
         )
 
     def keep(self, key: str, done: Done) -> None:
         self.computed.append(key)
         if self.store is not None:
-            self.store.put(key, done, done.paths)
+            self.store.put(key, done)

@@ -143,7 +143,7 @@ def analysis_of(
         )
         _KEEP.append(runner)  # freed by the operating system at exit, see run()
         if units is not None:
-            units.save()
+            units.save(runner.page.read_bytes())
         cache.store("analysis", root, options, analysis, [*analysis.files, *analysis.directories])
         return analysis
     from sphinxext_attn.analysis.pipeline import analyze  # not needed when the cache answers

@@ -8,8 +8,9 @@ can change the answer); any difference, a different version of this package,
 or another Python makes the entry stale and the work is done again.
 
 The runtime profile is also kept unit by unit (see ``analysis/units.py``): each
-backend's answers with the files they read, so that after an edit only the
-answers that read the edited file are asked again (:class:`UnitEntries`).
+backend's answers with the files they read and which of their statements, so
+that after an edit only the answers that read a changed statement are asked
+again (:class:`UnitEntries`).
 
 An entry is two pickles: the stamps, then the value (a stale entry costs
 only its stamps). Entries are pickles in a folder only the user can write (``0700``); an entry
@@ -28,12 +29,14 @@ from pathlib import Path
 from typing import Any
 
 #: Bumped when what is stored changes shape.
-FORMAT = 4
+FORMAT = 5
 ENV_DIR = "SPHINXEXT_ATTN_CACHE_DIR"
 #: An entry larger than this is not written (a decision map of many thousand cases).
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 #: Entries kept; beyond this the least recently used go (trees, versions, options).
 MAX_ENTRIES = 48
+#: Copies of files kept to compare an edited file with (see :class:`UnitEntries`).
+MAX_TEXTS = 2048
 
 Stamp = tuple[int, int, int] | None
 
@@ -163,16 +166,64 @@ class RunCache:
         except (OSError, pickle.PicklingError, RecursionError, TypeError):
             return  # a cache that cannot be written only costs time
 
+    def _text_file(self, root: Path, rel: str, stamp: Stamp) -> Path | None:
+        if self.directory is None:
+            return None
+        import hashlib
+
+        key = repr((os.path.realpath(root), rel, stamp)).encode()
+        return self.directory / "texts" / hashlib.sha256(key).hexdigest()[:32]
+
+    def kept_text(self, root: Path, rel: str, stamp: Stamp) -> bytes | None:
+        """The bytes of ``rel`` kept when its stamp was ``stamp`` (None: not kept)."""
+        path = self._text_file(root, rel, stamp)
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as fh:
+                if hasattr(os, "getuid") and os.fstat(fh.fileno()).st_uid != os.getuid():
+                    return None  # written by someone else: not trusted
+                data: bytes = fh.read()
+        except OSError:
+            return None
+        return data
+
+    def keep_text(self, root: Path, rel: str, stamp: Stamp, data: bytes) -> None:
+        """Keep the bytes of ``rel`` as of ``stamp`` (one file each: an edit run
+        reads only the copies of the files that changed, and writes only theirs)."""
+        path = self._text_file(root, rel, stamp)
+        if path is None or path.exists():
+            return
+        try:
+            path.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except OSError:
+            return
+
+    def prune_texts(self) -> None:
+        if self.directory is not None and (self.directory / "texts").is_dir():
+            self._prune(self.directory / "texts", "*", MAX_TEXTS)
+
     @staticmethod
-    def _prune(folder: Path) -> None:
-        """Keep the :data:`MAX_ENTRIES` most recently used entries."""
+    def _prune(folder: Path, pattern: str = "*.pickle", keep: int | None = None) -> None:
+        """Keep the ``keep`` (:data:`MAX_ENTRIES`) most recently used entries."""
+        keep = MAX_ENTRIES if keep is None else keep
         entries = []
-        for found in folder.glob("*.pickle"):
+        for found in folder.glob(pattern):
             try:
                 entries.append((found.stat().st_mtime_ns, found))
             except OSError:
                 continue
-        for _, stale in sorted(entries, reverse=True)[MAX_ENTRIES:]:
+        for _, stale in sorted(entries, reverse=True)[keep:]:
             with contextlib.suppress(OSError):
                 stale.unlink()
 
@@ -200,7 +251,12 @@ def run_cache(args: argparse.Namespace) -> RunCache:
 
 class UnitEntries:
     """The units of one analysis (one tree, one set of options) in one entry: each
-    unit valid while the files it read are unchanged, checked one by one."""
+    unit valid while the views of the files it read (``source/views.py``) are
+    unchanged, checked one by one. A file whose stamp changed is compared with its
+    text when the unit was kept (a copy of each file read is kept beside the
+    entries, see :meth:`RunCache.keep_text`): a unit that read none of its
+    statements that changed is still valid, so appending a comment to a backend
+    file asks nothing again."""
 
     def __init__(self, cache: RunCache, root: Path, options: dict[str, Any]) -> None:
         self.cache = cache
@@ -208,10 +264,15 @@ class UnitEntries:
         self.options = options
         self.base = str(Path(os.path.realpath(root)))
         entry = cache.load_entry("units", root, options) if cache.directory else None
-        self.units: dict[str, tuple[dict[str, Stamp], Any]] = (
-            entry[0] if entry is not None and isinstance(entry[0], dict) else {}
-        )
+        kept = entry[0] if entry is not None and isinstance(entry[0], dict) else {}
+        #: key -> (stamps of the files it rests on, their views, the unit's Done)
+        self.units: dict[str, tuple[dict[str, Stamp], dict[str, Any], Any]] = kept.get("units", {})
+        #: path -> its stamp when the units were kept (a copy of it is kept then)
+        self.texts: dict[str, Stamp] = kept.get("texts", {})
         self._stamps: dict[str, Stamp] = {}
+        #: bytes of changed files read to compare them (kept for the next run)
+        self._fresh: dict[str, bytes] = {}
+        self._compare: Any = None
         self.changed = False
 
     def _now(self, rel: str) -> Stamp:
@@ -221,22 +282,76 @@ class UnitEntries:
         return found  # type: ignore[return-value]
 
     def get(self, key: str) -> Any | None:
-        """The unit's value if no file it read has changed since."""
+        """The unit's value if no file it read has changed since in a view it read."""
         kept = self.units.get(key)
         if kept is None:
             return None
-        stamps, value = kept
-        if any(self._now(rel) != stamp for rel, stamp in stamps.items()):
-            return None
+        stamps, views, value = kept
+        changed = [rel for rel, stamp in stamps.items() if self._now(rel) != stamp]
+        for rel in changed:
+            if self.texts.get(rel, False) != stamps[rel] or self._now(rel) is None:
+                return None  # no text to compare with, or the file is gone
+            if not self._comparison().same(rel, views.get(rel, ())):
+                return None
+        if changed:  # valid for the files as they are now
+            self.units[key] = ({rel: self._now(rel) for rel in stamps}, views, value)
+            self.changed = True
         return value
 
-    def put(self, key: str, value: Any, paths: list[str]) -> None:
-        self.units[key] = ({rel: self._now(rel) for rel in paths}, value)
+    def _comparison(self) -> Any:
+        from sphinxext_attn.source.recording import decode_source
+        from sphinxext_attn.source.tree import SourceTree
+        from sphinxext_attn.source.views import Compare
+
+        if self._compare is None:
+            reader = SourceTree(self.base)
+
+            def old(rel: str) -> str | None:
+                data = self.cache.kept_text(self.root, rel, self.texts[rel])
+                try:
+                    return decode_source(data) if data is not None else None
+                except (SyntaxError, LookupError, UnicodeDecodeError):
+                    return None
+
+            def new(rel: str) -> str | None:
+                text = reader.text(rel)
+                self._fresh.update(reader.read_bytes())
+                return text
+
+            self._compare = Compare(old, new)
+        return self._compare
+
+    def _read(self, rel: str) -> bytes | None:
+        from sphinxext_attn.source.tree import SourceTree
+
+        reader = SourceTree(self.base)
+        reader.text(rel)
+        return reader.read_bytes().get(rel)
+
+    def put(self, key: str, done: Any) -> None:
+        paths = done.depends_on()
+        self.units[key] = ({rel: self._now(rel) for rel in paths}, dict(done.views), done)
         self.changed = True
 
-    def save(self) -> None:
-        """Write the entry if a unit was computed (stale units are dropped)."""
+    def save(self, read: dict[str, bytes]) -> None:
+        """Write the entry if a unit was computed or kept for edited files (stale
+        units are dropped), with the texts of the files they read (``read``: the
+        bytes this run read)."""
         if not self.changed or self.cache.directory is None:
             return
         live = {k: v for k, v in self.units.items() if self.get(k) is not None}
-        self.cache.store("units", self.root, self.options, live, [])
+        texts: dict[str, Stamp] = {}
+        wrote = False
+        for rel in sorted({rel for stamps, views, _ in live.values() for rel in views}):
+            now = self._now(rel)
+            if self.texts.get(rel, False) == now:
+                texts[rel] = now  # its copy is kept already
+                continue
+            data = read.get(rel, self._fresh.get(rel))
+            data = data if data is not None else self._read(rel)  # read in a forked child
+            if data is not None and now is not None:
+                self.cache.keep_text(self.root, rel, now, data)
+                texts[rel], wrote = now, True
+        self.cache.store("units", self.root, self.options, {"units": live, "texts": texts}, [])
+        if wrote:
+            self.cache.prune_texts()

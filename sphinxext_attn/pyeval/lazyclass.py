@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval.values import Unknown
 from sphinxext_attn.source.chunks import (
+    LAZY_CHARS,
     Chunk,
     ChunkError,
     chunk_names,
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-#: Classes smaller than this are parsed whole (cutting them saves nothing).
-MIN_LAZY_CHARS = 4000
 
 
 class LazyBody(list):  # type: ignore[type-arg]
@@ -172,7 +171,7 @@ def lazy_class(
     chunk: Chunk, fallback: Callable[[], ast.ClassDef | None] = lambda: None
 ) -> ast.ClassDef | None:
     """The class statement of ``chunk`` with a lazy body, or None (parse it whole)."""
-    if len(chunk.text) < MIN_LAZY_CHARS:
+    if len(chunk.text) < LAZY_CHARS:
         return None
     header_end = _header_end(chunk.text)
     if header_end is None:

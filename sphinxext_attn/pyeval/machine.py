@@ -245,10 +245,8 @@ class Machine:
 
     def _imported(self, interp: Interpreter, top: str) -> bool:
         if top not in self._installed:
-            pattern = re.compile(rf"^\s*(?:from|import)\s+{re.escape(top)}\b", re.M)
-            texts = [t for t in interp.tree.read_texts() if t]
-            # the substring test first: most files never name the package
-            self._installed[top] = any(top in t and pattern.search(t) for t in texts)
+            pattern = rf"^\s*(?:from|import)\s+{re.escape(top)}\b"
+            self._installed[top] = interp.tree.read_text_matches(top, pattern)
         return self._installed[top]
 
     # -- functions of the tree that stand for the machine --------------------------

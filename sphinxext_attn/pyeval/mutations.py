@@ -16,7 +16,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.bindings import NESTED_SCOPES
-from sphinxext_attn.source.chunks import ChunkError
+from sphinxext_attn.source.chunks import ChunkError, note_view
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.scope import ModuleScope
@@ -85,8 +85,10 @@ def top_level_statements(
     try:
         if module.chunks is None:
             raise ChunkError(module.path)
+        for name in names:  # only the pieces holding a name count (source/views.py)
+            note_view(module.path, ("mention", name))
         for chunk in module.chunks:
-            text = chunk.text
+            text = chunk.unnoted()
             if definitions and text.startswith(definitions):
                 continue
             if (not also or also in text) and any(name in text for name in names):
@@ -107,7 +109,9 @@ def rebound_at_import(module: ModuleScope, name: str) -> int:
     rebinds ``name`` (``global name``), so its value is not the literal; 0: none."""
     if module.has_global is None:  # most modules have no ``global`` at all
         pieces = module.chunks or []
-        module.has_global = module.chunks is None or any("global" in c.text for c in pieces)
+        if module.chunks is not None:
+            note_view(module.path, ("mention", "global"))
+        module.has_global = module.chunks is None or any("global" in c.unnoted() for c in pieces)
     if not module.has_global:
         return 0
     key = f"{name}:global"

@@ -30,7 +30,7 @@ from sphinxext_attn.pyeval.values import (
     Unbound,
     Unknown,
 )
-from sphinxext_attn.source.chunks import Chunk, ChunkError, chunk_names
+from sphinxext_attn.source.chunks import Chunk, ChunkError, chunk_names, note_view
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -92,12 +92,14 @@ class ModuleScope(Scope):
     def _build_index(self) -> dict[str, list[Binding]]:
         index: dict[str, list[Binding]] = {}
         for chunk in self.chunks or []:
+            # not noted as read: the file's outline (source/views.py) holds what counts
+            text = chunk.unnoted()
             names = chunk_names(chunk)
-            if names is None and ":=" in chunk.text:
+            if names is None and ":=" in text:
                 names = class_piece_names(chunk)
             if names is None:
-                nodes = chunk.nodes()
-                for name, found in index_bindings(nodes, True, ":=" in chunk.text).items():
+                nodes = chunk.nodes(noted=False)
+                for name, found in index_bindings(nodes, True, ":=" in text).items():
                     index.setdefault(name, []).extend(found)
             else:
                 for name in names:
@@ -138,16 +140,19 @@ class ModuleScope(Scope):
         """Whether the file may hold ``:=`` (unknown when read whole: yes)."""
         if self.chunks is None:
             return True
-        return any(":=" in chunk.text for chunk in self.chunks)
+        note_view(self.path, ("mention", ":="))
+        return any(":=" in chunk.unnoted() for chunk in self.chunks)
 
     def class_nodes(self) -> list[ast.ClassDef]:
         """The module's class statements (a piece that does not parse alone: the
         whole file, or :class:`Unknown` when that does not parse either)."""
         out = []
+        if self.chunks is not None:
+            note_view(self.path, ("mention", "class "))
         for bindings in self.index.values():
             for binding in bindings:
                 stmt: Any = binding.stmt
-                if isinstance(stmt, Chunk) and stmt.text.startswith("class "):
+                if isinstance(stmt, Chunk) and stmt.unnoted().startswith("class "):
                     try:
                         out += [n for n in stmt.nodes() if isinstance(n, ast.ClassDef)]
                     except ChunkError:

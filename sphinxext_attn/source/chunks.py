@@ -48,17 +48,36 @@ def word_boundary(text: str, at: int) -> bool:
     return (before.isalnum() or before == "_") != (after.isalnum() or after == "_")
 
 
+#: Classes smaller than this are parsed whole by the evaluator (cutting them into
+#: members saves nothing, see ``pyeval/lazyclass.py``).
+LAZY_CHARS = 4000
+
+
 class ChunkError(Exception):
     """A piece did not parse alone: parse the whole file."""
 
 
+#: What the work under way reads (see ``SourceTree.recording``): each has ``views``,
+#: tree-relative path -> the views of that file the work's result rests on
+#: (see :mod:`.views`). A top-level piece's text, read by anyone, is noted there.
+READERS: list[Any] = []
+
+
+def note_view(path: str, view: tuple[Any, ...]) -> None:
+    """The work under way read this view of the file ``path``."""
+    for reader in READERS:
+        reader.views.setdefault(path, set()).add(view)
+
+
 @dataclass(eq=False)
 class Chunk:
-    """One top-level statement's text, parsed on first use."""
+    """One top-level statement's text, parsed on first use. Reading its text (or
+    nodes) notes the piece as read (:data:`READERS`): a scan of many pieces that
+    only needs those holding a word reads :meth:`unnoted` and notes a ``mention``."""
 
     path: str
     line: int
-    text: str
+    _text: str
     #: character offset of the piece in the file
     start: int = 0
     #: cuts inside a triple-quoted string were dropped: must be one statement
@@ -66,17 +85,32 @@ class Chunk:
     _nodes: list[ast.stmt] | None = None
     #: the class statement with a lazy body (see lazyclass), False if not one
     lazy: Any = None
+    #: the piece's place among the file's pieces (-1: a class member, read
+    #: through its class's piece)
+    index: int = -1
+
+    @property
+    def text(self) -> str:
+        if READERS and self.index >= 0:
+            note_view(self.path, ("chunk", self.index))
+        return self._text
+
+    def unnoted(self) -> str:
+        """The text, not noted as read (the caller notes what it depended on)."""
+        return self._text
 
     @property
     def parsed(self) -> bool:
         return self._nodes is not None
 
-    def nodes(self) -> list[ast.stmt]:
+    def nodes(self, noted: bool = True) -> list[ast.stmt]:
+        if noted and READERS and self.index >= 0:
+            note_view(self.path, ("chunk", self.index))
         if self._nodes is None:
             try:
                 # blank lines ahead put the piece at its place in the file (cheaper
                 # than renumbering every node with ast.increment_lineno)
-                module = parse_quietly("\n" * (self.line - 1) + self.text, self.path)
+                module = parse_quietly("\n" * (self.line - 1) + self._text, self.path)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 raise ChunkError(self.path) from None
             if self.merged and len(module.body) != 1:
@@ -87,12 +121,12 @@ class Chunk:
 
 def split_chunks(text: str, path: str) -> list[Chunk]:
     """Top-level statements of ``text`` (decorators kept with their ``def``)."""
-    chunks = []
+    chunks: list[Chunk] = []
     line, counted = 1, 0  # lines counted incrementally: one pass over the text
     for start, piece, merged in cut_pieces(text, ""):
         line += text.count("\n", counted, start)
         counted = start
-        chunks.append(Chunk(path, line, piece, start, merged))
+        chunks.append(Chunk(path, line, piece, start, merged, index=len(chunks)))
     return chunks
 
 
@@ -160,15 +194,17 @@ def _in_triple_strings(text: str, starts: list[int]) -> set[int]:
 
 
 def chunk_names(chunk: Chunk) -> list[str] | None:
-    """Names a piece binds, from its first line; None when it must be parsed to tell."""
-    head = chunk.text.lstrip("@")
-    if chunk.text.startswith("@") and ":=" not in chunk.text:  # one may sit in a decorator
-        match = re.search(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)", chunk.text, re.M)
+    """Names a piece binds, from its first line; None when it must be parsed to tell
+    (not noted as read: the file's outline, see :mod:`.views`, holds the answer)."""
+    text = chunk.unnoted()
+    head = text.lstrip("@")
+    if text.startswith("@") and ":=" not in text:  # one may sit in a decorator
+        match = re.search(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)", text, re.M)
         return [match.group(1) or match.group(2)] if match else None
     eager = _EAGER.match(head)
-    if eager and eager.group(1) in ("import", "from") and ":=" not in chunk.text:
+    if eager and eager.group(1) in ("import", "from") and ":=" not in text:
         return import_names(head)  # read, not parsed, until a name it binds is looked up
-    if eager or ":=" in chunk.text:
+    if eager or ":=" in text:
         return None  # blocks, and ``:=`` (it binds a second name): parse to tell
     match = _DEF.match(head)
     if match:
@@ -263,3 +299,39 @@ def parse_module(text: str, path: str, chunks: list[Chunk] | None) -> ast.Module
     if chunks:
         fill_from(chunks, module.body)
     return module
+
+
+#: ``class NAME``: the name is compared with the one asked for (no pattern compiled
+#: per name: each costs more than the search)
+_CLASS_AT = re.compile(r"class\s+(\w+)")
+_WORD = re.compile(r"\w+\Z")
+
+
+def is_word(name: str) -> bool:
+    return _WORD.match(name) is not None
+
+
+#: the text asked last and its class names (a file is asked for several classes)
+_LAST_NAMES: list[tuple[str, set[str]]] = []
+
+
+def class_names(text: str) -> set[str]:
+    """Every ``NAME`` that ``class\\s+NAME\\b`` finds in ``text`` (for a word ``NAME``)."""
+    if _LAST_NAMES and _LAST_NAMES[0][0] is text:
+        return _LAST_NAMES[0][1]
+    names = set()
+    at = text.find("class")
+    while at >= 0:
+        match = _CLASS_AT.match(text, at)
+        if match is not None:
+            names.add(match.group(1))
+        at = text.find("class", at + 1)
+    _LAST_NAMES[:] = [(text, names)]
+    return names
+
+
+def has_class(text: str, name: str) -> bool:
+    """``re.search(rf"class\\s+{re.escape(name)}\\b", text)``, as a bool."""
+    if is_word(name):
+        return name in text and name in class_names(text)
+    return re.search(rf"class\s+{re.escape(name)}\b", text) is not None

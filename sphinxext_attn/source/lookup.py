@@ -15,22 +15,25 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 
-from sphinxext_attn.source.chunks import ChunkError
+from sphinxext_attn.source.chunks import ChunkError, has_class, is_word, note_view
 from sphinxext_attn.source.classes import absolute_module
+from sphinxext_attn.source.recording import Recording
 from sphinxext_attn.source.tree import SourceTree
 
 
 def _statements(
-    tree: SourceTree, path: str, wanted: Callable[[str], object]
+    tree: SourceTree, path: str, word: str, wanted: Callable[[str], object]
 ) -> Iterator[list[ast.stmt]]:
-    """Top-level statements of ``path`` whose text is ``wanted``, a piece at a time."""
+    """Top-level statements of ``path`` whose text is ``wanted``, a piece at a time
+    (only a piece holding ``word`` is: the result rests on those alone)."""
     whole = tree.parsed(path)
     if whole is None:
         chunks = tree.chunks(path)
         if chunks is None:
             return
+        note_view(path, ("mention", word))
         try:
-            found = [c.nodes() for c in chunks if wanted(c.text)]
+            found = [c.nodes() for c in chunks if word in c.unnoted() and wanted(c.unnoted())]
         except ChunkError:
             whole = tree.parse(path)
         else:
@@ -42,34 +45,11 @@ def _statements(
 
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
-#: ``class NAME`` and a class header after its decorators: the name is compared with
-#: the one asked for (no pattern compiled per name: each costs more than the search)
-_CLASS_AT = re.compile(r"class\s+(\w+)")
+#: a class header after its decorators: the name is compared with the one asked for
+#: (no pattern compiled per name: each costs more than the search)
 _HEADER = re.compile(r"(?:@.*\n\s*)*class\s+(\w+)")
-_WORD = re.compile(r"\w+\Z")
-
-
-def _is_word(name: str) -> bool:
-    return _WORD.match(name) is not None
-
-
-#: the text asked last and its class names (a file is asked for several classes)
-_LAST_NAMES: list[tuple[str, set[str]]] = []
-
-
-def class_names(text: str) -> set[str]:
-    """Every ``NAME`` that ``class\\s+NAME\\b`` finds in ``text`` (for a word ``NAME``)."""
-    if _LAST_NAMES and _LAST_NAMES[0][0] is text:
-        return _LAST_NAMES[0][1]
-    names = set()
-    at = text.find("class")
-    while at >= 0:
-        match = _CLASS_AT.match(text, at)
-        if match is not None:
-            names.add(match.group(1))
-        at = text.find("class", at + 1)
-    _LAST_NAMES[:] = [(text, names)]
-    return names
+_is_word = is_word
+_has_class = has_class
 
 
 def _starts_class(text: str, name: str) -> bool:
@@ -78,13 +58,6 @@ def _starts_class(text: str, name: str) -> bool:
         return re.match(rf"(?:@.*\n\s*)*class\s+{re.escape(name)}\b", text) is not None
     header = _HEADER.match(text)
     return header is not None and header.group(1) == name
-
-
-def _has_class(text: str, name: str) -> bool:
-    """``re.search(rf"class\\s+{re.escape(name)}\\b", text)``, as a bool."""
-    if _is_word(name):
-        return name in text and name in class_names(text)
-    return re.search(rf"class\s+{re.escape(name)}\b", text) is not None
 
 
 def word_in(text: str, name: str) -> bool:
@@ -110,11 +83,14 @@ def _header_only(
     if tree.parsed(path) is not None:
         return None
     chunks = tree.chunks(path) or []
+    note_view(path, ("mention", name))
     # only a piece that starts a class (or its decorators) can match: test that first
     found = [
         c
         for c in chunks
-        if c.text.startswith(("class", "@")) and name in c.text and _starts_class(c.text, name)
+        if c.unnoted().startswith(("class", "@"))
+        and name in c.unnoted()
+        and _starts_class(c.unnoted(), name)
     ]
     if len(found) != 1:
         return None
@@ -156,9 +132,9 @@ def _header_only(
 
 
 #: tree -> (path, name, needing, header) -> class found (or None)
-_FOUND: weakref.WeakKeyDictionary[SourceTree, dict[tuple[object, ...], ast.ClassDef | None]] = (
-    weakref.WeakKeyDictionary()
-)
+_FOUND: weakref.WeakKeyDictionary[
+    SourceTree, dict[tuple[object, ...], tuple[ast.ClassDef | None, Recording]]
+] = weakref.WeakKeyDictionary()
 
 
 def find_class(
@@ -169,11 +145,15 @@ def find_class(
     only; with ``header``, any top-level one does (callers then want its bases)."""
     memo = _FOUND.setdefault(tree, {})
     key = (path, name, needing, header)
-    if key not in memo:
-        text = tree.text(path) or ""
-        named = _has_class(text, name)
-        memo[key] = _find_class(tree, path, name, needing, header) if named else None
-    return memo[key]
+    if key in memo:
+        found, read = memo[key]
+        tree.replay(read)  # what finding it read counts for the work under way
+        return found
+    with tree.recording() as read:
+        named = tree.has_class(path, name)
+        found = _find_class(tree, path, name, needing, header) if named else None
+    memo[key] = (found, read)
+    return found
 
 
 def _find_class(
@@ -186,7 +166,7 @@ def _find_class(
     segment = tree.class_segment(path, name)
     if segment is not None:
         return segment
-    pieces = list(_statements(tree, path, lambda text: _has_class(text, name)))
+    pieces = list(_statements(tree, path, name, lambda text: _has_class(text, name)))
     for body in pieces:  # top level first, as a walk of the whole module finds it
         for node in body:
             if isinstance(node, ast.ClassDef) and node.name == name:
@@ -239,5 +219,5 @@ def imports_of(tree: SourceTree, path: str, name: str) -> Iterator[tuple[str, st
             matched = bool(block.match(text)) == first and "import" in text and name in text
             return matched and word_in(text, name)
 
-        for body in _statements(tree, path, wanted):
+        for body in _statements(tree, path, name, wanted):
             yield from _from_imports(body, path, name)

@@ -10,12 +10,7 @@ oversized or pathological files are refused, and each problem becomes a
 from __future__ import annotations
 
 import ast
-import io
 import os
-import tokenize
-from collections.abc import Collection, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -23,38 +18,26 @@ from sphinxext_attn.model.records import Diagnostic, Location
 from sphinxext_attn.source.chunks import (
     ChunkError,
     fill_from,
+    note_view,
     parse_module,
     split_chunks,
     word_boundary,
 )
 from sphinxext_attn.source.layout import PACKAGE, in_package, is_installed_layout
+from sphinxext_attn.source.recording import RecordedReads, Recording, decode_source
 from sphinxext_attn.source.syntax_check import (
     Problem,
     parse_problem,
     syntax_problems,
     without_segment,
 )
+from sphinxext_attn.source.views import AST, OUTLINE, RAW
 
 #: Files larger than this are not parsed (a backend file is a few hundred kB at most).
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
-@dataclass
-class Recording:
-    """What one piece of work read from a tree (see :meth:`SourceTree.recording`):
-    enough to tell whether its result still holds after files change."""
-
-    #: every path looked at, present or not, in first-seen order (tree-relative)
-    paths: dict[str, None] = field(default_factory=dict)
-    #: every warning raised meanwhile, repeats included (the tree says each once)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    #: files of which only a class was parsed: (start, length) of that class's text
-    partly: dict[str, tuple[int, int]] = field(default_factory=dict)
-    #: files parsed whole (or tried)
-    whole: dict[str, None] = field(default_factory=dict)
-
-
-class SourceTree:
+class SourceTree(RecordedReads):
     """A vLLM source tree (the folder holding ``vllm/``) read through one cache."""
 
     def __init__(
@@ -89,41 +72,6 @@ class SourceTree:
         self._recordings: list[Recording] = []
         #: warnings of a file's reading and parsing, repeated to later recordings
         self._file_warnings: dict[str, list[Diagnostic]] = {}
-
-    # -- recording what a piece of work read -----------------------------
-    @contextmanager
-    def recording(self) -> Iterator[Recording]:
-        """Record every path the work inside the ``with`` looks at and every warning
-        it raises, cached reads included: the result of that work depends on these
-        files only (a cache keeps it while they are unchanged)."""
-        record = Recording()
-        self._recordings.append(record)
-        try:
-            yield record
-        finally:
-            self._recordings.remove(record)
-
-    def share_parsing(self, other: SourceTree) -> None:
-        """Read bytes and cut files into statements once for two trees of one root
-        (the page reader's and the evaluator's keep their own warnings and files)."""
-        self._reads = other._reads
-        self._chunks = other._chunks
-        self._wholes = other._wholes
-        self.indexes = other.indexes
-
-    def reuse_parsing(self, other: SourceTree, changed: Collection[str]) -> None:
-        """Start from what ``other`` (the same root, read before an edit) parsed: its
-        whole-file syntax trees, statement pieces and the evaluator's indexes, except
-        those of the ``changed`` files. Each depends on its file's text alone, so the
-        caller lists every file whose text differs. Files are still read, decoded and
-        recorded here as usual (their warnings included); only the parsing is skipped."""
-        self._wholes = {k: v for k, v in other._wholes.items() if k not in changed}
-        self._chunks = {k: v for k, v in other._chunks.items() if k not in changed}
-        self.indexes = {k: v for k, v in other.indexes.items() if k not in changed}
-
-    def _touch(self, rel: str) -> None:
-        for record in self._recordings:
-            record.paths.setdefault(rel)
 
     # -- diagnostics -----------------------------------------------------
     def warn(
@@ -233,7 +181,12 @@ class SourceTree:
 
     # -- reading ---------------------------------------------------------
     def text(self, rel: str) -> str | None:
-        """Decoded text of a tree file, read at most once; None (with a warning) on failure."""
+        """Decoded text of a tree file, read at most once; None (with a warning) on
+        failure. The result rests on the whole text (see :meth:`search`)."""
+        note_view(rel, RAW)
+        return self._text(rel)
+
+    def _text(self, rel: str) -> str | None:
         if rel in self._texts:
             self._replay(rel)
             return self._texts[rel]
@@ -276,8 +229,7 @@ class SourceTree:
             self._reads[rel] = data
         self.files.append(rel)
         try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-            text = data.decode(encoding)
+            text = decode_source(data)
         except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
             line = (
                 data[: getattr(exc, "start", 0)].count(b"\n") + 1
@@ -286,22 +238,13 @@ class SourceTree:
             )
             self.warn(f"cannot decode file: {exc}", rel, line, subtype="decode")
             return None
-        if text.startswith("\ufeff"):
-            text = text[1:]
         self._texts[rel] = text
         return text
-
-    def read_bytes(self) -> dict[str, bytes]:
-        """The raw bytes of every file read so far, by path."""
-        return dict(self._reads)
-
-    def read_texts(self) -> list[str | None]:
-        """Every text read so far."""
-        return list(self._texts.values())
 
     def lines(self, rel: str) -> list[str]:
         """Source lines of a file already read (comments carry a few facts)."""
         self._touch(rel)
+        note_view(rel, RAW)
         if rel not in self._lines:
             text = self._texts.get(rel)
             self._lines[rel] = text.splitlines() if text else []
@@ -318,16 +261,22 @@ class SourceTree:
         if chunks is None:
             return None
         head = f"class {name}"
-        found = [c for c in chunks if c.text.startswith(head) and word_boundary(c.text, len(head))]
+        note_view(rel, ("mention", head))
+        found = [
+            c
+            for c in chunks
+            if c.unnoted().startswith(head) and word_boundary(c.unnoted(), len(head))
+        ]
         if len(found) != 1:
             return None
+        note_view(rel, ("segment", found[0].index))
         try:
             nodes = found[0].nodes()
         except ChunkError:
             return None
         if len(nodes) != 1 or not isinstance(nodes[0], ast.ClassDef):
             return None
-        start, length = found[0].start, len(found[0].text)
+        start, length = found[0].start, len(found[0].unnoted())
         # The rest of the file still needs a syntax check (the class blanked out).
         self._partly[rel] = without_segment(self._texts[rel] or "", start, length)
         for record in self._recordings:
@@ -337,11 +286,15 @@ class SourceTree:
     def parsed(self, rel: str) -> ast.Module | None:
         """The whole-file AST if the file was already parsed whole, else None."""
         self._touch(rel)
-        return self._modules.get(rel)
+        module = self._modules.get(rel)
+        if module is not None:
+            note_view(rel, AST)
+        return module
 
     def chunks(self, rel: str) -> list[Any] | None:
         """The file cut into top-level statements, parsed one by one on demand."""
-        text = self.text(rel)  # each tree keeps its own files and warnings
+        note_view(rel, OUTLINE)
+        text = self._text(rel)  # each tree keeps its own files and warnings
         if rel in self._chunks:
             return self._chunks[rel]
         chunks = self._chunks[rel] = None if text is None else split_chunks(text, rel)
@@ -378,11 +331,12 @@ class SourceTree:
         """The module AST of a tree file, parsed at most once; None (with a warning) on failure."""
         for record in self._recordings:
             record.whole.setdefault(rel)
+        note_view(rel, AST)
         if rel in self._modules:
             self._replay(rel)
             return self._modules[rel]
         self._modules[rel] = None
-        text = self.text(rel)
+        text = self._text(rel)
         if text is None:
             return None
         try:

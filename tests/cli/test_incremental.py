@@ -1,5 +1,6 @@
 """The runtime profile kept unit by unit: after an edit, exactly the answers that
-read the edited file are asked again, and the result is a cold run's."""
+read a changed view of the edited file (its text, a statement, its outline:
+``source/views.py``) are asked again, and the result is a cold run's."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from sphinxext_attn.cli import runcache
 from sphinxext_attn.cli.runcache import RunCache, UnitEntries
 from sphinxext_attn.model.environment import REFERENCE, environment_from
 from sphinxext_attn.render.jsonout import render_json
+from sphinxext_attn.source.views import RAW
 
 OPTIONS = {"profile": "runtime", "provenance": True, "extras": True}
 
@@ -39,7 +41,7 @@ def _run(tree: Path, cache: Path, options=OPTIONS, environment=REFERENCE):
     """One cached run: its JSON, the units it computed, and the units kept after it."""
     store = UnitEntries(RunCache(cache), tree, options)
     analysis, runner = runtime_analysis(str(tree), environment=environment, store=store)
-    store.save()
+    store.save(runner.page.read_bytes())
     return render_json(analysis), runner.computed, store
 
 
@@ -55,7 +57,13 @@ def _unit(key: str) -> str:
 
 def _readers(store: UnitEntries, rel: str) -> set[str]:
     """The kept units whose result rests on ``rel``."""
-    return {_unit(key) for key, (stamps, _) in store.units.items() if rel in stamps}
+    return {_unit(key) for key, (stamps, _, _) in store.units.items() if rel in stamps}
+
+
+def _text_readers(store: UnitEntries, rel: str) -> set[str]:
+    """The kept units whose result rests on the whole text of ``rel`` (a comment
+    appended to it changes no statement: only those are asked again)."""
+    return {_unit(key) for key, (_, views, _) in store.units.items() if RAW in views.get(rel, ())}
 
 
 def test_units_record_the_files_they_read(tmp_path):
@@ -65,8 +73,9 @@ def test_units_record_the_files_they_read(tmp_path):
     backends = [k for k in store.units if k.startswith("('backend'")]
     assert len(backends) >= 5
     for key in backends:
-        stamps, done = store.units[key]
+        stamps, views, done = store.units[key]
         assert isinstance(done, Done)
+        assert views == done.views
         assert any(rel.startswith("vllm/") for rel in stamps)
     # the class file of each backend is among what its answers read
     flash = next(k for k in backends if "'FLASH_ATTN'" in k)
@@ -81,16 +90,26 @@ def test_units_record_the_files_they_read(tmp_path):
         "vllm/platforms/cuda.py",
     ],
 )
-def test_an_edit_asks_again_exactly_the_answers_that_read_the_file(tmp_path, rel):
+def test_an_edit_asks_again_exactly_the_answers_that_read_what_changed(tmp_path, rel):
     tree, cache = _copy(tmp_path), tmp_path / "cache"
     _run(tree, cache)
     _, nothing, _ = _run(tree, cache)
     assert nothing == []  # unchanged: every unit from the cache
-    before = _readers(UnitEntries(RunCache(cache), tree, OPTIONS), rel)
-    assert before  # some answer read it
+    store = UnitEntries(RunCache(cache), tree, OPTIONS)
+    readers, text_readers = _readers(store, rel), _text_readers(store, rel)
+    assert readers  # some answer read it
     _append(tree / rel, "\n# an edit\n")
     got, computed, _ = _run(tree, cache)
-    assert {_unit(k) for k in computed} == before
+    # those that read its text (the demo tree's comments), or a class parsed alone
+    # where it ends (the rest of the file is checked around it, as cut)
+    assert text_readers <= {_unit(k) for k in computed} <= readers
+    assert got == _cold(tree)
+    # a statement added at the top moves every line: its readers are all asked again
+    path = tree / rel
+    path.write_text("X_EDITED = 1\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    _append(path, "")
+    got, computed, _ = _run(tree, cache)
+    assert {_unit(k) for k in computed} == readers
     assert got == _cold(tree)
 
 
@@ -118,11 +137,13 @@ def test_a_missing_module_that_appears_is_noticed(tmp_path):
     # generator, change what every backend is asked: all of them would run again)
     absent = {
         rel
-        for key, (stamps, _) in store.units.items()
+        for key, (stamps, _, _) in store.units.items()
         for rel, stamp in stamps.items()
         if stamp is None and rel.endswith(".py") and key.startswith("('backend'")
     }
-    absent -= {rel for key, (stamps, _) in store.units.items() for rel in stamps if key == "head"}
+    absent -= {
+        rel for key, (stamps, _, _) in store.units.items() for rel in stamps if key == "head"
+    }
     assert absent
     rel = sorted(absent)[0]
     (tree / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -166,17 +187,14 @@ def test_the_command_line_after_an_edit_equals_a_cold_run(tmp_path):
 
 @pytest.mark.realtree
 def test_one_backend_file_of_a_release(tmp_path):
-    """vLLM 0.33.0: an appended comment asks again only the answers that read the file."""
+    """vLLM 0.33.0: an appended comment asks again only the file's syntax check."""
     tree, cache = _copy(tmp_path, vllm_trees.tree("0.33.0")), tmp_path / "cache"
     cold, _, _ = _run(tree, cache)
     rel = "vllm/v1/attention/backends/flex_attention.py"
-    readers = _readers(UnitEntries(RunCache(cache), tree, OPTIONS), rel)
+    readers = _text_readers(UnitEntries(RunCache(cache), tree, OPTIONS), rel)
     _append(tree / rel, "\n# an edit\n")
     got, computed, _ = _run(tree, cache)
-    assert {_unit(k) for k in computed} == readers
-    assert [k for k in computed if k.startswith("('backend'")] == [
-        k for k in computed if "'FLEX_ATTENTION'" in k
-    ]
+    assert {_unit(k) for k in computed} == readers == {_unit(repr(("syntax", rel, 0, 0)))}
     assert got == cold
 
 
@@ -186,7 +204,9 @@ def test_answers_asked_again_on_one_interpreter_keep_the_files_before_them(tmp_p
     tree, cache = _copy(tmp_path), tmp_path / "cache"
     _run(tree, cache)
     rel = "vllm/v1/attention/backends/flash_attn.py"
-    _append(tree / rel, "\n# an edit\n")
+    path = tree / rel  # a line added at the top: every statement moves
+    path.write_text("\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    _append(path, "")
     _, computed, store = _run(tree, cache)
     backends = [k for k in computed if k.startswith("('backend'")]
     assert len(backends) >= 2

@@ -584,7 +584,7 @@ def test_class_body_bindings_not_evaluated_are_unknown_never_stale(tmp_path, bin
     assert ask(it, cls, "g") == 1
 
 
-#: a class larger than MIN_LAZY_CHARS with a ``:=`` in a method
+#: a class larger than LAZY_CHARS (source/chunks.py) with a ``:=`` in a method
 BIG_CLASS = (
     "class Big:\n    def g(self):\n        if (LIMIT := 3):\n            return LIMIT\n"
     + "".join(f"    def m{i}(self):\n        return {i}\n" for i in range(300))
