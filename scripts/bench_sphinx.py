@@ -92,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             [sys.executable, "-m", "compileall", "-q", str(code / "sphinxext_attn")], check=True
         )
     scratch = Path(tempfile.mkdtemp(prefix="attn-bench-sphinx-"))
+    # ``python -m`` puts the working folder first on sys.path: from the repo the
+    # repo's package would be imported whatever ``--code`` says
+    os.chdir(scratch)
     try:
         selector_options = f"   :platforms: {args.platforms}\n" if args.platforms else ""
         sources = {
