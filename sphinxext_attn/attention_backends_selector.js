@@ -55,6 +55,13 @@
       assuming(box, resolved);
       return;
     }
+    if (decision.unknown !== undefined) {  // as `select` says it: nothing is guessed
+      result.appendChild(el("strong", "attn-unknown", "not evaluated"));
+      result.appendChild(document.createTextNode(" (" + decision.unknown + ")"));
+      box.appendChild(result);
+      assuming(box, resolved);
+      return;
+    }
     if (decision.raised !== undefined) {
       result.appendChild(el("strong", "attn-selected", "none"));
       result.appendChild(document.createTextNode(" (vLLM raises: " + decision.raised + ")"));

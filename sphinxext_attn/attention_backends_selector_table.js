@@ -53,14 +53,21 @@
 
   // The configuration's point on the grid, its GPU's entries and what the factored
   // priority table holds there (a list, or a rule platform's outcome); null: not held.
+  // A rule platform's checks (a backend's own validate_configuration, asked by its
+  // rules: select/selector_checks.py) follow the grid's settings: 0 accepts, 1 refuses.
   function lookup(data, values) {
     var dims = data.dims.filter(function (d) { return d[0] !== "capability"; });
     var cap = data.caps[values.capability];
     if (!cap) { return null; }
     var point = dims.map(function (d) { return d[1].indexOf(values[d[0]]); });
     if (point.indexOf(-1) >= 0) { return null; }
+    var full = point.concat((data.checks || []).map(function (name) {
+      return backendReasons(cap.backends[name], point).length ? 1 : 0;
+    }));
     var index = 0;
-    cap.priorities.keys.forEach(function (d) { index = index * dims[d][1].length + point[d]; });
+    cap.priorities.keys.forEach(function (d) {
+      index = index * (d < dims.length ? dims[d][1].length : 2) + full[d];
+    });
     return {cap: cap, point: point, item: data.lists[cap.priorities.table[index]]};
   }
 
@@ -166,6 +173,9 @@
     var outcome = found.item;
     if (outcome[0] === "selected") {
       return {selected: outcome[1], steps: [{name: outcome[1], state: "chosen"}], candidates: []};
+    }
+    if (outcome[0] === "unknown") {  // the rules could not be evaluated (select says so too)
+      return {selected: null, steps: [], candidates: [], unknown: outcome[1]};
     }
     return {selected: null, steps: [], candidates: [], raised: outcome[1]};
   }

@@ -18,17 +18,28 @@ if TYPE_CHECKING:
     from sphinxext_attn.select.decision import Selector
 
 
-def decide_by_rule(selector: Selector, config: Config, platform: Instance) -> Decision:
-    """The backend a platform's ``get_attn_backend_cls`` returns with no backend
-    requested (its ordered rules: XPU, CPU), or what it raises."""
-    interp = selector.interp
-    method = interp.getattr(platform, "get_attn_backend_cls", NODE, "")
+#: the method of a platform without a priority list that decides (XPU, CPU)
+RULES_METHOD = "get_attn_backend_cls"
+
+
+def rule_arguments(selector: Selector, config: Config, method: Any) -> dict[str, Any]:
+    """The arguments vLLM passes ``get_attn_backend_cls`` when it chooses for ``config``
+    (no backend requested; ``num_heads`` where the release's signature has it)."""
     params = param_names(method.func.node) if isinstance(method, Bound) else []
     kwargs: dict[str, Any] = {"attn_selector_config": selector.build_config(config)}
     if "selected_backend" in params:
         kwargs["selected_backend"] = None
     if "num_heads" in params:
         kwargs["num_heads"] = config.num_heads
+    return kwargs
+
+
+def decide_by_rule(selector: Selector, config: Config, platform: Instance) -> Decision:
+    """The backend a platform's ``get_attn_backend_cls`` returns with no backend
+    requested (its ordered rules: XPU, CPU), or what it raises."""
+    interp = selector.interp
+    method = interp.getattr(platform, RULES_METHOD, NODE, "")
+    kwargs = rule_arguments(selector, config, method)
     try:
         path = interp.call(method, [], kwargs, NODE, "")
     except Raised as exc:

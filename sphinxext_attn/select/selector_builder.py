@@ -6,7 +6,7 @@ tables a page needs).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from sphinxext_attn.select.decision import Selector
@@ -42,6 +42,11 @@ class TableBuilder:
         self.facts: dict[tuple[str, str], dict[str, str]] = {}
         #: per entry, the points whose question read a machine fact, with the facts
         self.point_facts: dict[tuple[str, str], dict[tuple[int, ...], dict[str, str]]] = {}
+
+    def learn_from(self, other: TableBuilder, differing: Collection[str] = ()) -> None:
+        """Find backends as ``other`` (a table built for another setting) found them,
+        and take its answers that read none of the facts ``differing``."""
+        self.prober.learn_from(other.prober, differing)
 
     # -- priority lists ----------------------------------------------------------
 
@@ -83,59 +88,7 @@ class TableBuilder:
         return [self.reasons(r) for r in found]
 
     def backend_entry(self, backend: str, cap: str) -> dict[str, Any]:
-        base = default_point(self.grid)
-        best = self.reasons_at(backend, cap, base)
-        for _ in range(2):  # a baseline the backend accepts, or with fewest reasons
-            for dim in SEARCH_ORDER:
-                d = DIMS.index(dim)
-                for i in range(len(self.grid[dim])):
-                    if i != base[d] and len(best) > 0:
-                        found = self.reasons_at(backend, cap, with_value(base, d, i))
-                        if len(found) < len(best):
-                            base, best = with_value(base, d, i), found
-        singles: dict[int, list[list[int]]] = {}
-        for d, dim in enumerate(DIMS):
-            row = [
-                best if i == base[d] else self.reasons_at(backend, cap, with_value(base, d, i))
-                for i in range(len(self.grid[dim]))
-            ]
-            if any(r != best for r in row):
-                singles[d] = row
-        observed: list[Sequence[int]] = [best, *(r for row in singles.values() for r in row)]
-        actual: dict[tuple[int, int, int, int], list[int]] = {}
-        for d1, d2 in itertools.combinations(sorted(singles), 2):
-            unions: dict[tuple[tuple[int, ...], tuple[int, ...]], bool] = {}
-            for i1, i2 in itertools.product(
-                range(len(self.grid[DIMS[d1]])), range(len(self.grid[DIMS[d2]]))
-            ):
-                if i1 == base[d1] or i2 == base[d2]:
-                    continue
-                s1, s2 = singles[d1][i1], singles[d2][i2]
-                # A setting rejected on its own: one pair per kind of answer of
-                # the two settings is asked, the others only if it was not the
-                # union (two settings each accepted alone are always asked).
-                kind = (tuple(s1), tuple(s2))
-                loud = bool(set(s1) - set(best)) or bool(set(s2) - set(best))
-                if loud and unions.get(kind, False):
-                    continue
-                found = self.reasons_at(backend, cap, with_value(with_value(base, d1, i1), d2, i2))
-                actual[(d1, d2, i1, i2)] = found
-                observed.append(found)
-                if loud and kind not in unions:
-                    unions[kind] = set(found) == set(s1) | set(s2)
-        order = consistent_order(observed)
-        joint: dict[str, dict[str, list[list[int]]]] = {}
-        for (d1, d2, i1, i2), found in actual.items():
-            union = combine(best, (singles[d1][i1], singles[d2][i2]), order)
-            if found != union:
-                joint.setdefault(f"{d1},{d2}", {})[f"{i1},{i2}"] = delta(found, union)
-        return {
-            "base": base,
-            "reasons": best,
-            "single": {str(d): row for d, row in singles.items()},
-            "joint": joint,
-            "order": order,
-        }
+        return factor_reasons(self.grid, lambda point: self.reasons_at(backend, cap, point))
 
     def entry(self, cap: str, key: str) -> dict[str, Any]:
         """One entry of the table: the priority table (``key`` ""), or a backend's."""
@@ -165,4 +118,64 @@ class TableBuilder:
         }
 
 
-__all__ = ["TableBuilder"]
+def factor_reasons(
+    grid: dict[str, tuple[Any, ...]], reasons_at: Callable[[Sequence[int]], list[int]]
+) -> dict[str, Any]:
+    """A backend's reasons over the grid, factored: those of a baseline it accepts (or
+    with fewest reasons), what each setting changes on its own, and the pairs of
+    settings whose joint answer is not the union of their own (``reasons_at``: the
+    interned reasons at a point)."""
+    base = default_point(grid)
+    best = reasons_at(base)
+    for _ in range(2):  # a baseline the backend accepts, or with fewest reasons
+        for dim in SEARCH_ORDER:
+            d = DIMS.index(dim)
+            for i in range(len(grid[dim])):
+                if i != base[d] and len(best) > 0:
+                    found = reasons_at(with_value(base, d, i))
+                    if len(found) < len(best):
+                        base, best = with_value(base, d, i), found
+    singles: dict[int, list[list[int]]] = {}
+    for d, dim in enumerate(DIMS):
+        row = [
+            best if i == base[d] else reasons_at(with_value(base, d, i))
+            for i in range(len(grid[dim]))
+        ]
+        if any(r != best for r in row):
+            singles[d] = row
+    observed: list[Sequence[int]] = [best, *(r for row in singles.values() for r in row)]
+    actual: dict[tuple[int, int, int, int], list[int]] = {}
+    for d1, d2 in itertools.combinations(sorted(singles), 2):
+        unions: dict[tuple[tuple[int, ...], tuple[int, ...]], bool] = {}
+        for i1, i2 in itertools.product(range(len(grid[DIMS[d1]])), range(len(grid[DIMS[d2]]))):
+            if i1 == base[d1] or i2 == base[d2]:
+                continue
+            s1, s2 = singles[d1][i1], singles[d2][i2]
+            # A setting rejected on its own: one pair per kind of answer of
+            # the two settings is asked, the others only if it was not the
+            # union (two settings each accepted alone are always asked).
+            kind = (tuple(s1), tuple(s2))
+            loud = bool(set(s1) - set(best)) or bool(set(s2) - set(best))
+            if loud and unions.get(kind, False):
+                continue
+            found = reasons_at(with_value(with_value(base, d1, i1), d2, i2))
+            actual[(d1, d2, i1, i2)] = found
+            observed.append(found)
+            if loud and kind not in unions:
+                unions[kind] = set(found) == set(s1) | set(s2)
+    order = consistent_order(observed)
+    joint: dict[str, dict[str, list[list[int]]]] = {}
+    for (d1, d2, i1, i2), found in actual.items():
+        union = combine(best, (singles[d1][i1], singles[d2][i2]), order)
+        if found != union:
+            joint.setdefault(f"{d1},{d2}", {})[f"{i1},{i2}"] = delta(found, union)
+    return {
+        "base": base,
+        "reasons": best,
+        "single": {str(d): row for d, row in singles.items()},
+        "joint": joint,
+        "order": order,
+    }
+
+
+__all__ = ["TableBuilder", "factor_reasons"]

@@ -21,7 +21,7 @@ for each fact some shipped setting sets.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from sphinxext_attn.model.environment import Environment
@@ -44,6 +44,8 @@ class Builder(Protocol):
     selector: Any
 
     def entry(self, cap: str, key: str) -> dict[str, Any]: ...
+
+    def learn_from(self, other: Any, differing: Collection[str]) -> None: ...
 
     def answer(self, cap: str, key: str, point: Sequence[int]) -> Any: ...
 
@@ -133,8 +135,7 @@ def explore(
                     same.append(key)  # vLLM's envs.py reads the value as the default
                     continue
                 sib.reasons, sib.lists = builder.reasons, builder.lists
-                if hasattr(sib, "prober"):  # answers that read no fact of ``child`` are kept
-                    sib.prober.learn_from(builder.prober, child)  # type: ignore[attr-defined]
+                sib.learn_from(builder, child)  # answers that read no fact of ``child`` kept
                 mine, changed, owned, count = _evaluate(
                     table, sib, name, efacts, overrides, owners
                 )
@@ -222,6 +223,8 @@ def _parsed(builder: Builder, name: str) -> Any:
 
 
 def _universe(table: dict[str, Any], cap: str, changed: dict[Any, Any], sib: Builder) -> set[str]:
+    if "checks" in table:  # a rule platform's: the checks its rules ask
+        return set(table["checks"])
     prio = changed.get((cap, ""), table["caps"][cap]["priorities"])
     return {b for i in set(prio["table"]) for b in sib.lists.items[i]}
 

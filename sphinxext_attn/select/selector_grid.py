@@ -63,6 +63,21 @@ def list_at(priorities: dict[str, Any], sizes: Sequence[int], point: Sequence[in
     return int(priorities["table"][index])
 
 
+#: the kind of a rule platform's table (``"kind"`` in the shipped data)
+RULES = "rules"
+#: a rule platform's outcome where its rules could not be evaluated (``select`` says so too)
+UNKNOWN = "unknown"
+
+
+def rule_outcome(table: dict[str, Any], cap: str, point: Sequence[int]) -> list[str]:
+    """``["selected", NAME]``, ``["raised", MESSAGE]`` or ``["unknown", WHY]`` at
+    ``point``: the grid's settings, then whether each of the table's ``checks``
+    accepts (0) or refuses (1)."""
+    sizes = [len(values) for dim, values in table["dims"] if dim != "capability"]
+    sizes += [2] * len(table.get("checks", []))
+    return list(table["lists"][list_at(table["caps"][cap]["priorities"], sizes, point)])
+
+
 def config_at(grid: dict[str, tuple[Any, ...]], capability: str, point: Sequence[int]) -> Config:
     values = {dim: grid[dim][i] for dim, i in zip(DIMS, point, strict=True)}
     return Config(capability=capability, **values)
@@ -118,11 +133,17 @@ def with_value(point: Sequence[int], d: int, i: int) -> list[int]:
     return out
 
 
+def size_of(grid: dict[str, tuple[Any, ...]], d: int) -> int:
+    """How many values dimension ``d`` has: a grid dimension's, or two for a yes/no
+    dimension after them (whether a backend's own check accepts: :mod:`.selector_checks`)."""
+    return len(grid[DIMS[d]]) if d < len(DIMS) else 2
+
+
 def points(
     grid: dict[str, tuple[Any, ...]], base: Sequence[int], dims: Sequence[int]
 ) -> Iterable[list[int]]:
     """Every point varying ``dims`` (mixed radix, the last varying fastest)."""
-    for combo in itertools.product(*(range(len(grid[DIMS[d]])) for d in dims)):
+    for combo in itertools.product(*(range(size_of(grid, d)) for d in dims)):
         point = list(base)
         for d, i in zip(dims, combo, strict=True):
             point[d] = i
@@ -134,12 +155,14 @@ def factor(
     candidates: Sequence[int],
     ask: Callable[[list[int]], Any],
     on_grow: Callable[[list[int]], None] | None = None,
+    extra: int = 0,
 ) -> dict[str, Any]:
     """The dimensions (of ``candidates``) an answer depends on, found from the
     default point by growing the set until no other dimension changes the answer
     at any point; then the answers over those dimensions (``{"keys", "table"}``).
-    ``on_grow`` sees each grown set (to refuse one too large)."""
-    base = default_point(grid)
+    ``on_grow`` sees each grown set (to refuse one too large); ``extra`` yes/no
+    dimensions follow the grid's (:func:`size_of`), at their first value by default."""
+    base = default_point(grid) + [0] * extra
     keys: list[int] = []
     grown = True
     while grown:
@@ -149,7 +172,7 @@ def factor(
             for d in (p for p in candidates if p not in keys):
                 if any(
                     ask(with_value(point, d, i)) != ref
-                    for i in range(len(grid[DIMS[d]]))
+                    for i in range(size_of(grid, d))
                     if i != point[d]
                 ):
                     keys = sorted([*keys, d])

@@ -15,8 +15,15 @@ from typing import Any
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.select.decision import Config, Decision, Selector
 from sphinxext_attn.select.selector_facts import state_for, table_at
-from sphinxext_attn.select.selector_grid import DIMS, combine, list_at, query_value
-from sphinxext_attn.select.selector_rules import RULES, rule_outcome
+from sphinxext_attn.select.selector_grid import (
+    DIMS,
+    RULES,
+    UNKNOWN,
+    combine,
+    list_at,
+    query_value,
+    rule_outcome,
+)
 from sphinxext_attn.select.settled import conditional
 
 
@@ -64,9 +71,13 @@ def _rule_decision(table: dict[str, Any], config: Config) -> Decision | None:
     point = _point(table, config)
     if point is None or config.capability not in table["caps"]:
         return None
-    kind, text = rule_outcome(table, config.capability, point)
+    entries = table["caps"][config.capability]["backends"]
+    checks = [int(bool(backend_reasons(entries[c], point))) for c in table.get("checks", [])]
+    kind, text = rule_outcome(table, config.capability, [*point, *checks])
     if kind == "selected":
         return Decision(text, [text])
+    if kind == UNKNOWN:
+        return Decision(None, [], unknown={"*": text}, error=f"{NOT_EVALUATED}{text}")
     return Decision(None, [], raised=text)
 
 

@@ -59,8 +59,27 @@ def repair(builder: TableBuilder, caps: dict[str, Any], count: int | None = None
                 break  # chosen: vLLM tries no further
 
 
+def repair_entries(
+    builder: Any, caps: dict[str, Any], names: Sequence[str], count: int | None = None
+) -> None:
+    """:func:`repair` for entries asked at every configuration (a rule platform's
+    checks, :mod:`.selector_checks`): each one's recombined reasons against its own."""
+    checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]] = {}
+    count = REPAIR_SAMPLE if count is None else count
+    for config in sample_configs(builder.grid, count, seed=REPAIR_SEED):
+        point = [builder.grid[dim].index(getattr(config, dim)) for dim in DIMS]
+        for name in names:
+            entry = caps[config.capability]["backends"][name]
+            actual = builder.reasons_at(name, config.capability, point)
+            seen = checked.setdefault((config.capability, name), [])
+            if set(actual) != set(backend_reasons(entry, point)):
+                checks = [*seen, (point, set(actual))]
+                _correct(builder, entry, name, config.capability, checks, backend_reasons)
+            seen.append((point, set(actual)))
+
+
 def _correct(
-    builder: TableBuilder,
+    builder: TableBuilder | Any,
     entry: dict[str, Any],
     name: str,
     cap: str,
@@ -98,7 +117,7 @@ def _correct(
 
 
 def _add_joint(
-    builder: TableBuilder,
+    builder: TableBuilder | Any,
     entry: dict[str, Any],
     name: str,
     cap: str,

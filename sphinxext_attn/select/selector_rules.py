@@ -10,55 +10,121 @@ the rest of the grid does not change it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
-from sphinxext_attn.pyeval import Unknown
+from sphinxext_attn.pyeval import Interpreter, Unknown
 from sphinxext_attn.select.decision import Selector
+from sphinxext_attn.select.selector_builder import factor_reasons
+from sphinxext_attn.select.selector_checks import CheckAsker, StandInMachine
 from sphinxext_attn.select.selector_grid import (
     DIMS,
     GRID,
+    RULES,
+    UNKNOWN,
     Interner,
     config_at,
     default_point,
     factor,
-    list_at,
     query_value,
+    rule_outcome,
+    size_of,
 )
+from sphinxext_attn.select.selector_repair import repair_entries
 
-#: the kind of a rule platform's table (``"kind"`` in the shipped data)
-RULES = "rules"
 #: the most points an outcome table may have: beyond it the outcome depends on too
-#: many settings together (XPU's MLA check reads nearly all) to tabulate cheaply
+#: many settings together to tabulate cheaply (a backend's check is a setting of its
+#: own, :mod:`.selector_checks`, so XPU's MLA check no longer reaches it)
 MAX_POINTS = 4096
 
 
 class RuleTableBuilder:
     """The outcome table of one rule platform (the interface of ``TableBuilder``
-    that :mod:`.selector_facts` uses: ``entry``, ``facts``, ``lists``, ``build``)."""
+    that :mod:`.selector_facts` uses: ``entry``, ``answer``, ``facts``, ``lists``,
+    ``build``). ``selector`` evaluates on a :class:`.StandInMachine` (every check
+    accepting); ``plain`` on the same machine without stand-ins (the checks' reasons)."""
 
-    def __init__(self, selector: Selector, grid: dict[str, tuple[Any, ...]] | None = None):
+    def __init__(
+        self,
+        selector: Selector,
+        grid: dict[str, tuple[Any, ...]] | None = None,
+        plain: Selector | None = None,
+    ):
         self.selector = selector
         self.grid = grid or GRID
-        self.reasons = Interner()  # none: a rule platform gives no reasons
-        #: outcomes, ``["selected", NAME]`` or ``["raised", MESSAGE]``
+        #: none for the outcomes; the reasons of the checks (:mod:`.selector_checks`)
+        self.reasons = Interner()
+        #: outcomes, ``["selected", NAME]``, ``["raised", MESSAGE]`` or ``["unknown", WHY]``
         self.lists = Interner()
         self.facts: dict[tuple[str, str], dict[str, str]] = {}
         self.probes = 0
+        #: the classes whose own check the rules ask, in the order they were found
+        self.checks: list[str] = []
+        self._stand_ins: dict[tuple[bool, ...], Selector] = {}
+        self._plain = plain
+        self._asker: CheckAsker | None = None
+
+    def learn_from(self, other: RuleTableBuilder, differing: Collection[str] = ()) -> None:
+        """Index the checks as ``other`` does (a table built for another setting;
+        its outcomes are asked again: the rules keep no answers per fact read)."""
+        self.checks = list(other.checks)
+
+    def _stand_in(self, answers: tuple[bool, ...]) -> Selector:
+        found = self._stand_ins.get(answers)
+        if found is None:
+            if not any(not a for a in answers):
+                found = self.selector
+            else:
+                interp = self.selector.interp
+                env = interp.machine.environment
+                named = dict(zip(self.checks, answers, strict=False))
+                machine = StandInMachine(env, named)
+                found = Selector(Interpreter(interp.tree, machine))
+            self._stand_ins[answers] = found
+        return found
 
     def outcome(self, cap: str, point: Sequence[int]) -> int:
         self.probes += 1
-        decision = self.selector.decide_here(config_at(self.grid, cap, point))
+        answers = tuple(i == 0 for i in point[len(DIMS) :])
+        selector = self._stand_in(answers)
+        decision = selector.decide_here(config_at(self.grid, cap, point[: len(DIMS)]))
+        asked = getattr(selector.interp.machine, "asked", [])
+        self.checks.extend(n for n in asked if n not in self.checks)
         read = self.facts.setdefault((cap, ""), {})
         read.update(a.split("=", 1) for a in decision.assumptions if "=" in a)  # type: ignore[misc]
         if decision.selected:
             return self.lists(("selected", decision.selected))
+        if "*" in decision.unknown:  # the rules could not be evaluated here, as select says
+            return self.lists((UNKNOWN, decision.unknown["*"]))
         return self.lists(("raised", decision.raised or decision.error or "no valid backend"))
 
+    def reasons_at(self, name: str, cap: str, point: Sequence[int]) -> list[int]:
+        """The reasons of the check of class ``name`` at ``point`` (interned)."""
+        self.probes += 1
+        if self._asker is None:
+            if self._plain is None:
+                raise Unknown(f"no machine to ask {name}'s check on")
+            self._asker = CheckAsker(self._plain)
+        found, read = self._asker.reasons(name, config_at(self.grid, cap, point[: len(DIMS)]))
+        self.facts.setdefault((cap, name), {}).update(read)
+        return [self.reasons(r) for r in found]
+
     def answer(self, cap: str, key: str, point: Sequence[int]) -> Any:
-        return self.outcome(cap, point)
+        return self.reasons_at(key, cap, point) if key else self.outcome(cap, point)
 
     def entry(self, cap: str, key: str = "") -> dict[str, Any]:
+        """The outcome table (``key`` ""), or the reasons of the check of class ``key``."""
+        if key:
+            return factor_reasons(self.grid, lambda point: self.reasons_at(key, cap, point))
+        while True:  # again with each check the rules were found to ask as a setting
+            known = len(self.checks)
+            found = self._outcome_table(cap, known)
+            if len(self.checks) == known:
+                return found
+
+    def _outcome_table(self, cap: str, known: int) -> dict[str, Any]:
+        """The outcomes over the settings they depend on, the first ``known`` checks
+        among them (a check found meanwhile answers "accepts")."""
         seen: dict[tuple[int, ...], int] = {}
 
         def ask(point: list[int]) -> int:
@@ -68,19 +134,26 @@ class RuleTableBuilder:
 
         def refuse_too_many(keys: list[int]) -> None:
             if _size(self.grid, keys) > MAX_POINTS:
-                names = ", ".join(DIMS[k] for k in keys)
+                names = ", ".join([*DIMS, *self.checks][k] for k in keys)
                 raise Unknown(
                     f"the decision depends on too many settings together "
                     f"({names}) for the page's table"
                 )
 
-        return factor(self.grid, range(len(DIMS)), ask, refuse_too_many)
+        return factor(self.grid, range(len(DIMS) + known), ask, refuse_too_many, known)
 
     def build(self) -> dict[str, Any]:
         caps = {
             cap: {"priorities": self.entry(cap), "backends": {}} for cap in self.grid["capability"]
         }
-        return {
+        for cap, data in caps.items():
+            data["backends"] = {name: self.entry(cap, name) for name in self.checks}
+        if self.checks:
+            repair_entries(self, caps, self.checks)
+        guessed = self.selector.interp.machine.guessed
+        for selector in self._stand_ins.values():
+            guessed |= selector.interp.machine.guessed
+        table = {
             "kind": RULES,
             "dims": [[dim, [query_value(v) for v in self.grid[dim]]] for dim in GRID],
             "defaults": [
@@ -91,19 +164,16 @@ class RuleTableBuilder:
             "lists": self.lists.items,
             "caps": caps,
         }
+        if self.checks:
+            table["checks"] = list(self.checks)
+        return table
 
 
 def _size(grid: dict[str, tuple[Any, ...]], keys: Sequence[int]) -> int:
     out = 1
     for d in keys:
-        out *= len(grid[DIMS[d]])
+        out *= size_of(grid, d)
     return out
-
-
-def rule_outcome(table: dict[str, Any], cap: str, point: Sequence[int]) -> list[str]:
-    """``["selected", NAME]`` or ``["raised", MESSAGE]`` at ``point``."""
-    sizes = [len(values) for dim, values in table["dims"] if dim != "capability"]
-    return list(table["lists"][list_at(table["caps"][cap]["priorities"], sizes, point)])
 
 
 __all__ = ["RULES", "RuleTableBuilder", "rule_outcome"]

@@ -26,6 +26,7 @@ from sphinxext_attn.pyeval.values import Instance
 from sphinxext_attn.select.decision import Config, Selector
 from sphinxext_attn.select.platform_lists import named_archs
 from sphinxext_attn.select.selector_builder import TableBuilder
+from sphinxext_attn.select.selector_checks import StandInMachine
 from sphinxext_attn.select.selector_facts import explore
 from sphinxext_attn.select.selector_grid import GRID
 from sphinxext_attn.select.selector_rules import RuleTableBuilder
@@ -65,7 +66,9 @@ def builder_for(tree: SourceTree, environment: Environment) -> TableBuilder | Ru
             interp.class_attr(platform.cls, "get_valid_backends")[0] is MISSING
         )
         if rules:  # no priority list: the question is asked on the default GPU
-            return RuleTableBuilder(selector, {**GRID, "capability": (Config().capability,)})
+            grid = {**GRID, "capability": (Config().capability,)}
+            stand_in = Selector(Interpreter(tree, StandInMachine(environment)))
+            return RuleTableBuilder(stand_in, grid, plain=selector)
         major, minor = selector.gpu(Config())
     return TableBuilder(selector, {**GRID, "capability": (f"{major}.{minor}",)})
 

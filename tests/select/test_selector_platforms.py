@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.select.decision import Config, Decision, Selector
 from sphinxext_attn.select.selector_facts import environment_with, state_for, values_of
-from sphinxext_attn.select.selector_grid import GRID
+from sphinxext_attn.select.selector_grid import DIMS, GRID
 from sphinxext_attn.select.selector_predict import predict, sample_configs
 from sphinxext_attn.select.selector_table import build_selector_table
 from sphinxext_attn.select.selector_variants import variants
@@ -222,3 +223,72 @@ def test_a_rocm_page_starts_on_the_machines_gpu(tree033: SourceTree) -> None:
     assert list(shipped["variants"]) == [f"rocm:{a}" for a in ROCM_033]
     assert built.table is shipped["variants"]["rocm:gfx942"]
     assert built.problems == []
+
+
+def _xpu_configs(count: int, seed: int) -> list[Config]:
+    """Random configurations, and as many MLA ones that reach XPU's check of
+    FlashAttention MLA (head size 576, most settings it accepts)."""
+    rng = random.Random(seed)
+    mla = []
+    for config in sample_configs(GRID, count, seed):
+        config = replace(config, use_mla=True, use_sparse=False, head_size=576)
+        if rng.random() < 0.6:
+            block = rng.choice([None, 64, 128])
+            plain = dict(has_sink=False, use_mm_prefix=False, use_non_causal=False)
+            config = replace(config, attn_type="DECODER", block_size=block, **plain)
+        mla.append(config)
+    return sample_configs(GRID, count, seed + 1) + mla
+
+
+def xpu_disagreements(version: str, count: int, seed: int = 3) -> tuple[list[str], Any, int]:
+    """The configurations where the XPU table, read as the widget reads it, differs
+    from ``select --platform xpu``; the table; how many were compared."""
+    tree = SourceTree(str(vllm_trees.tree(version)))
+    table = build_variant(tree, Environment(), ("xpu", ""))
+    selector = _selector(tree, "xpu", "", {})
+    configs = _xpu_configs(count, seed)
+    wrong = [
+        c.describe()
+        for c in configs
+        if _shape(predict(table, c)) != _shape(selector.decide(c)) or predict(table, c) is None
+    ]
+    return wrong, table, len(configs)
+
+
+def test_xpu_table_asks_the_mla_check_once_per_rule() -> None:
+    """XPU 0.33: the MLA branch asks FlashAttention MLA's own check; the check is a
+    yes/no setting of the outcome table (its reasons tabulated like a CUDA
+    backend's), so the outcomes depend on six settings, not on all of them."""
+    wrong, table, compared = xpu_disagreements("0.33.0", 40)
+    assert table["checks"] == ["XPUFlashAttnMLABackend"]
+    prio = next(iter(table["caps"].values()))["priorities"]
+    names = [*DIMS, *table["checks"]]
+    assert [names[k] for k in prio["keys"]] == [
+        "dtype",
+        "head_size",
+        "use_mla",
+        "use_sparse",
+        "use_mm_prefix",
+        "XPUFlashAttnMLABackend",
+    ]
+    outcomes = {tuple(item) for item in table["lists"]}
+    assert ("selected", "FLASH_ATTN_MLA") in outcomes and ("selected", "TRITON_MLA") in outcomes
+    assert wrong == [] and compared == 80
+
+
+@pytest.mark.parametrize("version", ["0.23.0", "0.26.0"])
+def test_xpu_table_on_older_releases(version: str) -> None:
+    """0.26: rules without a check (MLA is always Triton's); 0.23: rules the
+    evaluator cannot follow, where the widget says "not evaluated" as select does."""
+    wrong, table, _ = xpu_disagreements(version, 30)
+    assert "checks" not in table
+    assert wrong == []
+    kinds = {item[0] for item in table["lists"]}
+    assert kinds == ({"unknown"} if version == "0.23.0" else {"selected"})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["0.23.0", "0.26.0", "0.33.0", "0.34.0"])
+def test_xpu_table_agrees_with_select_on_a_few_hundred(version: str) -> None:
+    wrong, _, compared = xpu_disagreements(version, 150, seed=29)
+    assert compared == 300 and wrong == []
