@@ -17,7 +17,7 @@ from typing import Any
 from docutils import nodes
 
 from sphinxext_attn.render.nodes import TableSpec, build_table, literal_list
-from sphinxext_attn.select.selector_grid import DIMS
+from sphinxext_attn.select.selector_grid import DIMS, RULES
 
 #: control labels; flags are checkboxes, the rest drop-down lists
 LABELS = {
@@ -166,13 +166,30 @@ def platform_controls(ident: str, table: dict[str, Any]) -> list[str]:
     return out
 
 
-def _conditions(grid: dict[str, list[str]], keys: list[int], points: list[list[int]]) -> str:
+#: the values of a rule platform's check (:mod:`.selector_checks`), as the table indexes them
+CHECK_VALUES = ["accepts", "refuses"]
+
+
+def _grid(table: dict[str, Any]) -> dict[str, list[str]]:
+    """The table's settings and their values, a rule platform's checks after them."""
+    grid = {dim: values for dim, values in table["dims"]}
+    grid.update({name: CHECK_VALUES for name in table.get("checks", [])})
+    return grid
+
+
+def _dim(table: dict[str, Any], d: int) -> str:
+    return [*DIMS, *table.get("checks", [])][d]
+
+
+def _conditions(
+    table: dict[str, Any], grid: dict[str, list[str]], keys: list[int], points: list[list[int]]
+) -> str:
     """The values of each setting that lead to one list (a setting whose every value
     does is left out). Per setting: where two settings decide together (MLA on
     SM100: KV cache dtype and head count), each shows the values it takes somewhere."""
     parts = []
     for j, d in enumerate(keys):
-        dim = DIMS[d]
+        dim = _dim(table, d)
         seen = sorted({p[j] for p in points})
         if len(seen) == len(grid[dim]):
             continue
@@ -184,12 +201,12 @@ def fallback_nodes(
     table: dict[str, Any], capabilities: Sequence[str], spec: TableSpec
 ) -> list[nodes.Node]:
     """Static tables for builders that run no script."""
-    grid = {dim: values for dim, values in table["dims"]}
+    grid = _grid(table)
     prio_rows: list[list[Any]] = []
     for cap in capabilities:
         prio = table["caps"][cap]["priorities"]
         keys = prio["keys"]
-        sizes = [len(grid[DIMS[d]]) for d in keys]
+        sizes = [len(grid[_dim(table, d)]) for d in keys]
         by_list: dict[int, list[list[int]]] = {}
         for index, list_id in enumerate(prio["table"]):
             point: list[int] = []
@@ -200,8 +217,15 @@ def fallback_nodes(
             by_list.setdefault(list_id, []).append(point)
         for list_id, points in by_list.items():
             names = table["lists"][list_id]
+            if table.get("kind") == RULES:  # an outcome: the backend, or what stops it
+                kind, text = names
+                names = [text if kind == "selected" else f"({kind}: {text})"]
             prio_rows.append(
-                [option_text("capability", cap), _conditions(grid, keys, points), _names(names)]
+                [
+                    option_text("capability", cap),
+                    _conditions(table, grid, keys, points),
+                    _names(names),
+                ]
             )
     reject_rows = []
     for cap in capabilities:
