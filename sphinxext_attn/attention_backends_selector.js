@@ -196,11 +196,17 @@
     var platform = table.platform || "cuda";
     function show(name, on) {
       var control = root.querySelector('[name="' + name + '"]');
-      var field = control && control.closest(".attn-selector-field");
+      var field = control && control.closest(".attn-selector-field, .attn-selector-flag");
       if (field) { field.hidden = !on; }
     }
     show("capability", platform === "cuda");
     show("arch", platform === "rocm");
+    // a setting only some tables have (the KV connector, the model's attention type:
+    // where the platform's code reads them) is shown with those tables
+    var dims = table.dims.map(function (d) { return d[0]; });
+    Array.prototype.forEach.call(root.querySelectorAll("[data-layer]"), function (control) {
+      show(control.name, dims.indexOf(control.name) >= 0);
+    });
   }
 
   function init(root) {
@@ -218,7 +224,13 @@
       });
     });
     var fixed = {};
-    ["platform", "arch"].concat(first.dims.map(function (d) { return d[0]; })).forEach(function (name) {
+    var names = ["platform", "arch"];
+    Object.keys(data.variants || {"": first}).forEach(function (key) {
+      (data.variants ? data.variants[key] : first).dims.forEach(function (d) {
+        if (names.indexOf(d[0]) < 0) { names.push(d[0]); }
+      });
+    });
+    names.forEach(function (name) {
       var control = root.querySelector('[name="' + name + '"]');
       if (control) { fixed[name] = control; }
     });

@@ -10,6 +10,8 @@
   "use strict";
 
   var NOT_EVALUATED = "not evaluated: ";
+  // a backend get_valid_backends takes out of the list it tries (select/selector_probe.py)
+  var LEFT_OUT = "(left out of the list by get_valid_backends)";
 
   function combine(base, factors, order) {
     var out = [];
@@ -76,7 +78,10 @@
     if (!found) { return null; }
     var cap = found.cap;
     var point = found.point;
-    var names = found.item;
+    var names = found.item.filter(function (name) {
+      var reasons = backendReasons(cap.backends[name], point);
+      return !(reasons.length === 1 && data.reasons[reasons[0]] === LEFT_OUT);
+    });
     var steps = [];
     var selected = null;
     var unknown = [];

@@ -241,6 +241,9 @@ def gpu_words(environment: Environment) -> str:
 
 #: The engine option a case's ``model_attn_type`` sets (the model config's attn_type).
 MODEL_ATTN_TYPE = "model_config.attn_type"
+#: the model attention types the selection code tells apart: none (no engine config,
+#: as the docs build) and an encoder-decoder model (ROCm keeps ROCM_ATTN out for it)
+MODEL_ATTN_TYPES: tuple[str | None, ...] = (None, "encoder_decoder")
 
 
 def case_environment(case: object, base: Environment, index: int) -> Environment:

@@ -17,7 +17,7 @@ from typing import Any
 from docutils import nodes
 
 from sphinxext_attn.render.nodes import TableSpec, build_table, literal_list
-from sphinxext_attn.select.selector_grid import DIMS, RULES
+from sphinxext_attn.select.selector_grid import LAYER_GRID, RULES
 
 #: control labels; flags are checkboxes, the rest drop-down lists
 LABELS = {
@@ -35,10 +35,23 @@ LABELS = {
     "has_sink": "Attention sinks",
     "use_mm_prefix": "Multimodal prefix (bidirectional)",
     "use_non_causal": "Non-causal attention",
+    "use_kv_connector": "KV connector (the KV cache is transferred)",
+    "model_attn_type": "Model attention type (ModelConfig.attn_type)",
 }
 #: how an empty value (None) reads in a list
-NONE_TEXT = {"block_size": "default (any)", "num_heads": "unknown"}
-FLAG_DIMS = ("use_mla", "use_sparse", "has_sink", "use_mm_prefix", "use_non_causal")
+NONE_TEXT = {
+    "block_size": "default (any)",
+    "num_heads": "unknown",
+    "model_attn_type": "none (no engine config)",
+}
+FLAG_DIMS = (
+    "use_mla",
+    "use_sparse",
+    "has_sink",
+    "use_mm_prefix",
+    "use_non_causal",
+    "use_kv_connector",
+)
 #: free input (any value can be typed; the offered ones are suggestions): the code
 #: tells apart more head sizes and capabilities than a grid can list
 FREE_DIMS = ("capability", "head_size")
@@ -84,13 +97,15 @@ def selector_html(
     out.extend(platform_controls(ident, table))
     for dim, values in allowed.items():
         cid = f"{ident}-{dim}"
+        # a setting only some tables have: the script shows it with those
+        layer = " data-layer" if dim in LAYER_GRID else ""
         if dim in FLAG_DIMS:
             fixed = len(values) == 1
             checked = " checked" if defaults[dim] == "true" else ""
             disabled = " disabled" if fixed else ""
             out.append(
                 f'<div class="attn-selector-flag"><input type="checkbox" id="{cid}" '
-                f'name="{dim}"{checked}{disabled}> <label for="{cid}">{esc(LABELS[dim])}'
+                f'name="{dim}"{checked}{disabled}{layer}> <label for="{cid}">{esc(LABELS[dim])}'
                 f"</label></div>"
             )
             continue
@@ -113,7 +128,7 @@ def selector_html(
         )
         out.append(
             f'<div class="attn-selector-field"><label for="{cid}">{esc(LABELS[dim])}</label> '
-            f'<select id="{cid}" name="{dim}">{opts}</select></div>'
+            f'<select id="{cid}" name="{dim}"{layer}>{opts}</select></div>'
         )
     out.append("</fieldset>")
     out.append(
@@ -178,7 +193,9 @@ def _grid(table: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def _dim(table: dict[str, Any], d: int) -> str:
-    return [*DIMS, *table.get("checks", [])][d]
+    names: list[str] = [dim for dim, _ in table["dims"] if dim != "capability"]
+    names += table.get("checks", [])
+    return names[d]
 
 
 def _conditions(
@@ -262,7 +279,7 @@ def _rejects(table: dict[str, Any], entry: dict[str, Any]) -> str:
         return f"every configuration on this architecture ({always})"
     by_reason: dict[int, list[str]] = {}
     for key, row in entry["single"].items():
-        dim = DIMS[int(key)]
+        dim = _dim(table, int(key))
         for i, found in enumerate(row):
             for r in found:
                 by_reason.setdefault(r, []).append(f"{dim} {option_text(dim, grid[dim][i])}")

@@ -8,8 +8,12 @@ from the configuration, so the priority list, each backend's
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
+from sphinxext_attn.model.environment import MODEL_ATTN_TYPE
 from sphinxext_attn.pyeval import STEPS_PER_DECISION, Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import NODE, Bound, EnumMember, External, Instance, PyClass
@@ -179,12 +183,29 @@ class Selector:
         conditional one when they differ (:mod:`.settled`)."""
         return settle(self, config, self.decide_here(config))
 
+    @contextmanager
+    def model(self, config: Config) -> Iterator[None]:
+        """The machine with ``config``'s model attention type as the engine config's
+        (as ``--option model_config.attn_type=...`` sets it), for one question."""
+        machine = self.interp.machine
+        if config.model_attn_type is None:
+            yield
+            return
+        saved = machine.environment
+        options = {**saved.options, MODEL_ATTN_TYPE: config.model_attn_type}
+        machine.environment = replace(saved, options=options)
+        try:
+            yield
+        finally:
+            machine.environment = saved
+
     def decide_here(self, config: Config) -> Decision:
         interp = self.interp
         try:
-            with interp.question(
-                capability=config.capability_tuple, steps=STEPS_PER_DECISION
-            ) as q:
+            with (
+                self.model(config),
+                interp.question(capability=config.capability_tuple, steps=STEPS_PER_DECISION) as q,
+            ):
                 q.capability = self.gpu(config)
                 decision = self._decide(config)
                 decision.assumptions = q.assumptions

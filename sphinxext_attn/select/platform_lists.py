@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
-from sphinxext_attn.model.environment import MODEL_ATTN_TYPE, Environment
+from sphinxext_attn.model.environment import MODEL_ATTN_TYPE, MODEL_ATTN_TYPES, Environment
 from sphinxext_attn.model.records import Location, PriorityList
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.devices import platform_class
@@ -112,7 +112,7 @@ def layers(tree: SourceTree, platform_path: str) -> list[dict[str, Any]]:
         (False, True),
         (False, True),
         (False, True),
-        (None, "encoder_decoder"),
+        MODEL_ATTN_TYPES,
         list(dict.fromkeys(["auto", *compared])),
     ):
         if sparse and not mla:

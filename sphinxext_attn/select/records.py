@@ -55,6 +55,9 @@ class Config:
     use_non_causal: bool = False
     #: a KV connector transfers the cache (ROCm keeps some backends out for it)
     use_kv_connector: bool = False
+    #: the model's attention type (``ModelConfig.attn_type``); None: no engine config,
+    #: as the docs build (set, the questions see it as ``--option`` would set it)
+    model_attn_type: str | None = None
 
     def key(self) -> tuple[Any, ...]:
         """The field values, in order (``dataclasses.astuple`` copies them deeply)."""

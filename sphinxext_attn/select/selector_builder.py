@@ -11,7 +11,6 @@ from typing import Any
 
 from sphinxext_attn.select.decision import Selector
 from sphinxext_attn.select.selector_grid import (
-    DIMS,
     GRID,
     SEARCH_ORDER,
     Interner,
@@ -19,6 +18,7 @@ from sphinxext_attn.select.selector_grid import (
     config_at,
     consistent_order,
     default_point,
+    dims_of,
     factor,
     query_value,
     with_value,
@@ -67,7 +67,8 @@ class TableBuilder:
         return self._priorities(cap, point) if not key else self.reasons_at(key, cap, point)
 
     def priority_table(self, cap: str) -> dict[str, Any]:
-        params = [DIMS.index(p) for p in self.prober.priority_params if p in DIMS]
+        dims = dims_of(self.grid)
+        params = [dims.index(p) for p in self.prober.priority_params if p in dims]
         seen: dict[tuple[int, ...], int] = {}
 
         def ask(point: list[int]) -> int:
@@ -107,10 +108,10 @@ class TableBuilder:
             }
         repair(self, caps)
         return {
-            "dims": [[dim, [query_value(v) for v in self.grid[dim]]] for dim in GRID],
+            "dims": [[dim, [query_value(v) for v in values]] for dim, values in self.grid.items()],
             "defaults": [
                 query_value(self.grid[d][i])
-                for d, i in zip(DIMS, default_point(self.grid), strict=True)
+                for d, i in zip(dims_of(self.grid), default_point(self.grid), strict=True)
             ],
             "reasons": self.reasons.items,
             "lists": self.lists.items,
@@ -125,18 +126,19 @@ def factor_reasons(
     with fewest reasons), what each setting changes on its own, and the pairs of
     settings whose joint answer is not the union of their own (``reasons_at``: the
     interned reasons at a point)."""
+    dims = dims_of(grid)
     base = default_point(grid)
     best = reasons_at(base)
     for _ in range(2):  # a baseline the backend accepts, or with fewest reasons
-        for dim in SEARCH_ORDER:
-            d = DIMS.index(dim)
+        for dim in SEARCH_ORDER + tuple(d for d in dims if d not in SEARCH_ORDER):
+            d = dims.index(dim)
             for i in range(len(grid[dim])):
                 if i != base[d] and len(best) > 0:
                     found = reasons_at(with_value(base, d, i))
                     if len(found) < len(best):
                         base, best = with_value(base, d, i), found
     singles: dict[int, list[list[int]]] = {}
-    for d, dim in enumerate(DIMS):
+    for d, dim in enumerate(dims):
         row = [
             best if i == base[d] else reasons_at(with_value(base, d, i))
             for i in range(len(grid[dim]))
@@ -147,7 +149,7 @@ def factor_reasons(
     actual: dict[tuple[int, int, int, int], list[int]] = {}
     for d1, d2 in itertools.combinations(sorted(singles), 2):
         unions: dict[tuple[tuple[int, ...], tuple[int, ...]], bool] = {}
-        for i1, i2 in itertools.product(range(len(grid[DIMS[d1]])), range(len(grid[DIMS[d2]]))):
+        for i1, i2 in itertools.product(range(len(grid[dims[d1]])), range(len(grid[dims[d2]]))):
             if i1 == base[d1] or i2 == base[d2]:
                 continue
             s1, s2 = singles[d1][i1], singles[d2][i2]

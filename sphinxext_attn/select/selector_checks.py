@@ -146,9 +146,10 @@ class CheckAsker:
         interp = self.selector.interp
         facts: dict[str, str] = {}
         try:
-            with interp.question(
-                capability=config.capability_tuple, steps=STEPS_PER_DECISION
-            ) as q:
+            with (
+                self.selector.model(config),
+                interp.question(capability=config.capability_tuple, steps=STEPS_PER_DECISION) as q,
+            ):
                 q.capability = self.selector.gpu(config)
                 if name not in self._functions:
                     platform = interp.machine.platform(interp)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinxext_attn.model.environment import MODEL_ATTN_TYPES
 from sphinxext_attn.select.records import Config
 from sphinxext_attn.vocab.names import ATTN_TYPES
 
@@ -30,6 +31,14 @@ GRID: dict[str, tuple[Any, ...]] = {
 }
 #: dimensions other than the capability, in the order the table indexes them
 DIMS = tuple(d for d in GRID if d != "capability")
+#: settings of the layer and the model that some platforms' code reads besides the
+#: grid's (ROCm: a KV connector reorders its list, an encoder-decoder model keeps
+#: ROCM_ATTN out); tried after the grid's on every platform but CUDA, and kept in a
+#: table where an answer depends on them (:func:`keep_used`)
+LAYER_GRID: dict[str, tuple[Any, ...]] = {
+    "use_kv_connector": (False, True),
+    "model_attn_type": MODEL_ATTN_TYPES,
+}
 #: where a baseline is looked for first (MLA and sparsity decide most of the rest)
 _FIRST = ("use_mla", "use_sparse", "head_size", "dtype", "kv_cache_dtype", "attn_type")
 SEARCH_ORDER: tuple[str, ...] = _FIRST + tuple(d for d in DIMS if d not in _FIRST)
@@ -44,10 +53,15 @@ def query_value(value: Any) -> str:
     return str(value)
 
 
+def dims_of(grid: dict[str, tuple[Any, ...]]) -> tuple[str, ...]:
+    """A grid's dimensions other than the capability (:data:`DIMS`, then any others)."""
+    return DIMS if grid is GRID else tuple(d for d in grid if d != "capability")
+
+
 def default_point(grid: dict[str, tuple[Any, ...]]) -> list[int]:
     base = Config()
     out = []
-    for dim in DIMS:
+    for dim in dims_of(grid):
         values = grid[dim]
         want = getattr(base, dim)
         out.append(values.index(want) if want in values else 0)
@@ -79,7 +93,7 @@ def rule_outcome(table: dict[str, Any], cap: str, point: Sequence[int]) -> list[
 
 
 def config_at(grid: dict[str, tuple[Any, ...]], capability: str, point: Sequence[int]) -> Config:
-    values = {dim: grid[dim][i] for dim, i in zip(DIMS, point, strict=True)}
+    values = {dim: grid[dim][i] for dim, i in zip(dims_of(grid), point, strict=True)}
     return Config(capability=capability, **values)
 
 
@@ -136,7 +150,8 @@ def with_value(point: Sequence[int], d: int, i: int) -> list[int]:
 def size_of(grid: dict[str, tuple[Any, ...]], d: int) -> int:
     """How many values dimension ``d`` has: a grid dimension's, or two for a yes/no
     dimension after them (whether a backend's own check accepts: :mod:`.selector_checks`)."""
-    return len(grid[DIMS[d]]) if d < len(DIMS) else 2
+    dims = dims_of(grid)
+    return len(grid[dims[d]]) if d < len(dims) else 2
 
 
 def points(

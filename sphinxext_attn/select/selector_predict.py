@@ -16,7 +16,6 @@ from sphinxext_attn.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.select.decision import Config, Decision, Selector
 from sphinxext_attn.select.selector_facts import state_for, table_at
 from sphinxext_attn.select.selector_grid import (
-    DIMS,
     RULES,
     UNKNOWN,
     combine,
@@ -24,6 +23,7 @@ from sphinxext_attn.select.selector_grid import (
     query_value,
     rule_outcome,
 )
+from sphinxext_attn.select.selector_probe import LEFT_OUT
 from sphinxext_attn.select.settled import conditional
 
 
@@ -56,10 +56,14 @@ def predict(
     return _predict(table, config)
 
 
+def _dims(table: dict[str, Any]) -> list[str]:
+    return [dim for dim, _ in table["dims"] if dim != "capability"]
+
+
 def _point(table: dict[str, Any], config: Config) -> list[int] | None:
     grid = {dim: values for dim, values in table["dims"]}
     point = []
-    for dim in DIMS:
+    for dim in _dims(table):
         value = query_value(getattr(config, dim))
         if value not in grid[dim]:
             return None
@@ -101,8 +105,13 @@ def _predict(table: dict[str, Any], config: Config) -> Decision | None:
     point = _point(table, config)
     if point is None or cap is None:
         return None
-    sizes = [len(grid[dim]) for dim in DIMS]
-    names = table["lists"][list_at(cap["priorities"], sizes, point)]
+    sizes = [len(grid[dim]) for dim in _dims(table)]
+    names = [
+        name
+        for name in table["lists"][list_at(cap["priorities"], sizes, point)]
+        if [table["reasons"][r] for r in backend_reasons(cap["backends"][name], point)]
+        != [LEFT_OUT]
+    ]
     selected = None
     rejected: dict[str, list[str]] = {}
     unknown: dict[str, str] = {}

@@ -35,6 +35,9 @@ from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, CUDA_PLATFORM_MODULE
 
 #: parameters of the priority function that are not configuration fields
 CAPABILITY_PARAM = "device_capability"
+#: the "reason" of a backend ``get_valid_backends`` takes out of the list it tries (the
+#: selector's table drops it from the list there, as vLLM does)
+LEFT_OUT = "(left out of the list by get_valid_backends)"
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,10 @@ class Prober:
     def priorities(self, config: Config) -> list[str]:
         """The names ``_get_backend_priorities`` returns for ``config``."""
         interp = self.interp
-        with interp.question(capability=config.capability_tuple, steps=STEPS_PER_DECISION) as q:
+        with (
+            self.selector.model(config),
+            interp.question(capability=config.capability_tuple, steps=STEPS_PER_DECISION) as q,
+        ):
             selector_config = self.selector.build_config(config)
             kwargs: dict[str, Any] = {}
             if CAPABILITY_PARAM in param_names(self.function.node):
@@ -184,9 +190,12 @@ class Prober:
         facts: dict[str, str] = {}
         limited = False
         try:
-            with interp.question(
-                capability=config.capability_tuple, steps=STEPS_PER_DECISION
-            ) as question:
+            with (
+                self.selector.model(config),
+                interp.question(
+                    capability=config.capability_tuple, steps=STEPS_PER_DECISION
+                ) as question,
+            ):
                 reasons = self._reasons_in(backend, config)
             facts.update(question.facts)
         except Unknown as exc:
@@ -216,11 +225,13 @@ class Prober:
         # not through the call memo: the answer depends on the stand-in list
         result = interp.run_function(method.func, [target], kwargs)
         decision = read_valid_backends(result, method.func.path)
-        if decision.selected or not decision.priorities:
+        if decision.selected:
             return ()
+        if not decision.priorities:  # (ROCm: ROCM_ATTN for an encoder-decoder model)
+            return (LEFT_OUT,)
         if backend in decision.unknown:
             return (f"{NOT_EVALUATED}{decision.unknown[backend]}",)
         return tuple(decision.rejected.get(backend, ()))
 
 
-__all__ = ["ProbeAnswer", "Prober"]
+__all__ = ["LEFT_OUT", "ProbeAnswer", "Prober"]

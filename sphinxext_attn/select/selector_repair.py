@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.select.selector_grid import DIMS, consistent_order, list_at
+from sphinxext_attn.select.selector_grid import consistent_order, dims_of, list_at, size_of
 from sphinxext_attn.select.selector_predict import backend_reasons, sample_configs
 
 if TYPE_CHECKING:
@@ -40,13 +40,13 @@ def repair(builder: TableBuilder, caps: dict[str, Any], count: int | None = None
     (the others at the backend's baseline) get corrections over all their values:
     FlashAttention on 10.x, say, resolves to FA2 only for head size 256 with a
     32-token block, where an fp8 KV cache is then refused."""
-    sizes = [len(builder.grid[dim]) for dim in DIMS]
+    sizes = [len(builder.grid[dim]) for dim in dims_of(builder.grid)]
     #: per capability and backend: the points checked, with the real reasons
     checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]] = {}
     count = REPAIR_SAMPLE if count is None else count
     for config in sample_configs(builder.grid, count, seed=REPAIR_SEED):
         cap = caps[config.capability]
-        point = [builder.grid[dim].index(getattr(config, dim)) for dim in DIMS]
+        point = [builder.grid[dim].index(getattr(config, dim)) for dim in dims_of(builder.grid)]
         for name in builder.lists.items[list_at(cap["priorities"], sizes, point)]:
             entry = cap["backends"][name]
             actual = builder.reasons_at(name, config.capability, point)
@@ -67,7 +67,7 @@ def repair_entries(
     checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]] = {}
     count = REPAIR_SAMPLE if count is None else count
     for config in sample_configs(builder.grid, count, seed=REPAIR_SEED):
-        point = [builder.grid[dim].index(getattr(config, dim)) for dim in DIMS]
+        point = [builder.grid[dim].index(getattr(config, dim)) for dim in dims_of(builder.grid)]
         for name in names:
             entry = caps[config.capability]["backends"][name]
             actual = builder.reasons_at(name, config.capability, point)
@@ -92,7 +92,7 @@ def _correct(
     come out right than without."""
     base = entry["base"]
     point, actual = checks[-1]
-    differing = [d for d in range(len(DIMS)) if point[d] != base[d]]
+    differing = [d for d in range(len(dims_of(builder.grid))) if point[d] != base[d]]
 
     def right() -> int:
         return sum(set(reasons(entry, p)) == a for p, a in checks)
@@ -129,7 +129,7 @@ def _add_joint(
     entry["joint"][key] = {}  # recombined without its own (pairs: from scratch)
     table: dict[str, list[list[int]]] = {}
     observed: list[Sequence[int]] = [entry["order"]]
-    for combo in itertools.product(*(range(len(builder.grid[DIMS[d]])) for d in dims)):
+    for combo in itertools.product(*(range(size_of(builder.grid, d)) for d in dims)):
         at = list(entry["base"])
         for d, i in zip(dims, combo, strict=True):
             at[d] = i

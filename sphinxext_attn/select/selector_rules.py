@@ -18,13 +18,13 @@ from sphinxext_attn.select.decision import Selector
 from sphinxext_attn.select.selector_builder import factor_reasons
 from sphinxext_attn.select.selector_checks import CheckAsker, StandInMachine
 from sphinxext_attn.select.selector_grid import (
-    DIMS,
     GRID,
     RULES,
     UNKNOWN,
     Interner,
     config_at,
     default_point,
+    dims_of,
     factor,
     query_value,
     rule_outcome,
@@ -85,9 +85,11 @@ class RuleTableBuilder:
 
     def outcome(self, cap: str, point: Sequence[int]) -> int:
         self.probes += 1
-        answers = tuple(i == 0 for i in point[len(DIMS) :])
+        answers = tuple(i == 0 for i in point[len(dims_of(self.grid)) :])
         selector = self._stand_in(answers)
-        decision = selector.decide_here(config_at(self.grid, cap, point[: len(DIMS)]))
+        decision = selector.decide_here(
+            config_at(self.grid, cap, point[: len(dims_of(self.grid))])
+        )
         asked = getattr(selector.interp.machine, "asked", [])
         self.checks.extend(n for n in asked if n not in self.checks)
         read = self.facts.setdefault((cap, ""), {})
@@ -105,7 +107,9 @@ class RuleTableBuilder:
             if self._plain is None:
                 raise Unknown(f"no machine to ask {name}'s check on")
             self._asker = CheckAsker(self._plain)
-        found, read = self._asker.reasons(name, config_at(self.grid, cap, point[: len(DIMS)]))
+        found, read = self._asker.reasons(
+            name, config_at(self.grid, cap, point[: len(dims_of(self.grid))])
+        )
         self.facts.setdefault((cap, name), {}).update(read)
         return [self.reasons(r) for r in found]
 
@@ -134,13 +138,15 @@ class RuleTableBuilder:
 
         def refuse_too_many(keys: list[int]) -> None:
             if _size(self.grid, keys) > MAX_POINTS:
-                names = ", ".join([*DIMS, *self.checks][k] for k in keys)
+                names = ", ".join([*dims_of(self.grid), *self.checks][k] for k in keys)
                 raise Unknown(
                     f"the decision depends on too many settings together "
                     f"({names}) for the page's table"
                 )
 
-        return factor(self.grid, range(len(DIMS) + known), ask, refuse_too_many, known)
+        return factor(
+            self.grid, range(len(dims_of(self.grid)) + known), ask, refuse_too_many, known
+        )
 
     def build(self) -> dict[str, Any]:
         caps = {
@@ -155,10 +161,10 @@ class RuleTableBuilder:
             guessed |= selector.interp.machine.guessed
         table = {
             "kind": RULES,
-            "dims": [[dim, [query_value(v) for v in self.grid[dim]]] for dim in GRID],
+            "dims": [[dim, [query_value(v) for v in values]] for dim, values in self.grid.items()],
             "defaults": [
                 query_value(self.grid[d][i])
-                for d, i in zip(DIMS, default_point(self.grid), strict=True)
+                for d, i in zip(dims_of(self.grid), default_point(self.grid), strict=True)
             ],
             "reasons": self.reasons.items,
             "lists": self.lists.items,

@@ -28,7 +28,7 @@ from sphinxext_attn.select.platform_lists import named_archs
 from sphinxext_attn.select.selector_builder import TableBuilder
 from sphinxext_attn.select.selector_checks import StandInMachine
 from sphinxext_attn.select.selector_facts import explore
-from sphinxext_attn.select.selector_grid import GRID
+from sphinxext_attn.select.selector_grid import GRID, LAYER_GRID
 from sphinxext_attn.select.selector_rules import RuleTableBuilder
 from sphinxext_attn.source.tree import SourceTree
 
@@ -66,11 +66,11 @@ def builder_for(tree: SourceTree, environment: Environment) -> TableBuilder | Ru
             interp.class_attr(platform.cls, "get_valid_backends")[0] is MISSING
         )
         if rules:  # no priority list: the question is asked on the default GPU
-            grid = {**GRID, "capability": (Config().capability,)}
+            grid = {**GRID, "capability": (Config().capability,), **LAYER_GRID}
             stand_in = Selector(Interpreter(tree, StandInMachine(environment)))
             return RuleTableBuilder(stand_in, grid, plain=selector)
         major, minor = selector.gpu(Config())
-    return TableBuilder(selector, {**GRID, "capability": (f"{major}.{minor}",)})
+    return TableBuilder(selector, {**GRID, "capability": (f"{major}.{minor}",), **LAYER_GRID})
 
 
 def build_variant(tree: SourceTree, base: Environment, variant: Variant) -> dict[str, Any]:
@@ -82,6 +82,43 @@ def build_variant(tree: SourceTree, base: Environment, variant: Variant) -> dict
         table = builder.build()
         explore(table, builder, environment, lambda env: builder_for(tree, env))
     table["platform"], table["arch"] = platform, arch
+    return keep_used(table)
+
+
+def keep_used(table: dict[str, Any]) -> dict[str, Any]:
+    """``table`` without the settings of :data:`LAYER_GRID` that no answer of it
+    depends on (in no priority table's keys, no backend's own or joint reasons, in
+    no setting of the environment controls): a page offers a control for the KV
+    connector or the model's attention type only where the code reads it."""
+    names = [dim for dim, _ in table["dims"] if dim != "capability"]
+    entries = [table["caps"], *(s.get("caps", {}) for s in table.get("states", {}).values())]
+    used: set[int] = set()
+    for caps in entries:
+        for data in caps.values():
+            used.update(data.get("priorities", {}).get("keys", []))
+            for entry in data.get("backends", {}).values():
+                used.update(int(d) for d in entry["single"])
+                used.update(int(d) for key in entry["joint"] for d in key.split(","))
+    drop = [names.index(d) for d in LAYER_GRID if d in names and names.index(d) not in used]
+    if not drop:
+        return table
+    new: dict[int, int] = {}
+    for old in range(len(names) + len(table.get("checks", []))):
+        if old not in drop:
+            new[old] = len(new)
+    table["dims"] = [d for d in table["dims"] if d[0] == "capability" or names.index(d[0]) in new]
+    table["defaults"] = [v for i, v in enumerate(table["defaults"]) if i in new]
+    for caps in entries:
+        for data in caps.values():
+            if "priorities" in data:
+                data["priorities"]["keys"] = [new[k] for k in data["priorities"]["keys"]]
+            for entry in data.get("backends", {}).values():
+                entry["base"] = [v for i, v in enumerate(entry["base"]) if i in new]
+                entry["single"] = {str(new[int(d)]): row for d, row in entry["single"].items()}
+                entry["joint"] = {
+                    ",".join(str(new[int(d)]) for d in key.split(",")): values
+                    for key, values in entry["joint"].items()
+                }
     return table
 
 

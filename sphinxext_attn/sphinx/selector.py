@@ -29,7 +29,7 @@ from sphinxext_attn.model.environment import PLATFORMS, REFERENCE, Environment
 from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
 from sphinxext_attn.select.decision import OPTION_FIELDS
-from sphinxext_attn.select.selector_grid import GRID, query_value
+from sphinxext_attn.select.selector_grid import GRID, LAYER_GRID, query_value
 from sphinxext_attn.select.selector_table import SelectorTable
 from sphinxext_attn.sphinx import cache, config
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
@@ -170,6 +170,10 @@ class SelectorDirective(AttentionBackendsDirective):
                 location=self.get_location(),
             )
         allowed = self.allowed(built.table)
+        for variant in built.variants.values() or [built.table]:
+            for dim, values in variant["dims"]:  # the KV connector, ...: where code reads it
+                if dim in LAYER_GRID and dim not in allowed:
+                    allowed[dim] = values
         node = attn_selector()
         table = dict(built.table)
         table["caps"] = {c: built.table["caps"][c] for c in allowed["capability"]}

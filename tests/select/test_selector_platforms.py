@@ -26,7 +26,7 @@ from sphinxext_attn.select.selector_facts import environment_with, state_for, va
 from sphinxext_attn.select.selector_grid import DIMS, GRID
 from sphinxext_attn.select.selector_predict import predict, sample_configs
 from sphinxext_attn.select.selector_table import build_selector_table
-from sphinxext_attn.select.selector_variants import variants
+from sphinxext_attn.select.selector_variants import build_variant, variants
 from sphinxext_attn.source.tree import SourceTree
 
 pytestmark = pytest.mark.realtree
@@ -189,28 +189,52 @@ def _rocm_cases() -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_recorded_rocm_selections(tables: dict[tuple[str, str], dict[str, Any]]) -> None:
-    """vLLM's own ROCm decisions (``rocm-0.33.0-*.json``): every case the widget has
-    controls for (no KV connector, no encoder-decoder model, values on the grid)
-    reads back as vLLM picked it, with its list."""
+    """vLLM's own ROCm decisions (``rocm-0.33.0-*.json``, 1,200 cases): every one
+    reads back from the widget's table as vLLM picked it, with its list, the KV
+    connector and the model's attention type (an encoder-decoder model) included."""
     compared = 0
     wrong = []
+    archs = set()
     for stem, case in _rocm_cases():
-        cfg = case["config"]
-        if case.get("model_attn_type") or cfg.get("use_kv_connector"):
-            continue
+        archs.add(case["arch"])
         table = tables[("rocm", case["arch"])]
         facts = {f["name"]: f["default"] for f in table["facts"]}
         facts.update({k: v for k, v in (case.get("env") or {}).items() if k in facts})
         if case.get("aiter_installed") is not None:
             facts["installed.aiter"] = "true" if case["aiter_installed"] else "false"
-        guess = predict(table, Config.from_case(case), facts)
-        if guess is None:
-            continue  # a value off the grid (head size 40, ...)
+        config = replace(Config.from_case(case), model_attn_type=case.get("model_attn_type"))
+        guess = predict(table, config, facts)
+        assert guess is not None, config.describe()  # every case is on the grid
         compared += 1
         if (guess.selected, guess.priorities) != (case["selected"], case["priorities"]):
-            wrong.append((stem, Config.from_case(case).describe()))
-    assert compared > 300
+            wrong.append((stem, config.describe()))
+    assert compared == 1200
     assert wrong == []
+    # the controls are where the code reads them: ROCm's tables, not CPU's or XPU's
+    for arch in archs:
+        dims = {d for d, _ in tables[("rocm", arch)]["dims"]}
+        assert {"use_kv_connector", "model_attn_type"} <= dims
+
+
+def test_layer_settings_only_where_the_code_reads_them(
+    tables: dict[tuple[str, str], dict[str, Any]], tree033: SourceTree
+) -> None:
+    """The KV connector and the model's attention type are settings of ROCm's tables
+    (its priority function takes the connector; get_valid_backends reads the model's
+    type), not of CPU's (whose rules read neither) nor CUDA's grid."""
+    keys = [("rocm", "gfx942"), ("cpu", ""), ("cuda", "")]
+    dims = {key: [d for d, _ in tables[key]["dims"]] for key in keys}
+    assert dims[("rocm", "gfx942")][-2:] == ["use_kv_connector", "model_attn_type"]
+    assert "use_kv_connector" not in dims[("cpu", "")]
+    assert dims[("cuda", "")] == list(GRID)
+    gfx942 = tables[("rocm", "gfx942")]
+    plain = Config(dtype="bf16", head_size=128)
+    for config in (plain, replace(plain, use_kv_connector=True)):
+        for model in (None, "encoder_decoder"):
+            config = replace(config, model_attn_type=model)
+            facts = {"installed.aiter": "false"}
+            truth = _selector(tree033, "rocm", "gfx942", facts).decide(config)
+            assert _shape(predict(gfx942, config, facts)) == _shape(truth), config.describe()
 
 
 def test_a_rocm_page_starts_on_the_machines_gpu(tree033: SourceTree) -> None:
