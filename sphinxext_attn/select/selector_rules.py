@@ -120,21 +120,29 @@ class RuleTableBuilder:
         """The outcome table (``key`` ""), or the reasons of the check of class ``key``."""
         if key:
             return factor_reasons(self.grid, lambda point: self.reasons_at(key, cap, point))
+        #: outcomes asked, by point without the checks that accept at its end (a
+        #: check not yet found accepts): the passes share them
+        seen: dict[tuple[int, ...], int] = {}
         while True:  # again with each check the rules were found to ask as a setting
             known = len(self.checks)
-            found = self._outcome_table(cap, known)
+            found = self._outcome_table(cap, known, seen)
             if len(self.checks) == known:
                 return found
 
-    def _outcome_table(self, cap: str, known: int) -> dict[str, Any]:
+    def _outcome_table(
+        self, cap: str, known: int, seen: dict[tuple[int, ...], int]
+    ) -> dict[str, Any]:
         """The outcomes over the settings they depend on, the first ``known`` checks
         among them (a check found meanwhile answers "accepts")."""
-        seen: dict[tuple[int, ...], int] = {}
+        size = len(dims_of(self.grid))
 
         def ask(point: list[int]) -> int:
-            if tuple(point) not in seen:
-                seen[tuple(point)] = self.outcome(cap, point)
-            return seen[tuple(point)]
+            key = list(point)
+            while len(key) > size and key[-1] == 0:
+                key.pop()
+            if tuple(key) not in seen:
+                seen[tuple(key)] = self.outcome(cap, key)
+            return seen[tuple(key)]
 
         def refuse_too_many(keys: list[int]) -> None:
             if _size(self.grid, keys) > MAX_POINTS:
@@ -144,9 +152,7 @@ class RuleTableBuilder:
                     f"({names}) for the page's table"
                 )
 
-        return factor(
-            self.grid, range(len(dims_of(self.grid)) + known), ask, refuse_too_many, known
-        )
+        return factor(self.grid, range(size + known), ask, refuse_too_many, known)
 
     def build(self) -> dict[str, Any]:
         caps = {

@@ -47,7 +47,9 @@ SHOWN = """(() => {
           result: text('.attn-selector-result'), steps: text('.attn-selector-list > li > code'),
           facts: Array.from(box.querySelectorAll('[data-fact]')).map(e => e.name),
           assuming: text('.attn-selector-assuming'), problems: text('.attn-selector-problem'),
-          capabilityHidden: hidden('capability'), archHidden: hidden('arch')};
+          capabilityHidden: hidden('capability'), archHidden: hidden('arch'),
+          connectorHidden: box.querySelector('[name="use_kv_connector"]')
+                             .closest('.attn-selector-flag').hidden};
 })()"""
 
 
@@ -155,6 +157,30 @@ def test_xpu_decisions_are_selects(
     assert shown["notices"] == [] and shown["capabilityHidden"]
     assert truth.selected == expected
     assert shown["selected"] == [truth.selected] and shown["steps"] == truth.priorities
+
+
+@pytest.mark.parametrize(
+    ("connector", "model"), [("false", ""), ("true", ""), ("false", "encoder_decoder")]
+)
+def test_rocm_kv_connector_and_model_attention_type(
+    browser: Any, site: Path, connector: str, model: str
+) -> None:
+    """ROCm reorders on both: its priority function takes the KV connector (ROCM_ATTN
+    out), and get_valid_backends keeps ROCM_ATTN out for an encoder-decoder model."""
+    query = f"?platform=rocm&arch=gfx942&installed.aiter=false&use_kv_connector={connector}"
+    page = open_page(browser, site, 1280, "light", f"{query}&model_attn_type={model}")
+    try:
+        shown = page.evaluate(SHOWN)
+        on_cuda = _choose(page, "platform", "cuda")
+    finally:
+        page.context.close()
+    config = Config(use_kv_connector=connector == "true", model_attn_type=model or None)
+    truth = _select("rocm", "gfx942", config, {}, {"installed.aiter": "false"})
+    assert shown["notices"] == [] and not shown["connectorHidden"]
+    assert shown["selected"] == [truth.selected]
+    assert shown["steps"] == truth.priorities
+    assert ("ROCM_ATTN" in shown["steps"]) == (connector == "false" and model == "")
+    assert on_cuda["connectorHidden"]  # CUDA's code reads neither
 
 
 def test_the_address_sets_platform_gpu_and_variables(browser: Any, site: Path) -> None:
