@@ -13,13 +13,13 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from sphinxext_attn.model.environment import MODEL_ATTN_TYPE
 from sphinxext_attn.pyeval import STEPS_PER_DECISION, Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import NODE, Bound, EnumMember, External, Instance, PyClass
 from sphinxext_attn.select.platform_rules import decide_by_rule
 from sphinxext_attn.select.reason_sources import ReasonLocator
 from sphinxext_attn.select.records import (
+    ENGINE_FIELDS,
     LAYER_FIELDS,
     OPTION_FIELDS,
     Config,
@@ -185,14 +185,17 @@ class Selector:
 
     @contextmanager
     def model(self, config: Config) -> Iterator[None]:
-        """The machine with ``config``'s model attention type as the engine config's
-        (as ``--option model_config.attn_type=...`` sets it), for one question."""
+        """The machine with the engine options ``config`` sets (:data:`ENGINE_FIELDS`:
+        the model's attention type, as ``--option model_config.attn_type=...``), for
+        one question."""
         machine = self.interp.machine
-        if config.model_attn_type is None:
+        wanted = {o: getattr(config, f) for f, o in ENGINE_FIELDS.items()}
+        wanted = {o: v for o, v in wanted.items() if v is not None}
+        if not wanted:
             yield
             return
         saved = machine.environment
-        options = {**saved.options, MODEL_ATTN_TYPE: config.model_attn_type}
+        options = {**saved.options, **wanted}
         machine.environment = replace(saved, options=options)
         try:
             yield

@@ -12,6 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinxext_attn.model.environment import MODEL_ATTN_TYPE
 from sphinxext_attn.pyeval import Unknown
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED, NotEvaluated
 from sphinxext_attn.pyeval.values import EnumMember, Instance
@@ -35,6 +36,10 @@ OPTION_FIELDS: dict[str, str] = {
 #: Options ``select`` and ``attention-backends-select`` take that the selector's
 #: table has no control for (only other platforms' code reads them today).
 LAYER_FIELDS: dict[str, str] = {"kv-connector": "use_kv_connector"}
+#: Configuration fields an engine option sets instead (the directives' ``:option:``,
+#: ``select --option``, a case's ``model_attn_type``): the selector's table has them
+#: as settings where the platform's code reads them (ROCm)
+ENGINE_FIELDS: dict[str, str] = {"model_attn_type": MODEL_ATTN_TYPE}
 
 
 @dataclass
