@@ -33,9 +33,6 @@ from sphinxext_attn.source.registry import read_registry
 from sphinxext_attn.source.tree import SourceTree
 
 PROFILES = ("runtime", "vllm-page")
-#: The forked process's share of the syntax checks (percent of the text): the rest
-#: balances this one's other tables (vLLM 0.33.0: about 80 ms against 160 ms of checks).
-CHILD_CHECKS = 75
 
 
 def analyze(
@@ -105,14 +102,13 @@ def _analyze(tree: SourceTree, page: bool = False, parallel: bool = False) -> An
         if row is not None:
             rows.append(row)
     # The backend files are read: with ``parallel``, a forked process syntax-checks
-    # most of the rest of them while this one reads the other tables, then checks the
-    # others (same warnings, same order).
+    # the rest of them while this one reads the other tables (same warnings, order).
     checking = None
     if parallel:
         from sphinxext_attn.analysis import forked
 
         if forked.can_fork():
-            checking = forked.Forked(lambda: tree.syntax_problems((0, CHILD_CHECKS)))
+            checking = forked.Forked(tree.syntax_problems)
     result.priorities = page_priorities(tree) if page else read_priorities(tree)
     flash_attn = next((e for e in entries if e.name == "FLASH_ATTN"), None)
     fa_class = finder.resolve(flash_attn) if flash_attn else None  # cached: no second parse
@@ -127,9 +123,8 @@ def _analyze(tree: SourceTree, page: bool = False, parallel: bool = False) -> An
     result.capability_columns = interface_columns(tree, refs)
     result.mla_prefill = read_prefill(tree, finder, fa, page)
     result.version = read_version(tree)
-    checked = tree.syntax_problems((CHILD_CHECKS, 100)) if checking is not None else {}
-    theirs = checking.result() if checking is not None else None
-    tree.check_partly_parsed({**checked, **theirs} if isinstance(theirs, dict) else checked)
+    checked = checking.result() if checking is not None else None
+    tree.check_partly_parsed(checked if isinstance(checked, dict) else None)
     result.files = list(tree.files)
     result.directories = list(tree.directories)
     # reachable by the release's code, whatever lists vLLM's page shows

@@ -38,17 +38,3 @@ def without_segment(text: str, start: int, length: int) -> str:
     so reported lines stay true): the rest of a file whose class was parsed alone."""
     segment = text[start : start + length]
     return text[:start] + "\n" * segment.count("\n") + text[start + length :]
-
-
-def in_share(rests: list[tuple[str, str]], share: tuple[int, int]) -> list[tuple[str, str]]:
-    """The ``(path, text)`` pairs whose text's middle lies from ``share[0]`` to before
-    ``share[1]`` percent of all their text, in order: shares that meet split the
-    pairs between them, each pair to one."""
-    total = sum(len(text) for _, text in rests) or 1
-    out, seen = [], 0
-    for rel, text in rests:
-        middle = (seen + len(text) / 2) * 100 / total
-        if share[0] <= middle < share[1]:
-            out.append((rel, text))
-        seen += len(text)
-    return out

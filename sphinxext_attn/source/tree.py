@@ -27,7 +27,6 @@ from sphinxext_attn.source.layout import PACKAGE, in_package, is_installed_layou
 from sphinxext_attn.source.recording import RecordedReads, Recording, decode_source
 from sphinxext_attn.source.syntax_check import (
     Problem,
-    in_share,
     parse_problem,
     syntax_problems,
     without_segment,
@@ -319,10 +318,10 @@ class SourceTree(RecordedReads):
             for message, line in found if found is not None else syntax_problems(rel, text):
                 self.warn(message, rel, line, subtype="syntax")
 
-    def syntax_problems(self, share: tuple[int, int] = (0, 100)) -> dict[str, list[Problem]]:
-        """:meth:`check_partly_parsed`'s problems by file (plain data, for another process),
-        of the files in ``share`` (percent of their text: two processes split them)."""
-        return {r: syntax_problems(r, t) for r, t in in_share(self._unchecked_rests(), share)}
+    def syntax_problems(self) -> dict[str, list[Problem]]:
+        """What :meth:`check_partly_parsed` would report for the files partly
+        parsed so far, by file (plain data: it crosses a process boundary)."""
+        return {rel: syntax_problems(rel, text) for rel, text in self._unchecked_rests()}
 
     def _unchecked_rests(self) -> list[tuple[str, str]]:
         """The rest of each file only a class of was parsed (not parsed whole since)."""

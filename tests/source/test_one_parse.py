@@ -151,14 +151,3 @@ def test_triple_strings_pair_quotes_as_the_lazy_pattern() -> None:
     for _ in range(5000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         assert triple_strings(text) == [m.span() for m in pattern.finditer(text)], text
-
-
-def test_shares_of_the_syntax_checks_split_the_files_between_them() -> None:
-    from sphinxext_attn.source.syntax_check import in_share
-
-    rests = [("a.py", "x" * 10), ("b.py", "x" * 70), ("c.py", "x" * 20)]
-    first, second = in_share(rests, (0, 75)), in_share(rests, (75, 100))
-    assert [r for r, _ in first] == ["a.py", "b.py"]
-    assert [r for r, _ in second] == ["c.py"]
-    assert in_share(rests, (0, 100)) == rests
-    assert in_share([], (0, 100)) == []
