@@ -48,13 +48,9 @@ def repair(builder: TableBuilder, caps: dict[str, Any], count: int | None = None
         cap = caps[config.capability]
         point = [builder.grid[dim].index(getattr(config, dim)) for dim in dims_of(builder.grid)]
         for name in builder.lists.items[list_at(cap["priorities"], sizes, point)]:
-            entry = cap["backends"][name]
-            actual = builder.reasons_at(name, config.capability, point)
-            seen = checked.setdefault((config.capability, name), [])
-            if set(actual) != set(backend_reasons(entry, point)):
-                checks = [*seen, (point, set(actual))]
-                _correct(builder, entry, name, config.capability, checks, backend_reasons)
-            seen.append((point, set(actual)))
+            actual = _check(
+                builder, checked, cap["backends"][name], name, config.capability, point
+            )
             if not actual:
                 break  # chosen: vLLM tries no further
 
@@ -70,12 +66,26 @@ def repair_entries(
         point = [builder.grid[dim].index(getattr(config, dim)) for dim in dims_of(builder.grid)]
         for name in names:
             entry = caps[config.capability]["backends"][name]
-            actual = builder.reasons_at(name, config.capability, point)
-            seen = checked.setdefault((config.capability, name), [])
-            if set(actual) != set(backend_reasons(entry, point)):
-                checks = [*seen, (point, set(actual))]
-                _correct(builder, entry, name, config.capability, checks, backend_reasons)
-            seen.append((point, set(actual)))
+            _check(builder, checked, entry, name, config.capability, point)
+
+
+def _check(
+    builder: Any,
+    checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]],
+    entry: dict[str, Any],
+    name: str,
+    capability: str,
+    point: list[int],
+) -> Any:
+    """Compare one entry's recombined reasons at ``point`` with its real ones,
+    correct it where they differ, and keep the point as checked; the real reasons."""
+    actual = builder.reasons_at(name, capability, point)
+    seen = checked.setdefault((capability, name), [])
+    if set(actual) != set(backend_reasons(entry, point)):
+        checks = [*seen, (point, set(actual))]
+        _correct(builder, entry, name, capability, checks, backend_reasons)
+    seen.append((point, set(actual)))
+    return actual
 
 
 def _correct(
