@@ -17,7 +17,6 @@ import gc
 import multiprocessing
 import os
 import resource
-import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +59,8 @@ class Outcome:
     detail: str = ""
     #: the last label :func:`progress` reported, None before any
     last: Any = None
-    #: tracemalloc's peak in the child, in bytes (0 unless ``trace_memory``)
+    #: how far the child's resident size rose above what it started with, at its
+    #: highest, in bytes (0 unless ``trace_memory``)
     peak: int = 0
     #: what the child handed over with :func:`note`, in order
     notes: list[Any] = field(default_factory=list)
@@ -79,19 +79,26 @@ def _child(
         resource.setrlimit(resource.RLIMIT_AS, (size + extra, size + extra))
     _PROGRESS[:] = [conn, idle]
     _dump_if_silent(idle)
-    if trace:
-        tracemalloc.start()
+    start = _resident("VmRSS") if trace else 0
     try:
         message: tuple[Any, ...] = ("done", fn(*args))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
         notes = "\n".join(getattr(exc, "__notes__", ()))
         message = ("escaped", f"{type(exc).__name__}: {str(exc)[:3000]}\n{notes}".strip())
     faulthandler.cancel_dump_traceback_later()
-    peak = tracemalloc.get_traced_memory()[1] if trace else 0
-    if trace:
-        tracemalloc.stop()
+    peak = max(0, _resident("VmHWM") - start) if trace else 0
     conn.send((*message, peak))
     conn.close()
+
+
+def _resident(field: str) -> int:
+    """The kernel's count of this process's resident memory (``VmRSS``, or its high-water
+    mark ``VmHWM``), in bytes: every allocation, Python's or C's, at no cost to the work
+    (tracemalloc made the evaluator about 15 times slower)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
 
 
 def contain(

@@ -45,6 +45,20 @@ def test_an_exception_and_a_value_come_back():
     assert contain(sorted, [3, 1, 2], idle=60.0).value == [1, 2, 3]
 
 
+def _hold(megabytes: int) -> int:
+    block = bytearray(megabytes * 2**20)  # zero-filled: every page touched
+    return len(block)
+
+
+@needs_fork
+def test_the_childs_peak_memory_is_what_it_allocated_not_what_it_inherited():
+    big = contain(_hold, 96, idle=60.0, trace_memory=True)
+    small = contain(_hold, 1, idle=60.0, trace_memory=True)
+    assert big.value == 96 * 2**20
+    assert 90 * 2**20 <= big.peak < 160 * 2**20, big.peak  # a few pages were resident
+    assert small.peak < 32 * 2**20, small.peak  # the inherited heap is not counted
+
+
 def test_progress_outside_a_child_does_nothing():
     progress("x")
     note("y")

@@ -3,7 +3,7 @@
 Each is evaluated in a forked child (capped address space, killed after a generous
 limit) so that a regression fails the test instead of hanging or exhausting the
 machine; the child reports the outcome, the steps left of the evaluator's budget and
-tracemalloc's peak. Every body must end as :class:`Unknown` (with its reason) or
+peak growth of its resident memory. Every body must end as :class:`Unknown` (with its reason) or
 :class:`Raised`, stopped by the evaluator's own limits (the step budget runs out only
 where the reason says so; the size and depth guards stop the others before it does)
 in 200 MB. No test here measures time: the machines are shared and noisy, and the
