@@ -15,7 +15,13 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 
-from sphinxext_attn.source.chunks import ChunkError, has_class, is_word, note_view
+from sphinxext_attn.source.chunks import (
+    ChunkError,
+    has_class,
+    is_word,
+    note_view,
+    word_boundary,
+)
 from sphinxext_attn.source.classes import absolute_module
 from sphinxext_attn.source.recording import Recording
 from sphinxext_attn.source.tree import SourceTree
@@ -48,13 +54,11 @@ _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 #: a class header after its decorators: the name is compared with the one asked for
 #: (no pattern compiled per name: each costs more than the search)
 _HEADER = re.compile(r"(?:@.*\n\s*)*class\s+(\w+)")
-_is_word = is_word
-_has_class = has_class
 
 
 def _starts_class(text: str, name: str) -> bool:
     """``re.match(rf"(?:@.*\\n\\s*)*class\\s+{re.escape(name)}\\b", text)``, as a bool."""
-    if not _is_word(name):
+    if not is_word(name):
         return re.match(rf"(?:@.*\n\s*)*class\s+{re.escape(name)}\b", text) is not None
     header = _HEADER.match(text)
     return header is not None and header.group(1) == name
@@ -62,13 +66,11 @@ def _starts_class(text: str, name: str) -> bool:
 
 def word_in(text: str, name: str) -> bool:
     """``re.search(rf"\\b{re.escape(name)}\\b", text)``, as a bool."""
-    if not _is_word(name):
+    if not is_word(name):
         return re.search(rf"\b{re.escape(name)}\b", text) is not None
-    at, end = text.find(name), len(name)
+    at = text.find(name)
     while at >= 0:
-        before = text[at - 1] if at else " "
-        after = text[at + end] if at + end < len(text) else " "
-        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+        if word_boundary(text, at) and word_boundary(text, at + len(name)):
             return True
         at = text.find(name, at + 1)
     return False
@@ -166,7 +168,7 @@ def _find_class(
     segment = tree.class_segment(path, name)
     if segment is not None:
         return segment
-    pieces = list(_statements(tree, path, name, lambda text: _has_class(text, name)))
+    pieces = list(_statements(tree, path, name, lambda text: has_class(text, name)))
     for body in pieces:  # top level first, as a walk of the whole module finds it
         for node in body:
             if isinstance(node, ast.ClassDef) and node.name == name:

@@ -16,14 +16,11 @@ import tokenize
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sphinxext_attn.model.records import Diagnostic
 from sphinxext_attn.source.chunks import READERS, has_class, note_view
 from sphinxext_attn.source.views import View
-
-if TYPE_CHECKING:
-    pass
 
 
 def decode_source(data: bytes) -> str:

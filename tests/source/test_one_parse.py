@@ -118,8 +118,8 @@ def test_name_searches_without_a_pattern_per_name_answer_as_the_patterns() -> No
     import random
     import re
 
-    from sphinxext_attn.source.chunks import word_boundary
-    from sphinxext_attn.source.lookup import _has_class, _starts_class, word_in
+    from sphinxext_attn.source.chunks import has_class, word_boundary
+    from sphinxext_attn.source.lookup import _starts_class, word_in
 
     rng = random.Random(22)
     alphabet = ["a", "b", "_", " ", "\n", "@", "class", "é", "1", ".", "(", "\t", "Ab"]
@@ -130,7 +130,7 @@ def test_name_searches_without_a_pattern_per_name_answer_as_the_patterns() -> No
             word = re.search(rf"\b{re.escape(name)}\b", text) is not None
             assert word_in(text, name) == word, (text, name)
             found = re.search(rf"class\s+{re.escape(name)}\b", text) is not None
-            assert _has_class(text, name) == found, (text, name)
+            assert has_class(text, name) == found, (text, name)
             header = re.match(rf"(?:@.*\n\s*)*class\s+{re.escape(name)}\b", text) is not None
             assert _starts_class(text, name) == header, (text, name)
             head = f"class {name}"
