@@ -151,7 +151,8 @@ class CallMemo:
     ) -> tuple[Any, ...] | None:
         parts: list[Any] = [func, len(args), tuple(sorted(kwargs)) if kwargs else ()]
         capability = interp.capability if by_gpu else _ANY_GPU
-        parts += (read, capability, interp.class_writes)  # a class set since: ask again
+        # a class or global set since: ask again (``functools.cache`` does not)
+        parts += (read, capability, 0 if func.cached else interp.class_writes)
         append = parts.append
         for name in read:
             value = sig.value(name, args, kwargs)
@@ -182,6 +183,11 @@ class CallMemo:
                 if found is not None:
                     return found
         return None
+
+    def forget(self, func: PyFunction) -> None:
+        """``func.cache_clear()``: its next calls run again."""
+        if self.read_sets.pop(func, None) is not None:
+            self.answers = {k: v for k, v in self.answers.items() if k[0] is not func}
 
     def reads(self, func: PyFunction) -> dict[str, None] | None:
         """A record for the frame to note its lookups in, or None (keyed by all, or a

@@ -19,6 +19,7 @@ from sphinxext_attn.pyeval.lazyclass import LazyBody, statements_for
 from sphinxext_attn.pyeval.mutations import changed_in_class_body
 from sphinxext_attn.pyeval.scope import MISSING, cached, remember
 from sphinxext_attn.pyeval.values import (
+    CAPABILITY,
     Builtin,
     EnumMember,
     External,
@@ -29,6 +30,7 @@ from sphinxext_attn.pyeval.values import (
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval.scope import ModuleScope
 
 ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
 #: Class decorators of the standard library that add no member a question reads.
@@ -151,6 +153,19 @@ class MemberMixin:
             self.class_writes += 1
             for value in added:
                 self.share(value)
+
+    def rebind_global(self: Interpreter, module: ModuleScope, name: str, value: Any) -> None:
+        """A function's ``global name; name = value``: the module's name is ``value``
+        from now on (as a class attribute set, remembered answers that read it are
+        stale), whatever it was when the module ran."""
+        remember(module.values, name, self, value)
+        facts = self.capability_read & ~CAPABILITY  # what this call read so far
+        if facts:
+            self.fact_masks[id(module.values), name] = facts
+        else:
+            self.fact_masks.pop((id(module.values), name), None)
+        self.share(value)
+        self.class_writes += 1
 
     def defines(self: Interpreter, cls: PyClass, *names: str) -> str | None:
         """The first of ``names`` that ``cls`` or a base in the tree defines (dunders

@@ -31,6 +31,17 @@ if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
 
 
+def cache_clear(func: PyFunction) -> Builtin:
+    """``func.cache_clear`` of a ``functools.cache``/``lru_cache`` function of the tree."""
+
+    def run(interp: Any, args: list[Any], kwargs: dict[str, Any], node: Any, path: str) -> None:
+        if args or kwargs:
+            raise Raised("TypeError", "cache_clear() takes no arguments")
+        interp.call_memo.forget(func)
+
+    return Builtin(f"{func.name}.cache_clear", run)
+
+
 class ObjectMixin(MemberMixin):
     """Attribute access and the protocols of values, for :class:`Interpreter`."""
 
@@ -84,6 +95,8 @@ class ObjectMixin(MemberMixin):
             return self.machine.config_attr(self, obj, name, path)
         if isinstance(obj, PyFunction) and name == "__name__":
             return obj.name
+        if isinstance(obj, PyFunction) and obj.cached and name == "cache_clear":
+            return cache_clear(obj)
         if isinstance(obj, MatchResult):
             found = obj.attr(name)
             if found is not None:

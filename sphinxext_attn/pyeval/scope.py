@@ -274,6 +274,8 @@ class Frame(Scope):
     reads: dict[str, None] | None = None
     #: a comprehension's own scope (a ``:=`` in it binds in the enclosing one)
     comprehension: bool = False
+    #: names the function declared ``global``: assigning one rebinds the module's
+    global_names: frozenset[str] = frozenset()
 
     def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
         scope: Scope | None = self

@@ -164,6 +164,8 @@ class StatementMixin:
                 frame.locals[name] = self._import_binding(stmt, name, frame.module)
         elif isinstance(stmt, ast.With):
             self.exec_block(stmt.body, frame)
+        elif isinstance(stmt, ast.Global):
+            frame.global_names |= frozenset(stmt.names)
         elif isinstance(stmt, ast.Break):
             raise _Break
         elif isinstance(stmt, ast.Continue):
@@ -249,7 +251,10 @@ class StatementMixin:
 
     def assign(self: Interpreter, target: ast.expr, value: Any, frame: Frame) -> None:
         if isinstance(target, ast.Name):
-            frame.locals[target.id] = value
+            if target.id in frame.global_names:
+                self.rebind_global(frame.module, target.id, value)
+            else:
+                frame.locals[target.id] = value
         elif isinstance(target, ast.Tuple | ast.List):
             items = self.iterate(value, target, frame.module.path)
             if len(items) != len(target.elts) or any(

@@ -434,7 +434,7 @@ def test_raised_carries_kind_and_message(tmp_path):
 UNKNOWNS = [  # (statement, reason, the line the unknown points at)
     ("p = torch.cuda.get_device_properties(0)", "torch.cuda.get_device_properties", "p = torch"),
     ("while cls.x:\n        pass", "While", "while cls.x"),
-    ("global X", "Global", "global X"),
+    ("del y", "Delete", "del y"),
     ("if torch.version.hip:\n        return 1", "torch.version.hip", "if torch.version"),
     (
         "import flashinfer\n    if flashinfer.ok:\n        return 1",

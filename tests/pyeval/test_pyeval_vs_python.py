@@ -266,6 +266,29 @@ WITH_PRELUDE: list[tuple[str, str]] = [
         "_n = 0\ndef bump():\n    global _n\n    _n += 1\n    return _n\nbump()\nbump()\n",
         "return _n",
     ),
+    # ``global`` in functions the method calls (not at import): the module's name rebound
+    (
+        "_x = None\ndef init():\n    global _x\n    _x = 5\n",
+        "before = _x\n    init()\n    return before, _x",
+    ),
+    (
+        "_n = 0\ndef bump():\n    global _n\n    _n += 1\n    return _n\n",
+        "bump()\n    return bump(), _n",
+    ),
+    ("X = 3\ndef f():\n    global X\n    return X + 1\n", "return f(), X"),
+    (
+        "_a, _b = 1, 2\ndef g():\n    global _a, _b\n    _a, _b = _b, _a\n",
+        "g()\n    return _a, _b",
+    ),
+    (
+        "import functools\n_o = None\n@functools.lru_cache\ndef get():\n    return 'a' if _o is None else _o\n"
+        "def put(v, clear):\n    global _o\n    _o = v\n    if clear:\n        get.cache_clear()\n",
+        "first = get()\n    put('b', False)\n    stale = get()\n    put('c', True)\n    return first, stale, get()",
+    ),
+    (
+        "import functools\n@functools.cache\ndef get():\n    return 1\n",
+        "try:\n        get.cache_clear(1)\n    except TypeError:\n        return 'refused'",
+    ),
     (
         "class MyErr(ValueError):\n    pass\n",
         "try:\n        raise MyErr('m')\n    except ValueError as e:\n        return str(e), type(e).__name__",

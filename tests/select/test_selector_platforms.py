@@ -302,13 +302,14 @@ def test_xpu_table_asks_the_mla_check_once_per_rule() -> None:
 
 @pytest.mark.parametrize("version", ["0.23.0", "0.26.0"])
 def test_xpu_table_on_older_releases(version: str) -> None:
-    """0.26: rules without a check (MLA is always Triton's); 0.23: rules the
-    evaluator cannot follow, where the widget says "not evaluated" as select does."""
+    """0.26: rules without a check (MLA is always Triton's); 0.23: rules that
+    first rebind a module global (``set_kv_cache_layout``'s ``global``), answered
+    like the rest."""
     wrong, table, _ = xpu_disagreements(version, 30)
     assert "checks" not in table
     assert wrong == []
     kinds = {item[0] for item in table["lists"]}
-    assert kinds == ({"unknown"} if version == "0.23.0" else {"selected"})
+    assert kinds == {"selected"}
 
 
 @pytest.mark.slow
