@@ -107,6 +107,13 @@ def main() -> int:
     parser.add_argument("--cases", help="selection cases for select --cases")
     parser.add_argument("--edit", action="append", default=[], metavar="REL")
     parser.add_argument("--replace", action="append", default=[], nargs=3)
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="time only these commands (e.g. 'vllm-page cold'; repeatable) and the seed",
+    )
     args = parser.parse_args()
     tree = Path(args.tree) if args.tree else fetch(args.version)
     subprocess.run(
@@ -150,6 +157,13 @@ def main() -> int:
                 cmd = [*ours[:-1], str(copy), "-o", str(scratch / "edited.md")]
                 commands[f"edit {Path(rel).stem}"] = cmd
                 EDITS[id(cmd)] = copy / rel
+        if args.only:
+            wanted = {"seed", *args.only}
+            commands = {
+                n: c
+                for n, c in commands.items()
+                if n in wanted or n.startswith("edit ") or n.startswith("replace ")
+            }
         os.environ["SPHINXEXT_ATTN_CACHE_DIR"] = str(scratch / "cache")
         for cmd in commands.values():
             timed(cmd)  # warm the page cache (and fill ours)

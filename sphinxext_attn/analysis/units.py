@@ -27,7 +27,6 @@ from sphinxext_attn.model.columns import EXTRA_COLUMNS
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import Analysis, Diagnostic, Location
 from sphinxext_attn.source.registry import RegistryEntry
-from sphinxext_attn.source.syntax_check import syntax_problems, without_segment
 from sphinxext_attn.source.tree import SourceTree
 
 #: Below this many backends to answer, forking costs more than it saves.
@@ -147,10 +146,7 @@ def _priorities(environment: Environment) -> Any:
 
 def _syntax(rel: str, start: int, length: int) -> Any:
     def work(tree: SourceTree) -> list[tuple[str, int]]:
-        text = tree.text(rel)
-        if text is None:
-            return []
-        return syntax_problems(rel, without_segment(text, start, length))
+        return tree.rest_problems(rel, start, length)
 
     return work
 

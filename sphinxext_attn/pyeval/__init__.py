@@ -2,16 +2,38 @@
 
 Ask it through :meth:`Interpreter.question` (see :mod:`.question`): a question
 has its own step budget and GPU, and a limit it hits is :class:`LimitExceeded`.
+
+The names below are loaded on first use: a run that only reads answers kept
+from an earlier one unpickles values of :mod:`.values` and never needs the
+interpreter (importing it costs about as much as the rest of such a run).
 """
 
-from sphinxext_attn.pyeval.interp import Interpreter
-from sphinxext_attn.pyeval.question import (
-    STEPS_PER_CELL,
-    STEPS_PER_DECISION,
-    STEPS_PER_PRIORITY_RUN,
-    Question,
-)
-from sphinxext_attn.pyeval.values import LimitExceeded, Raised, Unknown
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval.question import (
+        STEPS_PER_CELL,
+        STEPS_PER_DECISION,
+        STEPS_PER_PRIORITY_RUN,
+        Question,
+    )
+    from sphinxext_attn.pyeval.values import LimitExceeded, Raised, Unknown
+
+#: public name -> the submodule that defines it
+_HOMES = {
+    "Interpreter": "interp",
+    "STEPS_PER_CELL": "question",
+    "STEPS_PER_DECISION": "question",
+    "STEPS_PER_PRIORITY_RUN": "question",
+    "Question": "question",
+    "LimitExceeded": "values",
+    "Raised": "values",
+    "Unknown": "values",
+}
 
 __all__ = [
     "STEPS_PER_CELL",
@@ -23,3 +45,12 @@ __all__ = [
     "Raised",
     "Unknown",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -14,7 +14,6 @@ from typing import Any
 
 from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.questions import Answer, block_size_labels, sorted_block_labels
-from sphinxext_attn.vocab.names import CAPABILITIES
 
 NOT_SIZES = "get_supported_kernel_block_sizes() is not a list of sizes"
 
@@ -57,22 +56,3 @@ def restrict_to_supported(facts: ClassAnswers) -> None:
     facts.cells["Block Sizes"] = union
     if len({tuple(v) for v in by_gpu.values()}) > 1:
         facts.blocks_by_gpu = by_gpu
-
-
-def per_gpu_labels(by_gpu: dict[tuple[int, int], list[str]], union: list[str]) -> list[str]:
-    """Each size with the GPUs that take it, when not all of them do: ``64 (9.x)``."""
-    out = []
-    for label in union:
-        caps = sorted(c for c, labels in by_gpu.items() if label in labels)
-        out.append(label if len(caps) == len(by_gpu) else f"{label} ({_families(caps)})")
-    return out
-
-
-def _families(caps: list[tuple[int, int]]) -> str:
-    """``9.x`` for every grid capability of a major, else each one."""
-    parts: list[str] = []
-    for major in sorted({c[0] for c in caps}):
-        family = [c for c in CAPABILITIES if c[0] == major]
-        picked = [c for c in caps if c[0] == major]
-        parts += [f"{major}.x"] if picked == family else [f"{a}.{b}" for a, b in picked]
-    return ", ".join(parts)

@@ -22,8 +22,8 @@ from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.question import Return
 from sphinxext_attn.pyeval.values import NODE, Bound, External, PyClass, PyFunction
+from sphinxext_attn.runtime.cell_text import first_head_size
 from sphinxext_attn.runtime.class_answers import ClassAnswers
-from sphinxext_attn.runtime.head_sizes import first_head_size
 from sphinxext_attn.runtime.questions import attention_types
 from sphinxext_attn.vocab.names import CAPABILITIES, DTYPES, HEAD_SIZES
 

@@ -19,17 +19,9 @@ from sphinxext_attn.model.records import (
     PriorityList,
 )
 from sphinxext_attn.page.backends import SKIPPED, model_family, unreachable_only
-from sphinxext_attn.pyeval import Interpreter, Unknown
-from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.pyeval.values import Unknown
 from sphinxext_attn.runtime.class_answers import ClassAnswers
-from sphinxext_attn.runtime.profile import (
-    RuntimeReader,
-    apply_facts,
-    keep_for,
-    new_row,
-    resolve_class,
-)
-from sphinxext_attn.select.priority_titles import safe_evaluated_priorities
+from sphinxext_attn.runtime.rows import apply_facts, keep_for, new_row
 from sphinxext_attn.source.registry import RegistryEntry, read_registry
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE
@@ -58,6 +50,11 @@ def evaluate_runtime(
 ) -> RuntimeAnswers:
     """Ask every registered class (and the priority function) through one interpreter
     (``extras`` False: only the questions of the columns vLLM's page has)."""
+    from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval.machine import Machine
+    from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
+    from sphinxext_attn.select.priority_titles import safe_evaluated_priorities
+
     interp = Interpreter(tree, Machine(environment))
     reader = RuntimeReader(interp, provenance=provenance, extras=extras)
     answers = RuntimeAnswers()

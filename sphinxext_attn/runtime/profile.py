@@ -10,17 +10,16 @@ call) get rows of their own.
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from typing import Any
 
 from sphinxext_attn.model.columns import ASKED, FLAGS
-from sphinxext_attn.model.records import BackendFeatures, Location
+from sphinxext_attn.model.records import Location
 from sphinxext_attn.pyeval import Interpreter, LimitExceeded, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, PyClass
-from sphinxext_attn.runtime.block_sizes import block_facts, per_gpu_labels, restrict_to_supported
+from sphinxext_attn.runtime.block_sizes import block_facts, restrict_to_supported
 from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.deciding_lines import deciding_lines
-from sphinxext_attn.runtime.head_sizes import head_size_answer, head_size_text
+from sphinxext_attn.runtime.head_sizes import head_size_answer
 from sphinxext_attn.runtime.kv_dtypes import declared_dtypes, ordered, selection_note
 from sphinxext_attn.runtime.questions import (
     Answer,
@@ -30,14 +29,7 @@ from sphinxext_attn.runtime.questions import (
     kv_cache_dtypes,
 )
 from sphinxext_attn.source.registry import RegistryEntry
-from sphinxext_attn.vocab.names import ATTN_TYPE_NAMES, CAPABILITIES, DTYPES, SCORED_CAPABILITIES
-
-#: Cells of the variant rows that depend on the FlashAttention version or the
-#: TRTLLM kernels present: kept as the variant rule reads them.
-VARIANT_CELLS = {
-    "FLASH_ATTN": {"Sink", "KV Dtypes", "Head Sizes", "Compute Cap."},
-    "FLASHINFER": {"Sink", "Block Sizes", "KV Dtypes", "Compute Cap."},
-}
+from sphinxext_attn.vocab.names import DTYPES
 
 
 def resolve_class(interp: Interpreter, entry: RegistryEntry) -> PyClass | None:
@@ -51,32 +43,6 @@ def resolve_class(interp: Interpreter, entry: RegistryEntry) -> PyClass | None:
     except (Unknown, Raised):
         return None
     return value if isinstance(value, PyClass) else None
-
-
-def capability_text(
-    caps: list[tuple[int, int]], told: list[tuple[int, int]] | tuple[tuple[int, int], ...] = ()
-) -> str:
-    """``[(8, 0), ..., (12, 1)]`` -> ``≥8.0``; families as ``9.x``; else each one.
-    ``told``: every capability the check was asked on (the grid and those the
-    code names), over which the text is exact; default the grid."""
-    points = sorted(set(told or CAPABILITIES) | set(caps))
-    chosen = set(caps)
-    if chosen == set(points):
-        return "Any"
-    if not chosen:
-        return "None"
-    first = min(chosen)
-    if chosen == {c for c in points if c >= first}:
-        return f"≥{first[0]}.{first[1]}"
-    parts: list[str] = []
-    for major in sorted({c[0] for c in chosen}):
-        family = [c for c in points if c[0] == major]
-        picked = [c for c in family if c in chosen]
-        if picked == family:
-            parts.append(f"{major}.x")
-        else:
-            parts.extend(f"{a}.{b}" for a, b in picked)
-    return ", ".join(parts)
 
 
 def _reason(answer: Answer) -> str:
@@ -207,79 +173,3 @@ def extra_methods(interface: list[ast.FunctionDef]) -> list[str]:
         and not stmt.args.vararg
         and stmt.name not in {flag.question for flag in FLAGS}
     ]
-
-
-def apply_facts(row: BackendFeatures, facts: ClassAnswers, keep: set[str]) -> BackendFeatures:
-    """The row with its evaluated cells (``keep``: columns the variant rule decides)."""
-    changes: dict[str, Any] = {}
-    cells = facts.cells
-    unknown = {k: v for k, v in facts.unknown.items() if k not in keep}
-    supports: dict[str, Any] = {}
-    if "Dtypes" not in keep and cells.get("Dtypes") is not None:
-        changes["dtypes"] = tuple(cells["Dtypes"])
-    if "KV Dtypes" not in keep and cells.get("KV Dtypes") is not None:
-        changes["kv_cache_dtypes"] = tuple(cells["KV Dtypes"])
-    blocks = cells.get("Block Sizes")
-    if "Block Sizes" not in keep and blocks is not None:
-        labels = [b for b in blocks if b != "%1"] if "%1" not in blocks else []
-        by_gpu = facts.blocks_by_gpu
-        if by_gpu and labels:
-            labels = per_gpu_labels(by_gpu, labels)
-            supports["block_sizes_by_capability"] = {
-                f"{a}.{b}": list(v)
-                for (a, b), v in by_gpu.items()
-                if (a, b) in SCORED_CAPABILITIES
-            }
-        changes["block_sizes"] = tuple(labels)
-        supports["block_sizes"] = "any" if "%1" in blocks or not blocks else list(blocks)
-    if "Head Sizes" not in keep and cells.get("Head Sizes") is not None:
-        changes["head_sizes"] = head_size_text(cells["Head Sizes"])
-        supports["head_sizes"] = cells["Head Sizes"]
-    caps = cells.get("Compute Cap.")
-    if "Compute Cap." not in keep and caps is not None and row.compute_capability != "N/A":
-        told = facts.capability_points or CAPABILITIES
-        changes["compute_capability"] = capability_text(caps, told)
-        supports["compute_capabilities"] = (
-            "any"
-            if set(caps) == set(told)
-            else [f"{a}.{b}" for a, b in caps if (a, b) in SCORED_CAPABILITIES]
-        )
-    if cells.get("Attention Types") is not None:
-        names = [ATTN_TYPE_NAMES.get(n, n) for n in cells["Attention Types"]]
-        every = set(ATTN_TYPE_NAMES.values())
-        changes["attn_types"] = (
-            "All" if set(names) >= every else ", ".join(sorted(names)) or "None"
-        )
-    for flag in FLAGS:
-        if flag.title not in keep and cells.get(flag.title) is not None:
-            changes[flag.field] = bool(cells[flag.title])
-    sources = dict(row.sources)
-    sources.update((c, loc) for c, loc in facts.sources.items() if c not in keep)
-    return replace(
-        row,
-        **changes,
-        unknown=unknown,
-        supports=supports,
-        extras=dict(facts.extras),
-        sources=sources,
-        assumptions={c: tuple(v) for c, v in facts.assumptions.items() if c not in keep},
-        notes={c: v for c, v in facts.notes.items() if c not in keep},
-    )
-
-
-def new_row(
-    entry: RegistryEntry, where: Location, facts: ClassAnswers, family: str
-) -> BackendFeatures:
-    """A row for a backend the page analysis has none for (a composite)."""
-    row = BackendFeatures(
-        name=entry.name,
-        class_path=entry.class_path,
-        is_mla=bool(facts.mla),
-        family=family,
-        sources={"Backend": where},
-    )
-    return apply_facts(row, facts, set())
-
-
-def keep_for(row: BackendFeatures) -> set[str]:
-    return VARIANT_CELLS.get(row.name, set()) if row.version else set()

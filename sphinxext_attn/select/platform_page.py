@@ -71,7 +71,8 @@ def platform_rows(
     answers on that platform's machine; the capability is the platform's: the GPUs
     (arch names) a ROCm backend accepts, ``N/A`` where the rules ask none."""
     from sphinxext_attn.page.backends import model_family
-    from sphinxext_attn.runtime.profile import RuntimeReader, new_row, resolve_class
+    from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
+    from sphinxext_attn.runtime.rows import new_row
     from sphinxext_attn.source.registry import read_registry
 
     reached = selection.backends()

@@ -31,7 +31,7 @@ from sphinxext_attn.source.syntax_check import (
     syntax_problems,
     without_segment,
 )
-from sphinxext_attn.source.views import AST, OUTLINE, RAW
+from sphinxext_attn.source.views import AST, CODE, OUTLINE, RAW
 
 #: Files larger than this are not parsed (a backend file is a few hundred kB at most).
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -322,6 +322,18 @@ class SourceTree(RecordedReads):
         """What :meth:`check_partly_parsed` would report for the files partly
         parsed so far, by file (plain data: it crosses a process boundary)."""
         return {rel: syntax_problems(rel, text) for rel, text in self._unchecked_rests()}
+
+    def rest_problems(self, rel: str, start: int, length: int) -> list[Problem]:
+        """The syntax problems of ``rel`` with ``text[start:start + length]`` (a class
+        parsed alone) blanked out. The result rests on the whole text, or, when
+        there are none, on the text without its trailing comments (see
+        :func:`~sphinxext_attn.source.views.code_text`)."""
+        text = self._text(rel)
+        if text is None:
+            return []
+        problems = syntax_problems(rel, without_segment(text, start, length))
+        note_view(rel, RAW if problems else CODE)
+        return problems
 
     def _unchecked_rests(self) -> list[tuple[str, str]]:
         """The rest of each file only a class of was parsed (not parsed whole since)."""

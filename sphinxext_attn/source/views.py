@@ -4,6 +4,8 @@ While a piece of work runs (:meth:`SourceTree.recording`), each read of a file
 notes which view of it was read:
 
 - ``raw``: the text itself (its lines, a search of the whole text);
+- ``code``: the text without the comment lines that end it (a syntax check that
+  found nothing: appended comments cannot make it fail);
 - ``ast``: its whole syntax tree, with every position (or its syntax error);
 - ``outline``: its top-level statements' lines and the names each binds (what
   the evaluator's index of the module is built from; a statement whose names
@@ -45,6 +47,9 @@ View = tuple[Any, ...]
 RAW: View = ("raw",)
 AST: View = ("ast",)
 OUTLINE: View = ("outline",)
+#: The text without the comment lines that end it: all a check that found no
+#: syntax error rests on (see :func:`code_text`).
+CODE: View = ("code",)
 
 
 #: A line that may end a statement's piece without being part of the statement: blank,
@@ -60,6 +65,27 @@ def statement_text(text: str) -> str:
     while end > 1 and _TAIL_LINE.fullmatch(lines[end - 1]):
         end -= 1
     return "\n".join(lines[:end])
+
+
+#: A line that cannot change whether the text before it parses, when that text ends
+#: outside any bracket or string and without a backslash: blank, or a comment
+#: without a quote, a backslash or a carriage return (which CPython reads as a
+#: line break: code could follow it).
+_IGNORED_LINE = re.compile(r"[ \t\f]*(?:#[^'\"\\\r\x00]*)?")
+
+
+def code_text(text: str) -> str:
+    """``text`` without the blank and comment lines that end it. A text that parses
+    ends outside any bracket or string, so this part parses too, and with any
+    other such lines after it: appending a comment to a file that passed its
+    syntax check leaves it passing. A last kept line ending with a backslash
+    (which would join the next) keeps the whole text."""
+    lines = text.split("\n")
+    end = len(lines)
+    while end > 1 and _IGNORED_LINE.fullmatch(lines[end - 1]):
+        end -= 1
+    kept = "\n".join(lines[:end])
+    return text if kept.endswith("\\") else kept
 
 
 def piece_view(chunk: Chunk) -> tuple[Any, ...]:
@@ -100,6 +126,8 @@ class FileViews:
         kind = key[0]
         if kind == "raw":
             return self.text
+        if kind == "code":
+            return code_text(self.text)
         if kind == "ast":
             try:
                 module = parse_quietly(self.text, self.path)
@@ -164,5 +192,6 @@ class Compare:
 
 def _cheap_first(views: Collection[View]) -> list[View]:
     """``raw`` and ``outline`` settle most edits before a whole file is parsed."""
-    order = {"raw": 0, "outline": 1, "search": 2, "chunk": 3, "segment": 3, "mention": 4}
+    order = {"raw": 0, "code": 0, "outline": 1, "search": 2, "chunk": 3, "segment": 3}
+    order["mention"] = 4
     return sorted(views, key=lambda v: (order.get(v[0], 5), repr(v)))

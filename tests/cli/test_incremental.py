@@ -4,8 +4,11 @@ read a changed view of the edited file (its text, a statement, its outline:
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,7 @@ from sphinxext_attn.cli import runcache
 from sphinxext_attn.cli.runcache import RunCache, UnitEntries
 from sphinxext_attn.model.environment import REFERENCE, environment_from
 from sphinxext_attn.render.jsonout import render_json
-from sphinxext_attn.source.views import RAW
+from sphinxext_attn.source.views import CODE, RAW
 
 OPTIONS = {"profile": "runtime", "provenance": True, "extras": True}
 
@@ -187,15 +190,75 @@ def test_the_command_line_after_an_edit_equals_a_cold_run(tmp_path):
 
 @pytest.mark.realtree
 def test_one_backend_file_of_a_release(tmp_path):
-    """vLLM 0.33.0: an appended comment asks again only the file's syntax check."""
+    """vLLM 0.33.0: an appended comment asks nothing again (its syntax check found
+    nothing, and rests only on the text before the comments that end it)."""
     tree, cache = _copy(tmp_path, vllm_trees.tree("0.33.0")), tmp_path / "cache"
     cold, _, _ = _run(tree, cache)
     rel = "vllm/v1/attention/backends/flex_attention.py"
-    readers = _text_readers(UnitEntries(RunCache(cache), tree, OPTIONS), rel)
+    store = UnitEntries(RunCache(cache), tree, OPTIONS)
+    assert _text_readers(store, rel) == set()
+    checks = {k for k, (_, views, _) in store.units.items() if CODE in views.get(rel, ())}
+    assert {_unit(k) for k in checks} == {_unit(repr(("syntax", rel, 0, 0)))}
     _append(tree / rel, "\n# an edit\n")
     got, computed, _ = _run(tree, cache)
-    assert {_unit(k) for k in computed} == readers == {_unit(repr(("syntax", rel, 0, 0)))}
+    assert computed == []
     assert got == cold
+
+
+def _syntax_said(json_text: str) -> list[str]:
+    """Where each syntax warning of a JSON output points (``path:line``)."""
+    said = json.loads(json_text)["diagnostics"]
+    return [d["location"] for d in said if d["message"].startswith("syntax error")]
+
+
+@pytest.mark.parametrize(
+    ("tail", "asked_again"),
+    [
+        ("\n# a comment\n\n   # another\n", False),
+        ("\nx = = 1\n", True),  # a broken line after the checked text
+        ("\n# a comment \\\nx = = 1\n", True),  # a backslash in the comment
+        ("\n# it's\n", True),  # a quote in the comment
+        ("\n# a\rx = = 1\n", True),  # CPython breaks the line at a carriage return
+    ],
+)
+def test_a_clean_syntax_check_is_kept_only_under_appended_comments(tmp_path, tail, asked_again):
+    """The check of the rest of a file (its class parsed alone) is asked again unless
+    the edit only appended blank and plain comment lines; a broken line appended
+    is warned about with its file and line, as in a cold run."""
+    tree, cache = _copy(tmp_path), tmp_path / "cache"
+    rel = "vllm/v1/attention/backends/flash_attn.py"
+    # a statement after the backend's class (a comment appended after the class
+    # would join its piece, which is cut out of the check)
+    _append(tree / rel, "\n\ndef after():\n    return 1\n")
+    _run(tree, cache)
+    lines = (tree / rel).read_text(encoding="utf-8").count("\n")
+    with (tree / rel).open("a", encoding="utf-8", newline="") as fh:
+        fh.write(tail)
+    st = (tree / rel).stat()
+    os.utime(tree / rel, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    got, computed, _ = _run(tree, cache)
+    assert any(k.startswith("('syntax'") for k in computed) == asked_again
+    assert got == _cold(tree)
+    said = _syntax_said(got)
+    if "= =" in tail:
+        before = tail[: tail.index("= =")]  # CPython ends a line at a carriage return too
+        assert said == [f"{rel}:{lines + before.count(chr(10)) + before.count(chr(13)) + 1}"]
+    else:
+        assert said == []
+
+
+def test_a_broken_file_is_checked_again_after_any_edit(tmp_path):
+    """A check that found a problem rests on the whole text: a comment appended to
+    the broken file asks it again (the line it names could move)."""
+    tree, cache = _copy(tmp_path), tmp_path / "cache"
+    rel = "vllm/v1/attention/backends/flash_attn.py"
+    _append(tree / rel, "\nx = = 1\n")
+    first, _, _ = _run(tree, cache)
+    assert len(_syntax_said(first)) == 1
+    _append(tree / rel, "# a comment\n")
+    got, computed, _ = _run(tree, cache)
+    assert any(k.startswith("('syntax'") for k in computed)
+    assert got == _cold(tree) == first
 
 
 def test_answers_asked_again_on_one_interpreter_keep_the_files_before_them(tmp_path):
@@ -213,3 +276,29 @@ def test_answers_asked_again_on_one_interpreter_keep_the_files_before_them(tmp_p
     for before, after in zip(backends, backends[1:], strict=False):
         assert set(store.units[before][0]) <= set(store.units[after][0])
     assert all(rel in store.units[k][0] for k in backends)
+
+
+@pytest.mark.realtree
+def test_a_run_that_asks_nothing_again_loads_no_evaluator(tmp_path):
+    """vLLM 0.33.0, a comment appended to a backend file: every answer is kept, and
+    the page is assembled from them without importing the interpreter (a lazy
+    ``pyeval``; the kept records hold plain values)."""
+    tree, cache = _copy(tmp_path, vllm_trees.tree("0.33.0")), tmp_path / "cache"
+    args = ["--root", str(tree), "--cache-dir", str(cache), "-o", str(tmp_path / "page.md")]
+    assert cli.main(args) == 0
+    _append(tree / "vllm/v1/attention/backends/flex_attention.py", "# an edit\n")
+    code = (
+        "import sys; from sphinxext_attn.cli.main import main; "
+        f"rc = main({args!r}); "
+        "loaded = sorted(m for m in sys.modules if m.startswith('sphinxext_attn.pyeval.') "
+        "and m != 'sphinxext_attn.pyeval.values'); "
+        "sys.exit(rc or (str(loaded) if loaded else 0))"
+    )
+    # away from the checkout: the child imports the package this process runs
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    cold = tmp_path / "cold.md"
+    assert cli.main(["--root", str(tree), "--no-cache", "-o", str(cold)]) == 0
+    assert (tmp_path / "page.md").read_text(encoding="utf-8") == cold.read_text(encoding="utf-8")

@@ -16,7 +16,8 @@ from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.abstract import AbstractInt, explore
 from sphinxext_attn.pyeval.intsets import IntSet, TooComplex, run
 from sphinxext_attn.pyeval.values import NODE
-from sphinxext_attn.runtime.head_sizes import head_size_answer, head_size_text, json_items
+from sphinxext_attn.runtime.cell_text import head_size_text
+from sphinxext_attn.runtime.head_sizes import head_size_answer, json_items
 from sphinxext_attn.runtime.questions import Asker
 from sphinxext_attn.source.tree import SourceTree
 
