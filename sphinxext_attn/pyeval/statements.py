@@ -103,8 +103,11 @@ class StatementMixin:
             self.exec_stmt(stmt, frame)
 
     def exec_stmt(self: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
-        self.budget.tick(stmt, frame.module.path)
         path = frame.module.path
+        budget = self.budget
+        budget.steps -= 1
+        if budget.steps < 0:
+            budget.fail(stmt, path)
         if isinstance(stmt, ast.Return):
             value = None if stmt.value is None else self.eval(stmt.value, frame)
             if self.returns is not None:

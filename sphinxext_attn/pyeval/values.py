@@ -15,7 +15,7 @@ import builtins
 import copy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.scope import ModuleScope, Scope
@@ -308,7 +308,11 @@ class Budget:
     def tick(self, node: ast.AST, path: str) -> None:
         self.steps -= 1
         if self.steps < 0:
-            raise LimitExceeded("step budget exhausted", path, getattr(node, "lineno", 0))
+            self.fail(node, path)
+
+    def fail(self, node: ast.AST, path: str) -> NoReturn:
+        """Out of steps at ``node`` (callers that charge the step inline)."""
+        raise LimitExceeded("step budget exhausted", path, getattr(node, "lineno", 0))
 
     def spend(self, steps: int, where: tuple[str, int]) -> None:
         """Charge work proportional to a size, before the work is done."""
