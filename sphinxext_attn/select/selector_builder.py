@@ -30,9 +30,14 @@ from sphinxext_attn.select.selector_repair import delta, repair
 class TableBuilder:
     """Builds the factored table of one tree over a grid (see the module docstring)."""
 
-    def __init__(self, selector: Selector, grid: dict[str, tuple[Any, ...]] | None = None):
+    def __init__(
+        self,
+        selector: Selector,
+        grid: dict[str, tuple[Any, ...]] | None = None,
+        prober: Prober | None = None,
+    ):
         self.selector = selector
-        self.prober = Prober(selector)
+        self.prober = prober or Prober(selector)
         self.grid = grid or GRID
         self.reasons = Interner()
         self.lists = Interner()
@@ -42,6 +47,12 @@ class TableBuilder:
         self.facts: dict[tuple[str, str], dict[str, str]] = {}
         #: per entry, the points whose question read a machine fact, with the facts
         self.point_facts: dict[tuple[str, str], dict[tuple[int, ...], dict[str, str]]] = {}
+
+    def scratch(self) -> TableBuilder:
+        """A builder asking through this one's prober (its answers are kept there),
+        with records of its own: what it interns and notes leaves this table alone."""
+        other = TableBuilder(self.selector, self.grid, self.prober)
+        return other
 
     def learn_from(self, other: TableBuilder, differing: Collection[str] = ()) -> None:
         """Find backends as ``other`` (a table built for another setting) found them,
@@ -97,15 +108,20 @@ class TableBuilder:
 
     # -- the whole table ---------------------------------------------------------
 
-    def build(self) -> dict[str, Any]:
+    def entries(self, capabilities: Sequence[str]) -> dict[str, Any]:
+        """The priority table and every listed backend's entry, per capability."""
         caps: dict[str, Any] = {}
-        for cap in self.grid["capability"]:
+        for cap in capabilities:
             prio = self.priority_table(cap)
             universe = sorted({b for i in set(prio["table"]) for b in self.lists.items[i]})
             caps[cap] = {
                 "priorities": prio,
                 "backends": {b: self.backend_entry(b, cap) for b in universe},
             }
+        return caps
+
+    def build(self) -> dict[str, Any]:
+        caps = self.entries(self.grid["capability"])
         repair(self, caps)
         return {
             "dims": [[dim, [query_value(v) for v in values]] for dim, values in self.grid.items()],

@@ -81,6 +81,11 @@ class Prober:
         self.module = module
         self.members: dict[str, EnumMember] = {}
         self._answers: dict[tuple[str, tuple[Any, ...]], ProbeAnswer] = {}
+        #: answers asked by another process (:meth:`adopt`), and the facts it guessed
+        self._adopted: dict[tuple[str, tuple[Any, ...]], ProbeAnswer] = {}
+        self._guessed_there: set[str] = set()
+        #: the priority lists asked, with the facts each read, by configuration
+        self._lists: dict[tuple[Any, ...], tuple[list[str], list[tuple[str, str]]]] = {}
         #: the machine facts (name -> value) each question read, gathered by the
         #: table's builder per entry (see :mod:`.selector_facts`)
         self.read: dict[str, str] = {}
@@ -101,6 +106,21 @@ class Prober:
         if not (self.selector.config_reads_environment or other.selector.config_reads_environment):
             self._donor = (other, frozenset(differing))
 
+    def asked(self) -> dict[tuple[str, tuple[Any, ...]], ProbeAnswer]:
+        """The answers that hold whatever was asked before (no evaluator limit hit)."""
+        return {key: found for key, found in self._answers.items() if found.portable}
+
+    def adopt(
+        self, answers: dict[tuple[str, tuple[Any, ...]], ProbeAnswer], guessed: Collection[str]
+    ) -> None:
+        """Take answers asked by another process on the same tree and machine (see
+        :mod:`.selector_parallel`), where the machine facts ``guessed`` were
+        guessed: the questions they answer are not asked here."""
+        for key, found in answers.items():
+            if key not in self._answers:
+                self._adopted[key] = found
+        self._guessed_there |= set(guessed)
+
     def answer(self, backend: str, config: Config) -> ProbeAnswer | None:
         """What this prober answered for ``backend`` and ``config``, if it was asked."""
         return self._answers.get((backend, config.key()))
@@ -115,6 +135,15 @@ class Prober:
 
     def priorities(self, config: Config) -> list[str]:
         """The names ``_get_backend_priorities`` returns for ``config``."""
+        key = config.key()
+        kept = self._lists.get(key)
+        if kept is None:
+            kept = self._lists[key] = self._ask_priorities(config)
+        names, facts = kept
+        self.read.update(facts)
+        return list(names)
+
+    def _ask_priorities(self, config: Config) -> tuple[list[str], list[tuple[str, str]]]:
         interp = self.interp
         with (
             self.selector.model(config),
@@ -130,20 +159,21 @@ class Prober:
                 else:
                     kwargs[name] = interp.getattr(selector_config, name, NODE, "")
             result = interp.call(self.function, [], kwargs, NODE, self.module.path)
-        self.read.update(q.facts)
         names = []
         for member in result:
             if isinstance(member, EnumMember):
                 self.members.setdefault(member.name, member)
                 names.append(member.name)
-        return names
+        return names, q.facts
 
     def reasons(self, backend: str, config: Config) -> tuple[str, ...]:
         """Why ``backend`` rejects ``config`` (empty: it accepts it), as vLLM words it."""
         key = (backend, config.key())
         found = self._answers.get(key)
         if found is None:
-            found = self._answers[key] = self._lent(backend, config) or self._ask(backend, config)
+            found = self._answers[key] = (
+                self._lent(backend, config) or self._taken(key) or self._ask(backend, config)
+            )
         self.read.update(found.facts)
         return found.reasons
 
@@ -158,6 +188,14 @@ class Prober:
         self.member(backend)  # (as asking would: a backend this tree lacks is a KeyError)
         machine, theirs = self.interp.machine, donor.interp.machine
         machine.guessed |= found.read & theirs.guessed  # guessed alike: the same facts
+        return found
+
+    def _taken(self, key: tuple[str, tuple[Any, ...]]) -> ProbeAnswer | None:
+        """An adopted answer, as asking it here would have left the machine (the
+        facts it read that were guessed there are guessed here)."""
+        found = self._adopted.pop(key, None)
+        if found is not None:
+            self.interp.machine.guessed |= found.read & self._guessed_there
         return found
 
     def member(self, backend: str) -> EnumMember:

@@ -45,7 +45,9 @@ def repair(builder: TableBuilder, caps: dict[str, Any], count: int | None = None
     checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]] = {}
     count = REPAIR_SAMPLE if count is None else count
     for config in sample_configs(builder.grid, count, seed=REPAIR_SEED):
-        cap = caps[config.capability]
+        cap = caps.get(config.capability)
+        if cap is None:  # (a part of the table, asked in another process)
+            continue
         point = [builder.grid[dim].index(getattr(config, dim)) for dim in dims_of(builder.grid)]
         for name in builder.lists.items[list_at(cap["priorities"], sizes, point)]:
             actual = _check(

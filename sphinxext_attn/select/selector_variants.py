@@ -29,6 +29,7 @@ from sphinxext_attn.select.selector_builder import TableBuilder
 from sphinxext_attn.select.selector_checks import StandInMachine
 from sphinxext_attn.select.selector_facts import explore
 from sphinxext_attn.select.selector_grid import GRID, LAYER_GRID
+from sphinxext_attn.select.selector_parallel import build_and_explore
 from sphinxext_attn.select.selector_rules import RuleTableBuilder
 from sphinxext_attn.source.tree import SourceTree
 
@@ -79,8 +80,11 @@ def build_variant(tree: SourceTree, base: Environment, variant: Variant) -> dict
     environment = Environment(base.env, base.options, base.assume, platform, arch)
     builder = builder_for(tree, environment)
     with builder.selector.interp.guarded():
-        table = builder.build()
-        explore(table, builder, environment, lambda env: builder_for(tree, env))
+        if isinstance(builder, TableBuilder):
+            table = build_and_explore(builder, environment, lambda env: builder_for(tree, env))
+        else:
+            table = builder.build()
+            explore(table, builder, environment, lambda env: builder_for(tree, env))
     table["platform"], table["arch"] = platform, arch
     return keep_used(table)
 

@@ -137,6 +137,11 @@ class SourceTree(RecordedReads):
     def directories(self) -> list[str]:
         return list(self._folders)
 
+    def note_directories(self, folders: list[str]) -> None:
+        """Folders looked in on this tree's behalf (by a forked process)."""
+        for folder in folders:
+            self._folders.setdefault(folder)
+
     def first_present(self, homes: tuple[str, ...]) -> str | None:
         """The first of a file's ``homes`` (newest first) the tree has."""
         return next((rel for rel in homes if self.exists(rel)), None)
