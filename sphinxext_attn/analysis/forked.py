@@ -12,6 +12,7 @@ itself: the outcome never depends on whether the fork helped.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import sys
@@ -47,6 +48,15 @@ class Forked:
         os.close(write)
         self._pid = pid
         self._read = read
+
+    def cancel(self) -> None:
+        """Stop the child (its result is not wanted) and wait for it."""
+        import signal
+
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._pid, signal.SIGKILL)
+        os.close(self._read)
+        os.waitpid(self._pid, 0)
 
     def result(self) -> Any | None:
         """The child's result, or None if it failed."""

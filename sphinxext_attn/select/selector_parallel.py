@@ -25,11 +25,14 @@ from typing import Any
 
 from sphinxext_attn.analysis import forked
 from sphinxext_attn.model.environment import Environment
-from sphinxext_attn.pyeval import Raised, Unknown
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.select.decision import Config, Decision, Selector
 from sphinxext_attn.select.selector_builder import TableBuilder
 from sphinxext_attn.select.selector_facts import explore
 from sphinxext_attn.select.selector_probe import ProbeAnswer
 from sphinxext_attn.select.selector_repair import repair
+from sphinxext_attn.source.tree import SourceTree
 
 #: answers by the environment key of the machine they were asked on (the
 #: table's own, and each setting's of :func:`.selector_facts.explore`), with the
@@ -139,4 +142,56 @@ def build_and_explore(
     return table
 
 
-__all__ = ["Asked", "build_and_explore", "prefetch"]
+class Decided:
+    """Full decisions made by a forked child (:func:`decide_in_child`), handed out
+    as :meth:`Selector.decide` would make them here: the files each read are
+    then read here too. A configuration the child did not decide is decided
+    here, by ``fallback``."""
+
+    def __init__(
+        self,
+        tree: SourceTree,
+        decided: dict[tuple[Any, ...], tuple[Decision, list[str], list[str]]],
+        fallback: Callable[[], Selector],
+    ) -> None:
+        self.tree = tree
+        self.decided = decided
+        self.fallback = fallback
+        self._selector: Selector | None = None
+
+    def decide(self, config: Config) -> Decision:
+        found = self.decided.get(config.key())
+        if found is None:
+            if self._selector is None:
+                self._selector = self.fallback()
+            return self._selector.decide(config)
+        decision, files, directories = found
+        self.tree.files.extend(files)
+        self.tree.note_directories(directories)
+        return decision
+
+
+def decide_in_child(
+    tree: SourceTree, environment: Environment, configs: Sequence[Config]
+) -> forked.Forked | None:
+    """A forked child deciding ``configs`` on a fresh evaluator of ``environment``
+    (the agreement check of a table, :func:`.selector_predict.agreement`), while
+    this process builds the table; None where the platform cannot fork."""
+    if not configs or not forked.can_fork():
+        return None
+    return forked.Forked(lambda: _decisions(tree, environment, configs))
+
+
+def _decisions(
+    tree: SourceTree, environment: Environment, configs: Sequence[Config]
+) -> dict[tuple[Any, ...], tuple[Decision, list[str], list[str]]]:
+    selector = Selector(Interpreter(tree, Machine(environment)))
+    out = {}
+    for config in configs:
+        files, directories = len(tree.files), len(tree.directories)
+        decision = selector.decide(config)
+        out[config.key()] = (decision, tree.files[files:], tree.directories[directories:])
+    return out
+
+
+__all__ = ["Asked", "Decided", "build_and_explore", "decide_in_child", "prefetch"]

@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
-from sphinxext_attn.select.decision import Config, Decision, Selector
+from sphinxext_attn.select.decision import Config, Decision
 from sphinxext_attn.select.selector_facts import state_for, table_at
 from sphinxext_attn.select.selector_grid import (
     RULES,
@@ -154,8 +154,14 @@ def sample_configs(grid: dict[str, tuple[Any, ...]], count: int, seed: int = 0) 
     ]
 
 
+class Decides(Protocol):
+    """What :func:`agreement` compares with: :class:`Selector` or decisions it made."""
+
+    def decide(self, config: Config) -> Decision: ...
+
+
 def agreement(
-    table: dict[str, Any], selector: Selector, configs: Iterable[Config]
+    table: dict[str, Any], selector: Decides, configs: Iterable[Config]
 ) -> tuple[int, int, int, list[Config]]:
     """(decisions equal, selected equal, compared, configs that differ) against decide()."""
     same = chosen = total = 0
@@ -198,4 +204,4 @@ def _candidates(decision: Decision) -> list[str]:
     return [c["backend"] for c in decision.candidates]
 
 
-__all__ = ["agreement", "backend_reasons", "predict", "sample_configs"]
+__all__ = ["Decides", "agreement", "backend_reasons", "predict", "sample_configs"]

@@ -34,7 +34,8 @@ from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.select.decision import Selector
 from sphinxext_attn.select.selector_builder import TableBuilder
 from sphinxext_attn.select.selector_grid import GRID
-from sphinxext_attn.select.selector_predict import agreement, sample_configs
+from sphinxext_attn.select.selector_parallel import Decided, decide_in_child
+from sphinxext_attn.select.selector_predict import Decides, agreement, sample_configs
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, module_file
 
@@ -78,12 +79,21 @@ def build_selector_table(
 
     started = time.perf_counter()
     tree = SourceTree(root)
+    configs = sample_configs(GRID, sample, 1) if sample else []
+    # CUDA's table is the page's default: its check is decided while it is built
+    judged = Environment(environment.env, environment.options, environment.assume, "cuda", "")
+    deciding = decide_in_child(tree, judged, configs) if platforms[0] == "cuda" else None
     tables: dict[str, Any] = {}
     problems: list[str] = []
     error = default = ""
     try:
         with Interpreter(tree).guarded():
-            tables, problems = build_variants(tree, platforms, environment)
+            try:
+                tables, problems = build_variants(tree, platforms, environment)
+            except BaseException:
+                if deciding is not None:
+                    deciding.cancel()
+                raise
         default = next(iter(tables), "")
         mine = f"rocm:{environment.arch or DEFAULT_ROCM_ARCH}"
         if platforms[0] == "rocm" and mine in tables:  # the machine's GPU (MI300X)
@@ -100,6 +110,11 @@ def build_selector_table(
         reason = getattr(exc, "reason", None) or str(exc)
         error = f"{where}: {reason}"
     seconds = time.perf_counter() - started
+    decided = None
+    if deciding is not None and table is None:
+        deciding.cancel()
+    elif deciding is not None:
+        decided = deciding.result()
     stats = (0, 0, 0)
     if table is not None and sample:
         own = Environment(
@@ -109,8 +124,16 @@ def build_selector_table(
             table["platform"],
             table["arch"],
         )
-        selector = Selector(Interpreter(tree, Machine(own)))
-        same, chosen, total, _ = agreement(table, selector, sample_configs(GRID, sample, 1))
+
+        def selector() -> Selector:
+            return Selector(Interpreter(tree, Machine(own)))
+
+        judge: Decides
+        if isinstance(decided, dict) and own == judged:
+            judge = Decided(tree, decided, selector)
+        else:
+            judge = selector()
+        same, chosen, total, _ = agreement(table, judge, configs)
         stats = (same, chosen, total)
     return SelectorTable(
         table,
