@@ -98,6 +98,13 @@ def _asked_in_child(
     return Asked(answers, tree.files[files:], tree.directories)
 
 
+def split(capabilities: list[str]) -> tuple[list[str], list[str]]:
+    """This process's capabilities and the child's: the first half and the rest
+    (the last ones, newer GPUs, list more backends)."""
+    half = (len(capabilities) + 1) // 2
+    return capabilities[:half], capabilities[half:]
+
+
 def build_and_explore(
     builder: TableBuilder, environment: Environment, make_builder: MakeBuilder
 ) -> dict[str, Any]:
@@ -107,8 +114,7 @@ def build_and_explore(
     capabilities = list(builder.grid["capability"])
     answers: Answers = {}
     if len(capabilities) >= 2 and forked.can_fork():
-        half = (len(capabilities) + 1) // 2
-        mine, theirs = capabilities[:half], capabilities[half:]
+        mine, theirs = split(capabilities)
         tree = builder.selector.interp.tree
         files = len(tree.files)
         child = forked.Forked(
