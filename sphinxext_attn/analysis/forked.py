@@ -27,6 +27,19 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
+def spare_core() -> bool:
+    """Whether a forked child would run beside this process rather than take
+    turns with it: fewer processes waited for a core over the last minute
+    than there are cores, less one. (Where they are all busy, a child only
+    adds the work both processes repeat.)"""
+    try:
+        cores = len(os.sched_getaffinity(0))
+        waiting = os.getloadavg()[0]
+    except (AttributeError, OSError):  # (a platform without them: as if free)
+        return True
+    return waiting < cores - 0.5
+
+
 class Forked:
     """``work()`` started in a child process; :meth:`result` waits for it."""
 

@@ -19,6 +19,7 @@ how far a budget goes depends on the memos of the process that asked.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -57,14 +58,16 @@ def prefetch(
     capabilities: Sequence[str],
     environment: Environment,
     make_builder: MakeBuilder,
+    settings: list[tuple[str, TableBuilder]] | None = None,
 ) -> Answers:
     """Ask the questions of the entries of ``capabilities``, of their repair and of
     their settings (:func:`.selector_facts.explore`), through ``builder``'s
     prober, keeping nothing else of ``builder``'s; the answers asked, by machine.
     A question that cannot be answered stops here: the real build meets it
-    again in its own order and says so."""
+    again in its own order and says so. The settings' builders are added to
+    ``settings`` with their machine's key."""
     scratch = builder.scratch()
-    settings: list[tuple[str, TableBuilder]] = []
+    settings = [] if settings is None else settings
 
     def making(env: Environment) -> Any:
         sib = make_builder(env)
@@ -72,12 +75,10 @@ def prefetch(
             settings.append((env.key(), sib))
         return sib
 
-    try:
+    with contextlib.suppress(Unknown, Raised, KeyError):
         caps = scratch.entries(capabilities)
         repair(scratch, caps)
         explore({"caps": caps}, scratch, environment, making)
-    except (Unknown, Raised, KeyError):
-        pass
     out: Answers = {}
     for key, asker in [(environment.key(), builder), *settings]:
         answers, guessed = out.setdefault(key, ({}, set()))
@@ -113,7 +114,10 @@ def build_and_explore(
     asked by a forked child while this process asks those of the first."""
     capabilities = list(builder.grid["capability"])
     answers: Answers = {}
-    if len(capabilities) >= 2 and forked.can_fork():
+    #: the settings' builders this process made while asking: their evaluators
+    #: and answers serve again (with records of their own, as new builders)
+    settings: list[tuple[str, TableBuilder]] = []
+    if len(capabilities) >= 2 and forked.can_fork() and forked.spare_core():
         mine, theirs = split(capabilities)
         tree = builder.selector.interp.tree
         files = len(tree.files)
@@ -121,7 +125,7 @@ def build_and_explore(
             lambda: _asked_in_child(builder, theirs, environment, make_builder, files)
         )
         try:
-            answers = prefetch(builder, mine, environment, make_builder)
+            answers = prefetch(builder, mine, environment, make_builder, settings)
         finally:
             asked = child.result()
         if isinstance(asked, Asked):
@@ -136,9 +140,12 @@ def build_and_explore(
         if main is not None:
             builder.prober.adopt(*main)
 
+    made_here = dict(settings)
+
     def made(env: Environment) -> Any:
-        sib = make_builder(env)
-        kept = answers.get(env.key())
+        key = env.key()
+        sib = made_here[key].scratch() if key in made_here else make_builder(env)
+        kept = answers.get(key)
         if kept is not None and isinstance(sib, TableBuilder):
             sib.prober.adopt(*kept)
         return sib
@@ -183,7 +190,7 @@ def decide_in_child(
     """A forked child deciding ``configs`` on a fresh evaluator of ``environment``
     (the agreement check of a table, :func:`.selector_predict.agreement`), while
     this process builds the table; None where the platform cannot fork."""
-    if not configs or not forked.can_fork():
+    if not configs or not forked.can_fork() or not forked.spare_core():
         return None
     return forked.Forked(lambda: _decisions(tree, environment, configs))
 

@@ -156,3 +156,11 @@ def test_forked_select_cases_equal_sequential(monkeypatch: pytest.MonkeyPatch) -
     assert len(together) == 2 * len(CASES)
     assert {r["selected"] for r in together} > {None}  # several different picks
     assert read_together == read_alone  # what the child read is kept for the cache
+
+
+def test_a_core_is_spare_only_below_the_cores_less_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 0.0, 0.0))
+    assert forked.spare_core()
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 0.0, 0.0))
+    assert not forked.spare_core()

@@ -33,6 +33,12 @@ def _build(platforms: tuple[str, ...] = ("cuda",)) -> dict[str, Any]:
     return _everything(build_selector_table(str(DEMO_TREE), sample=40, platforms=platforms))
 
 
+@pytest.fixture(autouse=True)
+def spare_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Children are forked whatever the machine's load (see ``forked.spare_core``)."""
+    monkeypatch.setattr(forked, "spare_core", lambda: True)
+
+
 @pytest.fixture(scope="module")
 def alone() -> dict[str, Any]:
     """The demo tree's tables built in this process only."""
