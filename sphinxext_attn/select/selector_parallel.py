@@ -14,7 +14,11 @@ the child (and without it, where the platform cannot fork, or the child
 fails: then this process asks everything itself).
 
 An answer that hit an evaluator limit is not taken (:attr:`.ProbeAnswer.portable`):
-how far a budget goes depends on the memos of the process that asked.
+how far a budget goes depends on the memos of the process that asked. The
+full decisions the table is checked against are made by a second child
+(:func:`decide_in_child`). Children are forked only where a core is spare
+(:func:`.forked.spare_core`): each process warms its own memos, so on a busy
+machine a child only adds work.
 """
 
 from __future__ import annotations
