@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import dependency_use
+import heap_policy
 import pytest
 import vllm_trees
 
@@ -34,6 +38,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """A test may ask vllm_trees for a release tree only if it is marked ``realtree``."""
     vllm_trees.MARKED["realtree"] = item.get_closest_marker("realtree") is not None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    heap_policy.start()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """After a module's last test and its fixtures: the long-lived heap is frozen
+    (tests/heap_policy.py), so the collector stops rescanning it."""
+    result = yield
+    if heap_policy.module_ends(item, nextitem):
+        heap_policy.settle()
+    return result
 
 
 @pytest.fixture(scope="session")
@@ -71,6 +89,34 @@ def selector_tables_033(source_tree_033: Any) -> VariantTables:
     table is some seconds of evaluation; building it once per session keeps the
     version matrix fast). Tests only read them."""
     return VariantTables(source_tree_033)
+
+
+#: Chromium quiet and offline: pages are file:// URLs, nothing is fetched
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium per session (Debian's ``chromium``, driven by Playwright: no
+    browser download), for every browser test (tests/browser, tests/select)."""
+    if importlib.util.find_spec("playwright") is None:
+        vllm_trees.unavailable("Playwright's Python package is not installed (tox -e heavy)")
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        vllm_trees.unavailable("no Chromium (Debian package: chromium; apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as play:
+        chromium = play.chromium.launch(executable_path=path, args=list(CHROMIUM_FLAGS))
+        yield chromium
+        chromium.close()
 
 
 @pytest.fixture(autouse=True)

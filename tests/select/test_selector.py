@@ -10,7 +10,6 @@ import copy
 import json
 import re
 import shutil
-import subprocess
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -248,54 +247,42 @@ def test_the_table_gives_a_pick_that_rests_on_an_unsettled_check_as_conditional(
 
 # -- in a browser ----------------------------------------------------------------
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-
-
-def _browser() -> str:
-    for name in BROWSERS:
-        found = shutil.which(name)
-        if found:
-            return found
-    vllm_trees.unavailable(
-        "no headless Chromium (Debian package: chromium; apt-get install chromium)"
-    )
-    raise AssertionError("unreachable")
-
 
 def _query(case: dict[str, Any]) -> str:
     config = Config.from_case(case)
     return "&".join(f"{k}={query_value(getattr(config, k))}" for k in CONTROLS)
 
 
-def _shown(browser: str, url: str) -> str:
-    proc = subprocess.run(
-        [
-            browser,
-            "--headless",
-            "--disable-gpu",
-            "--no-sandbox",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-            url,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    if 'class="attn-conditional"' in proc.stdout:
+def _dom(browser: Any, url: str) -> str:
+    """The page at ``url`` once loaded (its scripts run on DOMContentLoaded and load),
+    in the session's Chromium (tests/conftest.py)."""
+    page = browser.new_page()
+    try:
+        page.goto(url)
+        page.wait_for_load_state("load")
+        html: str = page.content()
+    finally:
+        page.close()
+    return html
+
+
+def _shown(html: str) -> str:
+    if 'class="attn-conditional"' in html:
         return "conditional"
-    found = re.search(r'class="attn-selected">([^<]*)<', proc.stdout)
-    assert found, (url, proc.returncode, proc.stderr[-2000:])
+    found = re.search(r'class="attn-selected">([^<]*)<', html)
+    assert found, html[-2000:]
     return found.group(1)
 
 
 @pytest.mark.realtree
 @pytest.mark.browser
 def test_browser_shows_the_cli_decision(
-    site: Path, tree033: Path, cases033: list[dict[str, Any]], table033: dict[str, Any]
+    browser: Any,
+    site: Path,
+    tree033: Path,
+    cases033: list[dict[str, Any]],
+    table033: dict[str, Any],
 ) -> None:
-    browser = _browser()
     selector = Selector(Interpreter(SourceTree(tree033)))
     picked: list[dict[str, Any]] = []
     for case in cases033:  # a spread: each selected backend (and none) once, then more
@@ -323,7 +310,7 @@ def test_browser_shows_the_cli_decision(
         assert predict(table033, config).selected == cli
         url = (site / "index.html").as_uri() + "?" + _query(case)
         shown = "conditional" if decision.candidates else (cli or "none")
-        assert _shown(browser, url) == shown, url
+        assert _shown(_dom(browser, url)) == shown, url
         assert cli == case["selected"], (config.describe(), cli, case["selected"])
 
 
@@ -348,10 +335,9 @@ window.addEventListener("load", function () {
 @pytest.mark.realtree
 @pytest.mark.browser
 def test_browser_changing_a_control_updates_decision_and_address(
-    site: Path, tree033: Path
+    browser: Any, site: Path, tree033: Path
 ) -> None:
     """A reader's change recomputes the decision and is written to the query string."""
-    browser = _browser()
     page = site / "index.html"
     probe = site / "changed.html"
     probe.write_text(
@@ -361,16 +347,9 @@ def test_browser_changing_a_control_updates_decision_and_address(
     cli = Selector(Interpreter(SourceTree(tree033))).decide(
         Config(capability="8.9", dtype="fp16", use_mla=True)
     )
-    assert _shown(browser, url) == (cli.selected or "none")
-    proc = subprocess.run(
-        [browser, "--headless", "--disable-gpu", "--no-sandbox"]
-        + ["--virtual-time-budget=5000", "--dump-dom", url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    search = re.search(r'id="probe-search">([^<]*)<', proc.stdout).group(1).replace("&amp;", "&")
+    html = _dom(browser, url)
+    assert _shown(html) == (cli.selected or "none")
+    search = re.search(r'id="probe-search">([^<]*)<', html).group(1).replace("&amp;", "&")
     for part in ("dtype=fp16", "capability=8.9", "use_mla=true", "block_size=&"):
         assert part in search, search
 
