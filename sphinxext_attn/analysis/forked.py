@@ -63,12 +63,16 @@ class Forked:
         self._read = read
 
     def cancel(self) -> None:
-        """Stop the child (its result is not wanted) and wait for it."""
+        """Stop the child (its result is not wanted) and wait for it; again, nothing
+        (an error path may cancel before a caller's own cleanup does)."""
         import signal
 
+        if self._read < 0:
+            return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self._pid, signal.SIGKILL)
         os.close(self._read)
+        self._read = -1
         os.waitpid(self._pid, 0)
 
     def result(self) -> Any | None:
