@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import vllm_trees
+from loaded_modules import modules_loaded_by
 from treebuilder import DEMO_TREE
 
 from sphinxext_attn import cli
@@ -287,18 +286,9 @@ def test_a_run_that_asks_nothing_again_loads_no_evaluator(tmp_path):
     args = ["--root", str(tree), "--cache-dir", str(cache), "-o", str(tmp_path / "page.md")]
     assert cli.main(args) == 0
     _append(tree / "vllm/v1/attention/backends/flex_attention.py", "# an edit\n")
-    code = (
-        "import sys; from sphinxext_attn.cli.main import main; "
-        f"rc = main({args!r}); "
-        "loaded = sorted(m for m in sys.modules if m.startswith('sphinxext_attn.pyeval.') "
-        "and m != 'sphinxext_attn.pyeval.values'); "
-        "sys.exit(rc or (str(loaded) if loaded else 0))"
-    )
-    # away from the checkout: the child imports the package this process runs
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
-    )
-    assert proc.returncode == 0, proc.stderr
+    loaded = modules_loaded_by(args, cwd=tmp_path)
+    evaluator = [m for m in loaded if m.startswith("sphinxext_attn.pyeval.")]
+    assert [m for m in evaluator if m != "sphinxext_attn.pyeval.values"] == []
     cold = tmp_path / "cold.md"
     assert cli.main(["--root", str(tree), "--no-cache", "-o", str(cold)]) == 0
     assert (tmp_path / "page.md").read_text(encoding="utf-8") == cold.read_text(encoding="utf-8")

@@ -7,11 +7,10 @@ import importlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from loaded_modules import modules_loaded_by
 from treebuilder import DEMO_TREE
 
 from sphinxext_attn import cli
@@ -63,21 +62,16 @@ def test_an_answer_from_the_cache_loads_no_analysis_module(tmp_path):
     """A cached run imports the records and the renderer only (start-up time)."""
     tree, cache = _tree(tmp_path), tmp_path / "cache"
     _page(tree, cache)
-    code = (
-        "import sys; from sphinxext_attn.cli.main import main; "
-        f"rc = main(['--root', {str(tree)!r}, '--cache-dir', {str(cache)!r}, '-o', '-']); "
-        "analysis = ('analysis', 'source', 'pyeval', 'page', 'runtime', 'select'); "
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'sphinxext_attn' "
-        "and len(m.split('.')) > 2 and m.split('.')[1] in analysis "
-        "and m != 'sphinxext_attn.source.locate'); "
-        "sys.exit(rc or (str(loaded) if loaded else 0))"
-    )
-    # run away from the checkout: the child imports the package this process runs
-    # (installed or not), whose files the cache entry was made with
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
-    )
-    assert proc.returncode == 0, proc.stderr
+    args = ["--root", str(tree), "--cache-dir", str(cache), "-o", "-"]
+    analysis = ("analysis", "source", "pyeval", "page", "runtime", "select")
+    loaded = [
+        m
+        for m in modules_loaded_by(args, cwd=tmp_path)
+        if len(m.split(".")) > 2
+        and m.split(".")[1] in analysis
+        and m != "sphinxext_attn.source.locate"
+    ]
+    assert loaded == []
 
 
 def test_an_edited_file_is_analysed_again(tmp_path):
