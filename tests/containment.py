@@ -90,10 +90,11 @@ def _child(
         notes = "\n".join(getattr(exc, "__notes__", ()))
         message = ("escaped", f"{type(exc).__name__}: {str(exc)[:3000]}\n{notes}".strip())
     faulthandler.cancel_dump_traceback_later()
-    peak = max(0, _resident("VmHWM") - start) if trace else 0
     if trace and traced:
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
+    else:
+        peak = max(0, _resident("VmHWM") - start) if trace else 0
     conn.send((*message, peak))
     conn.close()
 

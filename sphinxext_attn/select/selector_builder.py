@@ -51,8 +51,7 @@ class TableBuilder:
     def scratch(self) -> TableBuilder:
         """A builder asking through this one's prober (its answers are kept there),
         with records of its own: what it interns and notes leaves this table alone."""
-        other = TableBuilder(self.selector, self.grid, self.prober)
-        return other
+        return TableBuilder(self.selector, self.grid, self.prober)
 
     def learn_from(self, other: TableBuilder, differing: Collection[str] = ()) -> None:
         """Find backends as ``other`` (a table built for another setting) found them,

@@ -66,6 +66,35 @@ class SelectorTable:
         return {"variants": self.variants, "default": self.default}
 
 
+def _default_table(
+    tree: SourceTree, platforms: Sequence[str], environment: Environment
+) -> tuple[dict[str, Any] | None, dict[str, Any], list[str], str, str]:
+    """The page's default table (None when not evaluated), every table by key, the
+    problems met, the default's key and the error that left no table."""
+    from sphinxext_attn.select.selector_variants import build_variants
+
+    tables: dict[str, Any] = {}
+    problems: list[str] = []
+    default = ""
+    try:
+        with Interpreter(tree).guarded():
+            tables, problems = build_variants(tree, platforms, environment)
+        default = next(iter(tables), "")
+        mine = f"rocm:{environment.arch or DEFAULT_ROCM_ARCH}"
+        if platforms[0] == "rocm" and mine in tables:  # the machine's GPU (MI300X)
+            default = mine
+        first = tables.get(default)
+        if first is None or not any(c["priorities"]["table"] for c in first["caps"].values()):
+            raise Unknown("no priority list evaluated", CUDA_PLATFORM_FILE)
+    except (Unknown, Raised, KeyError) as exc:
+        where = getattr(exc, "where", "") or CUDA_PLATFORM_FILE
+        if "/" not in where and where.startswith("vllm."):  # a module named, not a file
+            where = module_file(where)
+        reason = getattr(exc, "reason", None) or str(exc)
+        return None, tables, problems, default, f"{where}: {reason}"
+    return first, tables, problems, default, ""
+
+
 def build_selector_table(
     root: str,
     sample: int = 200,
@@ -75,46 +104,22 @@ def build_selector_table(
     """The factored tables of the tree at ``root`` over :data:`GRID`, one per platform
     (and ROCm GPU) of ``platforms``, each with its environment controls; the first
     is the page's default and is checked against full decisions on a sample."""
-    from sphinxext_attn.select.selector_variants import build_variants
-
     started = time.perf_counter()
     tree = SourceTree(root)
     configs = sample_configs(GRID, sample, 1) if sample else []
     # CUDA's table is the page's default: its check is decided while it is built
     judged = Environment(environment.env, environment.options, environment.assume, "cuda", "")
     deciding = decide_in_child(tree, judged, configs) if platforms[0] == "cuda" else None
-    tables: dict[str, Any] = {}
-    problems: list[str] = []
-    error = default = ""
+    table: dict[str, Any] | None = None
     try:
-        with Interpreter(tree).guarded():
-            try:
-                tables, problems = build_variants(tree, platforms, environment)
-            except BaseException:
-                if deciding is not None:
-                    deciding.cancel()
-                raise
-        default = next(iter(tables), "")
-        mine = f"rocm:{environment.arch or DEFAULT_ROCM_ARCH}"
-        if platforms[0] == "rocm" and mine in tables:  # the machine's GPU (MI300X)
-            default = mine
-        first = tables.get(default)
-        if first is None or not any(c["priorities"]["table"] for c in first["caps"].values()):
-            raise Unknown("no priority list evaluated", CUDA_PLATFORM_FILE)
-        table: dict[str, Any] | None = first
-    except (Unknown, Raised, KeyError) as exc:
-        table = None
-        where = getattr(exc, "where", "") or CUDA_PLATFORM_FILE
-        if "/" not in where and where.startswith("vllm."):  # a module named, not a file
-            where = module_file(where)
-        reason = getattr(exc, "reason", None) or str(exc)
-        error = f"{where}: {reason}"
-    seconds = time.perf_counter() - started
-    decided = None
-    if deciding is not None and table is None:
-        deciding.cancel()
-    elif deciding is not None:
-        decided = deciding.result()
+        table, tables, problems, default, error = _default_table(tree, platforms, environment)
+        seconds = time.perf_counter() - started
+    finally:  # the check's child: its decisions are wanted only with a table
+        decided = None
+        if deciding is not None and table is None:
+            deciding.cancel()
+        elif deciding is not None:
+            decided = deciding.result()
     stats = (0, 0, 0)
     if table is not None and sample:
         own = Environment(
