@@ -63,8 +63,8 @@ class Forked:
         self._read = read
 
     def cancel(self) -> None:
-        """Stop the child (its result is not wanted) and wait for it; again, nothing
-        (an error path may cancel before a caller's own cleanup does)."""
+        """Stop the child (its result is not wanted) and wait for it; a second
+        call does nothing."""
         import signal
 
         if self._read < 0:

@@ -190,8 +190,10 @@ class Compare:
             return False
 
 
+#: the order views are compared in, cheapest first (anything else last)
+_COST = {"raw": 0, "code": 0, "outline": 1, "search": 2, "chunk": 3, "segment": 3, "mention": 4}
+
+
 def _cheap_first(views: Collection[View]) -> list[View]:
     """``raw`` and ``outline`` settle most edits before a whole file is parsed."""
-    order = {"raw": 0, "code": 0, "outline": 1, "search": 2, "chunk": 3, "segment": 3}
-    order["mention"] = 4
-    return sorted(views, key=lambda v: (order.get(v[0], 5), repr(v)))
+    return sorted(views, key=lambda v: (_COST.get(v[0], 5), repr(v)))
