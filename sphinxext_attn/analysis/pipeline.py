@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import (
@@ -29,8 +30,12 @@ from sphinxext_attn.page.priorities import page_priorities, read_priorities
 from sphinxext_attn.page.variants import expand_variants, flash_attn_facts, flashinfer_facts
 from sphinxext_attn.page.version import read_version
 from sphinxext_attn.source.classes import ClassFinder, ClassRef
-from sphinxext_attn.source.registry import read_registry
+from sphinxext_attn.source.registry import RegistryEntry, read_registry
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.paths import module_file
+
+if TYPE_CHECKING:
+    from sphinxext_attn.analysis.forked import Forked
 
 PROFILES = ("runtime", "vllm-page")
 
@@ -50,10 +55,10 @@ def analyze(
     without source links has no use for it); ``extras`` False skips the
     capabilities outside the release's page columns (a page that cannot show
     them). ``parallel`` (the command line):
-    in the runtime profile, read the page in a forked process while this one
-    evaluates the classes; in the ``vllm-page`` profile, syntax-check the rest
-    of the backend files in one while this one reads the other tables. The
-    result is the same.
+    in the runtime profile, split the classes over two processes (see
+    :mod:`.units`); in the ``vllm-page`` profile, with a core to spare,
+    syntax-check the backend files in a forked process while this one reads
+    the tables. The result is the same.
 
     The cyclic garbage collector is paused meanwhile: the cached ASTs are
     millions of acyclic objects it would otherwise rescan on every parse.
@@ -89,6 +94,7 @@ def _analyze(tree: SourceTree, page: bool = False, parallel: bool = False) -> An
     generator = read_generator(tree)
     excludes = kv_excludes(generator)
     entries = read_registry(tree)
+    checking = _checked_in_child(tree, entries) if parallel else None
     for entry in entries:
         if entry.name in SKIPPED:
             continue
@@ -101,14 +107,6 @@ def _analyze(tree: SourceTree, page: bool = False, parallel: bool = False) -> An
             row = None
         if row is not None:
             rows.append(row)
-    # The backend files are read: with ``parallel``, a forked process syntax-checks
-    # the rest of them while this one reads the other tables (same warnings, order).
-    checking = None
-    if parallel:
-        from sphinxext_attn.analysis import forked
-
-        if forked.can_fork():
-            checking = forked.Forked(tree.syntax_problems)
     result.priorities = page_priorities(tree) if page else read_priorities(tree)
     flash_attn = next((e for e in entries if e.name == "FLASH_ATTN"), None)
     fa_class = finder.resolve(flash_attn) if flash_attn else None  # cached: no second parse
@@ -123,14 +121,30 @@ def _analyze(tree: SourceTree, page: bool = False, parallel: bool = False) -> An
     result.capability_columns = interface_columns(tree, refs)
     result.mla_prefill = read_prefill(tree, finder, fa, page)
     result.version = read_version(tree)
-    checked = checking.result() if checking is not None else None
-    tree.check_partly_parsed(checked if isinstance(checked, dict) else None)
+    clean = checking.result() if checking is not None else None
+    tree.check_partly_parsed(clean if isinstance(clean, frozenset) else ())
     result.files = list(tree.files)
     result.directories = list(tree.directories)
     # reachable by the release's code, whatever lists vLLM's page shows
     reach = read_priorities(tree) if page else result.priorities
     result.diagnostics = unreachable_only(list(tree.diagnostics), reach)
     return result
+
+
+def _checked_in_child(tree: SourceTree, entries: list[RegistryEntry]) -> Forked | None:
+    """With a core to spare, a forked child syntax-checks every registered backend
+    file whole while this process reads the tables (what the files it finds clean
+    leave to check here: nothing, see :meth:`SourceTree.check_partly_parsed`).
+    Without one, the rests are checked here at the end: the child's whole files
+    are more work than the rests, and forking costs what it saves."""
+    from sphinxext_attn.analysis import forked
+
+    if not (forked.can_fork() and forked.spare_core()):
+        return None
+    files = sorted(
+        {module_file(e.class_path.rpartition(".")[0]) for e in entries if e.name not in SKIPPED}
+    )
+    return forked.Forked(lambda: tree.clean_wholes(files))
 
 
 def _page_footnotes(notes: list[Footnote], analysis: Analysis) -> list[Footnote]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Collection, Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -308,25 +309,29 @@ class SourceTree(RecordedReads):
             fill_from(chunks, whole.body)
         return chunks
 
-    def check_partly_parsed(self, checked: dict[str, list[Problem]] | None = None) -> None:
+    def check_partly_parsed(self, clean: Collection[str] = ()) -> None:
         """Syntax-check files of which only a class was parsed.
 
         ``symtable`` runs CPython's parser without building Python AST objects,
         so a broken file still gets its warning (file and line) at a fraction of
-        the cost of parsing it all; its class's row is kept, as read. ``checked``:
-        the problems of files :meth:`syntax_problems` already checked (in another
-        process, see ``analyze``), reported here in the same order.
+        the cost of parsing it all; its class's row is kept, as read. ``clean``:
+        files whose whole text passed the check (:meth:`clean_wholes`, in another
+        process): their rest passes too, blanking a whole top-level statement
+        leaves the code around it as valid as it was.
         """
-        checked = checked or {}
         for rel, text in self._unchecked_rests():
-            found = checked.get(rel)
-            for message, line in found if found is not None else syntax_problems(rel, text):
+            if rel in clean:
+                continue
+            for message, line in syntax_problems(rel, text):
                 self.warn(message, rel, line, subtype="syntax")
 
-    def syntax_problems(self) -> dict[str, list[Problem]]:
-        """What :meth:`check_partly_parsed` would report for the files partly
-        parsed so far, by file (plain data: it crosses a process boundary)."""
-        return {rel: syntax_problems(rel, text) for rel, text in self._unchecked_rests()}
+    def clean_wholes(self, rels: Iterable[str]) -> frozenset[str]:
+        """Those of ``rels`` whose whole text passes the syntax check (plain data:
+        it crosses a process boundary)."""
+        texts = ((rel, self._text(rel)) for rel in rels)
+        return frozenset(
+            rel for rel, text in texts if text is not None and not syntax_problems(rel, text)
+        )
 
     def rest_problems(self, rel: str, start: int, length: int) -> list[Problem]:
         """The syntax problems of ``rel`` with ``text[start:start + length]`` (a class

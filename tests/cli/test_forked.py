@@ -81,8 +81,9 @@ def test_parallel_analysis_equals_sequential(tmp_path: Path) -> None:
 def test_page_profile_syntax_checks_in_a_child_with_the_same_warnings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child_works: bool
 ) -> None:
-    """vllm-page: the rest of each backend file is syntax-checked in a child while
-    the other tables are read; broken files warn as they do checked here."""
+    """vllm-page: with a core to spare, a child syntax-checks the backend files whole
+    while the tables are read; files it finds broken are checked here without their
+    class, so the warnings are those of a run without the child."""
     flash = "vllm/v1/attention/backends/flash_attn.py"
     triton = "vllm/v1/attention/backends/triton_attn.py"
     root = runtime_backend(tmp_path, BODY)
@@ -90,16 +91,45 @@ def test_page_profile_syntax_checks_in_a_child_with_the_same_warnings(
         path = root / rel
         path.write_text(path.read_text(encoding="utf-8") + line, encoding="utf-8")
     alone = analyze(root, profile="vllm-page", parallel=False)
+    monkeypatch.setattr(forked, "spare_core", lambda: True)
+    started: list[object] = []
+    monkeypatch.setattr(forked.Forked, "__init__", _noting(forked.Forked.__init__, started))
     if not child_works:  # the child's answer is lost: this process checks the files
         result = forked.Forked.result
         monkeypatch.setattr(forked.Forked, "result", lambda self: (result(self), None)[1])
     together = analyze(root, profile="vllm-page", parallel=True)
+    assert len(started) == 1
     assert to_json(together) == to_json(alone)
     assert _said(together) == _said(alone)
     assert [d.location.path for d in alone.diagnostics if "syntax" in d.message] == [
         flash,
         triton,
     ]
+
+
+def test_page_profile_checks_here_without_a_spare_core(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy machine the child's whole files would be more work than the rests
+    checked here: no child is started."""
+    root = runtime_backend(tmp_path, BODY)
+    monkeypatch.setattr(forked, "spare_core", lambda: False)
+    started: list[object] = []
+    monkeypatch.setattr(forked.Forked, "__init__", _noting(forked.Forked.__init__, started))
+    assert to_json(analyze(root, profile="vllm-page", parallel=True)) == to_json(
+        analyze(root, profile="vllm-page", parallel=False)
+    )
+    assert started == []
+
+
+def _noting(init: Any, started: list[object]) -> Any:
+    """``Forked.__init__`` that notes each child started."""
+
+    def noted(self: forked.Forked, work: Any) -> None:
+        started.append(work)
+        init(self, work)
+
+    return noted
 
 
 @needs_fork
