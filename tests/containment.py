@@ -26,6 +26,8 @@ from typing import Any
 #: Whether this platform can fork and read a process's size (Linux).
 CAN_CONTAIN = hasattr(os, "fork") and Path("/proc/self/statm").exists()
 
+#: What :func:`contain` can measure of the child's memory (see there).
+MEMORY = ("", "resident", "traced")
 _PROGRESS: list[Any] = []  # the child's end of the pipe and its idle limit, while it runs
 
 
@@ -61,7 +63,7 @@ class Outcome:
     #: the last label :func:`progress` reported, None before any
     last: Any = None
     #: how far the child's resident size rose above what it started with, at its
-    #: highest, in bytes (with ``traced``: tracemalloc's peak; 0 unless ``trace_memory``)
+    #: highest, in bytes (``memory="traced"``: tracemalloc's peak; ``""``: 0)
     peak: int = 0
     #: what the child handed over with :func:`note`, in order
     notes: list[Any] = field(default_factory=list)
@@ -73,16 +75,15 @@ def _child(
     args: tuple[Any, ...],
     idle: float,
     extra: int | None,
-    trace: bool,
-    traced: bool,
+    memory: str,
 ) -> None:
     if extra is not None:
         size = int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         resource.setrlimit(resource.RLIMIT_AS, (size + extra, size + extra))
     _PROGRESS[:] = [conn, idle]
     _dump_if_silent(idle)
-    start = _resident("VmRSS") if trace else 0
-    if trace and traced:
+    start = _resident("VmRSS") if memory == "resident" else 0
+    if memory == "traced":
         tracemalloc.start()
     try:
         message: tuple[Any, ...] = ("done", fn(*args))
@@ -90,11 +91,11 @@ def _child(
         notes = "\n".join(getattr(exc, "__notes__", ()))
         message = ("escaped", f"{type(exc).__name__}: {str(exc)[:3000]}\n{notes}".strip())
     faulthandler.cancel_dump_traceback_later()
-    if trace and traced:
+    if memory == "traced":
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     else:
-        peak = max(0, _resident("VmHWM") - start) if trace else 0
+        peak = max(0, _resident("VmHWM") - start) if memory == "resident" else 0
     conn.send((*message, peak))
     conn.close()
 
@@ -114,19 +115,21 @@ def contain(
     *args: Any,
     idle: float,
     extra_address_space: int | None = None,
-    trace_memory: bool = False,
-    traced: bool = False,
+    memory: str = "",
 ) -> Outcome:
     """Run ``fn(*args)`` in a forked child; killed after ``idle`` seconds without a
     report. ``extra_address_space`` caps what the child may add to what it inherits.
-    ``traced`` measures the peak with tracemalloc (Python's allocations in use, not what
-    the allocator kept): for long runs such as a fuzzer's, whose resident size only
-    grows, at about 15 times the cost."""
+    ``memory`` measures the child's peak: ``"resident"`` its resident size's rise (every
+    allocation, at no cost), ``"traced"`` tracemalloc's peak (Python's allocations in
+    use, not what the allocator kept: for long runs such as a fuzzer's, whose resident
+    size only grows, at about 15 times the cost), ``""`` none."""
+    if memory not in MEMORY:
+        raise ValueError(f"memory={memory!r}: one of {MEMORY}")
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(
         target=_child,
-        args=(send, fn, args, idle, extra_address_space, trace_memory, traced),
+        args=(send, fn, args, idle, extra_address_space, memory),
         daemon=True,
     )
     # The child's collector then leaves the inherited heap alone, instead of walking

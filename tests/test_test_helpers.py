@@ -52,8 +52,8 @@ def _hold(megabytes: int) -> int:
 
 @needs_fork
 def test_the_childs_peak_memory_is_what_it_allocated_not_what_it_inherited():
-    big = contain(_hold, 96, idle=60.0, trace_memory=True)
-    small = contain(_hold, 1, idle=60.0, trace_memory=True)
+    big = contain(_hold, 96, idle=60.0, memory="resident")
+    small = contain(_hold, 1, idle=60.0, memory="resident")
     assert big.value == 96 * 2**20
     assert 90 * 2**20 <= big.peak < 160 * 2**20, big.peak  # a few pages were resident
     assert small.peak < 32 * 2**20, small.peak  # the inherited heap is not counted

@@ -59,8 +59,7 @@ def contained(
         *args,
         idle=limit,
         extra_address_space=EXTRA_ADDRESS_SPACE,
-        trace_memory=True,
-        traced=traced,
+        memory="traced" if traced else "resident",
     )
     if out.kind == "done":
         return out.value, out.peak
