@@ -155,17 +155,28 @@ def _syntax_key(rel: str, cut: tuple[int, int]) -> str:
     return repr(("syntax", rel, *cut))
 
 
-def _with_checks(runner: Runner, done: list[Done]) -> tuple[list[Done], dict[str, Done]]:
-    """The forked child's backends, with the syntax checks of the files of which they
-    parsed a class only (the parent keeps those it needs: a file another unit
-    parsed whole needs none)."""
-    checks: dict[str, Done] = {}
+def _checks_of(runner: Runner, done: list[Done]) -> dict[str, Done]:
+    """The syntax checks of the files of which ``done`` parsed a class only, each file
+    checked once, with the last unit's cut (as the assembled run keys it), unless
+    kept from an earlier run. A file a later unit parses whole, or cuts elsewhere,
+    needs its check no more: it is done again or not at all (never stale)."""
+    cuts: dict[str, tuple[int, int]] = {}
+    whole: set[str] = set()
     for unit in done:
-        for rel, cut in unit.partly.items():
-            key = _syntax_key(rel, cut)
-            if rel not in unit.whole and key not in checks and runner.cached(key) is None:
-                checks[key] = runner.compute(_syntax(rel, *cut))
-    return done, checks
+        cuts.update(unit.partly)
+        whole.update(unit.whole)
+    checks: dict[str, Done] = {}
+    for rel, cut in cuts.items():
+        key = _syntax_key(rel, cut)
+        if rel not in whole and runner.cached(key) is None:
+            checks[key] = runner.compute(_syntax(rel, *cut))
+    return checks
+
+
+def _with_checks(runner: Runner, done: list[Done]) -> tuple[list[Done], dict[str, Done]]:
+    """The forked child's backends, with the syntax checks of their files (see
+    :func:`_checks_of`; the parent keeps those it needs)."""
+    return done, _checks_of(runner, done)
 
 
 def runtime_analysis(
@@ -224,8 +235,8 @@ def runtime_analysis(
         runner.keep(key_of(entry), done)
     missing = missing[len(warm) :]
     child = None
-    #: syntax checks the child did for the files of its backends (see below)
-    checked_there: dict[str, Done] = {}
+    #: syntax checks done while the child works, by either process (see below)
+    checked_early: dict[str, Done] = {}
     if forking:
         # neighbours in the registry read the same modules: each process takes a run
         # of them; the child the larger share (the parent has the rest of the page)
@@ -238,9 +249,11 @@ def runtime_analysis(
         runner.keep(key_of(entry), done)
     prio = runner.run("priorities", None, _priorities(environment))
     if child is not None:
+        # the files of this process's backends are checked while the child works
+        checked_early = _checks_of(runner, [*(units[e.name] for e in [*warm, *missing])])
         got = child.result()
         if isinstance(got, tuple):
-            checked_there = got[1]
+            checked_early.update(got[1])
         for i, entry in enumerate(theirs):
             done = got[0][i] if isinstance(got, tuple) else compute(entry)
             units[entry.name] = done
@@ -261,7 +274,7 @@ def runtime_analysis(
     checks = []
     for rel in checked:
         key = _syntax_key(rel, partly[rel])
-        there = checked_there.get(key)
+        there = checked_early.get(key)
         if there is not None:
             runner.keep(key, there)
         checks.append(there or runner.run(key, _syntax(rel, *partly[rel])))
