@@ -102,19 +102,28 @@ class Runner:
         self.keep(key, done)
         return done
 
-    def compute(self, page_work: Any, evaluator_work: Any = None) -> Done:
+    def compute(
+        self, page_work: Any, evaluator_work: Any = None, answers_first: bool = False
+    ) -> Done:
+        """Both works (see :meth:`run`); ``answers_first``: the evaluator's first, its
+        answer passed to ``page_work(tree, answer)`` (the page reads what it lacks)."""
         values: list[Any] = [None, None]
-        records: list[Recording] = []
+        records: dict[int, Recording] = {}
         both = ((self.page, page_work), (self.evaluator, evaluator_work))
-        for i, (tree, work) in enumerate(both):
+        for i in (1, 0) if answers_first else (0, 1):
+            tree, work = both[i]
             with tree.recording() as record:
-                if work is not None:
+                if work is None:
+                    pass
+                elif answers_first and i == 0:
+                    values[0] = work(tree, values[1][0] if values[1] else None)
+                else:
                     values[i] = work(tree)
-            records.append(record)
-        page, evaluator = records
+            records[i] = record
+        page, evaluator = records[0], records[1]
         paths = list(dict.fromkeys([*page.paths, *evaluator.paths]))
         views: dict[str, set[View]] = {}
-        for record in records:
+        for record in (page, evaluator):
             for rel, seen in record.views.items():
                 views.setdefault(rel, set()).update(seen)
         if self.shared and evaluator_work is not None:

@@ -23,7 +23,7 @@ import os
 from typing import Any
 
 from sphinxext_attn.analysis.unit_runner import Done, Runner, UnitStore
-from sphinxext_attn.model.columns import EXTRA_COLUMNS
+from sphinxext_attn.model.columns import EXTRA_COLUMNS, OPTIONAL_COLUMNS
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import Analysis, Diagnostic, Location
 from sphinxext_attn.source.registry import RegistryEntry
@@ -72,23 +72,58 @@ def _registry_again(tree: SourceTree) -> tuple[None, list[str]]:
     return None, []
 
 
-def _page_row(entry: RegistryEntry, excludes: dict[str, frozenset[str]] | None) -> Any:
-    def work(tree: SourceTree) -> tuple[Any, tuple[str, ...]]:
+def _page_row(
+    entry: RegistryEntry,
+    excludes: dict[str, frozenset[str]] | None,
+    provenance: bool,
+    extras: bool,
+) -> Any:
+    """The backend's page row, reading literally only the cells its class's answers
+    leave to it (see :func:`_left_to_page`); the interface's capability columns
+    only where they are shown (``extras``)."""
+
+    def work(tree: SourceTree, answers: Any) -> tuple[Any, tuple[str, ...]]:
         from sphinxext_attn.page.backends import analyze_backend
         from sphinxext_attn.page.columns import interface_columns
         from sphinxext_attn.source.classes import ClassFinder, ClassRef
 
         refs: list[ClassRef] = []
+        answered = _answered(entry, answers, provenance, excludes is None)
         try:
-            row = analyze_backend(tree, ClassFinder(tree), entry, refs, excludes)
+            row = analyze_backend(tree, ClassFinder(tree), entry, refs, excludes, answered)
         except RecursionError:
             tree.warn(
                 f"{entry.name}: expression nesting too deep", entry.location.path, subtype="syntax"
             )
             row = None
-        return row, interface_columns(tree, refs)
+        return row, interface_columns(tree, refs) if extras else ()
 
     return work
+
+
+def _answered(
+    entry: RegistryEntry, answers: Any, provenance: bool, no_generator: bool
+) -> frozenset[str]:
+    """The columns of ``entry``'s row whose page reading the class's answers replace
+    (:func:`~sphinxext_attn.runtime.rows.apply_facts`): every cell answered, with
+    its place when places are shown (``provenance``), save those the variant rule
+    keeps and, in a release without vLLM's generator, the optional columns (the
+    page rows' own flags decide whether the page shows them, see
+    :func:`~sphinxext_attn.page.columns.page_columns`); and the further capability
+    flags. None where the class was not built."""
+    from sphinxext_attn.page.backends import EXTRA_FLAGS
+    from sphinxext_attn.runtime.rows import VARIANT_CELLS
+
+    if answers is None:
+        return frozenset()
+    facts = answers[2]
+    kept = VARIANT_CELLS.get(entry.name, set())
+    if no_generator:
+        kept = kept | set(OPTIONAL_COLUMNS)
+    done = {c for c, v in facts.cells.items() if v is not None and c not in kept}
+    if provenance:
+        done &= set(facts.sources)
+    return frozenset({*done, EXTRA_FLAGS})
 
 
 def _answers(entry: RegistryEntry, runner: Runner, provenance: bool, extras: bool) -> Any:
@@ -209,7 +244,9 @@ def runtime_analysis(
 
     def compute(entry: RegistryEntry) -> Done:
         return runner.compute(
-            _page_row(entry, excludes), _answers(entry, runner, provenance, extras)
+            _page_row(entry, excludes, provenance, extras),
+            _answers(entry, runner, provenance, extras),
+            answers_first=True,
         )
 
     units: dict[str, Done] = {}

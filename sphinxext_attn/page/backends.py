@@ -6,10 +6,12 @@ runtime profile keeps their table (MLA, model family) and registry filtering.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
-from sphinxext_attn.model.columns import EXTRA_COLUMNS, FLAGS
+from sphinxext_attn.model.columns import COLUMN, EXTRA_COLUMNS, FLAGS
 from sphinxext_attn.model.records import (
     BackendFeatures,
     Diagnostic,
@@ -27,6 +29,8 @@ MLA_PARENTS = frozenset({"MLACommonBackend", "FlashMLABackend", "FlashMLASparseB
 #: Registry members that are not real backends.
 SKIPPED = frozenset({"CUSTOM", "TORCH_SDPA"})
 NON_CUDA_PREFIXES = ("CPU_", "ROCM_")
+#: In ``answered`` (see :func:`analyze_backend`): the further capability flags.
+EXTRA_FLAGS = "extra flags"
 #: The words of a registry entry whose module file or class is not there (classes.py).
 ABSENT = " not found"
 
@@ -50,10 +54,13 @@ def analyze_backend(
     entry: RegistryEntry,
     refs: list[ClassRef] | None = None,
     excludes: dict[str, frozenset[str]] | None = None,
+    answered: Collection[str] = (),
 ) -> BackendFeatures | None:
     """One backend's row as vLLM's generator reads it. ``excludes``: the KV dtypes
     the release's generator leaves out per backend (None: no generator; an entry
-    commented as an alias of another is shown once instead)."""
+    commented as an alias of another is shown once instead). ``answered``: columns
+    not read (the runtime profile has their cells, and places, from the class's
+    answers): they keep the record's defaults."""
     ref = finder.resolve(entry)
     if ref is None:
         return None
@@ -62,61 +69,62 @@ def analyze_backend(
     path = ref.path
     scope = [ref]
     sources: dict[str, Location] = {"Backend": Location(path, ref.node.lineno)}
+    cells: dict[str, Any] = {}
 
-    def note(column: str, loc: Location | None) -> None:
-        if loc is not None:
-            sources[column] = loc
+    def read(column: str, reader: Callable[[], tuple[Any, Location | None]]) -> None:
+        if column not in answered:
+            cells[column], loc = reader()
+            if loc is not None:
+                sources[column] = loc
 
-    dtypes, loc = features.dtypes(scope)
-    note("Dtypes", loc)
-    kv, loc = features.kv_cache_dtypes(scope, tree.lines if excludes is None else None)
-    if excludes:
-        kv = tuple(d for d in kv if d not in excludes.get(entry.name, ()))
-    note("KV Dtypes", loc)
-    blocks, loc = features.block_sizes(scope)
-    note("Block Sizes", loc)
-    heads, loc = features.head_sizes(scope)
-    note("Head Sizes", loc)
-    attn_types, loc = features.attention_types(scope)
-    note("Attention Types", loc)
+    read("Dtypes", partial(features.dtypes, scope))
+    read("KV Dtypes", partial(_kv_dtypes, tree, scope, entry, excludes))
+    read("Block Sizes", partial(features.block_sizes, scope))
+    read("Head Sizes", partial(features.head_sizes, scope))
+    read("Attention Types", partial(features.attention_types, scope))
     if entry.name.startswith(NON_CUDA_PREFIXES):
-        capability = "N/A"
+        cells["Compute Cap."] = "N/A"
     else:
-        capability, loc = features.compute_capability(scope)
-        note("Compute Cap.", loc)
-    flags: dict[str, bool] = {}
+        read("Compute Cap.", partial(features.compute_capability, scope))
     # the flags the class body states; DCP is the impl class's (vLLM's generator)
-    page_flags = [(c.title, c.question) for c in FLAGS if not c.impl_attribute]
-    for column, method in (*page_flags, ("MLA", "is_mla")):
-        flags[column], loc = features.flag(scope, method)
-        note(column, loc)
-    flags["DCP"], loc = dcp(tree, ref)
-    note("DCP", loc)
+    for column in FLAGS:
+        if not column.impl_attribute:
+            read(column.title, partial(features.flag, scope, column.question))
+    read("MLA", partial(features.flag, scope, "is_mla"))
+    read("DCP", partial(dcp, tree, ref))
     # further capabilities, read as the page reads its flags (``:columns:`` can ask)
-    extras: dict[str, object] = {m: features.flag(scope, m)[0] for m in EXTRA_COLUMNS.values()}
+    extras: dict[str, object] = {}
+    if EXTRA_FLAGS not in answered:
+        extras = {m: features.flag(scope, m)[0] for m in EXTRA_COLUMNS.values()}
     first_base = base_name(ref.node.bases[0]) if ref.node.bases else None
     is_mla = (
         first_base in MLA_PARENTS
         or ".mla." in entry.class_path.lower()
         or "_mla" in entry.name.lower()
-        or flags["MLA"]
+        or bool(cells.get("MLA"))
     )
-    flag_fields: dict[str, Any] = {c.field: flags[c.title] for c in FLAGS}
+    fields = {COLUMN[c].field: v for c, v in cells.items() if c in COLUMN}
     return BackendFeatures(
         family=model_family(entry, is_mla),
         name=entry.name,
         class_path=entry.class_path,
-        dtypes=dtypes,
-        kv_cache_dtypes=kv,
-        block_sizes=blocks,
-        head_sizes=heads,
-        attn_types=attn_types,
-        compute_capability=capability,
         is_mla=is_mla,
-        **flag_fields,
+        **fields,
         sources=sources,
         extras=extras,
     )
+
+
+def _kv_dtypes(
+    tree: SourceTree,
+    scope: list[ClassRef],
+    entry: RegistryEntry,
+    excludes: dict[str, frozenset[str]] | None,
+) -> tuple[tuple[str, ...], Location | None]:
+    kv, loc = features.kv_cache_dtypes(scope, tree.lines if excludes is None else None)
+    if excludes:
+        kv = tuple(d for d in kv if d not in excludes.get(entry.name, ()))
+    return kv, loc
 
 
 def unreachable_only(
