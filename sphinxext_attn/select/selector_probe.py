@@ -30,6 +30,7 @@ from sphinxext_attn.pyeval.values import NODE, Bound, Builtin, EnumMember, Insta
 from sphinxext_attn.select.decision import Config, Selector, read_valid_backends
 from sphinxext_attn.select.priority_paths import priority_function
 from sphinxext_attn.select.records import param_names
+from sphinxext_attn.select.selector_passthrough import PassThrough
 from sphinxext_attn.vocab.names import PRIORITY_FUNCTION
 from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, CUDA_PLATFORM_MODULE
 
@@ -93,6 +94,11 @@ class Prober:
         self._known: list[EnumMember] = []
         #: a prober on a machine that differs from this one in the facts named
         self._donor: tuple[Prober, frozenset[str]] | None = None
+        #: answers from the backend's check alone (where the build of a selector
+        #: config reads no machine fact: it is the same for every question)
+        self._through = (
+            None if selector.config_reads_environment else PassThrough(selector, self.module)
+        )
 
     def learn_from(self, other: Prober, differing: Collection[str] = ()) -> None:
         """Find backends by the enum ``other`` found them in (see :meth:`member`), and
@@ -234,7 +240,7 @@ class Prober:
                     capability=config.capability_tuple, steps=STEPS_PER_DECISION
                 ) as question,
             ):
-                reasons = self._reasons_in(backend, config)
+                reasons = self._reasons(backend, config)
             facts.update(question.facts)
         except Unknown as exc:
             reasons = (f"{NOT_EVALUATED}{exc}",)
@@ -251,12 +257,32 @@ class Prober:
         portable = question is not None and not limited
         return ProbeAnswer(reasons, facts, read, portable)
 
-    def _reasons_in(self, backend: str, config: Config) -> tuple[str, ...]:
-        """The reasons of ``backend`` from the platform's own loop, inside the question."""
-        interp = self.interp
+    def _reasons(self, backend: str, config: Config) -> tuple[str, ...]:
+        """The reasons of ``backend``, inside the question: from its check alone
+        where that is known to answer alike (:mod:`.selector_passthrough`), else
+        from the platform's own loop."""
         method, kwargs = self.selector.valid_backends_call(config)
         if not isinstance(method, Bound):
             raise Unknown("get_valid_backends is not a method", self.module.path)
+        through = self._through
+        if through is None:
+            return self._reasons_in(backend, method, kwargs)
+        interp = self.interp
+        steps, skipped = interp.budget.steps, len(interp.skipped_checks)
+        found = through.answer(backend, config, method, kwargs)
+        if found is not None:
+            return found
+        interp.budget.steps = steps
+        del interp.skipped_checks[skipped:]
+        with through.recording(backend, config) as answered:
+            reasons = self._reasons_in(backend, method, kwargs)
+            answered(reasons)
+        return reasons
+
+    def _reasons_in(self, backend: str, method: Bound, kwargs: dict[str, Any]) -> tuple[str, ...]:
+        """The reasons of ``backend`` from the platform's own loop (``method`` called
+        with ``kwargs``), inside the question."""
+        interp = self.interp
         target = method.target
         if method.func.kind == "classmethod" and isinstance(target, Instance | EnumMember):
             target = target.cls
