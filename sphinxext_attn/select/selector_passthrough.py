@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval import STEPS_PER_DECISION, Raised, Unknown
 from sphinxext_attn.pyeval.scope import Frame
+from sphinxext_attn.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.pyeval.values import Bound, EnumMember, Instance, PyFunction
 from sphinxext_attn.select.records import Config
 from sphinxext_attn.vocab.names import PRIORITY_FUNCTION
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from sphinxext_attn.pyeval import Interpreter
     from sphinxext_attn.select.decision import Selector
 
+#: the key of the outcome of every list of reasons, in a loop that keeps it whole
+WHOLE = ("(any reasons)",)
 #: the method by which a backend says whether it can run a configuration
 CHECK_METHOD = "validate_configuration"
 #: a question answered without the loop must stay this far inside its step budget
@@ -43,7 +46,7 @@ CHECK_METHOD = "validate_configuration"
 STEP_MARGIN = STEPS_PER_DECISION // 2
 
 
-def passed_through(node: ast.AST) -> ast.Call | None:
+def passed_through(node: ast.AST) -> Loop | None:
     """The one ``validate_configuration`` call of ``get_valid_backends`` (``node``)
     when its configuration parameters (all but the first) reach nothing else:
     read only as arguments of the priority function (``param`` or
@@ -77,7 +80,64 @@ def passed_through(node: ast.AST) -> ast.Call | None:
             return None  # the stand-in would not answer
         if name.id in params and not _passed(name, parents, checks[0]):
             return None
-    return checks[0]
+    return Loop(checks[0], _kept_whole(node, checks[0], parents))
+
+
+@dataclass(frozen=True)
+class Loop:
+    """What :func:`passed_through` found of a loop that passes the configuration on."""
+
+    #: its one ``validate_configuration`` call
+    call: ast.Call
+    #: whether it uses the check's list only whole (:func:`_kept_whole`)
+    whole: bool
+
+
+def _kept_whole(node: ast.FunctionDef, check: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """Whether the loop uses the check's list only as a whole: the name it is bound
+    to is read only as an ``if`` test or stored (alone or in a tuple) into a
+    dictionary the loop only fills and returns; rebound only in an ``except``.
+    Then two lists the test takes alike reach the answer the same way, each as
+    itself."""
+    bound = parents.get(id(check))
+    if not (
+        isinstance(bound, ast.Assign)
+        and len(bound.targets) == 1
+        and isinstance(bound.targets[0], ast.Name)
+    ):
+        return False
+    name = bound.targets[0].id
+    handlers = {
+        id(n) for h in ast.walk(node) if isinstance(h, ast.ExceptHandler) for n in ast.walk(h)
+    }
+    kept_in: set[str] = set()
+    for use in ast.walk(node):
+        if not isinstance(use, ast.Name) or use.id != name or use is bound.targets[0]:
+            continue
+        up = parents.get(id(use))
+        if not isinstance(use.ctx, ast.Load):
+            if id(use) in handlers:
+                continue
+            return False
+        if isinstance(up, ast.If) and up.test is use:
+            continue
+        if isinstance(up, ast.Tuple) and isinstance(up.ctx, ast.Load):
+            up = parents.get(id(up))
+        if not isinstance(up, ast.Assign) or not all(
+            isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) for t in up.targets
+        ):
+            return False
+        kept_in.update(t.value.id for t in up.targets)  # type: ignore[attr-defined]
+    for use in ast.walk(node):
+        if isinstance(use, ast.Name) and use.id in kept_in and isinstance(use.ctx, ast.Load):
+            up = parents.get(id(use))
+            if isinstance(up, ast.Subscript) and isinstance(up.ctx, ast.Store):
+                continue
+            if isinstance(up, ast.Tuple):
+                up = parents.get(id(up))
+            if not isinstance(up, ast.Return):
+                return False
+    return True
 
 
 def _is_check(call: ast.Call) -> bool:
@@ -142,7 +202,7 @@ class PassThrough:
         self.interp: Interpreter = selector.interp
         self.module = module
         #: the check call of each ``get_valid_backends`` (None: it does more)
-        self._calls: dict[int, ast.Call | None] = {}
+        self._calls: dict[int, Loop | None] = {}
         #: per backend, GPU and engine options: the check function and its class
         self._checks: dict[tuple[Any, ...], tuple[PyFunction, list[Any]]] = {}
         #: per check and reasons: the answer, the facts the loop read, its steps
@@ -150,7 +210,7 @@ class PassThrough:
         #: the platform's loop was found to do more than pass the configuration on
         self.refused = False
 
-    def _call_of(self, method: Any) -> ast.Call | None:
+    def _loop_of(self, method: Any) -> Loop | None:
         func = getattr(method, "func", None)
         if not isinstance(func, PyFunction) or func.module is not self.module:
             return None  # the stand-in answers in this module only
@@ -174,23 +234,28 @@ class PassThrough:
         check = self._checks.get(where)
         if check is None or self.refused:
             return None
-        call = self._call_of(method)
-        if call is None:
+        loop = self._loop_of(method)
+        if loop is None:
             self.refused = True  # the loop does more than pass the configuration on
             return None
         interp = self.interp
         budget = interp.budget
         steps, writes = budget.steps, interp.class_writes
         try:
-            named = self._keywords(method, kwargs, call)
+            named = self._keywords(method, kwargs, loop.call)
             func, args = check
-            result = interp.invoke(func, list(args), named, call)
+            result = interp.invoke(func, list(args), named, loop.call)
         except (Unknown, Raised, RecursionError):
             return None
         if interp.class_writes != writes:
             return None
         key = _reasons_key(result)
-        found = self._outcomes.get((where, writes, key)) if key is not None else None
+        if key is None:
+            return None
+        found = self._outcomes.get((where, writes, key))
+        if found is None and loop.whole and _plain(key):
+            found = self._outcomes.get((where, writes, WHOLE))
+            found = found and (key, *found[1:])  # (the list itself, as the example's)
         if found is None:
             return None
         reasons, read, loop_steps = found
@@ -289,7 +354,16 @@ class PassThrough:
         if known[0] is not seen.func or known[1] != seen.args:
             return
         loop_steps = start - self.interp.budget.steps - seen.body_steps
-        self._outcomes[(where, seen.writes, key)] = (answered[0], loop_read, loop_steps)
+        outcome = (answered[0], loop_read, loop_steps)
+        self._outcomes[(where, seen.writes, key)] = outcome
+        if _plain(key) and answered[0] == key:  # the answer is the list itself
+            self._outcomes.setdefault((where, seen.writes, WHOLE), outcome)
+
+
+def _plain(key: tuple[str, ...]) -> bool:
+    """Reasons a loop that keeps the list whole passes on as they are: some, none
+    saying the check was not evaluated (the answer then reads them otherwise)."""
+    return bool(key) and not any(r.startswith(NOT_EVALUATED) for r in key)
 
 
 def _reasons_key(result: Any) -> tuple[str, ...] | None:
