@@ -32,7 +32,7 @@ from sphinxext_attn.source.tree import SourceTree
 #: Below this many backends to answer, forking costs more than it saves.
 MIN_FORKED = 8
 #: The parent's share of a forked first run's backends, in percent.
-PARENT_SHARE = 33
+PARENT_SHARE = 30
 #: Up to this many backends to answer again with a store, they share one interpreter
 #: (a first run keeps each unit's own files, for the edits after it).
 MAX_SHARED = 8
@@ -167,6 +167,15 @@ def _rest(entries: list[RegistryEntry], registered: set[str]) -> Any:
     return work
 
 
+def _rest_unit(runner: Runner, entries: list[RegistryEntry], units: dict[str, Done]) -> Done:
+    """The rest of the page: it depends on the backends only through which of those
+    the variant rule splits have a row (``units``: at least those backends')."""
+    from sphinxext_attn.runtime.rows import VARIANT_CELLS
+
+    flags = sorted(n for n in VARIANT_CELLS if n in units and units[n].value[0][0] is not None)
+    return runner.run(repr(("rest", flags)), _rest(entries, set(flags)))
+
+
 def _priorities(environment: Environment) -> Any:
     def work(tree: SourceTree) -> tuple[Any, list[str]]:
         from sphinxext_attn.pyeval import Interpreter
@@ -230,6 +239,7 @@ def runtime_analysis(
     from sphinxext_attn.page.columns import page_columns
     from sphinxext_attn.page.variants import expand_variants
     from sphinxext_attn.runtime.merge import RuntimeAnswers, merge_runtime
+    from sphinxext_attn.runtime.rows import VARIANT_CELLS
 
     runner = Runner(root, environment, store, source)
     head = runner.run("head", _head, _registry_again)
@@ -285,9 +295,15 @@ def runtime_analysis(
         units[entry.name] = done = compute(entry)
         runner.keep(key_of(entry), done)
     prio = runner.run("priorities", None, _priorities(environment))
+    rest: Done | None = None
     if child is not None:
-        # the files of this process's backends are checked while the child works
-        checked_early = _checks_of(runner, [*(units[e.name] for e in [*warm, *missing])])
+        # while the child works: the rest of the page, when the backends it depends
+        # on are this process's, and the syntax checks of this process's files
+        ours = [units[e.name] for e in [*warm, *missing]]
+        if not any(e.name in VARIANT_CELLS for e in theirs):
+            rest = _rest_unit(runner, entries, units)
+            ours.append(rest)
+        checked_early = _checks_of(runner, ours)
         got = child.result()
         if isinstance(got, tuple):
             checked_early.update(got[1])
@@ -297,9 +313,8 @@ def runtime_analysis(
             runner.keep(key_of(entry), done)
     backends = [units[e.name] for e in todo]
     rows = [u.value[0][0] for u in backends if u.value[0][0] is not None]
-    registered = {r.name for r in rows}
-    flags = sorted(registered & {"FLASH_ATTN", "FLASHINFER"})
-    rest = runner.run(repr(("rest", flags)), _rest(entries, registered))
+    if rest is None:
+        rest = _rest_unit(runner, entries, units)
     page_rest: dict[str, Any] = rest.value[0]
 
     partly: dict[str, tuple[int, int]] = {}
