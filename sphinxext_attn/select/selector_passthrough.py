@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval import STEPS_PER_DECISION, Raised, Unknown
-from sphinxext_attn.pyeval.scope import Frame
+from sphinxext_attn.pyeval.scope import MISSING, Frame
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.pyeval.values import Bound, EnumMember, Instance, PyFunction
 from sphinxext_attn.select.records import Config
@@ -80,7 +80,10 @@ def passed_through(node: ast.AST) -> Loop | None:
             return None  # the stand-in would not answer
         if name.id in params and not _passed(name, parents, checks[0]):
             return None
-    return Loop(checks[0], _kept_whole(node, checks[0], parents))
+    passed = sorted(
+        {n.id for kw in checks[0].keywords for n in ast.walk(kw.value) if isinstance(n, ast.Name)}
+    )
+    return Loop(checks[0], _kept_whole(node, checks[0], parents), tuple(passed))
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ class Loop:
     call: ast.Call
     #: whether it uses the check's list only whole (:func:`_kept_whole`)
     whole: bool
+    #: the parameters that call passes on
+    passed: tuple[str, ...] = ()
 
 
 def _kept_whole(node: ast.FunctionDef, check: ast.Call, parents: dict[int, ast.AST]) -> bool:
@@ -209,6 +214,8 @@ class PassThrough:
         self._outcomes: dict[tuple[Any, ...], tuple[tuple[str, ...], int, int]] = {}
         #: the platform's loop was found to do more than pass the configuration on
         self.refused = False
+        #: the check's keywords by the loop's arguments (see :meth:`_keywords`)
+        self._named: dict[tuple[int, ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
 
     def _loop_of(self, method: Any) -> Loop | None:
         func = getattr(method, "func", None)
@@ -242,7 +249,7 @@ class PassThrough:
         budget = interp.budget
         steps, writes = budget.steps, interp.class_writes
         try:
-            named = self._keywords(method, kwargs, loop.call)
+            named = self._keywords(method, kwargs, loop)
             func, args = check
             result = interp.invoke(func, list(args), named, loop.call)
         except (Unknown, Raised, RecursionError):
@@ -264,8 +271,26 @@ class PassThrough:
         interp.capability_read |= read
         return reasons
 
-    def _keywords(self, method: Bound, kwargs: dict[str, Any], call: ast.Call) -> dict[str, Any]:
-        """The keywords the loop passes the check, evaluated as its call does."""
+    def _keywords(self, method: Bound, kwargs: dict[str, Any], loop: Loop) -> dict[str, Any]:
+        """The keywords the loop passes the check, evaluated as its call does; kept
+        per the loop's arguments (the selector config and the GPU's are made once
+        per configuration and never changed) where evaluating them read nothing."""
+        interp = self.interp
+        values = (method.func, *(kwargs.get(name, MISSING) for name in loop.passed))
+        key = (*map(id, values), interp.class_writes)
+        kept = self._named.get(key)
+        if kept is not None:
+            return dict(kept[1])
+        outside, interp.capability_read = interp.capability_read, 0
+        try:
+            named = self._evaluated(method, kwargs, loop.call)
+        finally:
+            read, interp.capability_read = interp.capability_read, outside | interp.capability_read
+        if not read:
+            self._named[key] = (values, dict(named))  # (the values kept: their ids stay theirs)
+        return named
+
+    def _evaluated(self, method: Bound, kwargs: dict[str, Any], call: ast.Call) -> dict[str, Any]:
         interp = self.interp
         func = method.func
         target = method.target
