@@ -52,6 +52,9 @@ class Selector:
         self._shared_configs: dict[tuple[Any, ...], Instance] = {}
         self._capabilities: dict[tuple[int, int], Any] = {}
         self._platform_gpu: tuple[int, int] | None = None
+        #: the platform's ``get_valid_backends`` (by the class writes it was found at)
+        #: and whether it takes ``num_heads``
+        self._valid_backends: tuple[int, Any, bool] | None = None
         #: the same tree on machines where a guessed fact is set (see settled)
         self.siblings: dict[str, Selector] = {}
         interp.lenient_functions = frozenset({"validate_configuration"})
@@ -234,13 +237,25 @@ class Selector:
         """The platform's ``get_valid_backends`` and the arguments vLLM passes it
         for ``config`` (``num_heads`` where the release's signature has it)."""
         interp = self.interp
-        platform = interp.machine.platform(interp)
-        method = interp.getattr(platform, "get_valid_backends", NODE, "")
+        kept = self._valid_backends
+        if kept is not None and kept[0] == interp.class_writes:
+            method, with_heads = kept[1], kept[2]
+        else:  # kept while no class changes, where looking it up read nothing
+            outside, interp.capability_read = interp.capability_read, 0
+            try:
+                platform = interp.machine.platform(interp)
+                method = interp.getattr(platform, "get_valid_backends", NODE, "")
+            finally:
+                read = interp.capability_read
+                interp.capability_read = outside | read
+            with_heads = isinstance(method, Bound) and "num_heads" in param_names(method.func.node)
+            if not read:
+                self._valid_backends = (interp.class_writes, method, with_heads)
         kwargs: dict[str, Any] = {
             "device_capability": self.device_capability(config),
             "attn_selector_config": self.build_config(config),
         }
-        if isinstance(method, Bound) and "num_heads" in param_names(method.func.node):
+        if with_heads:
             kwargs["num_heads"] = config.num_heads
         return method, kwargs
 

@@ -13,7 +13,7 @@ import vllm_trees
 from treebuilder import DEMO_TREE
 
 from sphinxext_attn.select import selector_passthrough, selector_probe
-from sphinxext_attn.select.selector_passthrough import passed_through
+from sphinxext_attn.select.passthrough_loop import passed_through
 from sphinxext_attn.select.selector_table import build_selector_table
 
 LOOP = """
@@ -57,7 +57,10 @@ def test_vllms_loop_passes_the_configuration_on_and_keeps_the_list_whole() -> No
     ("old", "new"),
     [
         # the configuration read by the loop itself
-        ("    for priority", "    if attn_selector_config.use_mla:\n        pass\n    for priority"),
+        (
+            "    for priority",
+            "    if attn_selector_config.use_mla:\n        pass\n    for priority",
+        ),
         # a parameter handed to something other than the check or the priorities
         ("backend.get_class()", "backend.get_class(num_heads)"),
         # a parameter rebound
