@@ -73,7 +73,8 @@ class PassThrough:
         self.module = module
         #: the check call of each ``get_valid_backends`` (None: it does more)
         self._calls: dict[int, Loop | None] = {}
-        #: per backend, GPU and engine options: the check function and its class
+        #: per backend, GPU, engine options and class writes (a class set anew may
+        #: hold another check): the check function and its class
         self._checks: dict[tuple[Any, ...], tuple[PyFunction, list[Any]]] = {}
         #: per check and reasons: the answer, the facts the loop read, its steps
         self._outcomes: dict[tuple[Any, ...], tuple[tuple[str, ...], int, int]] = {}
@@ -103,7 +104,7 @@ class PassThrough:
         when it must be asked in full (the caller then asks it again in a fresh
         step budget: what was read so far, the full question reads too)."""
         where = self._where(backend, config)
-        check = self._checks.get(where)
+        check = self._checks.get((*where, self.interp.class_writes))
         if check is None or self.refused:
             return None
         loop = self._loop_of(method)
@@ -240,7 +241,7 @@ class PassThrough:
         if len(answered) != 1 or key is None or seen.func is None or self.refused:
             return
         where = self._where(backend, config)
-        known = self._checks.setdefault(where, (seen.func, seen.args))
+        known = self._checks.setdefault((*where, seen.writes), (seen.func, seen.args))
         if known[0] is not seen.func or known[1] != seen.args:
             return
         loop_steps = start - self.interp.budget.steps - seen.body_steps
