@@ -5,7 +5,9 @@ and that every answer of the selector's questions is the one the loop gives."""
 from __future__ import annotations
 
 import ast
+import shutil
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -130,6 +132,28 @@ def test_every_answer_on_the_demo_tree_is_the_loops() -> None:
     through, answered = _answers(str(DEMO_TREE), True, platforms)
     assert none == 0 and answered > 0
     assert through == full
+
+
+def test_the_facts_the_loop_reads_come_with_its_answers(tmp_path: Path) -> None:
+    """A loop that reads the machine (an environment variable) around the check: the
+    answers given without running it carry that read, as the loop's own do."""
+    root = tmp_path / "tree"
+    shutil.copytree(DEMO_TREE, root)
+    cuda = root / "vllm" / "platforms" / "cuda.py"
+    text = cuda.read_text(encoding="utf-8")
+    loop = "        for priority, backend in enumerate(backends):\n"
+    assert text.count(loop) == 1
+    text = text.replace("\nimport torch\n", "\nimport os\nimport torch\n", 1).replace(
+        loop,
+        loop + '            if os.environ.get("VLLM_DEMO_LOOP_FLAG"):\n                pass\n',
+    )
+    cuda.write_text(text, encoding="utf-8")
+    full, _ = _answers(str(root), False, ("cuda",))
+    through, answered = _answers(str(root), True, ("cuda",))
+    assert answered > 0
+    assert through == full
+    reads = [a[2] for _, answers in through for a in answers.values()]
+    assert reads and all(any("VLLM_DEMO_LOOP_FLAG" in r for r in read) for read in reads)
 
 
 @pytest.mark.realtree
