@@ -32,7 +32,6 @@ from sphinxext_attn.page.version import read_version
 from sphinxext_attn.source.classes import ClassFinder, ClassRef
 from sphinxext_attn.source.registry import RegistryEntry, read_registry
 from sphinxext_attn.source.tree import SourceTree
-from sphinxext_attn.vocab.paths import module_file
 
 if TYPE_CHECKING:
     from sphinxext_attn.analysis.forked import Forked
@@ -141,10 +140,8 @@ def _checked_in_child(tree: SourceTree, entries: list[RegistryEntry]) -> Forked 
 
     if not (forked.can_fork() and forked.spare_core()):
         return None
-    files = sorted(
-        {module_file(e.class_path.rpartition(".")[0]) for e in entries if e.name not in SKIPPED}
-    )
-    return forked.Forked(lambda: tree.clean_wholes(files))
+    modules = sorted({e.class_path.rpartition(".")[0] for e in entries if e.name not in SKIPPED})
+    return forked.Forked(lambda: tree.clean_wholes(filter(None, map(tree.module_file, modules))))
 
 
 def _page_footnotes(notes: list[Footnote], analysis: Analysis) -> list[Footnote]:

@@ -241,15 +241,11 @@ class Selector:
         if kept is not None and kept[0] == interp.class_writes:
             method, with_heads = kept[1], kept[2]
         else:  # kept while no class changes, where looking it up read nothing
-            outside, interp.capability_read = interp.capability_read, 0
-            try:
+            with interp.question(steps=None) as lookup:
                 platform = interp.machine.platform(interp)
                 method = interp.getattr(platform, "get_valid_backends", NODE, "")
-            finally:
-                read = interp.capability_read
-                interp.capability_read = outside | read
             with_heads = isinstance(method, Bound) and "num_heads" in param_names(method.func.node)
-            if not read:
+            if not lookup.read:
                 self._valid_backends = (interp.class_writes, method, with_heads)
         kwargs: dict[str, Any] = {
             "device_capability": self.device_capability(config),

@@ -147,12 +147,9 @@ class PassThrough:
         kept = self._named.get(key)
         if kept is not None:
             return dict(kept[1])
-        outside, interp.capability_read = interp.capability_read, 0
-        try:
+        with interp.question(steps=None) as evaluating:
             named = self._evaluated(method, kwargs, loop.call)
-        finally:
-            read, interp.capability_read = interp.capability_read, outside | interp.capability_read
-        if not read:
+        if not evaluating.read:
             self._named[key] = (values, dict(named))  # (the values kept: their ids stay theirs)
         return named
 
