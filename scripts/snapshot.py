@@ -23,7 +23,7 @@ SHARED = REPO.parent / "shared"
 DEFAULT = ["0.13.0", "0.14.1"] + [f"0.{minor}.0" for minor in range(16, 35)]
 SELECTOR = """
 import json, sys
-from sphinxext_attn.select.selector_table import build_selector_table
+from sphinxext_attn.selector.table import build_selector_table
 print(json.dumps(build_selector_table(sys.argv[1]).table, sort_keys=True))
 """
 

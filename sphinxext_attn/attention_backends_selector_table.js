@@ -1,16 +1,16 @@
 /* sphinxext-attn: the attention backend selector's table, read as Python reads it.
  *
  * Recombines vLLM's decision from the factored table the docs build wrote
- * (sphinxext_attn/select/selector_predict.py's predict() does the same), per
+ * (sphinxext_attn/selector/predict.py's predict() does the same), per
  * platform and GPU, in the setting of the environment controls
- * (select/selector_facts.py's tree of settings). attention_backends_selector.js
+ * (selector/facts.py's tree of settings). attention_backends_selector.js
  * draws the controls and the decision.
  */
 (function () {
   "use strict";
 
   var NOT_EVALUATED = "not evaluated: ";
-  // a backend get_valid_backends takes out of the list it tries (select/selector_probe.py)
+  // a backend get_valid_backends takes out of the list it tries (selector/probe.py)
   var LEFT_OUT = "(left out of the list by get_valid_backends)";
 
   function combine(base, factors, order) {
@@ -56,7 +56,7 @@
   // The configuration's point on the grid, its GPU's entries and what the factored
   // priority table holds there (a list, or a rule platform's outcome); null: not held.
   // A rule platform's checks (a backend's own validate_configuration, asked by its
-  // rules: select/selector_checks.py) follow the grid's settings: 0 accepts, 1 refuses.
+  // rules: selector/checks.py) follow the grid's settings: 0 accepts, 1 refuses.
   function lookup(data, values) {
     var dims = data.dims.filter(function (d) { return d[0] !== "capability"; });
     var cap = data.caps[values.capability];
@@ -193,7 +193,7 @@
   }
 
   // The decision for the configuration and the controls' facts; a guessed fact left
-  // open is decided both ways and joined as `select` joins them (select/settled.py).
+  // open is decided both ways and joined as `select` joins them (selection/settled.py).
   function decideAll(table, values, facts) {
     var open = (table.facts || []).filter(function (f) { return f.guessed && facts[f.name] === ""; });
     if (open.length) {

@@ -69,7 +69,7 @@ class VariantTables(dict[tuple[str, str], dict[str, Any]]):
 
     def __missing__(self, variant: tuple[str, str]) -> dict[str, Any]:
         from sphinxext_attn.model.environment import Environment
-        from sphinxext_attn.select.selector_variants import build_variant
+        from sphinxext_attn.selector.variants import build_variant
 
         self[variant] = build_variant(self.tree, Environment(), variant)
         return self[variant]

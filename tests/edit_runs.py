@@ -38,13 +38,14 @@ from source_damage import TOKENS, mutate
 from sphinxext_attn.analysis.unit_runner import Done
 from sphinxext_attn.analysis.units import runtime_analysis
 from sphinxext_attn.cli.select import render_text
+from sphinxext_attn.model.key import AnalysisKey
+from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.render.jsonout import render_json
 from sphinxext_attn.render.markdown import render_markdown
 from sphinxext_attn.runtime.questions import kv_cache_dtypes
-from sphinxext_attn.select.decision import Config, Selector
-from sphinxext_attn.select.fa_version import flash_attn_version
-from sphinxext_attn.select.records import Decision
+from sphinxext_attn.selection.decision import Selector
+from sphinxext_attn.selection.fa_version import flash_attn_version
 from sphinxext_attn.source.recording import decode_source
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.source.views import Compare
@@ -159,7 +160,7 @@ def outputs(
     analyse it all from scratch."""
     store = _Kept(base, edited, reads) if cheap else None
     tree = base.tree(reads, edited if cheap else None)
-    analysis, _ = runtime_analysis(str(base.root), store=store, source=tree)
+    analysis, _ = runtime_analysis(AnalysisKey(str(base.root)), store=store, source=tree)
     if store is not None and asked is not None:
         asked += store.asked
     out = {"markdown": render_markdown(analysis), "json": render_json(analysis)}
@@ -182,7 +183,9 @@ def pristine(version: str) -> Baseline:
     base.parsing = SourceTree(base.root)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        analysis, _ = runtime_analysis(str(base.root), store=_Recorder(base), source=base.parsing)
+        analysis, _ = runtime_analysis(
+            AnalysisKey(str(base.root)), store=_Recorder(base), source=base.parsing
+        )
         base.outputs = {"markdown": render_markdown(analysis), "json": render_json(analysis)}
         reads = []
         for config in CONFIGS:

@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import (
     Analysis,
     BackendFeatures,
@@ -34,49 +35,59 @@ from sphinxext_attn.source.registry import RegistryEntry, read_registry
 from sphinxext_attn.source.tree import SourceTree
 
 if TYPE_CHECKING:
-    from sphinxext_attn.analysis.forked import Forked
-
-PROFILES = ("runtime", "vllm-page")
+    from sphinxext_attn.analysis.unit_runner import UnitStore
+    from sphinxext_attn.parallel.forked import Forked
 
 
 def analyze(
-    root: str | os.PathLike[str],
-    source: SourceTree | None = None,
+    key: AnalysisKey | str | os.PathLike[str],
+    *,
     profile: str = "runtime",
-    provenance: bool = True,
-    parallel: bool = False,
-    extras: bool = True,
     environment: Environment = REFERENCE,
+    source: SourceTree | None = None,
+    parallel: bool = False,
+    store: UnitStore | None = None,
+    known: Analysis | None = None,
+    keep: list[object] | None = None,
 ) -> Analysis:
-    """Analyse the vLLM tree at ``root`` (the folder holding ``vllm/``). Never raises
-    for problems in the tree: they are returned as diagnostics. ``provenance``
-    False skips finding the line that decides each evaluated cell (a page
-    without source links has no use for it); ``extras`` False skips the
-    capabilities outside the release's page columns (a page that cannot show
-    them). ``parallel`` (the command line):
-    in the runtime profile, split the classes over two processes (see
-    :mod:`.units`); in the ``vllm-page`` profile, with a core to spare,
-    syntax-check the backend files in a forked process while this one reads
-    the tables. The result is the same.
+    """The one place an :class:`Analysis` is assembled: the tables of either profile,
+    or another platform's part of a page, as ``key`` asks. A bare root stands for
+    ``AnalysisKey(root, profile, environment)``. Never raises for problems in the
+    tree: they are returned as diagnostics.
+
+    How it runs never changes the answer: ``source`` is the tree to read through (its
+    bytes are the evaluator's too; kept parsed after the call), ``parallel`` (the
+    command line) splits the runtime profile's classes over two processes (see
+    :mod:`.units`) or, in the ``vllm-page`` profile with a core to spare,
+    syntax-checks the backend files in a forked process; ``store`` keeps the runtime
+    profile's units between runs; ``known`` is a fresh analysis of the same platform
+    whose selection is reused; ``keep`` receives the objects the caller keeps alive
+    (the command line exits without freeing the parsed files).
 
     The cyclic garbage collector is paused meanwhile: the cached ASTs are
     millions of acyclic objects it would otherwise rescan on every parse.
-    Pass ``source`` to keep the parsed files alive after the call (the command
-    line exits without freeing them).
     """
+    if not isinstance(key, AnalysisKey):
+        key = AnalysisKey(str(key), profile, environment)
     paused = gc.isenabled()
     gc.disable()
     try:
-        tree = source if source is not None else SourceTree(root)
-        if profile != "runtime":
+        tree = source if source is not None else SourceTree(key.root)
+        if keep is not None:
+            keep.append(tree)
+        if key.is_platform_part:
+            from sphinxext_attn.analysis.platform_part import platform_analysis
+
+            return platform_analysis(key, tree, known)
+        if key.profile != "runtime":
             result = _analyze(tree, page=True, parallel=parallel)
-            result.profile = profile
+            result.profile = key.profile
             return result
         from sphinxext_attn.analysis.units import runtime_analysis
 
-        result, _ = runtime_analysis(
-            str(tree.root), provenance, extras, environment, parallel=parallel, source=tree
-        )
+        result, runner = runtime_analysis(key, store=store, parallel=parallel, source=tree)
+        if keep is not None:
+            keep.append(runner)
         return result
     finally:
         if paused:
@@ -136,7 +147,7 @@ def _checked_in_child(tree: SourceTree, entries: list[RegistryEntry]) -> Forked 
     leave to check here: nothing, see :meth:`SourceTree.check_partly_parsed`).
     Without one, the rests are checked here at the end: the child's whole files
     are more work than the rests, and forking costs what it saves."""
-    from sphinxext_attn.analysis import forked
+    from sphinxext_attn.parallel import forked
 
     if not (forked.can_fork() and forked.spare_core()):
         return None

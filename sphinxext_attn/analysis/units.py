@@ -24,7 +24,8 @@ from typing import Any
 
 from sphinxext_attn.analysis.unit_runner import Done, Runner, UnitStore
 from sphinxext_attn.model.columns import EXTRA_COLUMNS, OPTIONAL_COLUMNS
-from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis, Diagnostic, Location
 from sphinxext_attn.source.registry import RegistryEntry
 from sphinxext_attn.source.tree import SourceTree
@@ -180,7 +181,7 @@ def _priorities(environment: Environment) -> Any:
     def work(tree: SourceTree) -> tuple[Any, list[str]]:
         from sphinxext_attn.pyeval import Interpreter
         from sphinxext_attn.pyeval.machine import Machine
-        from sphinxext_attn.select.priority_titles import safe_evaluated_priorities
+        from sphinxext_attn.runtime.priority_titles import safe_evaluated_priorities
 
         interp = Interpreter(tree, Machine(environment))
         return safe_evaluated_priorities(interp), [f"{n}={v}" for n, v in interp.facts]
@@ -224,17 +225,16 @@ def _with_checks(runner: Runner, done: list[Done]) -> tuple[list[Done], dict[str
 
 
 def runtime_analysis(
-    root: str,
-    provenance: bool = True,
-    extras: bool = True,
-    environment: Environment = REFERENCE,
+    key: AnalysisKey,
     store: UnitStore | None = None,
     parallel: bool = False,
     source: SourceTree | None = None,
 ) -> tuple[Analysis, Runner]:
-    """The runtime profile's analysis of ``root``, unit by unit (see the module).
+    """The runtime profile's analysis ``key`` asks for, unit by unit (see the module).
     ``source``: the tree to read through (its bytes, e.g. edited in memory, are
     the evaluator's too)."""
+    root, environment = key.root, key.environment
+    provenance, extras = key.provenance, key.extras
     from sphinxext_attn.page.backends import SKIPPED, unreachable_only
     from sphinxext_attn.page.columns import page_columns
     from sphinxext_attn.page.variants import expand_variants
@@ -271,7 +271,7 @@ def runtime_analysis(
     runner.shared = store is None or len(missing) <= MAX_SHARED
     forking = parallel and len(missing) > MIN_FORKED
     if forking:
-        from sphinxext_attn.analysis import forked
+        from sphinxext_attn.parallel import forked
 
         forking = forked.can_fork()
     # the modules every backend reads are evaluated once, before the fork: the
@@ -325,11 +325,11 @@ def runtime_analysis(
     checked = [rel for rel in sorted(partly) if rel not in whole]
     checks = []
     for rel in checked:
-        key = _syntax_key(rel, partly[rel])
-        there = checked_early.get(key)
+        unit = _syntax_key(rel, partly[rel])
+        there = checked_early.get(unit)
         if there is not None:
-            runner.keep(key, there)
-        checks.append(there or runner.run(key, _syntax(rel, *partly[rel])))
+            runner.keep(unit, there)
+        checks.append(there or runner.run(unit, _syntax(rel, *partly[rel])))
 
     result = Analysis(root=str(runner.page.root))
     result.priorities = page_rest["priorities"]

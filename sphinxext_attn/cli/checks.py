@@ -1,7 +1,7 @@
 """Command-line input, checked before any work: one line and exit 2 for a bad value.
 
 The values of a configuration are checked by the converters the directives
-use (:mod:`sphinxext_attn.select.inputs`); here they become argparse types,
+use (:mod:`sphinxext_attn.selection.inputs`); here they become argparse types,
 and the paths (``--root``, ``-o``, ``--cases``) are checked for what a run
 needs of them. Every message names the flag, the value and what is accepted.
 """

@@ -15,10 +15,11 @@ from typing import Any
 from sphinxext_attn.cli.checks import BadInput
 from sphinxext_attn.cli.runcache import RunCache
 from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
-from sphinxext_attn.select import inputs
-from sphinxext_attn.select.decision import Config, Selector
+from sphinxext_attn.selection import inputs
+from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.source.tree import SourceTree
 
 #: Decisions kept per tree between runs (the oldest are dropped beyond this).
@@ -84,7 +85,7 @@ class Answers:
         key = f"{_key(config, self.environment)}|flash_attn_version"
         found = self.known.get(key)
         if found is None:
-            from sphinxext_attn.select.fa_version import flash_attn_version
+            from sphinxext_attn.selection.fa_version import flash_attn_version
 
             interp = self.selector(self.environment).interp
             found = self.known[key] = {"version": flash_attn_version(interp, config, selected)}
@@ -104,7 +105,7 @@ class Answers:
         by_key = dict(zip(keys, pairs, strict=True))
         if pending:
             self.decide(*by_key[pending.pop(0)])
-        from sphinxext_attn.analysis import forked
+        from sphinxext_attn.parallel import forked
 
         if len(pending) >= MIN_FORKED_CASES and forked.can_fork():
             # Cases of one architecture and attention kind share their checks' memos:

@@ -33,13 +33,13 @@ from sphinxext_attn.cli.environment_flags import (
 )
 from sphinxext_attn.cli.runcache import RunCache, add_cache_options, run_cache
 from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import markers
 from sphinxext_attn.render.markdown import fill_markers, header_from_template, render_markdown
 from sphinxext_attn.vocab.paths import PAGE_FILE, RELEVANT_PATTERNS
 
 DEFAULT_OUTPUT = PAGE_FILE
-_KEEP: list[object] = []
 
 
 def is_relevant(path: str, root: Path) -> bool:
@@ -133,33 +133,19 @@ def analysis_of(
     analysis = cache.load("analysis", root, options)
     if isinstance(analysis, Analysis):
         return analysis
-    if profile == "runtime":  # answer again only what read a changed file
-        from sphinxext_attn.analysis.units import runtime_analysis
-        from sphinxext_attn.cli.runcache import UnitEntries
-
-        units = UnitEntries(cache, root, options) if cache.directory is not None else None
-        analysis, runner = runtime_analysis(
-            str(root), provenance, extras, environment, store=units, parallel=True
-        )
-        _KEEP.append(runner)  # freed by the operating system at exit, see run()
-        if units is not None:
-            units.save(runner.page.read_bytes())
-        cache.store("analysis", root, options, analysis, [*analysis.files, *analysis.directories])
-        return analysis
-    from sphinxext_attn.analysis.pipeline import analyze  # not needed when the cache answers
+    # Loaded only when the cache does not answer: a cached run loads none of the
+    # analysis modules (tests/cli/test_runcache.py lists the modules it loads).
+    from sphinxext_attn.analysis import analyze
+    from sphinxext_attn.cli.runcache import UnitEntries
     from sphinxext_attn.source.tree import SourceTree
 
+    key = AnalysisKey(str(root), profile, environment, provenance=provenance, extras=extras)
+    # the runtime profile keeps its units: a run asks again only what read a changed file
+    units = UnitEntries(cache, root, options) if profile == "runtime" and cache.directory else None
     tree = SourceTree(root)
-    _KEEP.append(tree)  # freed by the operating system at exit, see run()
-    analysis = analyze(
-        root,
-        source=tree,
-        profile=profile,
-        provenance=provenance,
-        parallel=True,
-        extras=extras,
-        environment=environment,
-    )
+    analysis = analyze(key, source=tree, parallel=True, store=units, keep=cache.kept)
+    if units is not None:
+        units.save(tree.read_bytes())
     cache.store("analysis", root, options, analysis, [*analysis.files, *analysis.directories])
     return analysis
 
@@ -176,9 +162,9 @@ def platform_part(
     found = cache.load("platform", root, options)
     if isinstance(found, Analysis):
         return found
-    from sphinxext_attn.select.platform_page import platform_analysis
+    from sphinxext_attn.analysis import analyze
 
-    part = platform_analysis(str(root), wanted, "features")
+    part = analyze(AnalysisKey(str(root), "runtime", wanted, "features"), keep=cache.kept)
     cache.store("platform", root, options, part, [*part.files, *part.directories])
     return part
 

@@ -89,6 +89,9 @@ class RunCache:
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
         self._code: str | None = None
+        #: what this run's analyses parsed, kept alive to the end: the process exits
+        #: without freeing it (see ``cli.main.run``)
+        self.kept: list[object] = []
 
     def _file(self, kind: str, root: Path, options: dict[str, Any]) -> Path | None:
         if self.directory is None:

@@ -30,13 +30,8 @@ from sphinxext_attn.cli.environment_flags import (
 )
 from sphinxext_attn.cli.runcache import add_cache_options, run_cache
 from sphinxext_attn.model.environment import case_environment
-from sphinxext_attn.select import inputs
-from sphinxext_attn.select.decision import (
-    LAYER_FIELDS,
-    OPTION_FIELDS,
-    Config,
-    Decision,
-)
+from sphinxext_attn.model.selection import LAYER_FIELDS, OPTION_FIELDS, Config, Decision
+from sphinxext_attn.selection import inputs
 from sphinxext_attn.vocab.names import ATTN_TYPES, DTYPE_NAMES
 
 #: The configuration flags: help, and the value a run uses when the flag is not given

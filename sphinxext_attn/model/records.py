@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.model.columns import COLUMN, FEATURE_COLUMNS, UNKNOWN_MARK
 
 if TYPE_CHECKING:
     from sphinxext_attn.model.pagetext import PageText
+    from sphinxext_attn.model.platform import PlatformSelection
 
 #: The seed's standard-table columns (``Version`` only when a variant exists).
 STANDARD_COLUMNS: tuple[str, ...] = (
@@ -265,7 +266,14 @@ class Analysis:
     #: vllm-page profile: the layout and words of the release's generator (None: none)
     page_text: PageText | None = None
     #: profile ``platform:...``: another platform's selection (select.platforms)
-    platform: Any = None
+    platform: PlatformSelection | None = None
+
+    @property
+    def selection(self) -> PlatformSelection:
+        """The other platform's selection of a platform analysis (its pages need it)."""
+        if self.platform is None:
+            raise ValueError("not a platform analysis: no platform selection")
+        return self.platform
 
     def rows(self, table: str) -> list[BackendFeatures]:
         """Rows of one feature table in the seed's order."""

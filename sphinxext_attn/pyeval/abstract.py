@@ -248,10 +248,6 @@ def _made(sym: AbstractInt, scale: int, offset: int, mod: int | None, where: Whe
     return AbstractInt(sym.explorer, scale, offset, mod)
 
 
-def negate(value: AbstractInt, where: Where) -> Any:
-    return binop(ast.Mult(), value, -1, where)
-
-
 def explore(ask: Callable[[AbstractInt], bool], where: Where) -> IntSet:
     """The exact set of positive x for which ``ask`` answers true: one run per path."""
     trace: list[bool] = []

@@ -172,9 +172,6 @@ class IntSet:
                 raise TooComplex(f"{len(pieces)} separate pieces")
         return IntSet.of(pieces)
 
-    def subset_of(self, other: IntSet) -> bool:
-        return not (self - other)
-
 
 #: Every positive integer.
 EVERYTHING = IntSet((Run(1, None, 1, frozenset({0})),))

@@ -126,7 +126,7 @@ def to_data(analysis: Analysis) -> dict[str, Any]:
 
 def platform_data(part: Analysis) -> dict[str, Any]:
     """One other platform's section (``part``: its ``platform:features`` analysis)."""
-    selection = part.platform
+    selection = part.selection
     return {
         "platform": selection.platform,
         "title": selection.title,

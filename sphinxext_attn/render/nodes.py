@@ -151,10 +151,6 @@ def paragraph(text: str) -> nodes.paragraph:
     return nodes.paragraph("", "", *inline(text.replace("\n", " ")))
 
 
-def strip_markers(name: str) -> str:
-    return name.rstrip(_MARKERS)
-
-
 # -- legend -------------------------------------------------------------------
 
 

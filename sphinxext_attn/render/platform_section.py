@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from docutils import nodes
 
+from sphinxext_attn.model.platform import PlatformSelection, gpu_header
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import prose
 from sphinxext_attn.render.markdown import _table, cell_notes, feature_cell
-from sphinxext_attn.select.platform_page import gpu_header
-from sphinxext_attn.select.platforms import PlatformSelection
 
 RULES_INTRO = (
     "{title} has no priority list: `get_attn_backend_cls` in `{source}` decides with "
@@ -67,7 +66,7 @@ def _rule_rows(selection: PlatformSelection) -> list[list[str]]:
 def markdown_section(analysis: Analysis) -> str:
     """``## Backend Selection (ROCm)`` and what follows it, then the platform's
     feature tables (when the analysis has its rows)."""
-    selection: PlatformSelection = analysis.platform
+    selection: PlatformSelection = analysis.selection
     out = [_selection_markdown(selection)]
     if selection.error or not analysis.backends:
         return "\n".join(out)

@@ -88,8 +88,3 @@ def prefill_footnote(analysis: Analysis) -> str | None:
 def legend_rows(columns: tuple[str, ...] = SEED_LEGEND_COLUMNS) -> list[tuple[str, str]]:
     """Legend rows for the given columns, in legend order."""
     return [(c, d) for c, d in LEGEND if c in columns]
-
-
-def has_prefill_marker(analysis: Analysis) -> bool:
-    """The prefill footnote belongs to a table whose rows carry the ``‡`` marker."""
-    return any(p.marker for p in analysis.mla_prefill)

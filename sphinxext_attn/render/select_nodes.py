@@ -10,9 +10,9 @@ from __future__ import annotations
 from docutils import nodes
 
 from sphinxext_attn.model.records import Location
+from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.render.decorate import PLAIN, Decorations
 from sphinxext_attn.render.nodes import Cell, TableSpec, build_table
-from sphinxext_attn.select.decision import Config, Decision
 
 SELECTED_CLASS = "attn-selected"
 HEADER = ("Priority", "Backend", "Result", "Why")

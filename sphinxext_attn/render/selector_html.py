@@ -16,8 +16,8 @@ from typing import Any
 
 from docutils import nodes
 
+from sphinxext_attn.model.selector_shape import LAYER_GRID, RULES
 from sphinxext_attn.render.nodes import TableSpec, build_table, literal_list
-from sphinxext_attn.select.selector_grid import LAYER_GRID, RULES
 
 #: control labels; flags are checkboxes, the rest drop-down lists
 LABELS = {

@@ -52,8 +52,8 @@ def evaluate_runtime(
     (``extras`` False: only the questions of the columns vLLM's page has)."""
     from sphinxext_attn.pyeval.interp import Interpreter
     from sphinxext_attn.pyeval.machine import Machine
+    from sphinxext_attn.runtime.priority_titles import safe_evaluated_priorities
     from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
-    from sphinxext_attn.select.priority_titles import safe_evaluated_priorities
 
     interp = Interpreter(tree, Machine(environment))
     reader = RuntimeReader(interp, provenance=provenance, extras=extras)

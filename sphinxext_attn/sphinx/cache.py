@@ -11,14 +11,13 @@ inherited by forked parallel readers) and ``env.attention_backends_cache``
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sphinx.util import logging
 
-from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis, Diagnostic
 
 if TYPE_CHECKING:
@@ -31,13 +30,13 @@ WARNING_TYPE = "attention_backends"
 #: ((path, mtime_ns, size) per file, (dir, python names) per directory)
 Fingerprint = tuple[tuple[tuple[str, int, int], ...], tuple[tuple[str, tuple[str, ...]], ...]]
 
-_MEMO: dict[str, tuple[Fingerprint, Analysis]] = {}
+_MEMO: dict[AnalysisKey, tuple[Fingerprint, Analysis]] = {}
 #: diagnostics already reported in this build (reset by :func:`new_build`)
 _EMITTED: set[tuple[str, Diagnostic]] = set()
 
 
 #: roots whose memo was checked against the tree in this read phase
-_CHECKED: set[str] = set()
+_CHECKED: set[AnalysisKey] = set()
 
 
 def new_build() -> None:
@@ -49,7 +48,7 @@ def new_build() -> None:
 #: root -> the SourceTree its last fresh analysis parsed (shared with the selection)
 _TREES: dict[str, Any] = {}
 #: root -> a selector on that tree, for this read phase
-SELECTORS: dict[str, Any] = {}
+SELECTORS: dict[AnalysisKey, Any] = {}
 #: root -> raw file bytes read in this read phase (both profiles open a file once)
 _READS: dict[str, dict[str, bytes]] = {}
 
@@ -99,34 +98,15 @@ def fingerprint(root: str, analysis: Analysis) -> Fingerprint:
     return tuple(files), dirs
 
 
-PROFILE_MARK = "#profile="
-ENV_MARK = "#environment="
-
-
-def cache_key(root: str, profile: str, environment: Environment = REFERENCE) -> str:
-    """One analysis per tree, profile and environment; the defaults keep the bare path."""
-    key = root if profile == "runtime" else f"{root}{PROFILE_MARK}{profile}"
-    if not environment.is_reference():
-        key += ENV_MARK + json.dumps(environment.as_data(), sort_keys=True)
-    return key
-
-
-def split_key(key: str) -> tuple[str, str, Environment]:
-    key, _, data = key.partition(ENV_MARK)
-    root, _, profile = key.partition(PROFILE_MARK)
-    environment = Environment.from_data(json.loads(data)) if data else REFERENCE
-    return root, profile or "runtime", environment
-
-
-def analyze_tree(
-    root: str, profile: str = "runtime", environment: Environment = REFERENCE
-) -> Analysis:
+def analyze_tree(key: AnalysisKey) -> Analysis:
     """Run the static analysis (a seam the tests can replace).
 
     A root without ``vllm/`` is one diagnostic, not one per file looked for.
     """
     from sphinxext_attn.analysis import analyze
+    from sphinxext_attn.source.tree import SourceTree
 
+    root = key.root
     if not os.path.isdir(os.path.join(root, "vllm")):
         message = (
             f"no vllm/ package under {root}: point attention_backends_root or :root: "
@@ -135,30 +115,24 @@ def analyze_tree(
         # the root's listing is the fingerprint: adding vllm/ makes it stale
         diag = Diagnostic(message, None, "root")
         return Analysis(root=root, directories=[""], diagnostics=[diag])
-    from sphinxext_attn.select.platform_page import is_platform_profile, platform_analysis
-    from sphinxext_attn.source.tree import SourceTree
-
     tree = SourceTree(root, _READS.setdefault(root, {}))
-    if is_platform_profile(profile):  # another platform: only what the page shows
-        what = profile.partition(":")[2]
-        known = _fresh_selection(root, environment) if what == "features" else None
-        return platform_analysis(root, environment, what, tree, known)
+    if key.is_platform_part:  # another platform: only what the page shows
+        known = _fresh_selection(key) if key.part == "features" else None
+        return analyze(key, source=tree, known=known)
     _TREES[root] = tree
-    return analyze(root, tree, profile=profile, environment=environment)
+    return analyze(key, source=tree)
 
 
-def _fresh_selection(root: str, environment: Environment) -> Analysis | None:
+def _fresh_selection(key: AnalysisKey) -> Analysis | None:
     """This process's fresh analysis of the platform's lists, if one was made (a page's
     priority directive before its feature tables): its selection is not explored again."""
-    from sphinxext_attn.select.platform_page import platform_profile
-
-    found = _MEMO.get(cache_key(root, platform_profile("lists"), environment))
-    if found is not None and fingerprint(root, found[1]) == found[0]:
+    found = _MEMO.get(key.with_part("lists"))
+    if found is not None and fingerprint(key.root, found[1]) == found[0]:
         return found[1]
     return None
 
 
-def env_cache(env: BuildEnvironment) -> dict[str, tuple[Fingerprint, Analysis]]:
+def env_cache(env: BuildEnvironment) -> dict[AnalysisKey, tuple[Fingerprint, Analysis]]:
     cache = getattr(env, "attention_backends_cache", None)
     if cache is None:
         cache = {}
@@ -166,8 +140,8 @@ def env_cache(env: BuildEnvironment) -> dict[str, tuple[Fingerprint, Analysis]]:
     return cache
 
 
-def env_docs(env: BuildEnvironment) -> dict[str, set[str]]:
-    """docname -> roots its tables come from."""
+def env_docs(env: BuildEnvironment) -> dict[str, set[AnalysisKey]]:
+    """docname -> the analyses its tables come from."""
     docs = getattr(env, "attention_backends_docs", None)
     if docs is None:
         docs = {}
@@ -175,15 +149,15 @@ def env_docs(env: BuildEnvironment) -> dict[str, set[str]]:
     return docs
 
 
-def get_analysis(env: BuildEnvironment, root: str) -> Analysis:
-    """The analysis of ``root``: memo, then environment, then a fresh run."""
-    key, (root, profile, environment) = root, split_key(root)
+def get_analysis(env: BuildEnvironment, key: AnalysisKey) -> Analysis:
+    """The analysis ``key`` asks for: memo, then environment, then a fresh run."""
+    root = key.root
     checked = key in _CHECKED
     for candidate in (_MEMO.get(key), env_cache(env).get(key)):
         if candidate is not None and (checked or fingerprint(root, candidate[1]) == candidate[0]):
             break
     else:
-        analysis = analyze_tree(root, profile, environment)
+        analysis = analyze_tree(key)
         candidate = (fingerprint(root, analysis), analysis)
     # Stat the files once per read phase, not once per directive.
     _CHECKED.add(key)
@@ -191,10 +165,10 @@ def get_analysis(env: BuildEnvironment, root: str) -> Analysis:
     return candidate[1]
 
 
-def is_stale(env: BuildEnvironment, root: str) -> bool:
-    """Whether the stored analysis of ``root`` no longer matches the tree."""
-    stored = env_cache(env).get(root)
-    return stored is None or fingerprint(split_key(root)[0], stored[1]) != stored[0]
+def is_stale(env: BuildEnvironment, key: AnalysisKey) -> bool:
+    """Whether the stored analysis ``key`` names no longer matches the tree."""
+    stored = env_cache(env).get(key)
+    return stored is None or fingerprint(key.root, stored[1]) != stored[0]
 
 
 class FilePlace(str):

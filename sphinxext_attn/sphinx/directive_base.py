@@ -19,6 +19,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from sphinxext_attn.model.columns import EXTRA_COLUMNS, FEATURE_COLUMNS
 from sphinxext_attn.model.environment import Environment, environment_from
+from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.decorate import PLAIN, Decorations
@@ -91,11 +92,10 @@ class AttentionBackendsDirective(SphinxDirective):
         On another platform, only what the directive shows of it is evaluated."""
         profile = profile or self.options.get("profile") or config.profile(self.env)
         environment = self.analysis_environment()
+        part = ""
         if environment.platform != "cuda" and self.platform_what is not None:
-            from sphinxext_attn.select.platform_page import platform_profile
-
-            profile = platform_profile(self.platform_what)
-        key = cache.cache_key(root, profile, environment)
+            part = self.platform_what
+        key = AnalysisKey(root, profile, environment, part)
         analysis = cache.get_analysis(self.env, key)
         cache.report(root, analysis, self.get_location(), strict=config.strict(self.env))
         cache.env_docs(self.env).setdefault(self.env.docname, set()).add(key)

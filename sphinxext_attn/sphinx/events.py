@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from docutils import nodes
 from sphinx.util import texescape
 
+from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.render.nodes import TABLE_CLASS
 from sphinxext_attn.sphinx import cache, config
 
@@ -115,13 +116,13 @@ def _wide_enough_for_text(doctree: nodes.document) -> None:
             spec["colwidth"] = max(width * factor, least)
 
 
-def _roots_in_use(env: BuildEnvironment) -> dict[str, set[str]]:
-    """root -> docs whose tables come from it."""
-    by_root: dict[str, set[str]] = {}
-    for docname, roots in cache.env_docs(env).items():
-        for root in roots:
-            by_root.setdefault(root, set()).add(docname)
-    return by_root
+def _analyses_in_use(env: BuildEnvironment) -> dict[AnalysisKey, set[str]]:
+    """analysis -> docs whose tables come from it."""
+    by_key: dict[AnalysisKey, set[str]] = {}
+    for docname, keys in cache.env_docs(env).items():
+        for key in keys:
+            by_key.setdefault(key, set()).add(docname)
+    return by_key
 
 
 def get_outdated(
@@ -130,8 +131,8 @@ def get_outdated(
     """Pages with tables from a tree whose files or listings changed (added files too)."""
     cache.new_read_phase()
     stale: set[str] = set()
-    for root, docs in _roots_in_use(env).items():
-        if cache.is_stale(env, root):
+    for key, docs in _analyses_in_use(env).items():
+        if cache.is_stale(env, key):
             stale |= docs
     return sorted(stale - removed)
 
@@ -141,7 +142,7 @@ def before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) ->
     if app.parallel <= 1 or not docnames:
         return
     docs = cache.env_docs(env)
-    roots: set[str] = set()
+    roots: set[AnalysisKey] = set()
     for docname in docnames:
         roots |= docs.get(docname, set())
     if any(d not in docs for d in docnames):
@@ -149,10 +150,9 @@ def before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) ->
         if root is None:
             config.warn_no_root()
         else:
-            roots.add(cache.cache_key(root, config.profile(env), config.environment(env)))
-    for key in sorted(roots):
-        root = cache.split_key(key)[0]
-        cache.report(root, cache.get_analysis(env, key), strict=config.strict(env))
+            roots.add(AnalysisKey(root, config.profile(env), config.environment(env)))
+    for key in sorted(roots, key=repr):
+        cache.report(key.root, cache.get_analysis(env, key), strict=config.strict(env))
 
 
 def purge_doc(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
@@ -167,14 +167,14 @@ def merge_info(
     for docname in docnames:
         if docname in theirs:
             mine[docname] = set(theirs[docname])
-    for root, entry in cache.env_cache(other).items():
-        cache.env_cache(env).setdefault(root, entry)
+    for key, entry in cache.env_cache(other).items():
+        cache.env_cache(env).setdefault(key, entry)
 
 
 def env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     """Forget analyses of trees no page uses any more."""
-    used = set(_roots_in_use(env))
+    used = set(_analyses_in_use(env))
     cache_ = cache.env_cache(env)
-    for root in [r for r in cache_ if r not in used]:
-        del cache_[root]
+    for key in [k for k in cache_ if k not in used]:
+        del cache_[key]
     return []

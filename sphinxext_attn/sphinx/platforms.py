@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from docutils import nodes
 
+from sphinxext_attn.model.platform import gpu_header
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.nodes import TableSpec
@@ -20,7 +21,6 @@ from sphinxext_attn.render.platform_section import (
     intro_text,
     rules_nodes,
 )
-from sphinxext_attn.select.platform_page import gpu_header
 
 if TYPE_CHECKING:
     from sphinxext_attn.sphinx.directive_base import AttentionBackendsDirective
@@ -35,7 +35,7 @@ def platform_priority_nodes(
 ) -> list[nodes.Node]:
     """ROCm: its lists (``:arch: gfx942`` picks the groups holding that GPU) and the
     GPUs each backend accepts; XPU, CPU: the rules of ``get_attn_backend_cls``."""
-    selection = analysis.platform
+    selection = analysis.selection
     if selection.error:
         raise render.RenderError(f"the {selection.title} selection: {selection.error}")
     if selection.rules:
@@ -65,7 +65,7 @@ def platform_page_nodes(
 ) -> list[nodes.Node]:
     """``attention-backends`` on another platform: how it selects (its lists or
     rules), then the feature tables of the backends it can reach."""
-    selection = analysis.platform
+    selection = analysis.selection
     if selection.error:
         raise render.RenderError(f"the {selection.title} selection: {selection.error}")
     title = selection.title

@@ -1,6 +1,6 @@
 """``attention-backends-select``: vLLM's decision for one configuration, in a table.
 
-The decision is the command line's (:class:`~sphinxext_attn.select.decision.Selector`)
+The decision is the command line's (:class:`~sphinxext_attn.selection.decision.Selector`)
 on the same tree. The evaluator reads files through the analysis's own
 :class:`SourceTree` when the build has one, so a file is parsed once per build;
 every file the decision read becomes a dependency of the page.
@@ -17,13 +17,15 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 
 from sphinxext_attn.model.environment import REFERENCE, Environment, gpu_words
+from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
+from sphinxext_attn.model.selection import LAYER_FIELDS, OPTION_FIELDS, Config
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.select_nodes import decision_nodes
-from sphinxext_attn.select import inputs
-from sphinxext_attn.select.decision import LAYER_FIELDS, OPTION_FIELDS, Config, Selector
+from sphinxext_attn.selection import inputs
+from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.sphinx import cache
 from sphinxext_attn.sphinx.directive_base import AttentionBackendsDirective
@@ -31,7 +33,7 @@ from sphinxext_attn.sphinx.options import COMMON_OPTIONS, gfx_option
 
 
 def _option(convert: Callable[[Any], Any]) -> Callable[[str | None], Any]:
-    """A shared converter (:mod:`sphinxext_attn.select.inputs`) as an option converter."""
+    """A shared converter (:mod:`sphinxext_attn.selection.inputs`) as an option converter."""
 
     def option(value: str | None) -> Any:
         return convert(value)
@@ -79,7 +81,7 @@ def config_from_options(options: dict[str, Any]) -> Config:
 
 def selector_for(root: str, environment: Environment = REFERENCE) -> Selector:
     """One selector per tree, environment and read phase, on the analysis's parsed files."""
-    key = cache.cache_key(root, "runtime", environment)
+    key = AnalysisKey(root, "runtime", environment)
     selector: Selector | None = cache.SELECTORS.get(key)
     if selector is None:
         tree = cache.source_tree(root) or SourceTree(root, cache.shared_reads(root))
@@ -120,7 +122,7 @@ class SelectDirective(AttentionBackendsDirective):
             except ValueError as exc:
                 raise render.RenderError(f":kv-cache-dtype: {exc}") from None
         decision = selector.explain(selector.decide(config))
-        from sphinxext_attn.select.fa_version import flash_attn_version
+        from sphinxext_attn.selection.fa_version import flash_attn_version
 
         decision.flash_attn_version = flash_attn_version(
             selector.interp, config, decision.selected

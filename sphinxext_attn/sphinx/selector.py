@@ -1,8 +1,8 @@
 """``attention-backends-selector``: pick a configuration, see which backend vLLM takes.
 
 The decision is computed at build time by the same code as ``sphinxext-attn
-select`` (:class:`~sphinxext_attn.select.decision.Selector`), over a grid,
-factored (:mod:`sphinxext_attn.select.selector_table`) and shipped as inline
+select`` (:class:`~sphinxext_attn.selection.decision.Selector`), over a grid,
+factored (:mod:`sphinxext_attn.selector.table`) and shipped as inline
 JSON; ``attention_backends_selector.js`` looks it up as the reader changes
 the controls. No server and no network: the page works from ``file://``.
 Builders other than HTML get static tables instead.
@@ -26,11 +26,11 @@ from docutils.parsers.rst import directives
 from sphinx.util import logging
 
 from sphinxext_attn.model.environment import PLATFORMS, REFERENCE, Environment
+from sphinxext_attn.model.selection import OPTION_FIELDS
+from sphinxext_attn.model.selector_shape import GRID, LAYER_GRID, query_value
 from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
-from sphinxext_attn.select.decision import OPTION_FIELDS
-from sphinxext_attn.select.selector_grid import GRID, LAYER_GRID, query_value
-from sphinxext_attn.select.selector_table import SelectorTable
+from sphinxext_attn.selector.table import SelectorTable
 from sphinxext_attn.sphinx import cache, config
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, choices_option
@@ -90,7 +90,7 @@ def table_of(
 ) -> SelectorTable:
     """The selector tables of ``root`` for ``platforms`` in ``environment``: memo,
     then the build environment, then built."""
-    from sphinxext_attn.select.selector_table import build_selector_table
+    from sphinxext_attn.selector.table import build_selector_table
 
     stored = getattr(env, "attention_backends_selector", None)
     if stored is None:

@@ -12,6 +12,7 @@ from treebuilder import runtime_tree
 
 from sphinxext_attn.analysis import units
 from sphinxext_attn.analysis.units import runtime_analysis
+from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render.jsonout import render_json as to_json
 
@@ -28,7 +29,7 @@ def _said(analysis: Analysis) -> list[str]:
 def alone(tmp_path_factory: pytest.TempPathFactory) -> Alone:
     """The default tree, and its analysis (JSON, warnings) in one process."""
     root = str(runtime_tree(tmp_path_factory.mktemp("tree")))
-    analysis, _ = runtime_analysis(root)
+    analysis, _ = runtime_analysis(AnalysisKey(str(root)))
     return root, to_json(analysis), _said(analysis)
 
 
@@ -45,7 +46,7 @@ def test_the_split_changes_nothing(
     root, json, said = alone
     monkeypatch.setattr(units, "MIN_FORKED", 0)
     monkeypatch.setattr(units, "PARENT_SHARE", share)
-    together, runner = runtime_analysis(root, parallel=True)
+    together, runner = runtime_analysis(AnalysisKey(str(root)), parallel=True)
     assert (to_json(together), _said(together)) == (json, said)
     computed = runner.computed
     rest = next(i for i, key in enumerate(computed) if key.startswith("('rest'"))

@@ -14,7 +14,7 @@ import pytest
 from attn_sphinx_util import MINI_TREE
 
 from sphinxext_attn.cli.main import main
-from sphinxext_attn.select import inputs
+from sphinxext_attn.selection import inputs
 
 CASE = {"config": {"head_size": 128, "dtype": "bf16"}, "capability": "9.0"}
 #: ``--cases`` contents -> words the message must hold (case index, key, value).

@@ -97,7 +97,7 @@ def test_a_cuda_only_page_evaluates_no_other_platform(monkeypatch, tmp_path, cap
     import importlib
 
     cli = importlib.import_module("sphinxext_attn.cli.main")
-    from sphinxext_attn.select import platform_page
+    from sphinxext_attn.analysis import platform_part as platform_page
 
     def refuse(*args, **kwargs):
         raise AssertionError("another platform was evaluated for a CUDA-only page")

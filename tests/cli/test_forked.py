@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from treebuilder import DEMO_TREE, runtime_backend
 
-from sphinxext_attn.analysis import forked
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.cli import decisions
 from sphinxext_attn.cli.runcache import RunCache
+from sphinxext_attn.model.selection import Config
+from sphinxext_attn.parallel import forked
 from sphinxext_attn.pyeval import Unknown
 from sphinxext_attn.render.jsonout import render_json as to_json
-from sphinxext_attn.select.decision import Config
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="this platform has no os.fork")
 

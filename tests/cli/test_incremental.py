@@ -19,6 +19,7 @@ from sphinxext_attn.analysis.units import Done, runtime_analysis
 from sphinxext_attn.cli import runcache
 from sphinxext_attn.cli.runcache import RunCache, UnitEntries
 from sphinxext_attn.model.environment import REFERENCE, environment_from
+from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.render.jsonout import render_json
 from sphinxext_attn.source.views import CODE, RAW
 
@@ -42,13 +43,15 @@ def _append(path: Path, text: str) -> None:
 def _run(tree: Path, cache: Path, options=OPTIONS, environment=REFERENCE):
     """One cached run: its JSON, the units it computed, and the units kept after it."""
     store = UnitEntries(RunCache(cache), tree, options)
-    analysis, runner = runtime_analysis(str(tree), environment=environment, store=store)
+    analysis, runner = runtime_analysis(
+        AnalysisKey(str(tree), environment=environment), store=store
+    )
     store.save(runner.page.read_bytes())
     return render_json(analysis), runner.computed, store
 
 
 def _cold(tree: Path, environment=REFERENCE) -> str:
-    analysis, _ = runtime_analysis(str(tree), environment=environment)
+    analysis, _ = runtime_analysis(AnalysisKey(str(tree), environment=environment))
     return render_json(analysis)
 
 

@@ -17,7 +17,7 @@ from sphinxext_attn import cli
 from sphinxext_attn.cli import runcache
 from sphinxext_attn.cli import select as select_cli
 from sphinxext_attn.cli.runcache import RunCache
-from sphinxext_attn.select.decision import Selector
+from sphinxext_attn.selection.decision import Selector
 
 pipeline_module = importlib.import_module("sphinxext_attn.analysis.pipeline")
 units_module = importlib.import_module("sphinxext_attn.analysis.units")

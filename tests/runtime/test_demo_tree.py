@@ -18,8 +18,9 @@ from treebuilder import DEMO_OLD_TREE, DEMO_TREE, REPO
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.model.columns import FEATURE_COLUMNS
 from sphinxext_attn.model.records import TABLES, Analysis
+from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.select.decision import Config, Selector
+from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.source.tree import SourceTree
 
 PRIORITY_HEADING = "## Backend Priority (CUDA)"

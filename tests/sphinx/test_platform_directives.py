@@ -147,7 +147,8 @@ def test_tables_of_cuda_alone_stay_cuda_whatever_the_platform(make_app, tmp_path
     platforms: list[str] = []
 
     def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
-        platforms.append(kwargs["environment"].platform)
+        key = args[0]
+        platforms.append(key.environment.platform)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(analysis, "analyze", recording)
@@ -162,7 +163,7 @@ def test_tables_of_cuda_alone_stay_cuda_whatever_the_platform(make_app, tmp_path
 
 def test_feature_tables_reuse_the_lists_the_page_explored(make_app, tmp_path, monkeypatch):
     """A page with ROCm's lists and its feature tables explores ROCm's machines once."""
-    from sphinxext_attn.select import platform_page
+    from sphinxext_attn.analysis import platform_part as platform_page
 
     real = platform_page.evaluate_selection
     calls: list[str] = []
@@ -184,7 +185,7 @@ def test_feature_tables_reuse_the_lists_the_page_explored(make_app, tmp_path, mo
 
 
 def test_a_cuda_page_evaluates_no_other_platform(make_app, tmp_path, monkeypatch):
-    from sphinxext_attn.select import platform_page
+    from sphinxext_attn.analysis import platform_part as platform_page
 
     def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise AssertionError("another platform was evaluated for a CUDA-only page")

@@ -16,6 +16,7 @@ from attn_sphinx_util import (
     warnings,
 )
 
+from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.sphinx import cache
 
 BACKENDS = Path("vllm/v1/attention/backends")
@@ -112,7 +113,7 @@ def test_thirty_pages_open_each_file_once(make_app, tmp_path):
     assert max(opened.values()) == 1, opened
     analysed = {
         os.path.realpath(tree / f)
-        for f in cache.env_cache(app.env)[cache.cache_key(str(tree), "vllm-page")][1].files
+        for f in cache.env_cache(app.env)[AnalysisKey(str(tree), "vllm-page")][1].files
     }
     assert set(opened) <= analysed | {os.path.realpath(tree / d) for d in ()}
 
@@ -177,7 +178,7 @@ def test_diagnostics_once_per_build_and_suppressible(make_app, project):
     assert text.count("WARNING") == 1, text
     assert f"{registry}:" in text  # the analysed file (and line) is the location
     subtype = (
-        cache.env_cache(app.env)[cache.cache_key(str(tree), "vllm-page")][1].diagnostics[0].subtype
+        cache.env_cache(app.env)[AnalysisKey(str(tree), "vllm-page")][1].diagnostics[0].subtype
     )
     assert has_type(text, f"attention_backends.{subtype}")
 

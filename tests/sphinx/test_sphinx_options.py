@@ -95,14 +95,14 @@ def test_good_values_pass(make_app, tmp_path):
 
 
 def test_both_selection_directives_take_the_same_option_names():
-    from sphinxext_attn.select.decision import LAYER_FIELDS, Config
-    from sphinxext_attn.select.decision import OPTION_FIELDS as CONFIG_FIELDS
+    from sphinxext_attn.model.selection import LAYER_FIELDS, Config
+    from sphinxext_attn.model.selection import OPTION_FIELDS as CONFIG_FIELDS
     from sphinxext_attn.sphinx.select_directive import CONFIG_OPTIONS, config_from_options
     from sphinxext_attn.sphinx.selector import SelectorDirective
 
     assert CONFIG_OPTIONS.keys() == CONFIG_FIELDS.keys() | LAYER_FIELDS.keys()
     assert CONFIG_FIELDS.keys() <= SelectorDirective.option_spec.keys()
-    from sphinxext_attn.select.records import ENGINE_FIELDS
+    from sphinxext_attn.model.selection import ENGINE_FIELDS
 
     layer = set(LAYER_FIELDS.values()) | set(ENGINE_FIELDS)  # (an engine option sets these)
     assert set(CONFIG_FIELDS.values()) | layer == set(Config.__dataclass_fields__)

@@ -1,0 +1,195 @@
+"""The selection's records: one configuration, as vLLM's selection cases key it,
+and vLLM's answer for it. Plain data: the evaluator reads them in :mod:`..selection`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sphinxext_attn.model.environment import MODEL_ATTN_TYPE
+
+#: Option name (``select --kv-cache-dtype``, the directives' ``:kv-cache-dtype:``)
+#: -> the :class:`Config` field it sets; the fields are vLLM's case keys.
+OPTION_FIELDS: dict[str, str] = {
+    "capability": "capability",
+    "dtype": "dtype",
+    "kv-cache-dtype": "kv_cache_dtype",
+    "head-size": "head_size",
+    "block-size": "block_size",
+    "num-heads": "num_heads",
+    "attn-type": "attn_type",
+    "mla": "use_mla",
+    "sparse": "use_sparse",
+    "sink": "has_sink",
+    "mm-prefix": "use_mm_prefix",
+    "non-causal": "use_non_causal",
+}
+#: Options ``select`` and ``attention-backends-select`` take that the selector's
+#: table has no control for (only other platforms' code reads them today).
+LAYER_FIELDS: dict[str, str] = {"kv-connector": "use_kv_connector"}
+#: Configuration fields an engine option sets instead (the directives' ``:option:``,
+#: ``select --option``, a case's ``model_attn_type``): the selector's table has them
+#: as settings where the platform's code reads them (ROCm)
+ENGINE_FIELDS: dict[str, str] = {"model_attn_type": MODEL_ATTN_TYPE}
+
+
+@dataclass
+class Config:
+    """One configuration, with the keys of vLLM's selection cases."""
+
+    capability: str = "9.0"
+    dtype: str = "bf16"
+    kv_cache_dtype: str | None = "auto"
+    head_size: int = 128
+    block_size: int | None = None
+    num_heads: int | None = None
+    attn_type: str = "DECODER"
+    use_mla: bool = False
+    use_sparse: bool = False
+    has_sink: bool = False
+    use_mm_prefix: bool = False
+    use_non_causal: bool = False
+    #: a KV connector transfers the cache (ROCm keeps some backends out for it)
+    use_kv_connector: bool = False
+    #: the model's attention type (``ModelConfig.attn_type``); None: no engine config,
+    #: as the docs build (set, the questions see it as ``--option`` would set it)
+    model_attn_type: str | None = None
+
+    def key(self) -> tuple[Any, ...]:
+        """The field values, in order (``dataclasses.astuple`` copies them deeply)."""
+        return tuple(self.__dict__.values())
+
+    @classmethod
+    def from_case(cls, case: dict[str, Any]) -> Config:
+        cfg = dict(case.get("config", {}))
+        known = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
+        return cls(
+            capability=str(case.get("capability", "9.0")), num_heads=case.get("num_heads"), **known
+        )
+
+    def describe(self, gpu: str = "") -> str:
+        """The configuration in one line, for people (``gpu``: how the platform names
+        the GPU, e.g. ROCm gfx942, instead of its SM capability)."""
+        flags = [
+            word
+            for word, on in (
+                ("MLA", self.use_mla),
+                ("sparse", self.use_sparse),
+                ("sink", self.has_sink),
+                ("multimodal prefix", self.use_mm_prefix),
+                ("non-causal", self.use_non_causal),
+                ("KV connector", self.use_kv_connector),
+            )
+            if on
+        ]
+        return ", ".join(
+            [
+                gpu or f"SM {self.capability}",
+                self.dtype,
+                f"KV cache {self.kv_cache_dtype or 'unset'}",
+                f"head size {self.head_size}",
+                f"block size {self.block_size or 'default'}",
+                f"{self.num_heads or 'unknown'} heads",
+                self.attn_type.lower().replace("_", "-"),
+                *flags,
+            ]
+        )
+
+    @property
+    def capability_tuple(self) -> tuple[int, int]:
+        major, _, minor = self.capability.partition(".")
+        return int(major), int(minor or 0)
+
+
+@dataclass
+class Decision:
+    """vLLM's answer: the list, the pick (or None: vLLM raises), the reasons."""
+
+    selected: str | None
+    priorities: list[str]
+    rejected: dict[str, list[str]] = field(default_factory=dict)
+    #: where a question could not be evaluated: backend -> reason (never guessed)
+    unknown: dict[str, str] = field(default_factory=dict)
+    error: str = ""
+    #: backend -> file:line of each reason (parallel to ``rejected``; "" = not found)
+    sources: dict[str, list[str]] = field(default_factory=dict)
+    #: the machine facts the decision rests on (``NAME=VALUE``), see model.environment
+    assumptions: list[str] = field(default_factory=list)
+    #: a decision no static reading can settle: ``{"backend", "if"}`` in vLLM's order
+    #: (``selected`` is then None)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    #: backend -> what to ``--assume`` to settle it (a function of the tree)
+    assumable: dict[str, str] = field(default_factory=dict)
+    #: what vLLM raises when the platform's rules refuse the configuration (XPU, CPU)
+    raised: str = ""
+    #: the FlashAttention version the pick runs (None: it runs none, or not known)
+    flash_attn_version: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "selected": self.selected,
+            "priorities": self.priorities,
+            "rejected": self.rejected,
+        }
+        if self.sources:
+            data["sources"] = self.sources
+        if self.unknown:
+            data["unknown"] = self.unknown
+        if self.error:
+            data["error"] = self.error
+        if self.raised:
+            data["raised"] = self.raised
+        data["assumptions"] = self.assumptions
+        if self.candidates:
+            data["candidates"] = self.candidates
+        return data
+
+    def make_conditional(self) -> None:
+        """A pick behind backends not evaluated holds only if none of them qualifies:
+        say so (candidates, each with its condition) instead of guessing."""
+        undecided = self.undecided()
+        if not undecided:
+            return
+        for name in undecided:
+            why = self.unknown[name]
+            fact = self.assumable.get(name)
+            hint = f"; settle it with --assume {fact}=true|false" if fact else ""
+            self.candidates.append({"backend": name, "if": f"{name} qualifies ({why}){hint}"})
+        if self.selected is not None:
+            others = " nor ".join(undecided)
+            self.candidates.append({"backend": self.selected, "if": f"neither {others} does"})
+        self.selected = None
+
+    def label(self, name: str) -> str:
+        """What became of ``name`` in this decision, in one of five words."""
+        if name == self.selected:
+            return "selected"
+        if name in self.unknown:
+            return "not evaluated"
+        if name in self.rejected:
+            return "rejected"
+        return "valid, lower priority" if self.selected else "valid (a candidate)"
+
+    def undecided(self) -> list[str]:
+        """Backends not evaluated that vLLM tries before the pick (all of them when
+        nothing qualifies): the pick holds only if none of them qualifies."""
+        end = (
+            self.priorities.index(self.selected)
+            if self.selected in self.priorities
+            else len(self.priorities)
+        )
+        return [name for name in self.priorities[:end] if name in self.unknown]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Decision:
+        return cls(
+            data["selected"],
+            list(data["priorities"]),
+            dict(data["rejected"]),
+            dict(data.get("unknown", {})),
+            data.get("error", ""),
+            dict(data.get("sources", {})),
+            list(data.get("assumptions", [])),
+            list(data.get("candidates", [])),
+            raised=data.get("raised", ""),
+        )

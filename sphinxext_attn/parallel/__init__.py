@@ -1,0 +1,1 @@
+"""Work in a forked child process, where a core is spare."""

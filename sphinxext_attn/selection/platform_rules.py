@@ -1,0 +1,203 @@
+"""Platforms without a priority list (XPU, CPU): their ``get_attn_backend_cls`` is an
+ordered ``if``/``else``; the decision is the backend it returns, or what it raises."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.model.platform import Rule
+from sphinxext_attn.model.selection import Config, Decision
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.devices import platform_class
+from sphinxext_attn.pyeval.values import NODE, Bound, Instance
+from sphinxext_attn.selection.answers import param_names
+from sphinxext_attn.source.registry import read_registry
+
+if TYPE_CHECKING:
+    from sphinxext_attn.selection.decision import Selector
+
+
+#: the method of a platform without a priority list that decides (XPU, CPU)
+RULES_METHOD = "get_attn_backend_cls"
+
+
+def rule_arguments(selector: Selector, config: Config, method: Any) -> dict[str, Any]:
+    """The arguments vLLM passes ``get_attn_backend_cls`` when it chooses for ``config``
+    (no backend requested; ``num_heads`` where the release's signature has it)."""
+    params = param_names(method.func.node) if isinstance(method, Bound) else []
+    kwargs: dict[str, Any] = {"attn_selector_config": selector.build_config(config)}
+    if "selected_backend" in params:
+        kwargs["selected_backend"] = None
+    if "num_heads" in params:
+        kwargs["num_heads"] = config.num_heads
+    return kwargs
+
+
+def decide_by_rule(selector: Selector, config: Config, platform: Instance) -> Decision:
+    """The backend a platform's ``get_attn_backend_cls`` returns with no backend
+    requested (its ordered rules: XPU, CPU), or what it raises."""
+    interp = selector.interp
+    method = interp.getattr(platform, RULES_METHOD, NODE, "")
+    kwargs = rule_arguments(selector, config, method)
+    try:
+        path = interp.call(method, [], kwargs, NODE, "")
+    except Raised as exc:
+        return Decision(None, [], raised=f"{exc.kind}: {exc.message}")
+    if not isinstance(path, str):
+        raise Unknown("get_attn_backend_cls answered no class path")
+    name = backend_of_path(interp, path)
+    return Decision(name, [name])
+
+
+def backend_of_path(interp: Interpreter, path: str) -> str:
+    """The registry's name for a backend class path; for a class the registry does not
+    list, the name its ``get_name()`` gives (else the class name)."""
+    for entry in read_registry(interp.tree):
+        if entry.class_path == path:
+            return entry.name
+    module_name, _, class_name = path.rpartition(".")
+    module = interp.module(module_name)
+    try:
+        if module is not None and module.has(class_name):
+            cls = module.lookup(class_name, interp, NODE)
+            name = interp.call(interp.getattr(cls, "get_name", NODE, ""), [], {}, NODE, "")
+            if isinstance(name, str) and name:
+                return name
+    except (Unknown, Raised):
+        pass
+    return class_name
+
+
+REQUESTED = "selected_backend"
+
+
+def read_rules(interp: Interpreter, platform: str) -> tuple[list[Rule], str]:
+    """The automatic rules of the platform's ``get_attn_backend_cls``, in order, and the
+    file they are read from. Branches only an explicit backend request reaches are left
+    out (``selected_backend`` is None when vLLM chooses)."""
+    cls = platform_class(interp, platform)
+    method = next(
+        (
+            n
+            for n in cls.node.body
+            if isinstance(n, ast.FunctionDef) and n.name == "get_attn_backend_cls"
+        ),
+        None,
+    )
+    if method is None:
+        raise Unknown(f"{cls.name} has no get_attn_backend_cls of its own", cls.path)
+    rules: list[Rule] = []
+    _walk(interp, method.body, (), {}, rules)
+    return rules, cls.path
+
+
+def _walk(
+    interp: Interpreter,
+    body: list[ast.stmt],
+    conditions: tuple[str, ...],
+    names: dict[str, str],
+    rules: list[Rule],
+) -> bool:
+    """Rules of ``body`` under ``conditions``; True when every path through it ends."""
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Name):
+                names[target.id] = _text(stmt.value, names)
+            continue
+        if isinstance(stmt, ast.If):
+            test = _requested(stmt.test)
+            if test is False:
+                if _walk(interp, stmt.orelse, conditions, names, rules):
+                    return True
+                continue
+            if test is True:
+                if _walk(interp, stmt.body, conditions, names, rules):
+                    return True
+                continue
+            condition = _text(test, names)
+            ends = _walk(interp, stmt.body, (*conditions, condition), dict(names), rules)
+            negated = f"not ({condition})"
+            if stmt.orelse:
+                other = _walk(interp, stmt.orelse, (*conditions, negated), dict(names), rules)
+                if ends and other:
+                    return True
+            continue
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            rules.append(Rule(conditions, _outcome(interp, stmt.value), stmt.lineno))
+            return True
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            rules.append(Rule(conditions, _raised(stmt.exc), stmt.lineno))
+            return True
+    return False
+
+
+def _requested(test: ast.expr) -> ast.expr | bool:
+    """``test`` with ``selected_backend`` None: True/False where that settles it."""
+    if isinstance(test, ast.Name) and test.id == REQUESTED:
+        return False
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        sides = [test.left, test.comparators[0]]
+        if any(isinstance(s, ast.Name) and s.id == REQUESTED for s in sides):
+            other = sides[1] if isinstance(sides[0], ast.Name) else sides[0]
+            has_none = isinstance(other, ast.Tuple | ast.List) and any(
+                isinstance(e, ast.Constant) and e.value is None for e in other.elts
+            )
+            is_none = isinstance(other, ast.Constant) and other.value is None
+            op = test.ops[0]
+            if isinstance(op, ast.In | ast.Is | ast.Eq):
+                return has_none or is_none
+            if isinstance(op, ast.NotIn | ast.IsNot | ast.NotEq):
+                return not (has_none or is_none)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _requested(test.operand)
+        return (not inner) if isinstance(inner, bool) else test
+    if isinstance(test, ast.BoolOp):
+        kept: list[ast.expr] = []
+        for value in test.values:
+            part = _requested(value)
+            if isinstance(part, bool):
+                if part == isinstance(test.op, ast.Or):
+                    return part  # True in an or, False in an and: settled
+                continue
+            kept.append(part)
+        if not kept:
+            return isinstance(test.op, ast.And)
+        return kept[0] if len(kept) == 1 else ast.BoolOp(op=test.op, values=kept)
+    return test
+
+
+def _text(node: ast.expr, names: dict[str, str]) -> str:
+    text = ast.unparse(node).replace("attn_selector_config.", "")
+    for name, value in names.items():
+        text = re.sub(rf"\b{re.escape(name)}\b", f"({value})", text)
+    return text
+
+
+def _outcome(interp: Interpreter, value: ast.expr) -> str:
+    """``AttentionBackendEnum.X.get_path()`` -> X; a class path -> its backend name."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        inner = value.func.value
+        if isinstance(inner, ast.Attribute) and value.func.attr == "get_path":
+            return inner.attr
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return backend_of_path(interp, value.value)
+    return ast.unparse(value)
+
+
+def _raised(exc: ast.expr) -> str:
+    kind = ast.unparse(exc.func if isinstance(exc, ast.Call) else exc)
+    message = ""
+    if isinstance(exc, ast.Call) and exc.args:
+        first = exc.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            message = first.value
+        elif isinstance(first, ast.JoinedStr):
+            message = "".join(
+                str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
+                for v in first.values
+                if isinstance(v, ast.Constant | ast.FormattedValue)
+            )
+    return f"raises {kind}: {message}" if message else f"raises {kind}"

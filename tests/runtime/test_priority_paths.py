@@ -1,0 +1,108 @@
+"""Priority lists by condition: the release's priority function evaluated over the
+values its conditions test, grouped per architecture and titled in words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import vllm_trees
+from treebuilder import CUDA, dedent, runtime_tree
+
+from sphinxext_attn.analysis.pipeline import analyze
+from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.runtime.priority_titles import evaluated_priorities
+from sphinxext_attn.source.tree import SourceTree
+
+PRIORITIES = """
+from vllm.v1.attention.backends.registry import AttentionBackendEnum as E
+from vllm.platforms.interface import DeviceCapability
+
+
+def _get_backend_priorities(
+    use_mla: bool,
+    device_capability: DeviceCapability,
+    num_heads: int | None = None,
+    use_mm_prefix: bool = False,
+):
+    if use_mla:
+        if device_capability.major == 12:
+            return [E.TRITON_MLA]
+        tail = [E.FLASHINFER] if num_heads is not None and num_heads <= 16 else []
+        return [E.TRITON_MLA, *tail]
+    if device_capability.major == 9 and use_mm_prefix:
+        return [E.TRITON_ATTN, E.FLASH_ATTN]
+    return [E.FLASH_ATTN, E.TRITON_ATTN]
+"""
+
+
+def lists(root: Path) -> list:
+    return evaluated_priorities(Interpreter(SourceTree(root)))
+
+
+def titles(found: list, category: str) -> dict[str, tuple[str, ...]]:
+    return {p.title: p.backends for p in found if p.category == category}
+
+
+def test_every_distinct_list_with_its_conditions(tmp_path: Path) -> None:
+    found = lists(runtime_tree(tmp_path, {CUDA: dedent(PRIORITIES)}))
+    standard = titles(found, "standard")
+    assert standard == {
+        "Other GPUs (SM 7.x, 8.x, 10.x, 11.0, 12.x)": ("FLASH_ATTN", "TRITON_ATTN"),
+        "Hopper (SM 9.x): without a multimodal prefix": ("FLASH_ATTN", "TRITON_ATTN"),
+        "Hopper (SM 9.x): with a multimodal prefix": ("TRITON_ATTN", "FLASH_ATTN"),
+    }
+    mla = titles(found, "mla")
+    assert mla["Other GPUs (SM 7.x, 8.x, 9.0, 10.x, 11.0): heads ≤ 16"] == (
+        "TRITON_MLA",
+        "FLASHINFER",
+    )
+    assert mla["Other GPUs (SM 7.x, 8.x, 9.0, 10.x, 11.0): heads unknown or ≥ 17"] == (
+        "TRITON_MLA",
+    )
+    assert mla["SM 12.x"] == ("TRITON_MLA",)
+    assert {p.arch for p in found if p.category == "mla"} == {"default", "sm120"}
+    sm90 = [p for p in found if p.arch == "sm90"]
+    assert sm90 and all(p.capabilities == ("9.0",) for p in sm90)
+    # each list links to the return that produced it
+    assert {p.source.line for p in sm90} == {17, 18}
+
+
+def test_runtime_analysis_uses_the_evaluated_lists(tmp_path: Path) -> None:
+    root = runtime_tree(tmp_path, {CUDA: dedent(PRIORITIES)})
+    runtime = analyze(root)
+    assert "sm90" in runtime.arches()
+    assert len(runtime.priority_lists("standard")) == 3
+    page = analyze(root, profile="vllm-page")
+    assert all(not p.arch_title for p in page.priorities)
+
+
+def test_a_function_that_cannot_be_evaluated_keeps_the_literal_lists(tmp_path: Path) -> None:
+    source = PRIORITIES.replace(
+        "    if use_mla:\n", "    if use_mla:\n        torch.cuda.synchronize()\n", 1
+    )
+    root = runtime_tree(tmp_path, {CUDA: dedent(source)})
+    result = analyze(root)
+    assert result.priorities and not any(p.arch_title for p in result.priorities)
+    notes = [d for d in result.diagnostics if "priority lists not evaluated" in d.message]
+    assert len(notes) == 1 and notes[0].location.path == CUDA
+
+
+@pytest.mark.realtree
+@pytest.mark.parametrize("version", ["0.16.0", "0.23.0", "0.33.0"])
+def test_every_list_vllm_returns_is_shown(version: str) -> None:
+    """Each list vLLM's function returned on the truth grid is one of ours."""
+    truth_file = vllm_trees.SHARED / "vllm" / "truth" / f"truth-{version}.json"
+    if not truth_file.exists():
+        vllm_trees.unavailable(f"no truth file {truth_file}")
+    truth = json.loads(truth_file.read_text())["priorities"]
+    found = lists(vllm_trees.tree(version))
+    ours = {p.backends for p in found}
+    theirs = {tuple(case["priorities"]) for case in truth}
+    assert theirs <= ours
+    if version == "0.33.0":
+        assert len(ours) == 10
+        assert {p.arch for p in found} == {"default", "sm90", "sm100", "sm120"}
+        sm120 = [p for p in found if p.category == "mla" and p.arch == "sm120"]
+        assert sm120[0].backends == ("TRITON_MLA", "FLASHINFER_MLA_SPARSE_SM120")

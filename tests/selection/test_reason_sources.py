@@ -1,0 +1,63 @@
+"""Where vLLM states a rejection reason: literals by their text, f-strings by their
+fixed parts, the backend's own classes first; on a real release nearly every reason."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import vllm_trees
+from treebuilder import dedent, runtime_backend
+
+from sphinxext_attn.model.records import Location
+from sphinxext_attn.model.selection import Config
+from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.selection.decision import Selector
+from sphinxext_attn.selection.reason_sources import ReasonLocator
+from sphinxext_attn.source.tree import SourceTree
+
+HELPERS = "vllm/v1/attention/my_helpers.py"
+HELPER_SOURCE = """
+def check(head_size):
+    if head_size > 256:
+        return (False, f"head size {head_size} is above the kernel's limit of 256")
+    return (True, "fine")
+
+
+def message():
+    return "MyBackend needs a Hopper device"
+"""
+
+BODY = """
+@classmethod
+def supports_combination(cls, head_size):
+    ok, why = check(head_size)
+    return None if ok else why
+"""
+
+
+def test_literals_and_fstrings_are_found_at_their_line(tmp_path):
+    header = "from vllm.v1.attention.my_helpers import check\n"
+    root = runtime_backend(tmp_path, BODY, header=header, extra={HELPERS: dedent(HELPER_SOURCE)})
+    interp = Interpreter(SourceTree(root))
+    interp.tree.text(HELPERS)  # the evaluation read it
+    locator = ReasonLocator(interp)
+    fstring = locator.locate("MY_ATTN", "head size 512 is above the kernel's limit of 256")
+    assert fstring == Location(HELPERS, 3)
+    assert locator.locate("MY_ATTN", "MyBackend needs a Hopper device") == Location(HELPERS, 8)
+    assert locator.locate("MY_ATTN", "no such words anywhere in the tree") is None
+
+
+@pytest.mark.realtree
+def test_reasons_of_vllms_own_cases_are_located():
+    tree = vllm_trees.tree("0.33.0")
+    path = vllm_trees.shared_dir() / "vllm" / "select" / "select-0.33.0.json"
+    cases = json.loads(path.read_text(encoding="utf-8"))[:200]
+    selector = Selector(Interpreter(SourceTree(tree)))
+    located = total = 0
+    for case in cases:
+        decision = selector.explain(selector.decide(Config.from_case(case)))
+        for name, reasons in decision.rejected.items():
+            total += len(reasons)
+            located += sum(1 for where in decision.sources[name] if where)
+    assert total > 1000 and located / total >= 0.999, (located, total)
