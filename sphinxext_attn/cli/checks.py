@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
+from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.source.locate import default_root
 
 
@@ -57,6 +58,18 @@ def check_root(root: str, flag: str = "--root") -> Path:
             "holding vllm/, e.g. a checkout or site-packages"
         )
     return path
+
+
+def check_engine_options(root: str | Path, environment: Environment) -> None:
+    """``--option``: fields the tree's own ``VllmConfig`` has, with values they allow."""
+    if not environment.options:
+        return
+    from sphinxext_attn.pyeval.option_fields import OptionError, check_options
+
+    try:
+        check_options(str(root), environment.options)
+    except OptionError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def check_output(output: str | None, flag: str = "-o") -> None:
@@ -127,6 +140,7 @@ def root_or_report(root: str | None, prog: str) -> str | None:
 __all__ = [
     "BadInput",
     "OneLineParser",
+    "check_engine_options",
     "check_output",
     "check_root",
     "check_source_links",

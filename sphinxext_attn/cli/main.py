@@ -18,6 +18,7 @@ from sphinxext_attn.cli import pagefile
 from sphinxext_attn.cli.checks import (
     BadInput,
     OneLineParser,
+    check_engine_options,
     check_output,
     check_root,
     check_source_links,
@@ -207,9 +208,11 @@ def write_page(args: argparse.Namespace) -> int:
     if args.files and not any(is_relevant(f, root) for f in args.files):
         return 0
     check_root(args.root)
+    check_engine_options(args.root, environment)
     check_output(args.output)
     if args.diff:
         check_root(args.diff, "--diff")
+        check_engine_options(args.diff, environment)
     check_template(args.template)
     check_source_links(args.source_links)
     out = pagefile.output_path(args.output, args.diff, root, DEFAULT_OUTPUT)

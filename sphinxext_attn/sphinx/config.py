@@ -21,6 +21,7 @@ from sphinxext_attn.model.environment import (
     REFERENCE,
     Environment,
     EnvironmentError_,
+    as_text,
     check_setting,
     environment_from,
 )
@@ -281,7 +282,26 @@ def config_root(app: Sphinx) -> str | None:
 
 def resolve_for_build(app: Sphinx) -> None:
     """Resolve the configured tree once per build; directives read it from the env."""
-    app.env.attention_backends_root = config_root(app)  # type: ignore[attr-defined]
+    app.env.attention_backends_root = root = config_root(app)  # type: ignore[attr-defined]
+    options = getattr(app.config, OPTIONS_NAME, None)
+    if root and options and os.path.isdir(os.path.join(root, "vllm")):
+        from sphinxext_attn.pyeval.option_fields import OptionError, check_options
+
+        try:
+            from sphinxext_attn.source.tree import SourceTree
+            from sphinxext_attn.sphinx.cache import shared_reads
+
+            values = {k: as_text(v) for k, v in options.items()}
+            check_options(root, values, OPTIONS_NAME, SourceTree(root, shared_reads(root)))
+        except OptionError as err:
+            conf_py = os.path.join(app.confdir, "conf.py") if app.confdir else None
+            logger.error(
+                f"{err}; using no engine options",
+                location=FilePlace(conf_py) if conf_py and os.path.isfile(conf_py) else None,
+                type="attention_backends",
+                subtype="config",
+            )
+            setattr(app.config, OPTIONS_NAME, {})
     trees = getattr(app.config, TREES_NAME, None) or {}
     app.env.attention_backends_trees = {  # type: ignore[attr-defined]
         str(name): os.path.normpath(os.path.join(app.confdir, os.fspath(path)))
