@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.source.locate import default_root
+from sphinxext_attn.vocab.paths import REGISTRY_FILES
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -56,6 +57,11 @@ def check_root(root: str, flag: str = "--root") -> Path:
         raise BadInput(
             f"{flag} {root}: not a vLLM tree (it holds no vllm/ package); give the folder "
             "holding vllm/, e.g. a checkout or site-packages"
+        )
+    if not any((path / rel).is_file() for rel in REGISTRY_FILES):
+        raise BadInput(
+            f"{flag} {root}: its vllm/ lacks the backend registry every table needs "
+            f"({' or '.join(REGISTRY_FILES)}); give a whole vLLM tree"
         )
     return path
 

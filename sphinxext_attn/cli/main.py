@@ -8,6 +8,7 @@ out-of-date output and exit 1.
 from __future__ import annotations
 
 import argparse
+import difflib
 import fnmatch
 import gc
 import os
@@ -184,12 +185,36 @@ def platform_part(
     return part
 
 
+#: the subcommands (the page command has none)
+COMMANDS = ("select",)
+
+
+def unknown_command(argv: list[str]) -> str | None:
+    """A first word that is neither an option nor an existing file (the pre-commit
+    hook passes existing files) is a mistyped command, not a file to filter."""
+    first = argv[0] if argv else ""
+    if not first or first.startswith("-") or os.path.exists(first):
+        return None
+    if "/" in first or "." in first:  # a path: a deleted file is still a file name
+        return None
+    close = difflib.get_close_matches(first, COMMANDS, 1, 0.5)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return (
+        f"unknown command {first!r}{hint}; the commands are {', '.join(COMMANDS)}, and the "
+        "page command takes flags and existing FILES"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["select"]:
         from sphinxext_attn.cli.select import main as select_main
 
         return select_main(argv[1:])
+    typo = unknown_command(argv)
+    if typo:
+        print(f"sphinxext-attn: {typo}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     try:
         return write_page(args)
