@@ -24,6 +24,7 @@ from sphinxext_attn.cli.checks import (
     check_root,
     check_source_links,
     check_template,
+    flag_type,
     root_or_report,
     write_output,
 )
@@ -186,7 +187,33 @@ def platform_part(
 
 
 #: the subcommands (the page command has none)
-COMMANDS = ("select",)
+COMMANDS = ("select", "fetch")
+
+
+def fetch_main(argv: list[str]) -> int:
+    """``fetch VERSION``: the release's source tree in the cache; its path on stdout."""
+    from sphinxext_attn.source.fetch import FetchError, cache_dir, check_version, fetch
+
+    parser = OneLineParser(
+        prog="sphinxext-attn fetch",
+        description="Fetch a vLLM release's source tree (its sdist from the package index "
+        "pip uses; nothing is built or run) into the cache and print its path.",
+    )
+    parser.add_argument(
+        "version", type=flag_type(check_version), help="the release, e.g. 0.33.0 (no default)"
+    )
+    parser.add_argument(
+        "--dest",
+        help=f"the cache folder (default: $VLLM_TREES, else {cache_dir()})",
+    )
+    args = parser.parse_args(argv)
+    try:
+        tree = fetch(args.version, Path(args.dest) if args.dest else None)
+    except FetchError as exc:
+        print(f"sphinxext-attn fetch: vllm=={args.version}: {exc}", file=sys.stderr)
+        return 1
+    print(tree)
+    return 0
 
 
 def unknown_command(argv: list[str]) -> str | None:
@@ -211,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         from sphinxext_attn.cli.select import main as select_main
 
         return select_main(argv[1:])
+    if argv[:1] == ["fetch"]:
+        return fetch_main(argv[1:])
     typo = unknown_command(argv)
     if typo:
         print(f"sphinxext-attn: {typo}", file=sys.stderr)

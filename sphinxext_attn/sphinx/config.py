@@ -25,6 +25,7 @@ from sphinxext_attn.model.environment import (
     check_setting,
     environment_from,
 )
+from sphinxext_attn.source.fetch import RELEASE_ROOT, VERSION
 from sphinxext_attn.source.locate import installed_vllm_root
 from sphinxext_attn.sphinx.cache import FilePlace
 
@@ -70,9 +71,13 @@ def _path_like(value: object) -> bool:
 
 
 def _check_root(value: object) -> str | None:
+    accepts = "a path (str or os.PathLike) to the folder holding vllm/, 'vllm==VERSION', or None"
+    release = RELEASE_ROOT.match(value) if isinstance(value, str) else None
+    if release and not VERSION.match(release.group("version")):
+        return accepts + " (VERSION a release, such as 0.33.0)"
     if value is None or _path_like(value):
         return None
-    return "a path (str or os.PathLike) to the folder holding vllm/, or None"
+    return accepts
 
 
 def _check_source_url(value: object) -> str | None:
@@ -273,11 +278,44 @@ def strict(app_or_env: Sphinx | BuildEnvironment) -> bool:
 
 
 def config_root(app: Sphinx) -> str | None:
-    """The configured tree (relative to the conf dir), else an installed vllm's."""
+    """The configured tree (relative to the conf dir; ``vllm==VERSION``: that release,
+    fetched into the cache once), else an installed vllm's."""
     value = getattr(app.config, CONFIG_NAME, None)
+    release = RELEASE_ROOT.match(value) if isinstance(value, str) else None
+    if release:
+        return fetched_root(app, release.group("version"))
     if value:
         return os.path.normpath(os.path.join(app.confdir, os.fspath(value)))
     return installed_vllm_root()
+
+
+_FETCHED: dict[str, str] = {}
+
+
+def fetched_root(app: Sphinx, version: str) -> str | None:
+    """``attention_backends_root = "vllm==VERSION"``: the release's tree, fetched once
+    per process (a tree in the cache is reused); an error naming the setting if not."""
+    from sphinxext_attn.source.fetch import FetchError, cache_dir, fetch
+
+    key = f"{cache_dir()}:{version}"
+    if key in _FETCHED and os.path.isdir(_FETCHED[key]):
+        return _FETCHED[key]
+
+    try:
+        tree = str(fetch(version))
+    except (FetchError, ValueError) as err:
+        conf_py = os.path.join(app.confdir, "conf.py") if app.confdir else None
+        logger.error(
+            f"{CONFIG_NAME} = 'vllm=={version}': cannot fetch the release: {err}; "
+            "the tables are left out (set a folder holding vllm/ to build offline)",
+            location=FilePlace(conf_py) if conf_py and os.path.isfile(conf_py) else None,
+            type="attention_backends",
+            subtype="config",
+        )
+        _bad_root[0] = True
+        return None
+    _FETCHED[key] = tree
+    return tree
 
 
 def resolve_for_build(app: Sphinx) -> None:

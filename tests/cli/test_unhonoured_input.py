@@ -143,7 +143,7 @@ def test_a_mistyped_command(capsys, word, tmp_path, monkeypatch):
     line = one_line(capsys, run([word]))
     assert line == (
         f"sphinxext-attn: unknown command {word!r} (did you mean select?); the commands "
-        "are select, and the page command takes flags and existing FILES"
+        "are select, fetch, and the page command takes flags and existing FILES"
     )
 
 
