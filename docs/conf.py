@@ -86,8 +86,7 @@ else:
     if _fell_back:
         _how = "python -m sphinxext_attn fetch 0.33.0 (or set ATTN_VLLM_TREE)"
         attn_tree_label += (
-            " (no vLLM release was found when these pages were built; "
-            f"``{_how}`` gives one)"
+            f" (no vLLM release was found when these pages were built; ``{_how}`` gives one)"
         )
         # printed, not logged: -W builds (tox -e docs) still pass on a fresh machine
         print(
