@@ -17,7 +17,16 @@ from typing import Any, NoReturn
 
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.source.locate import default_root
-from sphinxext_attn.vocab.paths import REGISTRY_FILES
+from sphinxext_attn.vocab.paths import (
+    BACKENDS_DIR,
+    CUDA_PLATFORM_FILE,
+    OLD_BACKENDS_DIR,
+    REGISTRY_FILES,
+)
+
+#: the files (and folders) the tables are read from: the registry, the backends and
+#: the CUDA priority lists
+TABLE_SOURCES = (*REGISTRY_FILES, BACKENDS_DIR, OLD_BACKENDS_DIR, CUDA_PLATFORM_FILE)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -58,10 +67,11 @@ def check_root(root: str, flag: str = "--root") -> Path:
             f"{flag} {root}: not a vLLM tree (it holds no vllm/ package); give the folder "
             "holding vllm/, e.g. a checkout or site-packages"
         )
-    if not any((path / rel).is_file() for rel in REGISTRY_FILES):
+    # a tree missing some of them still gives the tables it can (with a warning each)
+    if not any((path / rel).exists() for rel in TABLE_SOURCES):
         raise BadInput(
-            f"{flag} {root}: its vllm/ lacks the backend registry every table needs "
-            f"({' or '.join(REGISTRY_FILES)}); give a whole vLLM tree"
+            f"{flag} {root}: its vllm/ holds none of the files any table is read from "
+            f"({', '.join(TABLE_SOURCES)}); give a whole vLLM tree"
         )
     return path
 

@@ -165,8 +165,11 @@ def test_files_given_to_the_page_command_are_still_files(tmp_path, monkeypatch, 
 def test_a_root_whose_vllm_is_empty(tmp_path, capsys, command):
     (tmp_path / "vllm").mkdir()
     line = one_line(capsys, run([*command, "--root", str(tmp_path), "-o", "-"]))
-    assert f"--root {tmp_path}: its vllm/ lacks the backend registry" in line
-    assert "vllm/v1/attention/backends/registry.py" in line
+    assert f"--root {tmp_path}: its vllm/ holds none of the files any table is read from" in line
+    assert "vllm/v1/attention/backends/registry.py" in line and "vllm/platforms/cuda.py" in line
+    (tmp_path / "vllm" / "platforms").mkdir()  # one source is enough: the tables it gives
+    (tmp_path / "vllm" / "platforms" / "cuda.py").write_text("")
+    assert run([*command, "--root", str(tmp_path), "-o", "-", "--no-cache"]) != 2
 
 
 @pytest.mark.realtree
