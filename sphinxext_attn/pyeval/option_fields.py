@@ -18,9 +18,8 @@ from sphinxext_attn.model.environment import MODEL_ATTN_TYPE, literal_of
 from sphinxext_attn.pyeval.members import is_enum_member_name
 from sphinxext_attn.source.classes import absolute_module
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.paths import CONFIG_MODULE
 
-#: where ``VllmConfig`` is imported from, as vLLM's own modules do
-CONFIG_MODULE = "vllm.config"
 ROOT_CLASS = "VllmConfig"
 ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 PLAIN_TYPES = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "text"}
