@@ -4,13 +4,14 @@ The docs are built with the extension itself. Which vLLM tree the live tables
 come from:
 
 * ``ATTN_VLLM_TREE=/path/to/tree`` (the folder holding ``vllm/``): a real vLLM
-  release or checkout, for example ``$(../shared/vllm/fetch 0.33.0)``;
+  release or checkout, for example ``$(python -m sphinxext_attn fetch 0.33.0)``;
 * ``ATTN_VLLM_TREE=installed``: the installed ``vllm`` distribution, found by
   the extension without importing it;
 * ``ATTN_VLLM_TREE=demo``: the small invented tree in ``docs/_demo_tree``;
 * unset or empty: a real release when one is at hand (an installed ``vllm``,
-  else the newest tree fetched into ``$VLLM_TREES`` or ``~/.cache/vllm-trees``),
-  otherwise the demo tree.
+  else the newest tree fetched into ``~/.cache/sphinxext-attn/trees``, ``$VLLM_TREES``
+  or ``~/.cache/vllm-trees``), otherwise the demo tree, with a warning on stderr and a
+  note on the pages.
 
 Nothing is silenced: problems of an unmodified release (a registry entry the
 release cannot back) are info messages listed under the tables, so ``-W``
@@ -54,16 +55,20 @@ def _release_at_hand() -> str:
 
     if importlib.util.find_spec("vllm") is not None:
         return "installed"
-    cache = Path(os.environ.get("VLLM_TREES") or Path.home() / ".cache" / "vllm-trees")
+    caches = [Path.home() / ".cache" / "sphinxext-attn" / "trees"]  # ``fetch``'s default
+    caches.append(Path(os.environ.get("VLLM_TREES") or Path.home() / ".cache" / "vllm-trees"))
     trees = []
-    for path in cache.glob("vllm-*"):
+    for path in (p for cache in caches for p in cache.glob("vllm-*")):
         numbers = path.name.removeprefix("vllm-").split(".")
         if all(n.isdigit() for n in numbers) and (path / "vllm" / "__init__.py").is_file():
             trees.append((tuple(int(n) for n in numbers), path))
     return str(max(trees)[1]) if trees else ""
 
 
-_tree = os.environ.get("ATTN_VLLM_TREE", "").strip() or _release_at_hand()
+_asked = os.environ.get("ATTN_VLLM_TREE", "").strip()
+_tree = _asked or _release_at_hand()
+#: no tree was asked for and none is at hand: the demo tree stands in, and says so
+_fell_back = not _tree
 if _tree == "demo":
     _tree = ""
 if _tree == "installed":
@@ -78,6 +83,17 @@ else:
     # The demo tree has a backend interface, a CUDA platform and a selector config
     # to evaluate, so it is read in the default (runtime) profile like a release.
     attn_tree_label = "the bundled demo tree (``docs/_demo_tree``), not a real vLLM release"
+    if _fell_back:
+        _how = "python -m sphinxext_attn fetch 0.33.0 (or set ATTN_VLLM_TREE)"
+        attn_tree_label += (
+            f" (no vLLM release was found when these pages were built; ``{_how}`` gives one)"
+        )
+        # printed, not logged: -W builds (tox -e docs) still pass on a fresh machine
+        print(
+            "WARNING: no vLLM release found: the docs' tables come from the demo tree "
+            f"docs/_demo_tree; {_how}",
+            file=sys.stderr,
+        )
 
 attention_backends_strict = os.environ.get("ATTN_DOCS_STRICT", "") == "1"
 

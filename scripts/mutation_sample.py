@@ -6,7 +6,7 @@
 Cosmic Ray mutates files in place, so this clones the committed HEAD into
 WORKDIR/repo, makes WORKDIR/venv with the package (editable, from the clone), its
 test extras and ``cosmic-ray``, and lists every mutant of ``sphinxext_attn/pyeval``
-and ``sphinxext_attn/select``. A full pass is thousands of mutants times a test
+and ``sphinxext_attn/selection``. A full pass is thousands of mutants times a test
 run each, far too long for a shared machine, so a random sample of each (by place
 in the code, with a seed: the same code gives the same sample) is run, one mutant
 at a time, against the tests of that subsystem (``pytest -x``). It prints the
@@ -30,7 +30,8 @@ SUITES = {
         "-m 'not slow' tests/pyeval",
     ),
     "select": (
-        "sphinxext_attn/select",
+        "sphinxext_attn/selection",
+        "sphinxext_attn/selector",
         "-m 'not slow and not browser' tests/select tests/runtime/test_demo_tree.py",
     ),
 }

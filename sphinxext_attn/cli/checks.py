@@ -15,7 +15,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
+from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.source.locate import default_root
+from sphinxext_attn.vocab.paths import (
+    BACKENDS_DIR,
+    CUDA_PLATFORM_FILE,
+    OLD_BACKENDS_DIR,
+    REGISTRY_FILES,
+)
+
+#: the files (and folders) the tables are read from: the registry, the backends and
+#: the CUDA priority lists
+TABLE_SOURCES = (*REGISTRY_FILES, BACKENDS_DIR, OLD_BACKENDS_DIR, CUDA_PLATFORM_FILE)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -56,7 +67,25 @@ def check_root(root: str, flag: str = "--root") -> Path:
             f"{flag} {root}: not a vLLM tree (it holds no vllm/ package); give the folder "
             "holding vllm/, e.g. a checkout or site-packages"
         )
+    # a tree missing some of them still gives the tables it can (with a warning each)
+    if not any((path / rel).exists() for rel in TABLE_SOURCES):
+        raise BadInput(
+            f"{flag} {root}: its vllm/ holds none of the files any table is read from "
+            f"({', '.join(TABLE_SOURCES)}); give a whole vLLM tree"
+        )
     return path
+
+
+def check_engine_options(root: str | Path, environment: Environment) -> None:
+    """``--option``: fields the tree's own ``VllmConfig`` has, with values they allow."""
+    if not environment.options:
+        return
+    from sphinxext_attn.selection.option_fields import OptionError, check_options
+
+    try:
+        check_options(str(root), environment.options)
+    except OptionError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def check_output(output: str | None, flag: str = "-o") -> None:
@@ -127,6 +156,7 @@ def root_or_report(root: str | None, prog: str) -> str | None:
 __all__ = [
     "BadInput",
     "OneLineParser",
+    "check_engine_options",
     "check_output",
     "check_root",
     "check_source_links",

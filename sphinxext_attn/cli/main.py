@@ -8,6 +8,7 @@ out-of-date output and exit 1.
 from __future__ import annotations
 
 import argparse
+import difflib
 import fnmatch
 import gc
 import os
@@ -18,10 +19,12 @@ from sphinxext_attn.cli import pagefile
 from sphinxext_attn.cli.checks import (
     BadInput,
     OneLineParser,
+    check_engine_options,
     check_output,
     check_root,
     check_source_links,
     check_template,
+    flag_type,
     root_or_report,
     write_output,
 )
@@ -169,12 +172,64 @@ def platform_part(
     return part
 
 
+#: the subcommands (the page command has none)
+COMMANDS = ("select", "fetch")
+
+
+def fetch_main(argv: list[str]) -> int:
+    """``fetch VERSION``: the release's source tree in the cache; its path on stdout."""
+    from sphinxext_attn.source.fetch import FetchError, cache_dir, check_version, fetch
+
+    parser = OneLineParser(
+        prog="sphinxext-attn fetch",
+        description="Fetch a vLLM release's source tree (its sdist from the package index "
+        "pip uses; nothing is built or run) into the cache and print its path.",
+    )
+    parser.add_argument(
+        "version", type=flag_type(check_version), help="the release, e.g. 0.33.0 (no default)"
+    )
+    parser.add_argument(
+        "--dest",
+        help=f"the cache folder (default: $VLLM_TREES, else {cache_dir()})",
+    )
+    args = parser.parse_args(argv)
+    try:
+        tree = fetch(args.version, Path(args.dest) if args.dest else None)
+    except FetchError as exc:
+        print(f"sphinxext-attn fetch: vllm=={args.version}: {exc}", file=sys.stderr)
+        return 1
+    print(tree)
+    return 0
+
+
+def unknown_command(argv: list[str]) -> str | None:
+    """A first word that is neither an option nor an existing file (the pre-commit
+    hook passes existing files) is a mistyped command, not a file to filter."""
+    first = argv[0] if argv else ""
+    if not first or first.startswith("-") or os.path.exists(first):
+        return None
+    if "/" in first or "." in first:  # a path: a deleted file is still a file name
+        return None
+    close = difflib.get_close_matches(first, COMMANDS, 1, 0.5)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return (
+        f"unknown command {first!r}{hint}; the commands are {', '.join(COMMANDS)}, and the "
+        "page command takes flags and existing FILES"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["select"]:
         from sphinxext_attn.cli.select import main as select_main
 
         return select_main(argv[1:])
+    if argv[:1] == ["fetch"]:
+        return fetch_main(argv[1:])
+    typo = unknown_command(argv)
+    if typo:
+        print(f"sphinxext-attn: {typo}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     try:
         return write_page(args)
@@ -193,9 +248,11 @@ def write_page(args: argparse.Namespace) -> int:
     if args.files and not any(is_relevant(f, root) for f in args.files):
         return 0
     check_root(args.root)
+    check_engine_options(args.root, environment)
     check_output(args.output)
     if args.diff:
         check_root(args.diff, "--diff")
+        check_engine_options(args.diff, environment)
     check_template(args.template)
     check_source_links(args.source_links)
     out = pagefile.output_path(args.output, args.diff, root, DEFAULT_OUTPUT)

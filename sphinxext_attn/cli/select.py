@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from sphinxext_attn.cli.checks import (
     BadInput,
     OneLineParser,
+    check_engine_options,
     check_output,
     check_root,
     flag_type,
@@ -29,7 +31,7 @@ from sphinxext_attn.cli.environment_flags import (
     environment_of,
 )
 from sphinxext_attn.cli.runcache import add_cache_options, run_cache
-from sphinxext_attn.model.environment import case_environment
+from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, case_environment
 from sphinxext_attn.model.selection import LAYER_FIELDS, OPTION_FIELDS, Config, Decision
 from sphinxext_attn.selection import inputs
 from sphinxext_attn.vocab.names import ATTN_TYPES, DTYPE_NAMES
@@ -128,15 +130,30 @@ def config_from_args(args: argparse.Namespace) -> tuple[Config, list[str]]:
 
 
 def echo(
-    config: Config, defaulted: list[str], args: argparse.Namespace, argv: list[str]
+    config: Config,
+    defaulted: list[str],
+    args: argparse.Namespace,
+    argv: list[str],
+    derived: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
-    """The whole configuration a decision was made for (JSON ``configuration``)."""
+    """The whole configuration a decision was made for (JSON ``configuration``), as
+    the platform has it: ROCm's arch (``derived``: its capability, as the release's
+    code derives it), no capability where the platform's code derives its own."""
     data: dict[str, Any] = {flag: getattr(config, field) for flag, field in ALL_FIELDS.items()}
-    data["platform"] = getattr(args, "platform", "cuda")
+    platform = data["platform"] = getattr(args, "platform", "cuda")
     if not any(a == "--platform" or a.startswith("--platform=") for a in argv):
         defaulted = [*defaulted, "platform"]
     if getattr(args, "arch", None):
         data["arch"] = args.arch
+    if platform != "cuda":  # the platform's code derives the GPU: no capability asked
+        del data["capability"]
+        defaulted = [d for d in defaulted if d != "capability"]
+    if platform == "rocm":
+        if not getattr(args, "arch", None):
+            data["arch"] = DEFAULT_ROCM_ARCH
+            defaulted = [*defaulted, "arch"]
+        if derived is not None:
+            data["derived_capability"] = f"{derived[0]}.{derived[1]}"
     return {"values": data, "defaults": defaulted}
 
 
@@ -161,7 +178,11 @@ def render_text(
         defaults = set(configuration["defaults"])
         for flag, value in configuration["values"].items():
             mark = "  (default)" if flag in defaults else ""
-            lines.append(f"  {flag + ':':16}{_shown(value, flag)}{mark}")
+            label = f"{flag}:" if flag != "derived_capability" else "capability:"
+            shown = _shown(value, flag)
+            if flag == "derived_capability":
+                shown += f" (derived from {configuration['values'].get('arch')})"
+            lines.append(f"  {label:16}{shown}{mark}")
     if decision.error:
         lines.append(f"not evaluated: {decision.error}")
         return "\n".join(lines) + "\n"
@@ -207,6 +228,45 @@ def render_text(
     return "\n".join(lines) + "\n"
 
 
+def check_flags_apply(args: argparse.Namespace, argv: list[str]) -> None:
+    """A flag that would be accepted and then ignored is an error: the configuration
+    beside ``--cases`` (the cases say theirs), ``--arch`` off ROCm, a capability where
+    the platform's code derives its own."""
+    given = [f for f in ALL_FIELDS if getattr(args, f.replace("-", "_")) is not None]
+    if args.cases and given:
+        raise BadInput(
+            f"--{given[0]} does not apply with --cases (each case gives its own "
+            "configuration); drop it or answer one configuration without --cases"
+        )
+    platform = getattr(args, "platform", "cuda")
+    if args.arch and platform != "rocm":
+        raise BadInput(
+            f"--arch {args.arch} names a ROCm GPU, but the platform is {platform}; "
+            "add --platform rocm"
+        )
+    if args.capability is not None and platform != "cuda":
+        hint = "; name the GPU with --arch" if platform == "rocm" else ""
+        raise BadInput(
+            f"--capability {args.capability} does not apply on {platform} (its code "
+            f"derives its own){hint}"
+        )
+
+
+def check_known_arch(root: Path, environment: Any) -> None:
+    """``--arch``: a GPU for which the release's own code derives a capability; else
+    the message lists the ones its ROCm platform module names."""
+    from sphinxext_attn.selection.platform_lists import arch_capability, named_archs
+    from sphinxext_attn.source.tree import SourceTree
+
+    tree = SourceTree(root)
+    if arch_capability(tree, environment, environment.arch) is None:
+        known = named_archs(tree, environment)
+        raise BadInput(
+            f"--arch {environment.arch}: not a GPU this release's ROCm code knows; "
+            f"it knows {', '.join(known) or 'none'}"
+        )
+
+
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -223,6 +283,10 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
     if args.root is None:
         return 2
     root = check_root(args.root)
+    check_engine_options(root, environment)
+    check_flags_apply(args, argv)
+    if environment.platform == "rocm" and environment.arch:
+        check_known_arch(root, environment)
     check_output(args.output)
     answers = Answers(root, run_cache(args), environment)
     if args.cases:
@@ -247,7 +311,14 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
             name: Decision.from_json(data).label(name) for name in data["priorities"]
         }
         data["flash_attn_version"] = answers.flash_attn_version(config, data["selected"])
-        data["configuration"] = echo(config, defaulted, args, argv)
+        derived = None
+        if environment.platform == "rocm":
+            from sphinxext_attn.selection.platform_lists import arch_capability
+            from sphinxext_attn.source.tree import SourceTree
+
+            gpu = replace(environment, arch=environment.arch or DEFAULT_ROCM_ARCH)
+            derived = arch_capability(SourceTree(root), gpu, gpu.arch)
+        data["configuration"] = echo(config, defaulted, args, argv, derived)
         if args.format == "json":
             content = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         else:

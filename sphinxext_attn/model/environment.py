@@ -133,6 +133,11 @@ class Environment:
         ]
 
 
+def labelled(what: str) -> str:
+    """``--env:`` for a flag, ``:env:`` as it is for a directive option (one colon)."""
+    return what if what.endswith(":") else f"{what}:"
+
+
 def parse_assignments(text: str | Iterable[str], what: str) -> dict[str, str]:
     """``NAME=VALUE, ...`` (one text, or one item per assignment) as a dict.
 
@@ -147,7 +152,7 @@ def parse_assignments(text: str | Iterable[str], what: str) -> dict[str, str]:
                 continue
             name, eq, value = part.partition("=")
             if not eq:
-                raise EnvironmentError_(f"{what}: {part!r} is not NAME=VALUE")
+                raise EnvironmentError_(f"{labelled(what)} {part!r} is not NAME=VALUE")
             found[name.strip()] = value.strip()
     return found
 
@@ -155,7 +160,7 @@ def parse_assignments(text: str | Iterable[str], what: str) -> dict[str, str]:
 def check_names(values: Mapping[str, object], pattern: re.Pattern[str], what: str) -> None:
     for name in values:
         if not pattern.match(name):
-            raise EnvironmentError_(f"{what}: {name!r} is not a valid name")
+            raise EnvironmentError_(f"{labelled(what)} {name!r} is not a valid name")
 
 
 #: the name pattern of each kind of setting
@@ -166,6 +171,8 @@ def check_setting(kind: str, values: Mapping[str, object], what: str) -> None:
     """Names of one kind (``env``, ``options``, ``assume``) checked as
     :func:`environment_from` checks them; :class:`EnvironmentError_` names ``what``."""
     check_names(values, PATTERNS[kind], what)
+    if kind == "assume":
+        check_fact_values({k: as_text(v) for k, v in values.items()}, what)
 
 
 def environment_from(
@@ -187,7 +194,24 @@ def environment_from(
         values = dict(values or {})
         check_names(values, pattern, what)
         result.append({k: as_text(v) for k, v in values.items()})
+    check_fact_values(result[2], where[2])
     return Environment(result[0], result[1], result[2], platform, arch.strip().lower())
+
+
+#: the facts whose value is a truth value (the rest are a function's answer)
+TRUTH_FACTS = re.compile(r"(installed|which)\.|network\Z")
+
+
+def check_fact_values(assume: Mapping[str, str], what: str) -> None:
+    """A package, tool or network fact is true or false; anything else would be read
+    as neither and silently left to the default."""
+    for name, value in assume.items():
+        if TRUTH_FACTS.match(name) and truth_of(value) is None:
+            words = "/".join(TRUE_WORDS[:2] + FALSE_WORDS[:2])
+            raise EnvironmentError_(
+                f"{what} {name}={value}: {value!r} is not a value of {name}; it accepts "
+                f"true or false ({words}, yes/no, on/off)"
+            )
 
 
 def as_text(value: object) -> str:

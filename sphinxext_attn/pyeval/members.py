@@ -45,7 +45,18 @@ CLASS_DECORATORS = frozenset(
         "enum.unique",
     }
 )
+
+
 #: Metaclasses of the standard library that add no member a question reads.
+def is_enum_member_name(name: str, class_name: str) -> bool:
+    """Whether an enum body's name is a member as Python's ``enum`` decides: dunders,
+    ``_sunder_`` names and private (mangled) names are not; ``_310P`` is."""
+    dunder = name.startswith("__") and name.endswith("__")
+    sunder = len(name) > 2 and name[0] == name[-1] == "_" and name[1] != "_" and name[-2] != "_"
+    private = name.startswith(("__", f"_{class_name}__")) and not dunder  # name-mangled
+    return not (dunder or sunder or private)
+
+
 METACLASSES = frozenset({"abc.ABCMeta", "enum.EnumMeta", "enum.EnumType"})
 NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 #: Builtin types the evaluator knows by name (for ``isinstance`` and conversions).
@@ -233,7 +244,7 @@ class MemberMixin:
             line = changed_in_class_body(later, name, container)
             if line:
                 raise Unknown(f"{cls.name}.{name} is changed in the class body", cls.path, line)
-        if self.is_enum(cls) and not name.startswith("_"):
+        if self.is_enum(cls) and is_enum_member_name(name, cls.name):
             value = EnumMember(cls, name, value, plain.plain_enum_class(class_mro(cls, self)))
         return value
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval import abstract, ops, plain
 from sphinxext_attn.pyeval.devices import MatchResult
-from sphinxext_attn.pyeval.members import MemberMixin
+from sphinxext_attn.pyeval.members import MemberMixin, is_enum_member_name
 from sphinxext_attn.pyeval.scope import MISSING, ModuleScope
 from sphinxext_attn.pyeval.values import (
     Bound,
@@ -321,7 +321,7 @@ class ObjectMixin(MemberMixin):
             ops.charge(self.budget, 8 * len(value), (path, getattr(node, "lineno", 0)))
             return list(value)
         if isinstance(value, PyClass) and self.is_enum(value):
-            members = [self.class_own_attr(value, n) for n in member_names(value)]
+            members = [self.class_own_attr(value, n) for n in member_names(value, enum=True)]
             return [m for m in members if isinstance(m, EnumMember)]
         raise Unknown(
             f"iteration over {type(value).__name__} not evaluated",
@@ -352,8 +352,9 @@ class ObjectMixin(MemberMixin):
         return value
 
 
-def member_names(cls: PyClass) -> list[str]:
-    """Public names a class body assigns (an enum's members, a constants class's)."""
+def member_names(cls: PyClass, enum: bool = False) -> list[str]:
+    """Public names a class body assigns (a constants class's), or an enum's members
+    (``enum``: ``_310P`` is one, as Python has it)."""
     names = []
     for stmt in cls.node.body:
         if isinstance(stmt, ast.Assign):
@@ -364,6 +365,8 @@ def member_names(cls: PyClass) -> list[str]:
             and isinstance(stmt.target, ast.Name)
         ):
             names.append(stmt.target.id)
+    if enum:
+        return [n for n in names if is_enum_member_name(n, cls.name)]
     return [n for n in names if not n.startswith("_")]
 
 

@@ -68,11 +68,12 @@ def named_archs(tree: SourceTree, base: Environment) -> list[str]:
     return [
         a
         for a in sorted(gpus, key=lambda a: (len(a), a))
-        if _capability(tree, base, a) is not None
+        if arch_capability(tree, base, a) is not None
     ]
 
 
-def _capability(tree: SourceTree, base: Environment, arch: str) -> tuple[int, int] | None:
+def arch_capability(tree: SourceTree, base: Environment, arch: str) -> tuple[int, int] | None:
+    """The capability the release's own code derives for ``arch`` (None: it derives none)."""
     selector = machine_selector(tree, _with(base, arch=arch))
     try:
         with selector.interp.guarded():

@@ -21,9 +21,11 @@ from sphinxext_attn.model.environment import (
     REFERENCE,
     Environment,
     EnvironmentError_,
+    as_text,
     check_setting,
     environment_from,
 )
+from sphinxext_attn.source.fetch import RELEASE_ROOT, VERSION
 from sphinxext_attn.source.locate import installed_vllm_root
 from sphinxext_attn.sphinx.cache import FilePlace
 
@@ -69,9 +71,13 @@ def _path_like(value: object) -> bool:
 
 
 def _check_root(value: object) -> str | None:
+    accepts = "a path (str or os.PathLike) to the folder holding vllm/, 'vllm==VERSION', or None"
+    release = RELEASE_ROOT.match(value) if isinstance(value, str) else None
+    if release and not VERSION.match(release.group("version")):
+        return accepts + " (VERSION a release, such as 0.33.0)"
     if value is None or _path_like(value):
         return None
-    return "a path (str or os.PathLike) to the folder holding vllm/, or None"
+    return accepts
 
 
 def _check_source_url(value: object) -> str | None:
@@ -272,16 +278,68 @@ def strict(app_or_env: Sphinx | BuildEnvironment) -> bool:
 
 
 def config_root(app: Sphinx) -> str | None:
-    """The configured tree (relative to the conf dir), else an installed vllm's."""
+    """The configured tree (relative to the conf dir; ``vllm==VERSION``: that release,
+    fetched into the cache once), else an installed vllm's."""
     value = getattr(app.config, CONFIG_NAME, None)
+    release = RELEASE_ROOT.match(value) if isinstance(value, str) else None
+    if release:
+        return fetched_root(app, release.group("version"))
     if value:
         return os.path.normpath(os.path.join(app.confdir, os.fspath(value)))
     return installed_vllm_root()
 
 
+_FETCHED: dict[str, str] = {}
+
+
+def fetched_root(app: Sphinx, version: str) -> str | None:
+    """``attention_backends_root = "vllm==VERSION"``: the release's tree, fetched once
+    per process (a tree in the cache is reused); an error naming the setting if not."""
+    from sphinxext_attn.source.fetch import FetchError, cache_dir, fetch
+
+    key = f"{cache_dir()}:{version}"
+    if key in _FETCHED and os.path.isdir(_FETCHED[key]):
+        return _FETCHED[key]
+
+    try:
+        tree = str(fetch(version))
+    except (FetchError, ValueError) as err:
+        conf_py = os.path.join(app.confdir, "conf.py") if app.confdir else None
+        logger.error(
+            f"{CONFIG_NAME} = 'vllm=={version}': cannot fetch the release: {err}; "
+            "the tables are left out (set a folder holding vllm/ to build offline)",
+            location=FilePlace(conf_py) if conf_py and os.path.isfile(conf_py) else None,
+            type="attention_backends",
+            subtype="config",
+        )
+        _bad_root[0] = True
+        return None
+    _FETCHED[key] = tree
+    return tree
+
+
 def resolve_for_build(app: Sphinx) -> None:
     """Resolve the configured tree once per build; directives read it from the env."""
-    app.env.attention_backends_root = config_root(app)  # type: ignore[attr-defined]
+    app.env.attention_backends_root = root = config_root(app)  # type: ignore[attr-defined]
+    options = getattr(app.config, OPTIONS_NAME, None)
+    if root and options and os.path.isdir(os.path.join(root, "vllm")):
+        from sphinxext_attn.selection.option_fields import OptionError, check_options
+
+        try:
+            from sphinxext_attn.source.tree import SourceTree
+            from sphinxext_attn.sphinx.cache import shared_reads
+
+            values = {k: as_text(v) for k, v in options.items()}
+            check_options(root, values, OPTIONS_NAME, SourceTree(root, shared_reads(root)))
+        except OptionError as err:
+            conf_py = os.path.join(app.confdir, "conf.py") if app.confdir else None
+            logger.error(
+                f"{err}; using no engine options",
+                location=FilePlace(conf_py) if conf_py and os.path.isfile(conf_py) else None,
+                type="attention_backends",
+                subtype="config",
+            )
+            setattr(app.config, OPTIONS_NAME, {})
     trees = getattr(app.config, TREES_NAME, None) or {}
     app.env.attention_backends_trees = {  # type: ignore[attr-defined]
         str(name): os.path.normpath(os.path.join(app.confdir, os.fspath(path)))

@@ -23,6 +23,7 @@ from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.decorate import PLAIN, Decorations
+from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.sphinx import cache, config
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, columns_option
 from sphinxext_attn.sphinx.provenance import SphinxDecorations
@@ -56,6 +57,9 @@ class AttentionBackendsDirective(SphinxDirective):
         if root is None:
             config.warn_no_root()
             return []
+        problem = self.unhonoured(root)
+        if problem:
+            raise self.error(problem)
         analysis = self.analysis_of(root)
         if not analysis.files and any(d.subtype == "root" for d in analysis.diagnostics):
             return []  # no vllm/ under the root: reported once, nothing to show
@@ -72,6 +76,34 @@ class AttentionBackendsDirective(SphinxDirective):
             self.options.get("platform") or base.platform,
         )
         return base.merged(own)
+
+    def unhonoured(self, root: str) -> str | None:
+        """An option that would be accepted and then ignored: an engine option the
+        tree's config does not have (or a value it does not allow), a ROCm GPU on
+        another platform, a capability where the platform derives its own."""
+        own = self.options.get("option")
+        if own:
+            from sphinxext_attn.selection.option_fields import OptionError, check_options
+
+            try:
+                tree = cache.source_tree(root) or SourceTree(root, cache.shared_reads(root))
+                check_options(root, own, ":option:", tree)
+            except OptionError as exc:
+                return str(exc)
+        platform = self.environment().platform
+        arches = self.options.get("arch") or ()
+        gfx = [a for a in ([arches] if isinstance(arches, str) else arches) if a[:3] == "gfx"]
+        if gfx and platform != "rocm":
+            return (
+                f":arch: {', '.join(gfx)} names a ROCm GPU, but the platform is {platform}; "
+                "add :platform: rocm"
+            )
+        if "capability" in self.options and platform != "cuda":
+            return (
+                f":capability: {self.options['capability']} does not apply on {platform} "
+                "(the platform's code derives its own; on ROCm name the GPU with :arch:)"
+            )
+        return None
 
     #: on another platform, what this directive shows of it (select.platform_page:
     #: ``bare``, ``lists``, ``features``); None: the CUDA analysis in that environment

@@ -101,6 +101,17 @@ class SelectDirective(AttentionBackendsDirective):
 
     #: on another platform the decision asks its own questions: no analysis runs
     platform_what = "bare"
+    #: an argument is taken only to say that the configuration goes in options
+    optional_arguments = 1
+    final_argument_whitespace = True
+
+    def run(self) -> list[nodes.Node]:
+        if self.arguments:
+            raise self.error(
+                f"{self.name} takes no argument (got {self.arguments[0]!r}); give the "
+                "configuration as options, e.g. :capability: 9.0 and :head-size: 128"
+            )
+        return super().run()
 
     def analysis_of(self, root: str, profile: str | None = None) -> Analysis:
         self.options.pop("profile", None)  # the selection is what runs: always runtime

@@ -37,6 +37,8 @@ REGISTRY_FILES = (REGISTRY_FILE, f"{OLD_BACKENDS_DIR}/registry.py")
 SELECTOR_MODULES = ("vllm.v1.attention.selector", "vllm.attention.selector")
 #: the environment variables vLLM reads (``envs.VLLM_BATCH_INVARIANT``)
 ENVS_MODULE = "vllm.envs"
+#: the engine config package (``VllmConfig``, whose fields ``--option`` sets)
+CONFIG_MODULE = "vllm.config"
 #: where the ``CacheDType`` literal lives, newest first
 CACHE_DTYPE_MODULES = ("vllm.config.cache", "vllm.config")
 

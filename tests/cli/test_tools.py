@@ -234,3 +234,43 @@ def test_precommit_hook_leaves_a_marker_page_alone(tmp_path, precommit_home):
     gone = _run([*hook, "--files", PAGE], repo, env)
     assert gone.returncode == 1, gone.stdout
     assert 'missing marker --8<-- "gen:table-minimax"' in gone.stdout
+
+
+def readme_precommit_snippet() -> str:
+    """The README's ``.pre-commit-config.yaml`` snippet, as a user copies it."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = text.split("```yaml\n")[1:]
+    found = [b.split("```", 1)[0] for b in blocks if "id: attention-backends" in b]
+    assert len(found) == 1, "one pre-commit snippet in the README"
+    return found[0]
+
+
+@pytest.mark.realtree
+def test_the_readme_precommit_snippet_works_pinned_by_commit(tmp_path, precommit_home):
+    """The README's snippet, its repo a clone of this repository and its rev that
+    clone's commit (as the README says to pin until a tag exists), run by
+    ``pre-commit run`` on vLLM 0.25.0: it passes and leaves the page alone."""
+    _need("pre_commit")
+    if not shutil.which("git"):
+        vllm_trees.unavailable("git is not installed")
+    clone = tmp_path / "sphinxext-attn"
+    _git(tmp_path, "clone", "-q", str(REPO), str(clone))
+    sha = _run(["git", "rev-parse", "HEAD"], clone).stdout.strip()
+    snippet = readme_precommit_snippet()
+    lines = []
+    for line in snippet.splitlines():
+        key = line.strip().lstrip("- ").split(":", 1)[0]
+        if key == "repo":
+            line = f"- repo: {clone}"
+        elif key == "rev":
+            line = f"  rev: {sha}"
+        lines.append(line)
+    repo = _release_repo("0.25.0", tmp_path / "release")
+    released = (repo / PAGE).read_text(encoding="utf-8")
+    (repo / ".pre-commit-config.yaml").write_text("repos:\n" + "\n".join(lines) + "\n")
+    _git(repo, "add", "-A")
+    env = {"PRE_COMMIT_HOME": str(precommit_home), "SPHINXEXT_ATTN_CACHE_DIR": ""}
+    result = _run([sys.executable, "-m", "pre_commit", "run", "--all-files"], repo, env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Passed" in result.stdout
+    assert (repo / PAGE).read_text(encoding="utf-8") == released

@@ -87,7 +87,7 @@ def test_a_function_of_the_tree_can_be_assumed(tmp_path):
 
 def test_settings_are_checked_and_name_what_is_wrong():
     assert parse_assignments("A=1, B = x", ":env:") == {"A": "1", "B": "x"}
-    with pytest.raises(EnvironmentError_, match=r":env:: 'A' is not NAME=VALUE"):
+    with pytest.raises(EnvironmentError_, match=r"^:env: 'A' is not NAME=VALUE"):  # one colon
         parse_assignments("A", ":env:")
     with pytest.raises(EnvironmentError_, match="'1BAD' is not a valid name"):
         environment_from(env={"1BAD": "x"})

@@ -733,3 +733,20 @@ def test_environ_reads_are_facts_as_getenv_reads_are(tmp_path, env, answer):
     it = Interpreter(SourceTree(tmp_path))
     with pytest.raises(Raised, match="KeyError"):
         ask(it, it.module_attr(it.module(MODULE), "MyBackend", NODE), "g")
+
+
+def test_enum_members_with_a_leading_underscore_are_members(tmp_path):
+    """``_310P`` is a member as Python has it (issue 35); dunders, ``_sunder_`` and
+    private names are not. The same question is put to CPython."""
+    prelude = (
+        "import enum\n\n\nclass Soc(enum.Enum):\n    _310P = 1\n    A2 = 2\n"
+        "    _ignore_ = []\n    __private = 3\n"
+    )
+    body = "return ([m.name for m in Soc], Soc._310P.value, Soc['_310P'].name)"
+    header = HEADER + "\n" + prelude
+    it, cls = load(tmp_path, cm("f", *body.splitlines()), header=header)
+    want = (["_310P", "A2"], 1, "_310P")
+    namespace: dict[str, Any] = {}
+    exec(compile(prelude + "\ndef _f():\n    " + body + "\n", "<case>", "exec"), namespace)
+    assert namespace["_f"]() == want
+    assert ask(it, cls, "f") == want
