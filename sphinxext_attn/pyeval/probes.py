@@ -53,7 +53,9 @@ def compare(interp: Interpreter, op: ast.cmpop, left: Any, right: Any) -> bool |
     return found == isinstance(op, ast.In | ast.Is)
 
 
-def _feature(interp: Interpreter, value: Any, pattern: re.Pattern[str], kind: Any = None) -> bool | None:
+def _feature(
+    interp: Interpreter, value: Any, pattern: re.Pattern[str], kind: Any = None
+) -> bool | None:
     if not isinstance(value, External):
         return None
     match = pattern.fullmatch(value.qualname)
