@@ -13,6 +13,7 @@ import dependency_use
 import heap_policy
 import pytest
 import vllm_trees
+from skips import allowed_skip
 
 # The command line keeps results between runs (sphinxext_attn/cli/runcache.py). Tests
 # run it with the cache off, subprocesses included, so that each one evaluates
@@ -21,13 +22,6 @@ import vllm_trees
 os.environ["SPHINXEXT_ATTN_CACHE_DIR"] = ""
 
 collect_ignore = ["roots", "trees"]
-
-#: Skips that stay skips under ATTN_REQUIRE_TREES=1 (CI): test file -> why its skip is
-#: expected there. Any other skip fails in CI, so none goes unseen.
-ALLOWED_SKIPS = {
-    # tox -e oldest runs Sphinx 7.2; the docs use the confval directive of 7.4+
-    "tests/sphinx/test_docs_site.py": "the docs use the confval directive of Sphinx 7.4+",
-}
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -44,22 +38,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.network)
 
 
-def allowed_skip(nodeid: str, reason: str) -> bool:
-    """A skip on :data:`ALLOWED_SKIPS`: its file listed and its reason the one given."""
-    why = ALLOWED_SKIPS.get(nodeid.split("::", 1)[0])
-    return why is not None and why in reason
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """Under ATTN_REQUIRE_TREES=1 a skip not on :data:`ALLOWED_SKIPS` is a failure."""
+    """Under ATTN_REQUIRE_TREES=1 a skip not on skips.ALLOWED_SKIPS is a failure."""
     report = yield
     if report.skipped and not hasattr(report, "wasxfail") and vllm_trees.require_trees():
         reason = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else "")
         if not allowed_skip(report.nodeid, reason):
             report.outcome = "failed"
             report.longrepr = (
-                f"skipped under ATTN_REQUIRE_TREES=1 and not in conftest.ALLOWED_SKIPS: {reason}"
+                f"skipped under ATTN_REQUIRE_TREES=1, not in tests/skips.py: {reason}"
             )
     return report
 
