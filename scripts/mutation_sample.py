@@ -32,7 +32,7 @@ SUITES = {
     "select": (
         "sphinxext_attn/selection",
         "sphinxext_attn/selector",
-        "-m 'not slow and not browser' tests/select tests/runtime/test_demo_tree.py",
+        "-m 'not slow and not browser' tests/selection tests/selector tests/runtime/test_demo_tree.py",
     ),
 }
 

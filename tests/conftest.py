@@ -13,6 +13,7 @@ import dependency_use
 import heap_policy
 import pytest
 import vllm_trees
+from skips import allowed_skip
 
 # The command line keeps results between runs (sphinxext_attn/cli/runcache.py). Tests
 # run it with the cache off, subprocesses included, so that each one evaluates
@@ -32,6 +33,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         fixtures = set(getattr(item, "fixturenames", ()))
         if dependency_use.uses_dependencies(path) or fixtures & dependency_use.SPHINX_FIXTURES:
             item.add_marker(pytest.mark.deps)
+        if item.get_closest_marker("realtree") is not None:
+            # a release tree not in the cache is fetched (../shared/vllm/fetch: PyPI)
+            item.add_marker(pytest.mark.network)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Under ATTN_REQUIRE_TREES=1 a skip not on skips.ALLOWED_SKIPS is a failure."""
+    report = yield
+    if report.skipped and not hasattr(report, "wasxfail") and vllm_trees.require_trees():
+        reason = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else "")
+        if not allowed_skip(report.nodeid, reason):
+            report.outcome = "failed"
+            report.longrepr = (
+                f"skipped under ATTN_REQUIRE_TREES=1, not in tests/skips.py: {reason}"
+            )
+    return report
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -105,7 +123,7 @@ CHROMIUM_FLAGS = (
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     """One headless Chromium per session (Debian's ``chromium``, driven by Playwright: no
-    browser download), for every browser test (tests/browser, tests/select)."""
+    browser download), for every browser test (tests/browser, tests/selector)."""
     if importlib.util.find_spec("playwright") is None:
         vllm_trees.unavailable("Playwright's Python package is not installed (tox -e heavy)")
     path = shutil.which("chromium") or shutil.which("chromium-browser")

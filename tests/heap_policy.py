@@ -4,7 +4,7 @@ A test session holds millions of objects for its whole run: parsed release
 trees, analyses and selector tables cached once per session (conftest.py,
 vllm_trees.py), modules, Sphinx's registries. CPython's collector rescans all
 of them in every full collection, which it makes each time the heap has grown
-by a quarter: on tests/page, tests/select and tests/analysis, 21 full
+by a quarter: on tests/page, tests/selection, tests/selector and tests/analysis, 21 full
 collections of up to 3.7 million objects took 27 s of the session's 121 s of
 CPU, paid again in every environment of the version matrix.
 

@@ -94,3 +94,17 @@ def test_deps_marks_what_uses_sphinx(tmp_path):
 @pytest.mark.parametrize("module", sorted((TESTS / "sphinx").glob("test_*.py")), ids=str)
 def test_every_sphinx_test_module_is_deps(module):
     assert dependency_use.uses_dependencies(module)
+
+
+def test_only_listed_skips_pass_when_trees_are_required():
+    """conftest.py fails a skip under ATTN_REQUIRE_TREES=1 unless its file and reason
+    are on skips.ALLOWED_SKIPS; tox reports every skip (-rs)."""
+    from skips import allowed_skip
+
+    docs = "tests/sphinx/test_docs_site.py::test_html"
+    assert allowed_skip(docs, "Skipped: the docs use the confval directive of Sphinx 7.4+")
+    assert not allowed_skip(docs, "Skipped: no case files")
+    assert not allowed_skip("tests/cli/test_bad_input.py::t", "Skipped: root")
+    tox = (Path(__file__).resolve().parent.parent / "tox.ini").read_text(encoding="utf-8")
+    runs = [line for line in tox.splitlines() if line.strip().startswith("pytest ")]
+    assert runs and all(" -rs " in line for line in runs)

@@ -265,7 +265,7 @@ class Analysis:
     capability_columns: tuple[str, ...] = ()
     #: vllm-page profile: the layout and words of the release's generator (None: none)
     page_text: PageText | None = None
-    #: profile ``platform:...``: another platform's selection (select.platforms)
+    #: profile ``platform:...``: another platform's selection (selection.platforms)
     platform: PlatformSelection | None = None
 
     @property

@@ -1,8 +1,9 @@
 """Running a list-of-reasons body (``validate_configuration``) check by check.
 
-A check that cannot be evaluated is skipped and recorded, so it does not
-hide the others (:meth:`Interpreter.run_lenient` turns a result with no
-reason but a skipped check into a ``not evaluated`` one). Each check is
+A check that cannot be evaluated is skipped and recorded with the sizes of
+the frame's lists at that moment, so it does not hide the others and
+:meth:`Interpreter.run_lenient` can put a ``not evaluated`` reason where the
+check's own reason would have been appended. Each check is
 remembered by :class:`~.stmtmemo.StatementMemo`; consecutive checks that read
 only flags (parameters annotated ``bool``) and the class are remembered
 together as one :class:`_Block`, since their values repeat the most.
@@ -11,6 +12,7 @@ together as one :class:`_Block`, since their values repeat the most.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval.scope import Frame
@@ -28,12 +30,35 @@ if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
 
 
+@dataclass
+class SkippedChecks:
+    """The checks of one run that could not be evaluated, in order, each with the
+    lists of the frame and their sizes when it was skipped (its place in them)."""
+
+    unknowns: list[Unknown] = field(default_factory=list)
+    places: list[tuple[tuple[list[Any], int], ...]] = field(default_factory=list)
+
+    def add(self, exc: Unknown, frame: Frame) -> None:
+        self.unknowns.append(exc)
+        self.places.append(tuple((v, len(v)) for v in frame.locals.values() if type(v) is list))
+
+    def gaps(self, reasons: list[Any]) -> list[tuple[int, Unknown]]:
+        """Where in ``reasons`` each skipped check stood (its end when ``reasons``
+        is no list of the frame), one per place: checks skipped with no reason
+        appended between them leave one gap, named by the first."""
+        found: dict[int, Unknown] = {}
+        for exc, place in zip(self.unknowns, self.places, strict=True):
+            at = next((n for lst, n in place if lst is reasons), len(reasons))
+            found.setdefault(at, exc)
+        return sorted(found.items(), key=lambda item: item[0])
+
+
 def run_checks(
     memo: StatementMemo,
     interp: Interpreter,
     body: list[ast.stmt],
     frame: Frame,
-    skipped: list[Unknown],
+    skipped: SkippedChecks,
 ) -> None:
     """Run a checks body: a check that cannot be evaluated is skipped and
     recorded (``skipped``), unless it is the ``return`` or ran out of budget.
@@ -55,7 +80,7 @@ def run_checks(
             except Unknown as exc:
                 if out_of_steps(exc) or isinstance(stmt, ast.Return):
                     raise
-                skipped.append(exc)
+                skipped.add(exc, frame)
 
 
 def _units(memo: StatementMemo, body: list[ast.stmt], frame: Frame) -> list[Any]:
@@ -109,7 +134,7 @@ class _Block:
         self.sinks = plans[0].sinks
 
     def run(
-        self, memo: StatementMemo, interp: Interpreter, frame: Frame, skipped: list[Unknown]
+        self, memo: StatementMemo, interp: Interpreter, frame: Frame, skipped: SkippedChecks
     ) -> bool:
         """True when done (replayed or recorded); False: run the checks one by one."""
         if type(frame.parent) is Frame:
@@ -142,7 +167,7 @@ class _Block:
                 except Unknown as exc:
                     if out_of_steps(exc):
                         raise
-                    skipped.append(exc)
+                    skipped.add(exc, frame)
                     complete = False
         finally:
             read = interp.capability_read

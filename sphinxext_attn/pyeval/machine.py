@@ -25,7 +25,7 @@ from sphinxext_attn.model.environment import (
     literal_of,
     truth_of,
 )
-from sphinxext_attn.pyeval import devices, engine_config, stdlib
+from sphinxext_attn.pyeval import devices, engine_config, probes, stdlib
 from sphinxext_attn.pyeval.scope import MISSING, Scope
 from sphinxext_attn.pyeval.values import (
     CAPABILITY,
@@ -160,6 +160,8 @@ class Machine:
             if args[0].split(".")[0] != "vllm":
                 return External(args[0])  # packages outside the tree import
             raise Raised("ModuleNotFoundError", f"No module named {args[0]!r}")
+        if name == "inspect.signature":
+            return probes.signature(interp, args, kwargs)
         if name == f"{FA_INTERFACE_MODULE}.is_fa_version_supported" and len(args) == 1:
             return self.fa_version_supported(interp, args[0], func)
         if name.startswith("amdsmi.") and self.environment.platform == "rocm":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.pyeval import abstract, ops, plain
+from sphinxext_attn.pyeval import abstract, ops, plain, probes
 from sphinxext_attn.pyeval.devices import MatchResult
 from sphinxext_attn.pyeval.members import MemberMixin, is_enum_member_name
 from sphinxext_attn.pyeval.scope import MISSING, ModuleScope
@@ -242,6 +242,10 @@ class ObjectMixin(MemberMixin):
         self: Interpreter, op: ast.cmpop, left: Any, right: Any, node: ast.AST, path: str
     ) -> bool:
         where = (path, getattr(node, "lineno", 0))
+        if isinstance(left, External) or isinstance(right, External):
+            probed = probes.compare(self, op, left, right)
+            if probed is not None:
+                return probed
         if isinstance(op, ast.Is):
             return _same(left, right)
         if isinstance(op, ast.IsNot):

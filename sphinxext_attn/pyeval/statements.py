@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval import ops
 from sphinxext_attn.pyeval.bindings import bound_names
-from sphinxext_attn.pyeval.checks import run_checks
+from sphinxext_attn.pyeval.checks import SkippedChecks, run_checks
 from sphinxext_attn.pyeval.scope import Frame
 from sphinxext_attn.pyeval.values import Caught, Raised, Return, Unknown, out_of_steps
 
@@ -84,18 +84,20 @@ class StatementMixin:
     def run_lenient(self: Interpreter, body: list[ast.stmt], frame: Frame) -> Any:
         """Run a list-of-reasons function (``validate_configuration``) so that a
         check that cannot be evaluated does not hide the others: its statement is
-        skipped and recorded. A result with no reason but a skipped check gets a
-        ``not evaluated: ...`` reason, so the caller never counts it as valid."""
-        skipped: list[Unknown] = []
+        skipped and recorded, and a ``not evaluated: ...`` reason takes its place
+        in the list, so no reason vLLM gives goes missing unseen and a result
+        with a skipped check is never counted as valid."""
+        skipped = SkippedChecks()
         value: Any = None
         try:
             run_checks(self.statement_memo, self, body, frame, skipped)
         except _Return as ret:
             value = ret.value
-        if skipped and isinstance(value, list):
-            if not value:
-                value = [NotEvaluated(skipped[0])]
-            self.skipped_checks.extend(skipped)
+        if skipped.unknowns and isinstance(value, list):
+            reasons, value = value, list(value)
+            for shift, (at, exc) in enumerate(skipped.gaps(reasons)):
+                value.insert(at + shift, NotEvaluated(exc))
+            self.skipped_checks.extend(skipped.unknowns)
         return value
 
     def exec_block(self: Interpreter, body: list[ast.stmt], frame: Frame) -> None:

@@ -105,7 +105,7 @@ class AttentionBackendsDirective(SphinxDirective):
             )
         return None
 
-    #: on another platform, what this directive shows of it (select.platform_page:
+    #: on another platform, what this directive shows of it (analysis.platform_part:
     #: ``bare``, ``lists``, ``features``); None: the CUDA analysis in that environment
     platform_what: ClassVar[str | None] = None
 

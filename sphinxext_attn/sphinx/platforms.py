@@ -1,5 +1,5 @@
 """``:platform:`` on the directives: another platform's selection and feature tables,
-from the platform analysis (select.platform_page), which holds only what the
+from the platform analysis (analysis.platform_part), which holds only what the
 directive shows."""
 
 from __future__ import annotations

@@ -26,6 +26,10 @@ def test_text_labels_every_backend_and_marks_defaults(capsys):
     listed = text.split("priority list:\n")[1].splitlines()
     assert listed and all(LABEL.match(line) for line in listed), listed
     assert sum(" selected" in line for line in listed) == 1
+    # the one line a reader looks for: the arrow marks the pick, and only it
+    assert [line for line in listed if line.startswith(" -> ")] == [
+        line for line in listed if line.endswith("  selected")
+    ]
     assert "  capability:     10.0\n" in text  # given: no mark
     assert "  dtype:          bf16  (default)\n" in text
     assert "  sink:           yes\n" in text

@@ -71,18 +71,44 @@ def test_a_function_of_the_tree_can_be_assumed(tmp_path):
         return has_fancy_kernels()
     """
     header = """
+    import fancy
+
+    def has_fancy_kernels():
+        return fancy.kernel_count() > 0
+    """
+    root = runtime_backend(tmp_path, dedent(body), header=dedent(header))
+    row = _row(root)
+    assert "Sink" in row.unknown  # a call into the installed package: not static
+    row = _row(root, assume={"has_fancy_kernels": "true"})
+    assert row.supports_sink is True
+    assert row.assumptions["Sink"] == ("has_fancy_kernels=true",)
+
+
+def test_a_feature_probe_of_an_installed_package_finds_the_feature(tmp_path):
+    """``inspect.signature(f).parameters``: the pinned dependency has what the release
+    probes for (``features.PACKAGE``, default true), unless assumed otherwise."""
+    body = """
+    @classmethod
+    def supports_sink(cls):
+        return has_fancy_kernels()
+    """
+    header = """
     import inspect
     import fancy
 
     def has_fancy_kernels():
-        return "scale" in inspect.signature(fancy.run).parameters
+        params = inspect.signature(fancy.run).parameters
+        return "scale" in params and params["scale"].kind is inspect.Parameter.KEYWORD_ONLY
     """
     root = runtime_backend(tmp_path, dedent(body), header=dedent(header))
     row = _row(root)
-    assert "Sink" in row.unknown  # the installed package's signature: not static
-    row = _row(root, assume={"has_fancy_kernels": "true"})
     assert row.supports_sink is True
-    assert row.assumptions["Sink"] == ("has_fancy_kernels=true",)
+    assert row.assumptions["Sink"] == ("installed.fancy=true", "features.fancy=true")
+    row = _row(root, assume={"features.fancy": "false"})
+    assert row.supports_sink is False
+    assert row.assumptions["Sink"] == ("installed.fancy=true", "features.fancy=false")
+    row = _row(root, assume={"has_fancy_kernels": "false"})
+    assert row.supports_sink is False and row.assumptions["Sink"] == ("has_fancy_kernels=false",)
 
 
 def test_settings_are_checked_and_name_what_is_wrong():

@@ -140,6 +140,11 @@ PREDICATES = [
     "return head_size % 4 == 0 or head_size % 6 == 0",
     "return isinstance(head_size, int) and bool(head_size % 2 == 0)",
     "return head_size in range(64, 1025, 64)",
+    # the stop on the step's grid is left out (a bound one step too far: issue 39)
+    "return head_size in range(64, 1024, 64)",
+    "return head_size in range(1, 257)",
+    "return head_size in range(256, 0, -32)",
+    "return head_size not in range(8, 9)",
     "return max(head_size, 64) == 64",
     "return head_size != 'auto' and head_size is not None",
     "sizes = cls.get_supported_head_sizes()\nreturn not sizes or head_size in sizes",

@@ -38,6 +38,33 @@ BODIES: list[list[str]] = [
     ["x = 5", "def inner():", "    return x + 1", "x = 10", "return inner()"],
     ["def f(v=[]):", "    v.append(1)", "    return len(v)", "f()", "return f()"],
     ["assert 1 == 2, 'no'", "return 1"],
+    # mixed-type equality: sequences of two types differ, numbers compare by value
+    [
+        "return (1, 2) == [1, 2], [1, 2] == (1, 2), (1, 2) != [1, 2], [1, 2] == [1, 2], (1, 2) == (1, 2)"
+    ],
+    [
+        "return 1 == 1.0, True == 1, 1.0 == True, False == 0, (1,) == (1.0,), [True] == [1], {1: 2} == {1.0: 2}"
+    ],
+    ["return 'a' == 1, None == 0, None == False, '1' == 1, [] == (), () == []"],
+    # powers: zero, negative and positive exponents, int and float bases
+    ["return 2 ** 0, 0 ** 0, (-3) ** 0, 0.5 ** 0, 2 ** -1, (-2) ** -2, 2.0 ** -1, 10 ** -3"],
+    ["return 2 ** 1, (-2) ** 3, 0 ** 2, 3 ** 2, 2 ** 10, (-1) ** 5"],
+    ["return 0 ** -1"],
+    ["return 0.0 ** -1"],
+    # range bounds at every step sign
+    [
+        "return list(range(0, 10, 3)), list(range(0, 9, 3)), list(range(10, 0, -3)), list(range(9, 0, -3))"
+    ],
+    [
+        "return list(range(5, 5)), list(range(5, 0)), list(range(0, 5, -1)), list(range(-3, 3)), list(range(3, -3, -2))"
+    ],
+    [
+        "return len(range(1, 10, 2)), len(range(10, 1, -2)), 9 in range(0, 9, 3), 0 in range(9, 0, -3), 9 in range(9, 0, -3)"
+    ],
+    [
+        "return range(0, 10, 3)[-1], range(10, 0, -3)[-1], range(0, 9, 3)[-1], max(range(1, 7, 2)), min(range(7, 1, -2))"
+    ],
+    ["return list(range(1, 2, 0))"],
     ["return round(2.5), round(3.5), int('12'), float('1.5'), abs(-3), divmod(7, 2)"],
     ["return True + True, [1] * 3, (1, 2) + (3,), 'ab' * 2, [1, 2] == [1, 2.0]"],
     ["x = {1, 2} | {3}", "return sorted(x), {1, 2} & {2}, frozenset([1]) == {1}"],

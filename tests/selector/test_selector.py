@@ -213,8 +213,8 @@ def test_factorisation_agrees_with_decide(
 
 #: vLLM 0.33.0 on SM 9.0, sparse MLA with an fp8 KV cache: every backend that could take
 #: it is refused but FLASHINFER_MLA_SPARSE_SM90, whose check asks the installed
-#: FlashInfer's signature (inspect.signature): the decision rests on it.
-CONDITIONAL = Config(
+#: FlashInfer's signature (inspect.signature): the decision rests on that probe.
+PROBED = Config(
     capability="9.0",
     dtype="bf16",
     kv_cache_dtype="fp8_e4m3",
@@ -225,24 +225,22 @@ CONDITIONAL = Config(
 
 
 @pytest.mark.realtree
-def test_the_table_gives_a_pick_that_rests_on_an_unsettled_check_as_conditional(
+def test_the_table_gives_a_pick_that_rests_on_a_feature_probe_as_the_decision_does(
     selector_tables_033: dict[tuple[str, str], dict[str, Any]], tree033: Path
 ) -> None:
-    """The widget's data read back (predict, which the JS mirrors) is conditional where
-    the full decision is: no definite backend, the candidates with their conditions.
-    The table is the page's (``build_variant`` of CUDA, as the directive builds it),
-    shared with the other modules (conftest.py); the slow tests read the one a
-    Sphinx build ships."""
+    """The widget's data read back (predict, which the JS mirrors) gives the pick the
+    full decision gives, where it rests on the pinned FlashInfer's feature probe
+    (settled: the reference machine's FlashInfer has it). The table is the page's
+    (``build_variant`` of CUDA, as the directive builds it), shared with the other
+    modules (conftest.py)."""
     table033 = selector_tables_033[("cuda", "")]
-    guess = predict(table033, CONDITIONAL)
-    truth = Selector(Interpreter(SourceTree(tree033))).decide(CONDITIONAL)
-    assert guess is not None and guess.selected is None and truth.selected is None
-    assert [c["backend"] for c in guess.candidates] == ["FLASHINFER_MLA_SPARSE_SM90"]
-    assert [c["backend"] for c in truth.candidates] == ["FLASHINFER_MLA_SPARSE_SM90"]
-    assert guess.candidates[0]["if"].startswith("FLASHINFER_MLA_SPARSE_SM90 qualifies (")
-    assert "inspect.signature" in guess.candidates[0]["if"]
-    # with a pick behind it (bf16 KV: FLASH_ATTN_MLA_SPARSE first), the pick is definite
-    definite = predict(table033, Config(**{**CONDITIONAL.__dict__, "kv_cache_dtype": "auto"}))
+    guess = predict(table033, PROBED)
+    truth = Selector(Interpreter(SourceTree(tree033))).decide(PROBED)
+    assert guess is not None and guess.candidates == [] and truth.candidates == []
+    assert guess.selected == truth.selected == "FLASHINFER_MLA_SPARSE_SM90"
+    assert "features.flashinfer=true" in truth.assumptions
+    # with a pick ahead of it (bf16 KV: FLASH_ATTN_MLA_SPARSE first), the same pick
+    definite = predict(table033, Config(**{**PROBED.__dict__, "kv_cache_dtype": "auto"}))
     assert definite is not None and definite.selected == "FLASH_ATTN_MLA_SPARSE"
 
 

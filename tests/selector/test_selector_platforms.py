@@ -79,6 +79,8 @@ def test_the_controls_are_the_facts_that_change_a_decision(
         "VLLM_ROCM_USE_AITER_MHA": ("unset", False),
         "VLLM_ROCM_USE_AITER_MLA": ("unset", False),
         "installed.aiter": ("", True),  # nobody set it: decided both ways
+        # ROCM_AITER_MLA's non-causal check probes aiter's mla_decode_fwd for `causal`
+        "features.aiter": ("true", False),
     }
     assert controls(("rocm", "gfx1201")) == {
         "VLLM_ROCM_USE_AITER": ("unset", False),
