@@ -79,6 +79,18 @@ class Answers:
         except ValueError as exc:
             raise BadInput(f"argument --kv-cache-dtype: {exc}") from None
 
+    def check_backend(self, name: str | None, where: str) -> None:
+        """A backend asked for must be one of the release's (``where``: the flag or
+        the case key, for the one-line message)."""
+        if name is None:
+            return
+        from sphinxext_attn.select.requested import check_backend
+
+        try:
+            check_backend(self.selector(self.environment).interp, name)
+        except ValueError as exc:
+            raise BadInput(f"{where}: {exc}") from None
+
     def flash_attn_version(self, config: Config, selected: str | None) -> int | None:
         """The FlashAttention version ``selected`` runs for ``config`` (kept as decisions are)."""
         key = f"{_key(config, self.environment)}|flash_attn_version"

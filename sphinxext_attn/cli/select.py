@@ -114,6 +114,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=flag_type(inputs.arch),
         help="a ROCm GPU by its arch name, e.g. gfx942 (--platform rocm; default: none)",
     )
+    parser.add_argument(
+        "--backend",
+        "--attention-backend",
+        dest="backend",
+        default=None,
+        type=flag_type(inputs.backend),
+        metavar="NAME",
+        help="a backend asked for, as vLLM's --attention-backend asks: the answer is what "
+        "the platform's code does with the request (default: none, vLLM chooses)",
+    )
     add_cache_options(parser)
     add_environment_options(parser)
     return parser
@@ -129,7 +139,7 @@ def config_from_args(args: argparse.Namespace) -> tuple[Config, list[str]]:
             defaulted.append(flag)
         else:
             values[field] = value
-    return Config(**values), defaulted
+    return Config(**values, selected_backend=args.backend), defaulted
 
 
 def echo(
@@ -142,6 +152,8 @@ def echo(
         defaulted = [*defaulted, "platform"]
     if getattr(args, "arch", None):
         data["arch"] = args.arch
+    if config.selected_backend is not None:
+        data["backend"] = config.selected_backend
     return {"values": data, "defaults": defaulted}
 
 
@@ -242,11 +254,15 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         pairs = [
             (Config.from_case(c), case_environment(c, environment, i)) for i, c in enumerate(cases)
         ]
+        for index, (config, _) in enumerate(pairs):
+            where = f"--cases {args.cases}: case {index}: selected_backend"
+            answers.check_backend(config.selected_backend, where)
         results = answers.decide_all(pairs)
         content = json.dumps(results, ensure_ascii=False) + "\n"
     else:
         config, defaulted = config_from_args(args)
         answers.check_kv_cache_dtype(config)
+        answers.check_backend(config.selected_backend, "argument --backend")
         data = dict(answers.decide(config))
         data["labels"] = {
             name: Decision.from_json(data).label(name) for name in data["priorities"]

@@ -27,6 +27,7 @@ from sphinxext_attn.select.records import (
     param_names,
     read_valid_backends,
 )
+from sphinxext_attn.select.requested import decide_requested
 from sphinxext_attn.select.settled import settle
 from sphinxext_attn.vocab.names import ATTENTION_TYPE_ENUM, DTYPE_NAMES
 from sphinxext_attn.vocab.paths import ENVS_MODULE, SELECTOR_MODULES
@@ -34,7 +35,7 @@ from sphinxext_attn.vocab.paths import ENVS_MODULE, SELECTOR_MODULES
 #: Selector config fields vLLM's selector fills from ``vllm.envs`` (the variable).
 ENV_FIELDS: dict[str, str] = {"use_batch_invariant": "VLLM_BATCH_INVARIANT"}
 #: Fields of a configuration that are no argument of the selector config's class.
-NOT_CONFIG_FIELDS = frozenset({"capability", "num_heads"})
+NOT_CONFIG_FIELDS = frozenset({"capability", "num_heads", "selected_backend"})
 
 
 class Selector:
@@ -223,6 +224,12 @@ class Selector:
             return Decision(None, [], error=f"{exc.kind}: {exc.message}")
 
     def _decide(self, config: Config) -> Decision:
+        if config.selected_backend is not None:
+            return decide_requested(self, config)
+        return self.decide_automatically(config)
+
+    def decide_automatically(self, config: Config) -> Decision:
+        """vLLM's choice with no backend asked for (in the question under way)."""
         interp = self.interp
         platform = interp.machine.platform(interp)
         if isinstance(platform, Instance) and (

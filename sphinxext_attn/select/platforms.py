@@ -24,9 +24,8 @@ from sphinxext_attn.select.platform_lists import (
     platform_priorities,
 )
 from sphinxext_attn.select.platform_rules import Rule, read_rules
+from sphinxext_attn.select.requested import registry_enum
 from sphinxext_attn.source.tree import SourceTree
-from sphinxext_attn.vocab.names import REGISTRY_ENUM
-from sphinxext_attn.vocab.paths import REGISTRY_FILES
 
 TITLES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "cpu": "CPU"}
 
@@ -122,7 +121,7 @@ def _accepts(selector: Selector, backend: str) -> bool:
         with interp.question(steps=None) as q:
             gpu = selector.gpu(Config(capability="0.0"))
             q.capability = gpu
-            enum = _registry_enum(interp)
+            enum = registry_enum(interp)
             member = interp.getattr(enum, backend, NODE, "")
             cls = interp.call(interp.getattr(member, "get_class", NODE, ""), [], {}, NODE, "")
             capability = interp.call(interp.machine_capability_class(), list(gpu), {}, NODE, "")
@@ -131,11 +130,3 @@ def _accepts(selector: Selector, backend: str) -> bool:
     except (Unknown, Raised):
         return False
 
-
-def _registry_enum(interp: Interpreter) -> Any:
-    for rel in REGISTRY_FILES:
-        dotted = rel.removesuffix(".py").replace("/", ".")
-        module = interp.module(dotted)
-        if module is not None and module.has(REGISTRY_ENUM):
-            return module.lookup(REGISTRY_ENUM, interp, NODE)
-    raise Unknown("no backend registry in the tree")

@@ -1,0 +1,132 @@
+"""A backend asked for (``--attention-backend NAME``): what the platform's own code
+does with the request.
+
+vLLM's selector hands the request to the platform's ``get_attn_backend_cls`` as
+``selected_backend``; that method is evaluated here with the request set, the way
+the automatic selection is asked with it None. So CUDA's check of the requested
+class, ROCm's explicit branches and XPU's or CPU's rules (which may ignore the
+request and return another backend) are the release's code, not rules of ours.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval.values import NODE
+from sphinxext_attn.select.platform_rules import RULES_METHOD, backend_of_path, rule_arguments
+from sphinxext_attn.select.records import Config, Decision
+from sphinxext_attn.source.registry import read_registry
+from sphinxext_attn.vocab.names import REGISTRY_ENUM
+from sphinxext_attn.vocab.paths import REGISTRY_FILES
+
+if TYPE_CHECKING:
+    from sphinxext_attn.select.decision import Selector
+
+#: the list a refusal message ends with (``... Reason: ['head_size not supported']``)
+_REASONS_AT_END = re.compile(r"(\[[^\[\]]*\])\s*\.?\s*$", re.S)
+
+
+def backend_names(interp: Interpreter) -> list[str]:
+    """The names a request may give: the members of the release's
+    ``AttentionBackendEnum`` (those with no default class path too: vLLM then
+    says they must be registered), each name its class body assigns."""
+    enum = registry_enum(interp)
+    names: list[str] = []
+    for stmt in getattr(enum, "node", ast.Module(body=[], type_ignores=[])).body:
+        targets = (
+            stmt.targets
+            if isinstance(stmt, ast.Assign)
+            else [stmt.target]
+            if isinstance(stmt, ast.AnnAssign) and stmt.value is not None
+            else []
+        )
+        names += [t.id for t in targets if isinstance(t, ast.Name) and not t.id.startswith("_")]
+    return names or [entry.name for entry in read_registry(interp.tree)]
+
+
+def registry_enum(interp: Interpreter) -> Any:
+    """The tree's ``AttentionBackendEnum`` (from the newest home of the registry)."""
+    for rel in REGISTRY_FILES:
+        dotted = rel.removesuffix(".py").replace("/", ".")
+        module = interp.module(dotted)
+        if module is not None and module.has(REGISTRY_ENUM):
+            return module.lookup(REGISTRY_ENUM, interp, NODE)
+    raise Unknown("no backend registry in the tree")
+
+
+def check_backend(interp: Interpreter, name: str) -> None:
+    """``name`` must be one of the release's backends (ValueError lists them)."""
+    names = backend_names(interp)
+    if name not in names:
+        raise ValueError(f"{name!r} is not a backend of this release; choose from {', '.join(names)}")
+
+
+def decide_requested(selector: Selector, config: Config) -> Decision:
+    """What ``get_attn_backend_cls`` does with ``config.selected_backend``: the class it
+    returns (the one asked for, or another: the request ignored), what it raises
+    (vLLM's message, and the reasons it lists, in its order), or not evaluated."""
+    interp = selector.interp
+    name = config.selected_backend or ""
+    platform = interp.machine.platform(interp)
+    method = interp.getattr(platform, RULES_METHOD, NODE, "")
+    kwargs = rule_arguments(selector, config, method)
+    kwargs["selected_backend"] = interp.getattr(registry_enum(interp), name, NODE, "")
+    skipped_before = len(interp.skipped_checks)
+    try:
+        path = interp.call(method, [], kwargs, NODE, "")
+    except Raised as exc:
+        skipped = [str(u) for u in interp.skipped_checks[skipped_before:]]
+        return _refused(name, f"{exc.kind}: {exc.message}", skipped)
+    if not isinstance(path, str):
+        raise Unknown(f"{RULES_METHOD} answered no class path for {name}")
+    used = backend_of_path(interp, path)
+    decision = Decision(used, [used], requested=name, ignored=used != name)
+    if decision.ignored:  # the list vLLM walked instead, where it walks one
+        automatic = selector.decide_automatically(replace(config, selected_backend=None))
+        if automatic.selected == used:
+            decision.priorities = automatic.priorities
+            decision.rejected = automatic.rejected
+    return decision
+
+
+def _refused(name: str, message: str, skipped: list[str]) -> Decision:
+    """A refusal: vLLM's message, and the reasons it lists. A message that is empty
+    or lists a reason not evaluated is no definite answer (a check was skipped)."""
+    reasons = reasons_in(message)
+    kind = message.split(":", 1)[0]
+    if reasons is None and not message.removeprefix(kind).strip(": "):
+        why = skipped[0] if skipped else "the refusal's message was not evaluated"
+        return _open(name, why)
+    decision = Decision(None, [name], requested=name, refused=message)
+    if reasons is not None:
+        decision.rejected[name] = reasons
+        if skipped:  # refused either way; a reason may be missing
+            decision.unknown_reasons = skipped
+    return decision
+
+
+def _open(name: str, why: str) -> Decision:
+    """The check of ``name`` could not be evaluated: it is used if it passes."""
+    decision = Decision(None, [name], requested=name, unknown={name: why})
+    decision.candidates = [
+        {"backend": name, "if": f"{name}'s check passes ({why})"},
+        {"backend": "none", "if": f"{name}'s check refuses it"},
+    ]
+    return decision
+
+
+def reasons_in(message: str) -> list[str] | None:
+    """The list of reasons a refusal message ends with, as vLLM wrote them; None
+    where it ends with none (or with one that is not a list of literals)."""
+    found = _REASONS_AT_END.search(message)
+    if found is None:
+        return None
+    try:
+        value: Any = ast.literal_eval(found.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    return [str(v) for v in value] if isinstance(value, list) else None
