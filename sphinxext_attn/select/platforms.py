@@ -8,7 +8,6 @@ tree and environment in a process.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, Environment
 from sphinxext_attn.model.records import PriorityList
@@ -129,4 +128,3 @@ def _accepts(selector: Selector, backend: str) -> bool:
             return bool(interp.truth(interp.call(check, [capability], {}, NODE, ""), NODE, ""))
     except (Unknown, Raised):
         return False
-

@@ -62,7 +62,9 @@ def check_backend(interp: Interpreter, name: str) -> None:
     """``name`` must be one of the release's backends (ValueError lists them)."""
     names = backend_names(interp)
     if name not in names:
-        raise ValueError(f"{name!r} is not a backend of this release; choose from {', '.join(names)}")
+        raise ValueError(
+            f"{name!r} is not a backend of this release; choose from {', '.join(names)}"
+        )
 
 
 def decide_requested(selector: Selector, config: Config) -> Decision:
