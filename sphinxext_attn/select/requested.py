@@ -123,7 +123,7 @@ def _open(name: str, why: str) -> Decision:
 
 def reasons_in(message: str) -> list[str] | None:
     """The list of reasons a refusal message ends with, as vLLM wrote them; None
-    where it ends with none (or with one that is not a list of literals)."""
+    where it ends with none (or with a list that is not of texts)."""
     found = _REASONS_AT_END.search(message)
     if found is None:
         return None
@@ -131,4 +131,6 @@ def reasons_in(message: str) -> list[str] | None:
         value: Any = ast.literal_eval(found.group(1))
     except (ValueError, SyntaxError):
         return None
-    return [str(v) for v in value] if isinstance(value, list) else None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return None  # reasons are texts; another list is part of the message
+    return value
