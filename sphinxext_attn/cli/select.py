@@ -37,6 +37,7 @@ from sphinxext_attn.select.decision import (
     Config,
     Decision,
 )
+from sphinxext_attn.select.requested import request_summary
 from sphinxext_attn.vocab.names import ATTN_TYPES, DTYPE_NAMES
 
 #: The configuration flags: help, and the value a run uses when the flag is not given
@@ -183,7 +184,7 @@ def render_text(
         lines.append(f"not evaluated: {decision.error}")
         return "\n".join(lines) + "\n"
     if decision.requested is not None:
-        lines += request_lines(decision)
+        lines += request_summary(decision)
     if decision.refused:
         lines.append(f"selected: none (vLLM raises {decision.refused})")
     elif decision.candidates and decision.selected:
@@ -226,22 +227,6 @@ def render_text(
             why = ": " + decision.unknown[name]
         lines.append(f" {mark} {i}. {name}  {decision.label(name)}{why}")
     return "\n".join(lines) + "\n"
-
-
-def request_lines(decision: Decision) -> list[str]:
-    """What vLLM does with the backend asked for, in one line (and its reasons)."""
-    asked = decision.requested
-    if decision.refused:
-        reasons = decision.rejected.get(asked or "", [])
-        out = [f"requested: {asked}: vLLM refuses it" + (":" if reasons else "")]
-        out += [f"  - {reason}" for reason in reasons]
-        out += [f"  (not evaluated: {why})" for why in decision.unknown_reasons]
-        return out
-    if decision.ignored:
-        return [f"requested: {asked}: vLLM ignores the request and uses {decision.selected}"]
-    if decision.selected == asked:
-        return [f"requested: {asked}: vLLM uses it"]
-    return [f"requested: {asked}: not settled (see the candidates)"]
 
 
 def main(argv: list[str]) -> int:

@@ -134,3 +134,20 @@ def reasons_in(message: str) -> list[str] | None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         return None  # reasons are texts; another list is part of the message
     return value
+
+
+def request_summary(decision: Decision) -> list[str]:
+    """What vLLM does with the backend asked for, for people: one line (a refusal
+    adds its reasons, one a line)."""
+    asked = decision.requested
+    if decision.refused:
+        reasons = decision.rejected.get(asked or "", [])
+        out = [f"requested: {asked}: vLLM refuses it" + (":" if reasons else "")]
+        out += [f"  - {reason}" for reason in reasons]
+        out += [f"  (not evaluated: {why})" for why in decision.unknown_reasons]
+        return out
+    if decision.ignored:
+        return [f"requested: {asked}: vLLM ignores the request and uses {decision.selected}"]
+    if decision.selected == asked:
+        return [f"requested: {asked}: vLLM uses it"]
+    return [f"requested: {asked}: not settled (see the candidates)"]
