@@ -43,8 +43,20 @@ class Answers:
         self.selectors: dict[str, Selector] = {}
 
     def decide(self, config: Config, environment: Environment | None = None) -> dict[str, Any]:
-        """The decision for ``config`` in ``environment`` (default: the run's)."""
+        """The decision for ``config`` in ``environment`` (default: the run's), with
+        what would change it (:mod:`sphinxext_attn.select.alternatives`)."""
         environment = environment or self.environment
+        data = self.decide_plain(config, environment)
+        if "alternatives" not in data:
+            from sphinxext_attn.select.alternatives import alternatives
+
+            data["alternatives"] = alternatives(
+                data, environment, lambda other: self.decide_plain(config, other)
+            )
+        return data
+
+    def decide_plain(self, config: Config, environment: Environment) -> dict[str, Any]:
+        """The decision alone (kept per configuration and environment)."""
         key = _key(config, environment)
         found = self.known.get(key)
         if found is not None:

@@ -31,6 +31,7 @@ from sphinxext_attn.cli.environment_flags import (
 from sphinxext_attn.cli.runcache import add_cache_options, run_cache
 from sphinxext_attn.model.environment import case_environment
 from sphinxext_attn.select import inputs
+from sphinxext_attn.select.alternatives import describe
 from sphinxext_attn.select.decision import (
     LAYER_FIELDS,
     OPTION_FIELDS,
@@ -171,6 +172,7 @@ def render_text(
     decision: Decision,
     configuration: dict[str, Any] | None = None,
     gpu: str = "",
+    alternatives: list[dict[str, Any]] | None = None,
 ) -> str:
     """The decision for people: the configuration (defaults marked), the pick, and
     one label for every backend of the list."""
@@ -203,6 +205,7 @@ def render_text(
         )
     if decision.assumptions:
         lines.append(f"assuming: {', '.join(decision.assumptions)}")
+    lines += [describe(alternative) for alternative in alternatives or []]
     for candidate in decision.candidates:
         if candidate.get("priorities"):
             lines.append(f"priority list if {candidate['if']}:")
@@ -281,7 +284,13 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
             decision.flash_attn_version = data["flash_attn_version"]
             from sphinxext_attn.model.environment import gpu_words
 
-            content = render_text(config, decision, data["configuration"], gpu_words(environment))
+            content = render_text(
+                config,
+                decision,
+                data["configuration"],
+                gpu_words(environment),
+                data.get("alternatives"),
+            )
     answers.keep()
     if args.output and args.output != "-":
         write_output(Path(args.output), content)
