@@ -115,6 +115,15 @@ class Answers:
         version = found.get("version")
         return version if isinstance(version, int) else None
 
+    def flash_attn_source(self, selected: str | None) -> str:
+        """Where ``selected``'s implementation passes its kernel a literal version."""
+        if selected is None:
+            return ""
+        from sphinxext_attn.select.fa_version import passed_version
+
+        passed = passed_version(self.selector(self.environment).interp, selected)
+        return passed[1] if passed else ""
+
     def decide_all(
         self, cases: Sequence[Config | tuple[Config, Environment]]
     ) -> list[dict[str, Any]]:

@@ -199,7 +199,14 @@ def render_text(
         lines.append(f"selected: none (vLLM raises {decision.raised})")
     else:
         lines.append(f"selected: {decision.selected or 'none (vLLM raises: no valid backend)'}")
-    if decision.flash_attn_version is not None:
+    if decision.flash_attn_version is not None and decision.flash_attn_source:
+        phase = " decode" if config.use_mla else ""
+        lines.append(
+            f"FlashAttention: FA{decision.flash_attn_version} ({decision.selected}'s{phase} "
+            f"kernel call passes fa_version={decision.flash_attn_version}, "
+            f"{decision.flash_attn_source})"
+        )
+    elif decision.flash_attn_version is not None:
         lines.append(
             f"FlashAttention: FA{decision.flash_attn_version} ({decision.selected} runs it)"
         )
@@ -276,12 +283,16 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
             name: Decision.from_json(data).label(name) for name in data["priorities"]
         }
         data["flash_attn_version"] = answers.flash_attn_version(config, data["selected"])
+        source = answers.flash_attn_source(data["selected"])
+        if source:
+            data["flash_attn_source"] = source
         data["configuration"] = echo(config, defaulted, args, argv)
         if args.format == "json":
             content = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         else:
             decision = Decision.from_json(data)
             decision.flash_attn_version = data["flash_attn_version"]
+            decision.flash_attn_source = data.get("flash_attn_source", "")
             from sphinxext_attn.model.environment import gpu_words
 
             content = render_text(

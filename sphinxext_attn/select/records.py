@@ -138,6 +138,8 @@ class Decision:
     raised: str = ""
     #: the FlashAttention version the pick runs (None: it runs none, or not known)
     flash_attn_version: int | None = None
+    #: where the implementation passes that version to the kernel ("": the helper's answer)
+    flash_attn_source: str = ""
     #: the backend asked for (None: vLLM chose); ``ignored``: vLLM used another
     requested: str | None = None
     ignored: bool = False
