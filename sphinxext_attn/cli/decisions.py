@@ -115,6 +115,28 @@ class Answers:
         version = found.get("version")
         return version if isinstance(version, int) else None
 
+    def per_kind_request(
+        self, config: Config, backend: str | None, per_kind: dict[str, str]
+    ) -> tuple[str | None, str]:
+        """The backend asked for ``config``'s layer, and its KV-cache kind, as the
+        release maps layers to kinds (``--backend KIND=NAME``)."""
+        from sphinxext_attn.select.requested import kinds, resolve_per_kind
+
+        selector = self.selector(self.environment)
+        accepted = kinds(selector.interp)
+        if not accepted:
+            raise BadInput(
+                "argument --backend: KIND=NAME: this release has no per-kind backends "
+                "(attention_config.backend_per_kind); give NAME alone"
+            )
+        for kind in per_kind:
+            if kind not in accepted:
+                raise BadInput(
+                    f"argument --backend: {kind!r} is not a KV-cache kind of this release; "
+                    f"choose from {', '.join(accepted)}"
+                )
+        return resolve_per_kind(selector, config, backend, per_kind)
+
     def flash_attn_source(self, selected: str | None) -> str:
         """Where ``selected``'s implementation passes its kernel a literal version."""
         if selected is None:

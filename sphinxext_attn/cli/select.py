@@ -120,11 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--backend",
         "--attention-backend",
         dest="backend",
+        action="append",
         default=None,
-        type=flag_type(inputs.backend),
-        metavar="NAME",
+        type=flag_type(inputs.backend_request),
+        metavar="[KIND=]NAME",
         help="a backend asked for, as vLLM's --attention-backend asks: the answer is what "
-        "the platform's code does with the request (default: none, vLLM chooses)",
+        "the platform's code does with the request; KIND=NAME (repeatable) asks for the "
+        "layers of one KV-cache kind, as attention_config.backend_per_kind does "
+        "(default: none, vLLM chooses)",
     )
     add_cache_options(parser)
     add_environment_options(parser)
@@ -141,7 +144,23 @@ def config_from_args(args: argparse.Namespace) -> tuple[Config, list[str]]:
             defaulted.append(flag)
         else:
             values[field] = value
-    return Config(**values, selected_backend=args.backend), defaulted
+    return Config(**values), defaulted
+
+
+def requests_of(args: argparse.Namespace) -> tuple[str | None, dict[str, str]]:
+    """The backend asked for every layer, and those asked per KV-cache kind."""
+    plain = [name for kind, name in args.backend or [] if not kind]
+    if len(plain) > 1:
+        raise BadInput(
+            f"argument --backend: {', '.join(plain)}: give one NAME (and KIND=NAME per kind)"
+        )
+    per_kind: dict[str, str] = {}
+    for kind, name in args.backend or []:
+        if kind in per_kind:
+            raise BadInput(f"argument --backend: {kind}= given twice; give one NAME per kind")
+        if kind:
+            per_kind[kind] = name
+    return (plain[0] if plain else None), per_kind
 
 
 def echo(
@@ -160,6 +179,8 @@ def echo(
 
 
 def _shown(value: Any, flag: str) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
     if isinstance(value, bool):
         return "yes" if value else "no"
     if value is None:
@@ -277,7 +298,13 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
     else:
         config, defaulted = config_from_args(args)
         answers.check_kv_cache_dtype(config)
-        answers.check_backend(config.selected_backend, "argument --backend")
+        backend, per_kind = requests_of(args)
+        for name in [*([backend] if backend else []), *per_kind.values()]:
+            answers.check_backend(name, "argument --backend")
+        kind = ""
+        if per_kind:
+            backend, kind = answers.per_kind_request(config, backend, per_kind)
+        config.selected_backend = backend
         data = dict(answers.decide(config))
         data["labels"] = {
             name: Decision.from_json(data).label(name) for name in data["priorities"]
@@ -287,6 +314,9 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         if source:
             data["flash_attn_source"] = source
         data["configuration"] = echo(config, defaulted, args, argv)
+        if per_kind:
+            data["configuration"]["values"]["backend_per_kind"] = per_kind
+            data["configuration"]["values"]["kv_cache_kind"] = kind
         if args.format == "json":
             content = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         else:

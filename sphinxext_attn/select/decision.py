@@ -88,6 +88,10 @@ class Selector:
                 return member
         return name.lower()
 
+    def attn_type_value(self, name: str) -> Any:
+        """The tree's ``AttentionType`` member (or text) for ``name``."""
+        return self._attn_type(name)
+
     def build_config(self, config: Config) -> Instance:
         key = config.key()
         found = self._configs.get(key)

@@ -107,6 +107,16 @@ def backend(value: object) -> str:
     return text
 
 
+def backend_request(value: object) -> tuple[str, str]:
+    """``NAME`` (every layer) or ``KIND=NAME`` (layers of one KV-cache kind, as
+    ``attention_config.backend_per_kind`` asks): (kind or "", name)."""
+    text = _text(value)
+    kind, sep, name = text.rpartition("=")
+    if sep and not re.fullmatch(r"[a-z_][a-z0-9_]*", kind):
+        raise ValueError(f"{kind!r} is not a KV-cache kind; give one such as mla_attention")
+    return kind, backend(name)
+
+
 # -- the values of a ``--cases`` file (JSON: types are checked, not converted) -------
 def boolean(value: object) -> bool:
     if not isinstance(value, bool):

@@ -21,7 +21,7 @@ from sphinxext_attn.select.platform_rules import RULES_METHOD, backend_of_path, 
 from sphinxext_attn.select.records import Config, Decision
 from sphinxext_attn.source.registry import read_registry
 from sphinxext_attn.vocab.names import REGISTRY_ENUM
-from sphinxext_attn.vocab.paths import REGISTRY_FILES
+from sphinxext_attn.vocab.paths import REGISTRY_FILES, SELECTOR_MODULES
 
 if TYPE_CHECKING:
     from sphinxext_attn.select.decision import Selector
@@ -151,3 +151,65 @@ def request_summary(decision: Decision) -> list[str]:
     if decision.selected == asked:
         return [f"requested: {asked}: vLLM uses it"]
     return [f"requested: {asked}: not settled (see the candidates)"]
+
+
+# -- per-KV-kind requests (``attention_config.backend_per_kind``, 0.34) ---------------
+#: the selector's function naming the KV-cache kind of a layer, and its map's option
+KIND_FUNCTION = "get_attn_spec_kind"
+PER_KIND_OPTION = "backend_per_kind"
+
+
+def kind_function(interp: Interpreter) -> Any:
+    """The release's ``get_attn_spec_kind`` (None: the release has no per-kind requests)."""
+    for dotted in SELECTOR_MODULES:
+        module = interp.module(dotted)
+        if module is not None and module.has(KIND_FUNCTION):
+            return module.lookup(KIND_FUNCTION, interp, NODE)
+    return None
+
+
+def kinds(interp: Interpreter) -> list[str]:
+    """The kinds a per-kind request may name: the values of the enum the release's
+    ``get_attn_spec_kind`` returns members of, read by evaluating it on one layer."""
+    function = kind_function(interp)
+    if function is None:
+        return []
+    member = interp.call(
+        function,
+        [],
+        {"use_mla": False, "has_sliding_window": False, "attn_type": "decoder"},
+        NODE,
+        "",
+    )
+    enum = getattr(member, "cls", None)
+    if enum is None:
+        return []
+    out: list[str] = []
+    for stmt in enum.node.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
+            out += [str(stmt.value.value) for t in stmt.targets if isinstance(t, ast.Name)]
+    return out
+
+
+def layer_kind(interp: Interpreter, config: Config, attn_type: Any) -> str:
+    """The kind the release's code maps ``config``'s layer to (no sliding window: a
+    plain configuration has none)."""
+    function = kind_function(interp)
+    member = interp.call(
+        function,
+        [],
+        {"use_mla": config.use_mla, "has_sliding_window": False, "attn_type": attn_type},
+        NODE,
+        "",
+    )
+    return str(getattr(member, "value", member))
+
+
+def resolve_per_kind(
+    selector: Selector, config: Config, backend: str | None, per_kind: dict[str, str]
+) -> tuple[str | None, str]:
+    """The backend vLLM asks for ``config``'s layer: its kind's override where the
+    map has one, else the global request; and the kind."""
+    interp = selector.interp
+    kind = layer_kind(interp, config, selector.attn_type_value(config.attn_type))
+    return per_kind.get(kind, backend), kind

@@ -218,3 +218,29 @@ def test_cases_read_selected_backend(tmp_path):
     assert bad.returncode == 2
     assert "case 0: selected_backend: 'NOPE' is not a backend" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.realtree
+def test_per_kind_requests_follow_the_releases_kind_of_the_layer():
+    """0.34's ``backend_per_kind``: an MLA layer takes its kind's backend, as the
+    release's get_attn_spec_kind maps it; other layers the global request."""
+    import vllm_trees
+
+    tree = str(vllm_trees.tree("0.34.0"))
+    asked = ["--backend", "FLASH_ATTN", "--backend", "mla_attention=TRITON_MLA"]
+    mla = _select("--root", tree, "--mla", "--head-size", "576", *asked, "--format", "json")
+    assert mla.returncode == 0, mla.stderr
+    data = json.loads(mla.stdout)
+    assert (data["selected_backend"], data["configuration"]["values"]["kv_cache_kind"]) == (
+        "TRITON_MLA",
+        "mla_attention",
+    )
+    plain = _select("--root", tree, "--head-size", "128", *asked, "--format", "json")
+    assert json.loads(plain.stdout)["selected_backend"] == "FLASH_ATTN"
+    bad = _select("--root", tree, "--backend", "nope=TRITON_MLA")
+    assert bad.returncode == 2
+    assert "'nope' is not a KV-cache kind of this release; choose from full_attention" in (
+        bad.stderr
+    )
+    old = _select("--root", str(vllm_trees.tree("0.23.0")), "--backend", "mla_attention=TRITON_MLA")
+    assert old.returncode == 2 and "no per-kind backends" in old.stderr
