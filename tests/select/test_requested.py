@@ -242,5 +242,6 @@ def test_per_kind_requests_follow_the_releases_kind_of_the_layer():
     assert "'nope' is not a KV-cache kind of this release; choose from full_attention" in (
         bad.stderr
     )
-    old = _select("--root", str(vllm_trees.tree("0.23.0")), "--backend", "mla_attention=TRITON_MLA")
+    old_tree = str(vllm_trees.tree("0.23.0"))
+    old = _select("--root", old_tree, "--backend", "mla_attention=TRITON_MLA")
     assert old.returncode == 2 and "no per-kind backends" in old.stderr
