@@ -81,7 +81,7 @@ def decide_requested(selector: Selector, config: Config) -> Decision:
     try:
         path = interp.call(method, [], kwargs, NODE, "")
     except Raised as exc:
-        skipped = [str(u) for u in interp.skipped_checks[skipped_before:]]
+        skipped = [_settle_hint(u) for u in interp.skipped_checks[skipped_before:]]
         return _refused(name, f"{exc.kind}: {exc.message}", skipped)
     if not isinstance(path, str):
         raise Unknown(f"{RULES_METHOD} answered no class path for {name}")
@@ -109,6 +109,12 @@ def _refused(name: str, message: str, skipped: list[str]) -> Decision:
         if skipped:  # refused either way; a reason may be missing
             decision.unknown_reasons = skipped
     return decision
+
+
+def _settle_hint(unknown: Unknown) -> str:
+    """A check not evaluated, and the fact that settles it where one does."""
+    fact = unknown.assumable
+    return f"{unknown}; settle it with --assume {fact}=true|false" if fact else str(unknown)
 
 
 def _open(name: str, why: str) -> Decision:
