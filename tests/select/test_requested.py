@@ -245,3 +245,40 @@ def test_per_kind_requests_follow_the_releases_kind_of_the_layer():
     old_tree = str(vllm_trees.tree("0.23.0"))
     old = _select("--root", old_tree, "--backend", "mla_attention=TRITON_MLA")
     assert old.returncode == 2 and "no per-kind backends" in old.stderr
+
+
+def _misses(cases: list[dict], results: list[dict]) -> list[str]:
+    """``INDEX BACKEND case|reasons`` where the answer is not vLLM's (as requestcmp
+    scores: the backend used or a definite refusal, and a refusal's listed reasons)."""
+    out: list[str] = []
+    for index, (case, result) in enumerate(zip(cases, results, strict=True)):
+        if case["selected"] == "unknown":
+            continue
+        want, asked = case["selected"], case.get("selected_backend")
+        if want is not None:
+            right = result.get("selected") == want
+        else:
+            right = result.get("selected") is None and not result.get("candidates")
+        if not right:
+            out.append(f"{index} {asked} case")
+        listed = reasons_in(case.get("error") or "") if want is None and asked else None
+        if listed is not None and (result.get("rejected") or {}).get(asked) != listed:
+            out.append(f"{index} {asked} reasons")
+    return out
+
+
+@pytest.mark.realtree
+@pytest.mark.parametrize("name", ["requested-0.33.0", "requested-rocm-0.33.0-gfx942"])
+def test_vllms_recorded_requests(tmp_path, name):
+    """Each of vLLM 0.33.0's recorded requests answered as vLLM did, but for the
+    exact list of known differences (each rests on something outside the tree)."""
+    import vllm_trees
+    from known import assert_exactly
+
+    path = vllm_trees.shared_dir() / "vllm" / "select" / f"{name}.json"
+    out = tmp_path / "results.json"
+    tree = str(vllm_trees.tree("0.33.0"))
+    done = _select("--root", tree, "--cases", str(path), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    cases = json.loads(path.read_text(encoding="utf-8"))
+    assert_exactly(_misses(cases, json.loads(out.read_text(encoding="utf-8"))), "requested", name)
