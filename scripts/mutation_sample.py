@@ -29,10 +29,13 @@ SUITES = {
         "sphinxext_attn/pyeval",
         "-m 'not slow' tests/pyeval",
     ),
-    "select": (
+    "selection": (
         "sphinxext_attn/selection",
+        "-m 'not slow and not browser' tests/selection tests/runtime/test_demo_tree.py",
+    ),
+    "selector": (
         "sphinxext_attn/selector",
-        "-m 'not slow and not browser' tests/selection tests/selector tests/runtime/test_demo_tree.py",
+        "-m 'not slow and not browser' tests/selector",
     ),
 }
 

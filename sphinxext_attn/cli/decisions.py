@@ -44,8 +44,20 @@ class Answers:
         self.selectors: dict[str, Selector] = {}
 
     def decide(self, config: Config, environment: Environment | None = None) -> dict[str, Any]:
-        """The decision for ``config`` in ``environment`` (default: the run's)."""
+        """The decision for ``config`` in ``environment`` (default: the run's), with
+        what would change it (:mod:`sphinxext_attn.selection.alternatives`)."""
         environment = environment or self.environment
+        data = self.decide_plain(config, environment)
+        if "alternatives" not in data:
+            from sphinxext_attn.selection.alternatives import alternatives
+
+            data["alternatives"] = alternatives(
+                data, environment, lambda other: self.decide_plain(config, other)
+            )
+        return data
+
+    def decide_plain(self, config: Config, environment: Environment) -> dict[str, Any]:
+        """The decision alone (kept per configuration and environment)."""
         key = _key(config, environment)
         found = self.known.get(key)
         if found is not None:
@@ -80,6 +92,18 @@ class Answers:
         except ValueError as exc:
             raise BadInput(f"argument --kv-cache-dtype: {exc}") from None
 
+    def check_backend(self, name: str | None, where: str) -> None:
+        """A backend asked for must be one of the release's (``where``: the flag or
+        the case key, for the one-line message)."""
+        if name is None:
+            return
+        from sphinxext_attn.selection.requested import check_backend
+
+        try:
+            check_backend(self.selector(self.environment).interp, name)
+        except ValueError as exc:
+            raise BadInput(f"{where}: {exc}") from None
+
     def flash_attn_version(self, config: Config, selected: str | None) -> int | None:
         """The FlashAttention version ``selected`` runs for ``config`` (kept as decisions are)."""
         key = f"{_key(config, self.environment)}|flash_attn_version"
@@ -91,6 +115,37 @@ class Answers:
             found = self.known[key] = {"version": flash_attn_version(interp, config, selected)}
         version = found.get("version")
         return version if isinstance(version, int) else None
+
+    def per_kind_request(
+        self, config: Config, backend: str | None, per_kind: dict[str, str]
+    ) -> tuple[str | None, str]:
+        """The backend asked for ``config``'s layer, and its KV-cache kind, as the
+        release maps layers to kinds (``--backend KIND=NAME``)."""
+        from sphinxext_attn.selection.requested import kinds, resolve_per_kind
+
+        selector = self.selector(self.environment)
+        accepted = kinds(selector.interp)
+        if not accepted:
+            raise BadInput(
+                "argument --backend: KIND=NAME: this release has no per-kind backends "
+                "(attention_config.backend_per_kind); give NAME alone"
+            )
+        for kind in per_kind:
+            if kind not in accepted:
+                raise BadInput(
+                    f"argument --backend: {kind!r} is not a KV-cache kind of this release; "
+                    f"choose from {', '.join(accepted)}"
+                )
+        return resolve_per_kind(selector, config, backend, per_kind)
+
+    def flash_attn_source(self, selected: str | None) -> str:
+        """Where ``selected``'s implementation passes its kernel a literal version."""
+        if selected is None:
+            return ""
+        from sphinxext_attn.selection.fa_version import passed_version
+
+        passed = passed_version(self.selector(self.environment).interp, selected)
+        return passed[1] if passed else ""
 
     def decide_all(
         self, cases: Sequence[Config | tuple[Config, Environment]]

@@ -32,8 +32,15 @@ from sphinxext_attn.cli.environment_flags import (
 )
 from sphinxext_attn.cli.runcache import add_cache_options, run_cache
 from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, case_environment
-from sphinxext_attn.model.selection import LAYER_FIELDS, OPTION_FIELDS, Config, Decision
+from sphinxext_attn.model.selection import (
+    LAYER_FIELDS,
+    OPTION_FIELDS,
+    Config,
+    Decision,
+    request_summary,
+)
 from sphinxext_attn.selection import inputs
+from sphinxext_attn.selection.alternatives import describe
 from sphinxext_attn.vocab.names import ATTN_TYPES, DTYPE_NAMES
 
 #: The configuration flags: help, and the value a run uses when the flag is not given
@@ -111,6 +118,19 @@ def build_parser() -> argparse.ArgumentParser:
         type=flag_type(inputs.arch),
         help="a ROCm GPU by its arch name, e.g. gfx942 (--platform rocm; default: none)",
     )
+    parser.add_argument(
+        "--backend",
+        "--attention-backend",
+        dest="backend",
+        action="append",
+        default=None,
+        type=flag_type(inputs.backend_request),
+        metavar="[KIND=]NAME",
+        help="a backend asked for, as vLLM's --attention-backend asks: the answer is what "
+        "the platform's code does with the request; KIND=NAME (repeatable) asks for the "
+        "layers of one KV-cache kind, as attention_config.backend_per_kind does "
+        "(default: none, vLLM chooses)",
+    )
     add_cache_options(parser)
     add_environment_options(parser)
     return parser
@@ -127,6 +147,22 @@ def config_from_args(args: argparse.Namespace) -> tuple[Config, list[str]]:
         else:
             values[field] = value
     return Config(**values), defaulted
+
+
+def requests_of(args: argparse.Namespace) -> tuple[str | None, dict[str, str]]:
+    """The backend asked for every layer, and those asked per KV-cache kind."""
+    plain = [name for kind, name in args.backend or [] if not kind]
+    if len(plain) > 1:
+        raise BadInput(
+            f"argument --backend: {', '.join(plain)}: give one NAME (and KIND=NAME per kind)"
+        )
+    per_kind: dict[str, str] = {}
+    for kind, name in args.backend or []:
+        if kind in per_kind:
+            raise BadInput(f"argument --backend: {kind}= given twice; give one NAME per kind")
+        if kind:
+            per_kind[kind] = name
+    return (plain[0] if plain else None), per_kind
 
 
 def echo(
@@ -154,10 +190,14 @@ def echo(
             defaulted = [*defaulted, "arch"]
         if derived is not None:
             data["derived_capability"] = f"{derived[0]}.{derived[1]}"
+    if config.selected_backend is not None:
+        data["backend"] = config.selected_backend
     return {"values": data, "defaults": defaulted}
 
 
 def _shown(value: Any, flag: str) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
     if isinstance(value, bool):
         return "yes" if value else "no"
     if value is None:
@@ -170,6 +210,7 @@ def render_text(
     decision: Decision,
     configuration: dict[str, Any] | None = None,
     gpu: str = "",
+    alternatives: list[dict[str, Any]] | None = None,
 ) -> str:
     """The decision for people: the configuration (defaults marked), the pick, and
     one label for every backend of the list."""
@@ -186,7 +227,11 @@ def render_text(
     if decision.error:
         lines.append(f"not evaluated: {decision.error}")
         return "\n".join(lines) + "\n"
-    if decision.candidates and decision.selected:
+    if decision.requested is not None:
+        lines += request_summary(decision)
+    if decision.refused:
+        lines.append(f"selected: none (vLLM raises {decision.refused})")
+    elif decision.candidates and decision.selected:
         lines.append(f"selected: {decision.selected} (from a list that depends on a fact)")
         lines += [f"  {c['backend']} if {c['if']}" for c in decision.candidates]
     elif decision.candidates:
@@ -196,12 +241,20 @@ def render_text(
         lines.append(f"selected: none (vLLM raises {decision.raised})")
     else:
         lines.append(f"selected: {decision.selected or 'none (vLLM raises: no valid backend)'}")
-    if decision.flash_attn_version is not None:
+    if decision.flash_attn_version is not None and decision.flash_attn_source:
+        phase = " decode" if config.use_mla else ""
+        lines.append(
+            f"FlashAttention: FA{decision.flash_attn_version} ({decision.selected}'s{phase} "
+            f"kernel call passes fa_version={decision.flash_attn_version}, "
+            f"{decision.flash_attn_source})"
+        )
+    elif decision.flash_attn_version is not None:
         lines.append(
             f"FlashAttention: FA{decision.flash_attn_version} ({decision.selected} runs it)"
         )
     if decision.assumptions:
         lines.append(f"assuming: {', '.join(decision.assumptions)}")
+    lines += [describe(alternative) for alternative in alternatives or []]
     for candidate in decision.candidates:
         if candidate.get("priorities"):
             lines.append(f"priority list if {candidate['if']}:")
@@ -301,11 +354,21 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         pairs = [
             (Config.from_case(c), case_environment(c, environment, i)) for i, c in enumerate(cases)
         ]
+        for index, (config, _) in enumerate(pairs):
+            where = f"--cases {args.cases}: case {index}: selected_backend"
+            answers.check_backend(config.selected_backend, where)
         results = answers.decide_all(pairs)
         content = json.dumps(results, ensure_ascii=False) + "\n"
     else:
         config, defaulted = config_from_args(args)
         answers.check_kv_cache_dtype(config)
+        backend, per_kind = requests_of(args)
+        for name in [*([backend] if backend else []), *per_kind.values()]:
+            answers.check_backend(name, "argument --backend")
+        kind = ""
+        if per_kind:
+            backend, kind = answers.per_kind_request(config, backend, per_kind)
+        config.selected_backend = backend
         data = dict(answers.decide(config))
         data["labels"] = {
             name: Decision.from_json(data).label(name) for name in data["priorities"]
@@ -318,15 +381,28 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
 
             gpu = replace(environment, arch=environment.arch or DEFAULT_ROCM_ARCH)
             derived = arch_capability(SourceTree(root), gpu, gpu.arch)
+        source = answers.flash_attn_source(data["selected"])
+        if source:
+            data["flash_attn_source"] = source
         data["configuration"] = echo(config, defaulted, args, argv, derived)
+        if per_kind:
+            data["configuration"]["values"]["backend_per_kind"] = per_kind
+            data["configuration"]["values"]["kv_cache_kind"] = kind
         if args.format == "json":
             content = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         else:
             decision = Decision.from_json(data)
             decision.flash_attn_version = data["flash_attn_version"]
+            decision.flash_attn_source = data.get("flash_attn_source", "")
             from sphinxext_attn.model.environment import gpu_words
 
-            content = render_text(config, decision, data["configuration"], gpu_words(environment))
+            content = render_text(
+                config,
+                decision,
+                data["configuration"],
+                gpu_words(environment),
+                data.get("alternatives"),
+            )
     answers.keep()
     if args.output and args.output != "-":
         write_output(Path(args.output), content)

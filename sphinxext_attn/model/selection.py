@@ -51,6 +51,8 @@ class Config:
     use_non_causal: bool = False
     #: a KV connector transfers the cache (ROCm keeps some backends out for it)
     use_kv_connector: bool = False
+    #: the backend asked for (``--attention-backend``); None: vLLM chooses
+    selected_backend: str | None = None
     #: the model's attention type (``ModelConfig.attn_type``); None: no engine config,
     #: as the docs build (set, the questions see it as ``--option`` would set it)
     model_attn_type: str | None = None
@@ -64,7 +66,10 @@ class Config:
         cfg = dict(case.get("config", {}))
         known = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
         return cls(
-            capability=str(case.get("capability", "9.0")), num_heads=case.get("num_heads"), **known
+            capability=str(case.get("capability", "9.0")),
+            num_heads=case.get("num_heads"),
+            selected_backend=case.get("selected_backend"),
+            **known,
         )
 
     def describe(self, gpu: str = "") -> str:
@@ -124,6 +129,15 @@ class Decision:
     raised: str = ""
     #: the FlashAttention version the pick runs (None: it runs none, or not known)
     flash_attn_version: int | None = None
+    #: where the implementation passes that version to the kernel ("": the helper's answer)
+    flash_attn_source: str = ""
+    #: the backend asked for (None: vLLM chose); ``ignored``: vLLM used another
+    requested: str | None = None
+    ignored: bool = False
+    #: what vLLM raises refusing the request (its message, JSON ``error``)
+    refused: str = ""
+    #: checks not evaluated beside a refusal (a reason of vLLM's may be missing)
+    unknown_reasons: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -135,8 +149,15 @@ class Decision:
             data["sources"] = self.sources
         if self.unknown:
             data["unknown"] = self.unknown
-        if self.error:
-            data["error"] = self.error
+        if self.error or self.refused:
+            data["error"] = self.error or self.refused
+        if self.requested is not None:
+            data["selected_backend"] = self.requested
+            data["selected_backend_ignored"] = self.ignored
+            if self.refused:
+                data["refused"] = True
+            if self.unknown_reasons:
+                data["unknown_reasons"] = self.unknown_reasons
         if self.raised:
             data["raised"] = self.raised
         data["assumptions"] = self.assumptions
@@ -187,9 +208,30 @@ class Decision:
             list(data["priorities"]),
             dict(data["rejected"]),
             dict(data.get("unknown", {})),
-            data.get("error", ""),
+            "" if data.get("refused") else data.get("error", ""),
             dict(data.get("sources", {})),
             list(data.get("assumptions", [])),
             list(data.get("candidates", [])),
             raised=data.get("raised", ""),
+            requested=data.get("selected_backend"),
+            ignored=bool(data.get("selected_backend_ignored")),
+            refused=data.get("error", "") if data.get("refused") else "",
+            unknown_reasons=list(data.get("unknown_reasons", [])),
         )
+
+
+def request_summary(decision: Decision) -> list[str]:
+    """What vLLM does with the backend asked for, for people: one line (a refusal
+    adds its reasons, one a line)."""
+    asked = decision.requested
+    if decision.refused:
+        reasons = decision.rejected.get(asked or "", [])
+        out = [f"requested: {asked}: vLLM refuses it" + (":" if reasons else "")]
+        out += [f"  - {reason}" for reason in reasons]
+        out += [f"  (not evaluated: {why})" for why in decision.unknown_reasons]
+        return out
+    if decision.ignored:
+        return [f"requested: {asked}: vLLM ignores the request and uses {decision.selected}"]
+    if decision.selected == asked:
+        return [f"requested: {asked}: vLLM uses it"]
+    return [f"requested: {asked}: not settled (see the candidates)"]

@@ -74,7 +74,7 @@ class Machine:
         self.environment = environment
         self._platform: Any = None
         self._installed: dict[str, bool] = {}
-        #: facts read that nobody set and the machine only guesses (see select.settled)
+        #: facts read that nobody set and the machine only guesses (see selection.settled)
         self.guessed: set[str] = set()
 
     # -- names -------------------------------------------------------------------

@@ -257,6 +257,9 @@ def format_value(
             raise Unknown("format spec not evaluated", *where) from None
     elif isinstance(value, PyClass):
         text = f"<class '{value.module.dotted}.{value.name}'>"
+    elif isinstance(value, list | tuple) and not spec and _plain_items(value):
+        weigh(value, budget, where, text=True)  # a list of reasons in a message
+        text = str(value)
     elif isinstance(value, External) and not spec and torch_symbol(value):
         text = value.qualname
     elif isinstance(value, Instance) and value.items is not None:
@@ -274,6 +277,12 @@ def _zero_div() -> Any:
 
 #: Types whose ``==`` is Python's own, constant-size (strings are size-checked).
 SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain_items(value: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether every item is a scalar (``str()`` of the sequence is then Python's); a
+    text standing for a check not evaluated counts, so a refusal listing it reads."""
+    return all(type(item) in SCALARS or isinstance(item, str) for item in value)
 
 
 def torch_symbol(value: External) -> bool:

@@ -283,7 +283,10 @@ class Frame(Scope):
             if name in scope.locals:
                 if scope.reads is not None:
                     scope.reads[name] = None
-                return scope.locals[name]
+                value = scope.locals[name]
+                if value is DELETED:
+                    raise Raised("UnboundLocalError", f"local variable {name!r} was deleted")
+                return value
             scope = scope.parent
         if isinstance(scope, ClassBodyScope):
             scope = scope.parent  # methods do not see their class body's names
@@ -307,3 +310,5 @@ class ClassBodyScope(Scope):
 
 _MISSING = object()
 MISSING = _MISSING
+#: a local a ``del`` statement unbound (reading it raises, as Python's does)
+DELETED = object()

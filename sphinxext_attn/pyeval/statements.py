@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sphinxext_attn.pyeval import ops
 from sphinxext_attn.pyeval.bindings import bound_names
 from sphinxext_attn.pyeval.checks import SkippedChecks, run_checks
-from sphinxext_attn.pyeval.scope import Frame
+from sphinxext_attn.pyeval.scope import DELETED, Frame
 from sphinxext_attn.pyeval.values import Caught, Raised, Return, Unknown, out_of_steps
 
 if TYPE_CHECKING:
@@ -169,6 +169,9 @@ class StatementMixin:
                 frame.locals[name] = self._import_binding(stmt, name, frame.module)
         elif isinstance(stmt, ast.With):
             self.exec_block(stmt.body, frame)
+        elif isinstance(stmt, ast.Delete) and _deleted_locals(stmt, frame):
+            for name in _deleted_locals(stmt, frame):
+                frame.locals[name] = DELETED
         elif isinstance(stmt, ast.Global):
             frame.global_names |= frozenset(stmt.names)
         elif isinstance(stmt, ast.Break):
@@ -308,3 +311,24 @@ def _as_load(target: ast.expr) -> ast.expr:
     )
     clone.ctx = ast.Load()  # type: ignore[attr-defined,unused-ignore]
     return clone
+
+
+def _deleted_locals(stmt: ast.Delete, frame: Frame) -> list[str]:
+    """The names ``del a, b`` (or ``del (a, b)``) unbinds, where each is bound in this
+    call (a function's own locals: unbinding them changes nothing outside it);
+    none where it deletes anything else (that is not evaluated)."""
+    names: list[str] = []
+    todo = list(stmt.targets)
+    while todo:
+        target = todo.pop(0)
+        if isinstance(target, ast.Tuple | ast.List):
+            todo[:0] = target.elts
+        elif (
+            isinstance(target, ast.Name)
+            and target.id in frame.locals
+            and target.id not in frame.global_names
+        ):
+            names.append(target.id)
+        else:
+            return []
+    return names

@@ -10,7 +10,7 @@ from __future__ import annotations
 from docutils import nodes
 
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.model.selection import Config, Decision
+from sphinxext_attn.model.selection import Config, Decision, request_summary
 from sphinxext_attn.render.decorate import PLAIN, Decorations
 from sphinxext_attn.render.nodes import Cell, TableSpec, build_table
 
@@ -83,8 +83,9 @@ def decision_nodes(
             text = f"{candidate['backend']} if {candidate['if']}"
             items += nodes.list_item("", nodes.paragraph("", text))
         out.insert(1, items)
-    elif decision.raised:
-        out.append(nodes.paragraph("", f"vLLM raises {decision.raised}", classes=["attn-none"]))
+    elif decision.refused or decision.raised:
+        raised = decision.refused or decision.raised
+        out.append(nodes.paragraph("", f"vLLM raises {raised}", classes=["attn-none"]))
     elif decision.selected is None:
         out.append(
             nodes.paragraph(
@@ -101,6 +102,14 @@ def decision_nodes(
             para += nodes.Text(f", which runs FlashAttention {decision.flash_attn_version}")
         para += nodes.Text(".")
         out.insert(0, para)
+    if decision.requested is not None:  # a backend asked for: what vLLM does with it
+        first, *reasons = request_summary(decision)
+        out.insert(0, nodes.paragraph("", first[0].upper() + first[1:], classes=["attn-request"]))
+        if reasons:
+            items = nodes.bullet_list(classes=["attn-request-reasons"])
+            for reason in reasons:
+                items += nodes.list_item("", nodes.paragraph("", reason.strip().lstrip("- ")))
+            out.insert(1, items)
     if decision.assumptions:
         text = f"Assuming: {', '.join(decision.assumptions)}."
         out.append(nodes.paragraph("", text, classes=["attn-assumptions"]))

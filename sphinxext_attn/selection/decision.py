@@ -26,6 +26,7 @@ from sphinxext_attn.pyeval.values import NODE, Bound, EnumMember, External, Inst
 from sphinxext_attn.selection.answers import param_names, read_valid_backends
 from sphinxext_attn.selection.platform_rules import decide_by_rule
 from sphinxext_attn.selection.reason_sources import ReasonLocator
+from sphinxext_attn.selection.requested import decide_requested
 from sphinxext_attn.selection.settled import settle
 from sphinxext_attn.vocab.names import ATTENTION_TYPE_ENUM, DTYPE_NAMES
 from sphinxext_attn.vocab.paths import ENVS_MODULE, SELECTOR_MODULES
@@ -33,7 +34,7 @@ from sphinxext_attn.vocab.paths import ENVS_MODULE, SELECTOR_MODULES
 #: Selector config fields vLLM's selector fills from ``vllm.envs`` (the variable).
 ENV_FIELDS: dict[str, str] = {"use_batch_invariant": "VLLM_BATCH_INVARIANT"}
 #: Fields of a configuration that are no argument of the selector config's class.
-NOT_CONFIG_FIELDS = frozenset({"capability", "num_heads"})
+NOT_CONFIG_FIELDS = frozenset({"capability", "num_heads", "selected_backend"})
 
 
 class Selector:
@@ -85,6 +86,10 @@ class Selector:
             if isinstance(member, EnumMember):
                 return member
         return name.lower()
+
+    def attn_type_value(self, name: str) -> Any:
+        """The tree's ``AttentionType`` member (or text) for ``name``."""
+        return self._attn_type(name)
 
     def build_config(self, config: Config) -> Instance:
         key = config.key()
@@ -222,6 +227,12 @@ class Selector:
             return Decision(None, [], error=f"{exc.kind}: {exc.message}")
 
     def _decide(self, config: Config) -> Decision:
+        if config.selected_backend is not None:
+            return decide_requested(self, config)
+        return self.decide_automatically(config)
+
+    def decide_automatically(self, config: Config) -> Decision:
+        """vLLM's choice with no backend asked for (in the question under way)."""
         interp = self.interp
         platform = interp.machine.platform(interp)
         if isinstance(platform, Instance) and (

@@ -96,6 +96,27 @@ def arch(value: object) -> str:
     return text
 
 
+def backend(value: object) -> str:
+    """A backend's name as vLLM's enum spells it (which ones the release has:
+    :func:`sphinxext_attn.selection.requested.check_backend`)."""
+    text = _text(value)
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+        raise ValueError(
+            f"{text or 'nothing'!r} is not a backend name; give one such as FLASH_ATTN"
+        )
+    return text
+
+
+def backend_request(value: object) -> tuple[str, str]:
+    """``NAME`` (every layer) or ``KIND=NAME`` (layers of one KV-cache kind, as
+    ``attention_config.backend_per_kind`` asks): (kind or "", name)."""
+    text = _text(value)
+    kind, sep, name = text.rpartition("=")
+    if sep and not re.fullmatch(r"[a-z_][a-z0-9_]*", kind):
+        raise ValueError(f"{kind!r} is not a KV-cache kind; give one such as mla_attention")
+    return kind, backend(name)
+
+
 # -- the values of a ``--cases`` file (JSON: types are checked, not converted) -------
 def boolean(value: object) -> bool:
     if not isinstance(value, bool):
@@ -143,9 +164,18 @@ CASE_KEYS: dict[str, Callable[[Any], Any]] = {
     "assume": mapping,
     "aiter_installed": optional(boolean),
     "model_attn_type": optional(string),
+    "selected_backend": optional(backend),
 }
 #: A recorded answer in a case file: read past, never an input.
-RECORDED_KEYS = ("selected", "priorities", "rejected", "aiter")
+RECORDED_KEYS = (
+    "selected",
+    "priorities",
+    "rejected",
+    "aiter",
+    "error",
+    "selected_backend_ignored",
+    "log",
+)
 #: The keys of a case's ``config`` (vLLM's ``AttentionSelectorConfig`` fields).
 CONFIG_KEYS: dict[str, Callable[[Any], Any]] = {
     "head_size": positive_int,

@@ -7,8 +7,6 @@ tree and environment in a process.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.platform import PlatformSelection
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
@@ -23,9 +21,8 @@ from sphinxext_attn.selection.platform_lists import (
     platform_priorities,
 )
 from sphinxext_attn.selection.platform_rules import read_rules
+from sphinxext_attn.selection.requested import registry_enum
 from sphinxext_attn.source.tree import SourceTree
-from sphinxext_attn.vocab.names import REGISTRY_ENUM
-from sphinxext_attn.vocab.paths import REGISTRY_FILES
 
 _KNOWN: dict[tuple[str, str], PlatformSelection] = {}
 
@@ -74,7 +71,7 @@ def _accepts(selector: Selector, backend: str) -> bool:
         with interp.question(steps=None) as q:
             gpu = selector.gpu(Config(capability="0.0"))
             q.capability = gpu
-            enum = _registry_enum(interp)
+            enum = registry_enum(interp)
             member = interp.getattr(enum, backend, NODE, "")
             cls = interp.call(interp.getattr(member, "get_class", NODE, ""), [], {}, NODE, "")
             capability = interp.call(interp.machine_capability_class(), list(gpu), {}, NODE, "")
@@ -82,12 +79,3 @@ def _accepts(selector: Selector, backend: str) -> bool:
             return bool(interp.truth(interp.call(check, [capability], {}, NODE, ""), NODE, ""))
     except (Unknown, Raised):
         return False
-
-
-def _registry_enum(interp: Interpreter) -> Any:
-    for rel in REGISTRY_FILES:
-        dotted = rel.removesuffix(".py").replace("/", ".")
-        module = interp.module(dotted)
-        if module is not None and module.has(REGISTRY_ENUM):
-            return module.lookup(REGISTRY_ENUM, interp, NODE)
-    raise Unknown("no backend registry in the tree")

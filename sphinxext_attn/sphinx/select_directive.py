@@ -97,6 +97,7 @@ class SelectDirective(AttentionBackendsDirective):
         **{k: v for k, v in COMMON_OPTIONS.items() if k not in ("backends", "profile")},
         **CONFIG_OPTIONS,
         "arch": gfx_option,
+        "backend": _option(inputs.backend),
     }
 
     #: on another platform the decision asks its own questions: no analysis runs
@@ -132,6 +133,14 @@ class SelectDirective(AttentionBackendsDirective):
                 )
             except ValueError as exc:
                 raise render.RenderError(f":kv-cache-dtype: {exc}") from None
+        if "backend" in self.options:  # asked for, as --attention-backend asks
+            from sphinxext_attn.selection.requested import check_backend
+
+            config.selected_backend = self.options["backend"]
+            try:
+                check_backend(selector.interp, config.selected_backend)
+            except ValueError as exc:
+                raise render.RenderError(f":backend: {exc}") from None
         decision = selector.explain(selector.decide(config))
         from sphinxext_attn.selection.fa_version import flash_attn_version
 

@@ -434,7 +434,7 @@ def test_raised_carries_kind_and_message(tmp_path):
 UNKNOWNS = [  # (statement, reason, the line the unknown points at)
     ("p = torch.cuda.get_device_properties(0)", "torch.cuda.get_device_properties", "p = torch"),
     ("while cls.x:\n        pass", "While", "while cls.x"),
-    ("del y", "Delete", "del y"),
+    ("del cls.x", "Delete", "del cls.x"),  # a call's own locals are deleted; not this
     ("if torch.version.hip:\n        return 1", "torch.version.hip", "if torch.version"),
     (
         "import flashinfer\n    if flashinfer.ok:\n        return 1",
@@ -449,6 +449,20 @@ UNKNOWNS = [  # (statement, reason, the line the unknown points at)
         "return (9",
     ),
 ]
+
+
+def test_del_of_a_calls_own_locals_unbinds_them(tmp_path):
+    """``del (a, b)`` of a function's own arguments (vLLM's checks del those they do
+    not use): evaluated; reading one afterwards raises as Python does."""
+    from sphinxext_attn.pyeval import Raised
+
+    body = "@classmethod\ndef f(cls, a=1, b=2):\n    del (a, b)\n    return 3\n"
+    body += "\n@classmethod\ndef g(cls, a=1):\n    del a\n    return a\n"
+    it, cls = load(tmp_path, body)
+    assert ask(it, cls, "f", capability=(9, 0)) == 3
+    with pytest.raises(Raised) as exc:
+        ask(it, cls, "g", capability=(9, 0))
+    assert exc.value.kind == "UnboundLocalError"
 
 
 @pytest.mark.parametrize(("stmt", "reason", "where"), UNKNOWNS, ids=[u[1] for u in UNKNOWNS])

@@ -156,3 +156,29 @@ def test_the_flash_attention_version_is_named(make_app, tmp_path, capability, ve
     assert f"which runs FlashAttention {version}" in html
     assert set(expected["labels"]) == set(expected["priorities"])
     assert "valid, lower priority" in expected["labels"].values()
+
+
+def test_a_backend_asked_for_says_what_vllm_does_with_it(make_app, tmp_path):
+    """``:backend:`` asks as ``--attention-backend`` does: a refusal shows vLLM's
+    message and reasons, as ``select --backend`` answers."""
+    tree = vllm_trees.tree("0.33.0")
+    extra = "   :backend: FLASHINFER\n"
+    page = RST.format(capability="9.0", dtype="bf16", kv="auto", head="100", extra=extra)
+    app = build(make_app, _project(tmp_path, page), tree=tree)
+    html = (app.outdir / "index.html").read_text()
+    expected = _cli(
+        tree, "--capability", "9.0", "--dtype", "bf16", "--kv-cache-dtype", "auto",
+        "--head-size", "100", "--backend", "FLASHINFER",
+    )  # fmt: skip
+    assert expected["selected"] is None and expected["rejected"]["FLASHINFER"]
+    assert "Requested: FLASHINFER: vLLM refuses it" in html
+    for reason in expected["rejected"]["FLASHINFER"]:
+        assert reason in html
+    assert "is not valid for this configuration" in html and not _selected_rows(html)
+    bad = RST.format(
+        capability="9.0", dtype="bf16", kv="auto", head="128", extra="   :backend: NOPE\n"
+    )
+    app = build(make_app, _project(tmp_path / "bad", bad), tree=tree)
+    assert ":backend: 'NOPE' is not a backend of this release; choose from FLASH_ATTN" in warnings(
+        app
+    )

@@ -105,7 +105,11 @@ def test_both_selection_directives_take_the_same_option_names():
     from sphinxext_attn.model.selection import ENGINE_FIELDS
 
     layer = set(LAYER_FIELDS.values()) | set(ENGINE_FIELDS)  # (an engine option sets these)
-    assert set(CONFIG_FIELDS.values()) | layer == set(Config.__dataclass_fields__)
+    requested = {"selected_backend"}  # the select directive's :backend: sets it
+    assert set(CONFIG_FIELDS.values()) | layer | requested == set(Config.__dataclass_fields__)
+    from sphinxext_attn.sphinx.select_directive import SelectDirective
+
+    assert "backend" in SelectDirective.option_spec
     config = config_from_options({"capability": "10.0", "mla": None, "head-size": 576})
     assert (config.capability, config.use_mla, config.head_size) == ("10.0", True, 576)
     assert not config.use_sparse and config.dtype == Config().dtype
