@@ -10,6 +10,7 @@ where its parts evaluate (parts that do not are shown as their source).
 from __future__ import annotations
 
 import ast
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,11 +94,7 @@ def run_until(
 
 
 def _abstract(body: list[ast.stmt]) -> bool:
-    real = [
-        s
-        for s in body
-        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
-    ]
+    real = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     return len(real) == 1 and isinstance(real[0], ast.Raise)
 
 
@@ -137,15 +134,17 @@ def _follow_super(interp: Interpreter, call: ast.Call, frame: Frame, run: Run) -
     for keyword in call.keywords:
         if keyword.arg is not None:
             _bind(interp, values, keyword.arg, keyword.value, frame)
-    inner = Run(run.skipped, run.open_checks, owner if isinstance(owner, PyClass) else None, run.depth + 1)
+    inner = Run(
+        run.skipped, run.open_checks, owner if isinstance(owner, PyClass) else None, run.depth + 1
+    )
     run_until(interp, init.node.body, new_frame(init.module, values), None, inner)
 
 
-def _bind(interp: Interpreter, values: dict[str, Any], name: str, node: ast.expr, frame: Frame) -> None:
-    try:
+def _bind(
+    interp: Interpreter, values: dict[str, Any], name: str, node: ast.expr, frame: Frame
+) -> None:
+    with contextlib.suppress(Unknown, Raised):
         values[name] = interp.eval(node, frame)
-    except (Unknown, Raised):
-        pass
 
 
 def _raised(interp: Interpreter, stmt: ast.Raise, frame: Frame) -> tuple[str, str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Any
 
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.source.tree import SourceTree
@@ -15,6 +16,14 @@ from sphinxext_attn.source.tree import SourceTree
 ATTENTION_PACKAGE = "vllm.model_executor.layers.attention"
 #: vLLM's attention layer for encoder-only models (it asks with ENCODER_ONLY)
 ENCODER_ONLY_CLASS = "EncoderOnlyAttention"
+
+
+@dataclass(frozen=True)
+class WindowSite:
+    class_name: str
+    method: ast.FunctionDef
+    call: ast.Call
+    value: ast.expr
 
 
 @dataclass
@@ -33,6 +42,9 @@ class ModelFile:
     #: lines reading a config key by name (``config.layer_types``, ``getattr(config, "x")``)
     config_reads: dict[str, int] = field(default_factory=dict)
     pooling: Location | None = None
+    #: the construction passing ``per_layer_sliding_window=``: its class, method,
+    #: call and the keyword's value (evaluated per layer: :mod:`.layer_windows`)
+    window_site: WindowSite | None = None
 
     def at(self, line: int) -> Location:
         return Location(self.path, line)
@@ -61,9 +73,12 @@ def _aliases(module: ast.Module, names: set[str]) -> set[str]:
 
 
 def _enum_member(node: ast.expr | None) -> str | None:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        if node.value.id == "AttentionType":
-            return node.attr
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "AttentionType"
+    ):
+        return node.attr
     return None
 
 
@@ -89,7 +104,71 @@ def read_model_file(tree: SourceTree, module: str, class_name: str) -> ModelFile
                 facts.config_reads.setdefault(node.attr, node.lineno)
         elif isinstance(node, ast.ClassDef) and node.name == class_name:
             facts.pooling = _pooling(node, path)
+    facts.window_site = _window_site(parsed, names)
     return facts
+
+
+def _window_site(module: ast.Module, names: set[str]) -> WindowSite | None:
+    """The construction passing ``per_layer_sliding_window=``; where its value is a
+    parameter of the constructing method, the construction of that class in this
+    file that passes it (or, if none does, the parameter's default)."""
+    site = _first_site(
+        module,
+        lambda call: isinstance(call.func, ast.Name) and call.func.id in names,
+        "per_layer_sliding_window",
+    )
+    for _ in range(3):
+        if site is None or not isinstance(site.value, ast.Name):
+            return site
+        param = site.value.id
+        default = _default(site.method, param)
+        if default is _NOT_A_PARAMETER:
+            return site
+        class_name = site.class_name
+        outer = _first_site(
+            module,
+            lambda call, name=class_name: isinstance(call.func, ast.Name) and call.func.id == name,
+            param,
+        )
+        if outer is None:
+            value = default if isinstance(default, ast.expr) else ast.Constant(None)
+            return WindowSite(site.class_name, site.method, site.call, value)
+        site = outer
+    return site
+
+
+_NOT_A_PARAMETER = object()
+
+
+def _default(method: ast.FunctionDef, name: str) -> object:
+    args = method.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(
+        zip(
+            [a.arg for a in positional][len(positional) - len(args.defaults) :],
+            args.defaults,
+            strict=True,
+        )
+    )
+    defaults.update(
+        {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
+    )
+    if name not in {a.arg for a in (*positional, *args.kwonlyargs)}:
+        return _NOT_A_PARAMETER
+    return defaults.get(name)
+
+
+def _first_site(module: ast.Module, matches: Any, keyword_name: str) -> WindowSite | None:
+    for cls in (n for n in ast.walk(module) if isinstance(n, ast.ClassDef)):
+        for method in cls.body:
+            if not isinstance(method, ast.FunctionDef):
+                continue
+            for call in (n for n in ast.walk(method) if isinstance(n, ast.Call)):
+                if matches(call):
+                    for keyword in call.keywords:
+                        if keyword.arg == keyword_name:
+                            return WindowSite(cls.name, method, call, keyword.value)
+    return None
 
 
 def _call(node: ast.Call, names: set[str], facts: ModelFile) -> None:

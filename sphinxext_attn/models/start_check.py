@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sphinxext_attn.models.lenient import Refused, Run, new_frame, run_until
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, EnumMember, Instance, PyClass, PyFunction
-from sphinxext_attn.models.lenient import Refused, Run, new_frame, run_until
 from sphinxext_attn.select.records import Config
 from sphinxext_attn.source.registry import read_registry
 

@@ -143,6 +143,7 @@ CASE_KEYS: dict[str, Callable[[Any], Any]] = {
     "assume": mapping,
     "aiter_installed": optional(boolean),
     "model_attn_type": optional(string),
+    "model_config": string,
 }
 #: A recorded answer in a case file: read past, never an input.
 RECORDED_KEYS = ("selected", "priorities", "rejected", "aiter")
