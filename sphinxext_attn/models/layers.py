@@ -286,8 +286,8 @@ def _window(
     layer.unknown["has_sliding_window"] = (
         f"{where}; the cache config's window ({code}) is the config's sliding_window "
         f"{window} as transformers' config class for {data.get('model_type')!r} leaves "
-        "it (some rewrite or drop it): not read here; pin it with --assume or "
-        "layer_types in the config"
+        "it (some rewrite or drop it): not read here; pin it by writing "
+        "sliding_window (null: none) or layer_types into the config"
     )
 
 
