@@ -138,3 +138,25 @@ def model_cases(
         overrides = dict(case.get("config", {}))
         results.append(answer_model_config(answers, case_env, data, capability, overrides))
     return results
+
+
+def start_check(
+    answers: Answers, environment: Environment, config: Config, selected: str | None
+) -> dict[str, Any]:
+    """JSON ``start_error`` (and its source) of one configuration's pick."""
+    from sphinxext_attn.models.start_check import check_start
+
+    interp = answers.selector(environment).interp
+    return check_start(interp, selected, config, None).to_json()
+
+
+def start_text(data: dict[str, Any]) -> str:
+    """The refusal in plain words (nothing when the layer is accepted)."""
+    if data.get("start_error"):
+        return (
+            f"does not start: {data['selected']}'s implementation refuses this layer at "
+            f"construction ({data['start_error']}; {data.get('start_error_source')})\n"
+        )
+    if data.get("start_unknown"):
+        return f"start not evaluated: {data['start_unknown']}\n"
+    return ""

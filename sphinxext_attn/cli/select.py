@@ -34,6 +34,8 @@ from sphinxext_attn.cli.model_select import (
     model_config_data,
     overrides_from_args,
     render_model_text,
+    start_check,
+    start_text,
 )
 from sphinxext_attn.cli.runcache import add_cache_options, run_cache
 from sphinxext_attn.model.environment import case_environment
@@ -282,6 +284,7 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
             name: Decision.from_json(data).label(name) for name in data["priorities"]
         }
         data["flash_attn_version"] = answers.flash_attn_version(config, data["selected"])
+        data.update(start_check(answers, environment, config, data["selected"]))
         data["configuration"] = echo(config, defaulted, args, argv)
         if args.format == "json":
             content = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -291,6 +294,7 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
             from sphinxext_attn.model.environment import gpu_words
 
             content = render_text(config, decision, data["configuration"], gpu_words(environment))
+            content += start_text(data)
     answers.keep()
     if args.output and args.output != "-":
         write_output(Path(args.output), content)

@@ -140,7 +140,7 @@ def _shared(
     for name in ("head_size", "is_deepseek_mla"):
         if name in reading.unknown:
             layer.unknown["use_mla" if name == "is_deepseek_mla" else name] = reading.unknown[name]
-    head_keys = [
+    head_keys: list[str] = [
         k
         for k in (
             "kv_lora_rank",

@@ -6,6 +6,7 @@ in vLLM's words."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +68,7 @@ def check_start(
         with interp.question(capability=config.capability_tuple, steps=STEPS):
             impl = _impl_class(interp, backend)
             init, owner = interp.class_attr(impl, "__init__")
-            if not isinstance(init, PyFunction):
+            if not isinstance(init, PyFunction) or isinstance(init.node, ast.Lambda):
                 return StartCheck(None, None, [], f"{impl.name}.__init__ is not in the tree")
             heads = config.num_heads or num_kv_heads or 1
             values: dict[str, Any] = {
