@@ -94,8 +94,8 @@ def render_model_text(result: dict[str, Any]) -> str:
             if on
         ]
         lines.append(f"{item['count']} x layer: {', '.join(words)}")
-        if item.get("unknown"):
-            lines += [f"    unknown {k}: {v}" for k, v in item["unknown"].items()]
+        if item.get("unknown_fields"):
+            lines += [f"    unknown {k}: {v}" for k, v in item["unknown_fields"].items()]
             lines.append("    selected: not evaluated")
             continue
         lines.append(f"    selected: {item.get('selected') or 'none (vLLM raises)'}")

@@ -43,7 +43,7 @@ def answer_model(
             "num_heads": layer.values.get("num_heads"),
         }
         if layer.unknown:
-            item.update(selected=None, unknown=dict(layer.unknown))
+            item.update(selected=None, unknown_fields=dict(layer.unknown))
             item["error"] = "not evaluated: " + "; ".join(
                 f"{k}: {v}" for k, v in layer.unknown.items()
             )

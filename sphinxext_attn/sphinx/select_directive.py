@@ -95,6 +95,7 @@ class SelectDirective(AttentionBackendsDirective):
         **{k: v for k, v in COMMON_OPTIONS.items() if k not in ("backends", "profile")},
         **CONFIG_OPTIONS,
         "arch": gfx_option,
+        "model-config": directives.unchanged_required,
     }
 
     #: on another platform the decision asks its own questions: no analysis runs
@@ -119,6 +120,13 @@ class SelectDirective(AttentionBackendsDirective):
                 )
             except ValueError as exc:
                 raise render.RenderError(f":kv-cache-dtype: {exc}") from None
+        if "model-config" in self.options:
+            from sphinxext_attn.sphinx.model_select import model_nodes, model_path
+
+            path = model_path(self.options["model-config"], self.state.document.current_source)
+            self.env.note_dependency(str(path))
+            deco, gpu = self.deco, gpu_words(environment)
+            return model_nodes(selector, self.options, path, spec, deco, gpu)
         decision = selector.explain(selector.decide(config))
         from sphinxext_attn.select.fa_version import flash_attn_version
 

@@ -143,8 +143,9 @@ class TinyEncoderModel:
 """
 
 
-def model_tree(root: Path, extra: dict[str, str] | None = None) -> Path:
-    files = {
+def model_files() -> dict[str, str]:
+    """The model-side files of :func:`model_tree` (to add to another test tree)."""
+    return {
         f"{MODELS}/__init__.py": "",
         f"{MODELS}/registry.py": dedent(REGISTRY_SOURCE),
         f"{MODELS}/tiny.py": dedent(TINY_SOURCE),
@@ -156,8 +157,10 @@ def model_tree(root: Path, extra: dict[str, str] | None = None) -> Path:
         f"{ATTENTION}/attention.py": dedent(ATTENTION_SOURCE),
         f"{ATTENTION}/mla_attention.py": dedent(MLA_SOURCE),
     }
-    files.update(extra or {})
-    return runtime_tree(root, files)
+
+
+def model_tree(root: Path, extra: dict[str, str] | None = None) -> Path:
+    return runtime_tree(root, {**model_files(), **(extra or {})})
 
 
 TINY = {

@@ -62,7 +62,7 @@ def test_every_layer_kind_and_start_refusal_of_the_shared_models(tmp_path: Path)
     for run, result in zip(truth, results, strict=True):
         name = f"{run['model']} {run['capability']} {run['kv_cache_dtype']}"
         ours = {_our_kind(k): k["count"] for k in result["layers"]}
-        unknown_fields += sum(len(k.get("unknown", {})) for k in result["layers"])
+        unknown_fields += sum(len(k.get("unknown_fields", {})) for k in result["layers"])
         stopped = bool(run.get("init_error"))
         for i, layer in enumerate(run["layers"]):
             kind = _truth_kind(layer)
