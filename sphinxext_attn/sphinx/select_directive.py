@@ -123,10 +123,11 @@ class SelectDirective(AttentionBackendsDirective):
         if "model-config" in self.options:
             from sphinxext_attn.sphinx.model_select import model_nodes, model_path
 
-            path = model_path(self.options["model-config"], self.state.document.current_source)
-            self.env.note_dependency(str(path))
+            source = self.state.document.current_source or self.env.doc2path(self.env.docname)
+            config_path = model_path(self.options["model-config"], str(source))
+            self.env.note_dependency(str(config_path))
             deco, gpu = self.deco, gpu_words(environment)
-            return model_nodes(selector, self.options, path, spec, deco, gpu)
+            return model_nodes(selector, self.options, config_path, spec, deco, gpu)
         decision = selector.explain(selector.decide(config))
         from sphinxext_attn.select.fa_version import flash_attn_version
 
