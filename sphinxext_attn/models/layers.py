@@ -156,7 +156,7 @@ def _shared(
     mla = reading.values.get("is_deepseek_mla")
     if isinstance(mla, bool):
         layer.set("use_mla", mla, ["model_type", "kv_lora_rank"], src["is_deepseek_mla"])
-    _dtype(layer, data, facts, arch, capability)
+    _dtype(layer, data, facts, capability, _line_of(interp, DTYPE_FILE, "def _resolve_auto_dtype"))
     layer.set("kv_cache_dtype", "auto", [], "the engine's default (--kv-cache-dtype auto)")
     if arch.table == "_MULTIMODAL_MODELS":
         layer.unknown["use_mm_prefix"] = "a multimodal model: its prefix attention is not read"
@@ -190,7 +190,7 @@ def _shared(
 
 
 def _dtype(
-    layer: Layer, data: dict[str, Any], facts: ModelFile, arch: Architecture, capability: str
+    layer: Layer, data: dict[str, Any], facts: ModelFile, capability: str, code: str
 ) -> None:
     """``_resolve_auto_dtype``: a float32 checkpoint runs in float16 for a pooling model
     and in the platform's first dtype otherwise (bf16 from SM 8.0 on CUDA); a dtype
@@ -213,7 +213,6 @@ def _dtype(
     preferred = "fp16" if pooling else supported[0]
     value = preferred if named == "fp32" or named not in supported else named
     keys = [key]
-    code = f"{DTYPE_FILE} _resolve_auto_dtype"
     if pooling:
         code += f"; is_pooling_model at {facts.pooling}"
     layer.set("dtype", value, keys, code)
