@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.paths import MODEL_REGISTRY_FILE, MODELS_PACKAGE
 
-REGISTRY_FILE = "vllm/model_executor/models/registry.py"
-MODELS_PACKAGE = "vllm.model_executor.models"
+REGISTRY_FILE = MODEL_REGISTRY_FILE
 #: the table of every architecture vLLM implements itself
 MERGED_TABLE = "_VLLM_MODELS"
 

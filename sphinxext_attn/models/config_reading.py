@@ -16,8 +16,9 @@ from typing import Any
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, Instance, PyClass
+from sphinxext_attn.vocab.paths import CONFIG_CONVERTOR_MODULE
 
-CONVERTOR_MODULE = "vllm.transformers_utils.model_arch_config_convertor"
+CONVERTOR_MODULE = CONFIG_CONVERTOR_MODULE
 BASE_CONVERTOR = "ModelArchConfigConvertorBase"
 CONVERTOR_TABLE = "MODEL_ARCH_CONFIG_CONVERTORS"
 #: the convertor methods read, and the name each answer is kept under

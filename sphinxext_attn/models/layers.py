@@ -22,12 +22,17 @@ from sphinxext_attn.models.layer_windows import layer_window
 from sphinxext_attn.models.model_file import ENCODER_ONLY_CLASS, ModelFile, read_model_file
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.select.records import Config
+from sphinxext_attn.vocab.paths import (
+    ATTENTION_LAYER_FILE,
+    ENGINE_ARGS_FILE,
+    MLA_ATTENTION_FILE,
+    MODEL_CONFIG_FILE,
+)
 
-DTYPE_FILE = "vllm/config/model.py"
-ENGINE_ARGS_FILE = "vllm/engine/arg_utils.py"
+DTYPE_FILE = MODEL_CONFIG_FILE
 ATTENTION_FILES = {
-    False: "vllm/model_executor/layers/attention/attention.py",
-    True: "vllm/model_executor/layers/attention/mla_attention.py",
+    False: ATTENTION_LAYER_FILE,
+    True: MLA_ATTENTION_FILE,
 }
 #: HF dtype names -> the selector's (``torch_dtype`` is the older key transformers renames)
 DTYPES = {

@@ -11,9 +11,10 @@ from typing import Any
 
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.vocab.paths import ATTENTION_LAYERS_PACKAGE
 
 #: where vLLM's attention layer classes live (a model imports them from here)
-ATTENTION_PACKAGE = "vllm.model_executor.layers.attention"
+ATTENTION_PACKAGE = ATTENTION_LAYERS_PACKAGE
 #: vLLM's attention layer for encoder-only models (it asks with ENCODER_ONLY)
 ENCODER_ONLY_CLASS = "EncoderOnlyAttention"
 
