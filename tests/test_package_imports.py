@@ -139,6 +139,7 @@ FLOORS: dict[str, int] = {
     "pyeval": 3,
     "page": 3,
     "runtime": 4,
+    "models": 4,
     "selection": 5,
     "selector": 6,
     "analysis": 6,
@@ -149,7 +150,7 @@ FLOORS: dict[str, int] = {
 }
 #: rooms that never import Sphinx or docutils: the analysis core
 CORE = ("vocab", "parallel", "model", "source", "pyeval", "page", "runtime", "selection")
-CORE += ("selector", "analysis")
+CORE += ("selector", "analysis", "models")
 
 
 def room_imports(root: Path = PACKAGE) -> dict[str, set[str]]:

@@ -30,6 +30,15 @@ from sphinxext_attn.cli.environment_flags import (
     add_environment_options,
     environment_of,
 )
+from sphinxext_attn.cli.model_select import (
+    answer_model_config,
+    model_cases,
+    model_config_data,
+    overrides_from_args,
+    render_model_text,
+    start_check,
+    start_text,
+)
 from sphinxext_attn.cli.runcache import add_cache_options, run_cache
 from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, case_environment
 from sphinxext_attn.model.selection import (
@@ -108,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a JSON list of cases (vLLM's select file format) answered in order, "
         "instead of the configuration flags (default: none)",
+    )
+    parser.add_argument(
+        "--model-config",
+        metavar="PATH",
+        help="a Hugging Face config.json (or its folder): the decision per attention "
+        "layer kind of that model; the configuration flags given override what it "
+        "implies (default: none)",
     )
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="write here (default: - for stdout)"
@@ -342,6 +358,8 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         check_known_arch(root, environment)
     check_output(args.output)
     answers = Answers(root, run_cache(args), environment)
+    if args.model_config and args.cases:
+        raise BadInput("--model-config: not with --cases (give a case key model_config)")
     if args.cases:
         try:
             cases: Any = json.loads(Path(args.cases).read_text(encoding="utf-8"))
@@ -351,14 +369,28 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
             inputs.check_cases(cases)
         except ValueError as exc:
             raise BadInput(f"--cases {args.cases}: {exc}") from None
-        pairs = [
-            (Config.from_case(c), case_environment(c, environment, i)) for i, c in enumerate(cases)
-        ]
-        for index, (config, _) in enumerate(pairs):
-            where = f"--cases {args.cases}: case {index}: selected_backend"
-            answers.check_backend(config.selected_backend, where)
-        results = answers.decide_all(pairs)
+        if any("model_config" in c for c in cases):
+            results = model_cases(answers, cases, Path(args.cases).parent, environment)
+        else:
+            pairs = [
+                (Config.from_case(c), case_environment(c, environment, i))
+                for i, c in enumerate(cases)
+            ]
+            for index, (config, _) in enumerate(pairs):
+                where = f"--cases {args.cases}: case {index}: selected_backend"
+                answers.check_backend(config.selected_backend, where)
+            results = answers.decide_all(pairs)
         content = json.dumps(results, ensure_ascii=False) + "\n"
+    elif args.model_config:
+        overrides = overrides_from_args(args)
+        data = model_config_data(args.model_config, "--model-config")
+        result = answer_model_config(
+            answers, environment, data, args.capability or Config().capability, overrides
+        )
+        if args.format == "json":
+            content = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+        else:
+            content = render_model_text(result)
     else:
         config, defaulted = config_from_args(args)
         answers.check_kv_cache_dtype(config)
@@ -384,6 +416,7 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         source = answers.flash_attn_source(data["selected"])
         if source:
             data["flash_attn_source"] = source
+        data.update(start_check(answers, environment, config, data["selected"]))
         data["configuration"] = echo(config, defaulted, args, argv, derived)
         if per_kind:
             data["configuration"]["values"]["backend_per_kind"] = per_kind
@@ -403,6 +436,7 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
                 gpu_words(environment),
                 data.get("alternatives"),
             )
+            content += start_text(data)
     answers.keep()
     if args.output and args.output != "-":
         write_output(Path(args.output), content)

@@ -165,6 +165,7 @@ CASE_KEYS: dict[str, Callable[[Any], Any]] = {
     "aiter_installed": optional(boolean),
     "model_attn_type": optional(string),
     "selected_backend": optional(backend),
+    "model_config": string,
 }
 #: A recorded answer in a case file: read past, never an input.
 RECORDED_KEYS = (

@@ -98,6 +98,7 @@ class SelectDirective(AttentionBackendsDirective):
         **CONFIG_OPTIONS,
         "arch": gfx_option,
         "backend": _option(inputs.backend),
+        "model-config": directives.unchanged_required,
     }
 
     #: on another platform the decision asks its own questions: no analysis runs
@@ -141,6 +142,14 @@ class SelectDirective(AttentionBackendsDirective):
                 check_backend(selector.interp, config.selected_backend)
             except ValueError as exc:
                 raise render.RenderError(f":backend: {exc}") from None
+        if "model-config" in self.options:
+            from sphinxext_attn.sphinx.model_select import model_nodes, model_path
+
+            source = self.state.document.current_source or self.env.doc2path(self.env.docname)
+            config_path = model_path(self.options["model-config"], str(source))
+            self.env.note_dependency(str(config_path))
+            deco, gpu = self.deco, gpu_words(environment)
+            return model_nodes(selector, self.options, config_path, spec, deco, gpu)
         decision = selector.explain(selector.decide(config))
         from sphinxext_attn.selection.fa_version import flash_attn_version
 

@@ -86,3 +86,16 @@ RELEVANT_PATTERNS: tuple[str, ...] = (
     *GENERATORS,
     PAGE_FILE,
 )
+
+# -- a model's layers (sphinxext_attn.models) ------------------------------------------
+#: the model registry and the package of model files
+MODEL_REGISTRY_FILE = "vllm/model_executor/models/registry.py"
+MODELS_PACKAGE = "vllm.model_executor.models"
+#: the config convertor (head size, MLA, layers and heads of a config)
+CONFIG_CONVERTOR_MODULE = "vllm.transformers_utils.model_arch_config_convertor"
+#: ``_resolve_auto_dtype`` and the engine arguments' cache config (its sliding window)
+MODEL_CONFIG_FILE = "vllm/config/model.py"
+ENGINE_ARGS_FILE = "vllm/engine/arg_utils.py"
+#: the attention layer classes a model builds, and the plain layer's file
+ATTENTION_LAYERS_PACKAGE = "vllm.model_executor.layers.attention"
+ATTENTION_LAYER_FILE = "vllm/model_executor/layers/attention/attention.py"

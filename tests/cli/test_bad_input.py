@@ -192,7 +192,7 @@ def test_every_case_key_has_a_check():
     """One table: the keys SPEC.md names are the checked keys (the integrator's flags plug in)."""
     assert set(inputs.CASE_KEYS) == {
         "config", "capability", "num_heads", "platform", "arch", "env", "assume",
-        "aiter_installed", "model_attn_type", "selected_backend",
+        "aiter_installed", "model_attn_type", "selected_backend", "model_config",
     }  # fmt: skip
     assert "use_kv_connector" in inputs.CONFIG_KEYS
     assert set(inputs.RECORDED_KEYS) == {
