@@ -28,8 +28,10 @@ from sphinxext_attn.cli.checks import (
 from sphinxext_attn.cli.environment_flags import (
     EnvironmentError_,
     add_environment_options,
+    check_platforms,
     environment_of,
     page_platforms,
+    read_plugin_flags,
 )
 from sphinxext_attn.cli.runcache import RunCache, add_cache_options, run_cache
 from sphinxext_attn.model.environment import REFERENCE, Environment
@@ -199,11 +201,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def write_page(args: argparse.Namespace) -> int:
     """The page (or the JSON, or the diff) the checked flags ask for."""
-    environment = environment_of(args)
     args.root = root_or_report(args.root, "sphinxext-attn")
     if args.root is None:
         return 2
     root = Path(args.root)
+    if root.is_dir():
+        read_plugin_flags(args, args.root)
+    check_platforms(page_platforms(args))
+    environment = environment_of(args)
     if args.files and not any(is_relevant(f, root) for f in args.files):
         return 0
     check_root(args.root)

@@ -27,6 +27,7 @@ from sphinxext_attn.cli.environment_flags import (
     EnvironmentError_,
     add_environment_options,
     environment_of,
+    read_plugin_flags,
 )
 from sphinxext_attn.cli.runcache import add_cache_options, run_cache
 from sphinxext_attn.model.environment import case_environment
@@ -223,11 +224,12 @@ def main(argv: list[str]) -> int:
 
 def answer(args: argparse.Namespace, argv: list[str]) -> int:
     """The decision (or the cases' decisions) the checked flags ask for."""
-    environment = environment_of(args)
     args.root = root_or_report(args.root, "sphinxext-attn select")
     if args.root is None:
         return 2
     root = check_root(args.root)
+    read_plugin_flags(args, args.root)
+    environment = environment_of(args)
     check_output(args.output)
     answers = Answers(root, run_cache(args), environment)
     if args.cases:

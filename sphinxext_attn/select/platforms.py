@@ -69,6 +69,11 @@ class PlatformSelection:
 _KNOWN: dict[tuple[str, str], PlatformSelection] = {}
 
 
+def forget() -> None:
+    """Drop the selections kept (the tree's plugins changed)."""
+    _KNOWN.clear()
+
+
 def platform_selection(root: str, environment: Environment) -> PlatformSelection:
     """The platform's selection on the tree at ``root`` (kept for the process)."""
     key = (str(root), environment.key())
