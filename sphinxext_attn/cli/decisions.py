@@ -33,6 +33,9 @@ class Answers:
 
     def __init__(self, root: Path, cache: RunCache, environment: Environment = REFERENCE) -> None:
         self.root = root
+        from sphinxext_attn.source.plugins import plugins_of
+
+        PLUGINS_KEY["key"] = ",".join(str(p.folder) for p in plugins_of(root))
         self.cache = cache
         self.environment = environment
         kept, self.paths = cache.load_entry("decisions", root, {}) or (None, [])
@@ -78,6 +81,19 @@ class Answers:
             inputs.check_kv_cache_dtype(config.kv_cache_dtype, accepted)
         except ValueError as exc:
             raise BadInput(f"argument --kv-cache-dtype: {exc}") from None
+
+    def check_backend(self, config: Config) -> None:
+        """``--backend`` must be a name of the release's registry."""
+        if not config.selected_backend:
+            return
+        from sphinxext_attn.select.requested import registry_names
+
+        names = registry_names(self.selector(self.environment).interp)
+        if names and config.selected_backend not in names:
+            raise BadInput(
+                f"argument --backend: {config.selected_backend!r} is not a backend of this "
+                f"release; choose from {', '.join(names)}"
+            )
 
     def flash_attn_version(self, config: Config, selected: str | None) -> int | None:
         """The FlashAttention version ``selected`` runs for ``config`` (kept as decisions are)."""
@@ -144,8 +160,15 @@ class Answers:
 
 def _key(config: Config, environment: Environment = REFERENCE) -> str:
     """A configuration (and what it assumes) as the key of its kept decision."""
-    text = json.dumps(config.__dict__, sort_keys=True)
+    fields = {k: v for k, v in config.__dict__.items() if k != "selected_backend" or v}
+    text = json.dumps(fields, sort_keys=True)
+    plugins = PLUGINS_KEY.get("key", "")
+    text = f"{text}|plugins:{plugins}" if plugins else text
     return f"{text}|{environment.key()}" if not environment.is_reference() else text
+
+
+#: the plugin folders of the run (a decision rests on them too)
+PLUGINS_KEY: dict[str, str] = {}
 
 
 def _locality(config: Config) -> tuple[str, bool, bool]:

@@ -115,6 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=flag_type(inputs.arch),
         help="a ROCm GPU by its arch name, e.g. gfx942 (--platform rocm; default: none)",
     )
+    parser.add_argument(
+        "--backend",
+        default=None,
+        type=flag_type(inputs.backend_name),
+        metavar="NAME",
+        help="the backend asked for (vLLM's --attention-backend), by its registry name, "
+        "e.g. FLASH_ATTN; answered where the platform's get_attn_backend_cls decides "
+        "(xpu, cpu, tpu, a plugin's) (default: none, vLLM chooses)",
+    )
     add_cache_options(parser)
     add_environment_options(parser)
     return parser
@@ -130,7 +139,7 @@ def config_from_args(args: argparse.Namespace) -> tuple[Config, list[str]]:
             defaulted.append(flag)
         else:
             values[field] = value
-    return Config(**values), defaulted
+    return Config(**values, selected_backend=getattr(args, "backend", None)), defaulted
 
 
 def echo(
@@ -143,6 +152,8 @@ def echo(
         defaulted = [*defaulted, "platform"]
     if getattr(args, "arch", None):
         data["arch"] = args.arch
+    if getattr(args, "backend", None):
+        data["backend"] = args.backend
     return {"values": data, "defaults": defaulted}
 
 
@@ -181,6 +192,10 @@ def render_text(
         lines.append(f"selected: none (vLLM raises {decision.raised})")
     else:
         lines.append(f"selected: {decision.selected or 'none (vLLM raises: no valid backend)'}")
+    if decision.class_path:
+        lines.append(f"class: {decision.class_path}")
+    if decision.ignored_request:
+        lines.append(f"request: {decision.ignored_request}")
     if decision.flash_attn_version is not None:
         lines.append(
             f"FlashAttention: FA{decision.flash_attn_version} ({decision.selected} runs it)"
@@ -249,6 +264,7 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
     else:
         config, defaulted = config_from_args(args)
         answers.check_kv_cache_dtype(config)
+        answers.check_backend(config)
         data = dict(answers.decide(config))
         data["labels"] = {
             name: Decision.from_json(data).label(name) for name in data["priorities"]
@@ -259,6 +275,8 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
             content = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         else:
             decision = Decision.from_json(data)
+            decision.class_path = data.get("class_path", "")
+            decision.ignored_request = data.get("ignored_request", "")
             decision.flash_attn_version = data["flash_attn_version"]
             from sphinxext_attn.model.environment import gpu_words
 

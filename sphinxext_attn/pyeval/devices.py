@@ -67,6 +67,13 @@ def _class_named(interp: Interpreter, qualname: str, where: str, line: int) -> P
     if module is None or not module.has(class_name):
         raise Unknown(f"{qualname} is not in the tree", where, line)
     cls = module.lookup(class_name, interp, NODE)
+    if isinstance(cls, External) and not cls.qualname.startswith("vllm."):
+        package = cls.qualname.split(".", 1)[0]
+        raise Unknown(
+            f"{qualname} is {cls.qualname}, in {package}, which is not given: name the folder "
+            "holding it with --plugin DIR (conf.py: attention_backends_plugins)",
+            module.path,
+        )
     if not isinstance(cls, PyClass):
         raise Unknown(f"{qualname} is not a class", module.path)
     return cls

@@ -34,7 +34,7 @@ from sphinxext_attn.vocab.paths import ENVS_MODULE, SELECTOR_MODULES
 #: Selector config fields vLLM's selector fills from ``vllm.envs`` (the variable).
 ENV_FIELDS: dict[str, str] = {"use_batch_invariant": "VLLM_BATCH_INVARIANT"}
 #: Fields of a configuration that are no argument of the selector config's class.
-NOT_CONFIG_FIELDS = frozenset({"capability", "num_heads"})
+NOT_CONFIG_FIELDS = frozenset({"capability", "num_heads", "selected_backend"})
 
 
 class Selector:

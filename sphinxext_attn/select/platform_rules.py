@@ -12,6 +12,7 @@ from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.devices import platform_class
 from sphinxext_attn.pyeval.values import NODE, Bound, Instance
 from sphinxext_attn.select.records import Config, Decision, param_names
+from sphinxext_attn.select.requested import note_request, plugin_class_path, requested_member
 from sphinxext_attn.source.registry import read_registry
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def rule_arguments(selector: Selector, config: Config, method: Any) -> dict[str,
     params = param_names(method.func.node) if isinstance(method, Bound) else []
     kwargs: dict[str, Any] = {"attn_selector_config": selector.build_config(config)}
     if "selected_backend" in params:
-        kwargs["selected_backend"] = None
+        kwargs["selected_backend"] = requested_member(selector.interp, config.selected_backend)
     if "num_heads" in params:
         kwargs["num_heads"] = config.num_heads
     return kwargs
@@ -47,7 +48,9 @@ def decide_by_rule(selector: Selector, config: Config, platform: Instance) -> De
     if not isinstance(path, str):
         raise Unknown("get_attn_backend_cls answered no class path")
     name = backend_of_path(interp, path)
-    return Decision(name, [name])
+    decision = Decision(name, [name], class_path=plugin_class_path(path))
+    note_request(decision, config.selected_backend, method)
+    return decision
 
 
 def backend_of_path(interp: Interpreter, path: str) -> str:

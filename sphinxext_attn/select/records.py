@@ -63,6 +63,10 @@ class Config:
     #: the model's attention type (``ModelConfig.attn_type``); None: no engine config,
     #: as the docs build (set, the questions see it as ``--option`` would set it)
     model_attn_type: str | None = None
+    #: the backend asked for (``--attention-backend``), by its registry name; None:
+    #: vLLM chooses. Passed on where ``get_attn_backend_cls`` decides (XPU, CPU, TPU,
+    #: plugins' platforms)
+    selected_backend: str | None = None
 
     def key(self) -> tuple[Any, ...]:
         """The field values, in order (``dataclasses.astuple`` copies them deeply)."""
@@ -72,8 +76,12 @@ class Config:
     def from_case(cls, case: dict[str, Any]) -> Config:
         cfg = dict(case.get("config", {}))
         known = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
+        requested = case.get("selected_backend")
         return cls(
-            capability=str(case.get("capability", "9.0")), num_heads=case.get("num_heads"), **known
+            capability=str(case.get("capability", "9.0")),
+            num_heads=case.get("num_heads"),
+            **known,
+            selected_backend=str(requested).upper() if requested else None,
         )
 
     def describe(self, gpu: str = "") -> str:
@@ -133,6 +141,11 @@ class Decision:
     raised: str = ""
     #: the FlashAttention version the pick runs (None: it runs none, or not known)
     flash_attn_version: int | None = None
+    #: the class the pick's name stands for where it is not vLLM's own (a plugin's:
+    #: on TPU ``FLASH_ATTN`` is tpu-inference's Pallas backend)
+    class_path: str = ""
+    #: a backend asked for that the platform's code sets aside, in its words
+    ignored_request: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -151,6 +164,10 @@ class Decision:
         data["assumptions"] = self.assumptions
         if self.candidates:
             data["candidates"] = self.candidates
+        if self.class_path:
+            data["class_path"] = self.class_path
+        if self.ignored_request:
+            data["ignored_request"] = self.ignored_request
         return data
 
     def make_conditional(self) -> None:
@@ -201,6 +218,8 @@ class Decision:
             list(data.get("assumptions", [])),
             list(data.get("candidates", [])),
             raised=data.get("raised", ""),
+            class_path=data.get("class_path", ""),
+            ignored_request=data.get("ignored_request", ""),
         )
 
 
