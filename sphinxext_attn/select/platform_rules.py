@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -102,8 +103,23 @@ def read_rules(interp: Interpreter, platform: str) -> tuple[list[Rule], str]:
     if method is None:
         raise Unknown(f"{cls.name} has no get_attn_backend_cls of its own", cls.path)
     rules: list[Rule] = []
-    _walk(interp, method.body, (), {}, rules)
+
+    def settle(function: str) -> bool | None:
+        """A function of the platform's module asked about the request (None)."""
+        try:
+            if not cls.module.has(function):
+                return None
+            found = cls.module.lookup(function, interp, NODE)
+            answer = interp.call(found, [None], {}, NODE, cls.path)
+        except (Unknown, Raised):
+            return None
+        return answer if isinstance(answer, bool) else None
+
+    _walk(interp, method.body, (), {}, rules, settle)
     return rules, cls.path
+
+
+Settle = Callable[[str], "bool | None"]
 
 
 def _walk(
@@ -112,34 +128,53 @@ def _walk(
     conditions: tuple[str, ...],
     names: dict[str, str],
     rules: list[Rule],
+    settle: Settle,
 ) -> bool:
     """Rules of ``body`` under ``conditions``; True when every path through it ends."""
-    for stmt in body:
+    for index, stmt in enumerate(body):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
             if isinstance(target, ast.Name):
                 names[target.id] = _text(stmt.value, names)
             continue
         if isinstance(stmt, ast.If):
-            test = _requested(stmt.test)
+            test = _requested(stmt.test, settle)
+            if _assigns_request(stmt):  # a branch picks the backend, a later return gives it
+                rest = body[index + 1 :]
+                if isinstance(test, bool):
+                    chosen = stmt.body if test else stmt.orelse
+                    return _walk(interp, [*chosen, *rest], conditions, names, rules, settle)
+                condition = _text(test, names)
+                _walk(
+                    interp, [*stmt.body, *rest], (*conditions, condition), dict(names), rules,
+                    settle,
+                )  # fmt: skip
+                negated = f"not ({condition})"
+                _walk(
+                    interp, [*stmt.orelse, *rest], (*conditions, negated), dict(names), rules,
+                    settle,
+                )  # fmt: skip
+                return True
             if test is False:
-                if _walk(interp, stmt.orelse, conditions, names, rules):
+                if _walk(interp, stmt.orelse, conditions, names, rules, settle):
                     return True
                 continue
             if test is True:
-                if _walk(interp, stmt.body, conditions, names, rules):
+                if _walk(interp, stmt.body, conditions, names, rules, settle):
                     return True
                 continue
             condition = _text(test, names)
-            ends = _walk(interp, stmt.body, (*conditions, condition), dict(names), rules)
+            ends = _walk(interp, stmt.body, (*conditions, condition), dict(names), rules, settle)
             negated = f"not ({condition})"
             if stmt.orelse:
-                other = _walk(interp, stmt.orelse, (*conditions, negated), dict(names), rules)
+                other = _walk(
+                    interp, stmt.orelse, (*conditions, negated), dict(names), rules, settle
+                )
                 if ends and other:
                     return True
             continue
         if isinstance(stmt, ast.Return) and stmt.value is not None:
-            rules.append(Rule(conditions, _outcome(interp, stmt.value), stmt.lineno))
+            rules.append(Rule(conditions, _outcome(interp, stmt.value, names), stmt.lineno))
             return True
         if isinstance(stmt, ast.Raise) and stmt.exc is not None:
             rules.append(Rule(conditions, _raised(stmt.exc), stmt.lineno))
@@ -147,10 +182,29 @@ def _walk(
     return False
 
 
-def _requested(test: ast.expr) -> ast.expr | bool:
+def _assigns_request(stmt: ast.If) -> bool:
+    """Whether a branch of ``stmt`` sets ``selected_backend`` (TPU: the MLA branch
+    picks ``FLASH_ATTN_MLA`` and the method's last line returns its path)."""
+    return any(
+        isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == REQUESTED for t in n.targets)
+        for n in ast.walk(stmt)
+    )
+
+
+def _requested(test: ast.expr, settle: Settle | None = None) -> ast.expr | bool:
     """``test`` with ``selected_backend`` None: True/False where that settles it."""
     if isinstance(test, ast.Name) and test.id == REQUESTED:
         return False
+    if (
+        settle is not None
+        and isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and any(isinstance(a, ast.Name) and a.id == REQUESTED for a in test.args)
+    ):
+        answer = settle(test.func.id)
+        if answer is not None:
+            return answer
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         sides = [test.left, test.comparators[0]]
         if any(isinstance(s, ast.Name) and s.id == REQUESTED for s in sides):
@@ -165,12 +219,12 @@ def _requested(test: ast.expr) -> ast.expr | bool:
             if isinstance(op, ast.NotIn | ast.IsNot | ast.NotEq):
                 return not (has_none or is_none)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _requested(test.operand)
+        inner = _requested(test.operand, settle)
         return (not inner) if isinstance(inner, bool) else test
     if isinstance(test, ast.BoolOp):
         kept: list[ast.expr] = []
         for value in test.values:
-            part = _requested(value)
+            part = _requested(value, settle)
             if isinstance(part, bool):
                 if part == isinstance(test.op, ast.Or):
                     return part  # True in an or, False in an and: settled
@@ -189,12 +243,16 @@ def _text(node: ast.expr, names: dict[str, str]) -> str:
     return text
 
 
-def _outcome(interp: Interpreter, value: ast.expr) -> str:
-    """``AttentionBackendEnum.X.get_path()`` -> X; a class path -> its backend name."""
+def _outcome(interp: Interpreter, value: ast.expr, names: dict[str, str] | None = None) -> str:
+    """``AttentionBackendEnum.X.get_path()`` -> X (also through ``selected_backend``
+    set to it); a class path -> its backend name."""
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         inner = value.func.value
         if isinstance(inner, ast.Attribute) and value.func.attr == "get_path":
             return inner.attr
+        picked = (names or {}).get(inner.id, "") if isinstance(inner, ast.Name) else ""
+        if value.func.attr == "get_path" and re.fullmatch(r"\(?[\w.]+\.(\w+)\)?", picked):
+            return picked.strip("()").rpartition(".")[2]
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return backend_of_path(interp, value.value)
     return ast.unparse(value)

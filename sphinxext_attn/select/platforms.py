@@ -48,7 +48,7 @@ class PlatformSelection:
 
     @property
     def title(self) -> str:
-        return TITLES.get(self.platform, self.platform)
+        return TITLES.get(self.platform, self.platform.upper())
 
     @property
     def machine(self) -> str:
