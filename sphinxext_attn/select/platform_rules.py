@@ -82,6 +82,8 @@ class Rule:
     conditions: tuple[str, ...]
     outcome: str
     line: int
+    #: the class path the rule returns where it names one itself (a plugin's)
+    class_path: str = ""
 
 
 REQUESTED = "selected_backend"
@@ -174,7 +176,9 @@ def _walk(
                     return True
             continue
         if isinstance(stmt, ast.Return) and stmt.value is not None:
-            rules.append(Rule(conditions, _outcome(interp, stmt.value, names), stmt.lineno))
+            path = _returned_path(stmt.value)
+            outcome = _outcome(interp, stmt.value, names)
+            rules.append(Rule(conditions, outcome, stmt.lineno, plugin_class_path(path)))
             return True
         if isinstance(stmt, ast.Raise) and stmt.exc is not None:
             rules.append(Rule(conditions, _raised(stmt.exc), stmt.lineno))
@@ -256,6 +260,10 @@ def _outcome(interp: Interpreter, value: ast.expr, names: dict[str, str] | None 
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return backend_of_path(interp, value.value)
     return ast.unparse(value)
+
+
+def _returned_path(value: ast.expr) -> str:
+    return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else ""
 
 
 def _raised(exc: ast.expr) -> str:
