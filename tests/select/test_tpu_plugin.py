@@ -76,3 +76,46 @@ def test_bad_plugin_and_backend_are_one_line_exit_2(capsys, tmp_path):
     assert main([*args, "--backend", "NOPE", "--no-cache"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--backend: 'NOPE' is not a backend of this release" in err
+
+
+def test_feature_rows_are_the_tpu_classes_and_what_they_declare():
+    from sphinxext_attn.model.environment import Environment
+    from sphinxext_attn.select.platform_page import platform_analysis
+    from sphinxext_attn.source.plugin_platforms import read_plugins
+
+    root = str(tree("0.32.0"))
+    read_plugins(root, [str(plugin_tree("tpu-inference", "0.32.0"))])
+    try:
+        part = platform_analysis(root, Environment(platform="tpu"), "features")
+    finally:
+        read_plugins(root, [])
+    rules = [(r.conditions, r.outcome) for r in part.platform.rules]
+    assert rules == [(("(use_mla)",), "FLASH_ATTN_MLA"), (("not ((use_mla))",), "FLASH_ATTN")]
+    rows = {r.name: r for r in part.backends}
+    assert {n: r.class_path for n, r in rows.items()} == {
+        "FLASH_ATTN": PALLAS,
+        "FLASH_ATTN_MLA": PALLAS_MLA,
+    }
+    standard, mla = rows["FLASH_ATTN"], rows["FLASH_ATTN_MLA"]
+    assert (standard.table, mla.table) == ("standard", "mla")
+    # PallasAttentionBackend declares supports_attn_type and nothing else asked
+    assert standard.cell("Attention Types") == "Decoder, Encoder Only"
+    assert sorted(standard.undeclared) == sorted(
+        [
+            "DCP",
+            "Dtypes",
+            "Head Sizes",
+            "KV Dtypes",
+            "Block Sizes",
+            "MM Prefix",
+            "Non-Causal",
+            "Sink",
+            "Sparse",
+        ]
+    )
+    assert standard.cell("Dtypes") == "not declared"
+    assert standard.notes["Dtypes"].endswith(
+        "vLLM then assumes its base class's answer: fp16, bf16"
+    )
+    assert "Attention Types" in mla.undeclared and mla.cell("Attention Types") == "not declared"
+    assert all(r.compute_capability == "N/A" for r in part.backends)
