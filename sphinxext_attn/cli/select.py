@@ -165,6 +165,15 @@ def _shown(value: Any, flag: str) -> str:
     return str(value).lower() if flag == "attn-type" else str(value)
 
 
+def _candidate(candidate: dict[str, Any]) -> str:
+    """A candidate's backend, with its class where a plugin's names collide, or what
+    vLLM raises."""
+    if candidate.get("raised"):
+        return f"none (vLLM raises {candidate['raised']})"
+    path = candidate.get("class_path")
+    return f"{candidate['backend']} ({path})" if path else str(candidate["backend"])
+
+
 def render_text(
     config: Config,
     decision: Decision,
@@ -184,10 +193,10 @@ def render_text(
         return "\n".join(lines) + "\n"
     if decision.candidates and decision.selected:
         lines.append(f"selected: {decision.selected} (from a list that depends on a fact)")
-        lines += [f"  {c['backend']} if {c['if']}" for c in decision.candidates]
+        lines += [f"  {_candidate(c)} if {c['if']}" for c in decision.candidates]
     elif decision.candidates:
         lines.append("selected: conditional (the code cannot settle it statically)")
-        lines += [f"  {c['backend']} if {c['if']}" for c in decision.candidates]
+        lines += [f"  {_candidate(c)} if {c['if']}" for c in decision.candidates]
     elif decision.raised:
         lines.append(f"selected: none (vLLM raises {decision.raised})")
     else:

@@ -145,6 +145,7 @@ def platform_data(part: Analysis) -> dict[str, Any]:
         ],
         "rules": [
             {"when": list(r.conditions), "outcome": r.outcome, "line": r.line}
+            | ({"class_path": r.class_path} if r.class_path else {})
             for r in selection.rules
         ],
         "gpus": {b: ("any" if g == ["any"] else list(g)) for b, g in selection.gpus.items()},

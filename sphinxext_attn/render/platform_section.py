@@ -59,7 +59,7 @@ def features_intro(selection: PlatformSelection) -> str:
 
 def _rule_rows(selection: PlatformSelection) -> list[list[str]]:
     return [
-        [str(i), " and ".join(r.conditions) or "otherwise", r.outcome]
+        [str(i), " and ".join(r.conditions) or "otherwise", r.shown]
         for i, r in enumerate(selection.rules, 1)
     ]
 

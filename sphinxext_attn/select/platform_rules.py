@@ -46,12 +46,39 @@ def decide_by_rule(selector: Selector, config: Config, platform: Instance) -> De
         path = interp.call(method, [], kwargs, NODE, "")
     except Raised as exc:
         return Decision(None, [], raised=f"{exc.kind}: {exc.message}")
+    except Unknown as exc:
+        fact = exc.outermost or exc.assumable
+        if not fact or fact in interp.machine.environment.assume:
+            raise
+        return _either_way(selector, config, fact)
     if not isinstance(path, str):
         raise Unknown("get_attn_backend_cls answered no class path")
     name = backend_of_path(interp, path)
     decision = Decision(name, [name], class_path=plugin_class_path(path))
     note_request(decision, config.selected_backend, method)
     return decision
+
+
+def _either_way(selector: Selector, config: Config, fact: str) -> Decision:
+    """A decision that rests on a function's answer the trees cannot give (vllm-ascend's
+    ``is_310p()``, from a SoC version written at build time): one per value, and
+    conditional when they differ, never one of them presented as the answer."""
+    from sphinxext_attn.select.settled import VALUES, conditional, sibling
+
+    answers = [(value, sibling(selector, fact, value).decide(config)) for value in VALUES]
+    out = conditional(fact, answers)
+    for value, decision in answers:
+        for candidate in out.candidates:
+            if not candidate["if"].endswith(f"--assume {fact}={value})"):
+                continue
+            if decision.class_path:
+                candidate["class_path"] = decision.class_path
+            if decision.raised:
+                candidate["raised"] = decision.raised
+    if len({c.get("class_path", "") for c in out.candidates}) > 1:
+        out.selected = None  # one name (CUSTOM), two classes: the fact decides
+    out.assumptions = [f"{fact}=true|false"]
+    return out
 
 
 def backend_of_path(interp: Interpreter, path: str) -> str:
@@ -85,6 +112,14 @@ class Rule:
     #: the class path the rule returns where it names one itself (a plugin's)
     class_path: str = ""
 
+    @property
+    def shown(self) -> str:
+        """The outcome for a table: with its class where a plugin's class gives it
+        (vllm-ascend's and vllm-gaudi's classes all say ``CUSTOM``)."""
+        if self.class_path:
+            return f"{self.outcome} ({self.class_path.rpartition('.')[2]})"
+        return self.outcome
+
 
 REQUESTED = "selected_backend"
 
@@ -117,11 +152,27 @@ def read_rules(interp: Interpreter, platform: str) -> tuple[list[Rule], str]:
             return None
         return answer if isinstance(answer, bool) else None
 
-    _walk(interp, method.body, (), {}, rules, settle)
+    bound = {
+        t.id: n.value
+        for n in ast.walk(method)
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    _walk(interp, method.body, (), {}, rules, _Reading(settle, bound))
     return rules, cls.path
 
 
 Settle = Callable[[str], "bool | None"]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What a walk through the method consults: the answer of a function asked about
+    the request, and the method's own assignments (a dict of backends it indexes)."""
+
+    settle: Settle
+    bound: dict[str, ast.expr]
 
 
 def _walk(
@@ -130,7 +181,7 @@ def _walk(
     conditions: tuple[str, ...],
     names: dict[str, str],
     rules: list[Rule],
-    settle: Settle,
+    reading: _Reading,
 ) -> bool:
     """Rules of ``body`` under ``conditions``; True when every path through it ends."""
     for index, stmt in enumerate(body):
@@ -140,42 +191,56 @@ def _walk(
                 names[target.id] = _text(stmt.value, names)
             continue
         if isinstance(stmt, ast.If):
-            test = _requested(stmt.test, settle)
+            test = _requested(stmt.test, reading)
             if _assigns_request(stmt):  # a branch picks the backend, a later return gives it
                 rest = body[index + 1 :]
                 if isinstance(test, bool):
                     chosen = stmt.body if test else stmt.orelse
-                    return _walk(interp, [*chosen, *rest], conditions, names, rules, settle)
+                    return _walk(interp, [*chosen, *rest], conditions, names, rules, reading)
                 condition = _text(test, names)
                 _walk(
                     interp, [*stmt.body, *rest], (*conditions, condition), dict(names), rules,
-                    settle,
+                    reading,
                 )  # fmt: skip
                 negated = f"not ({condition})"
                 _walk(
                     interp, [*stmt.orelse, *rest], (*conditions, negated), dict(names), rules,
-                    settle,
+                    reading,
                 )  # fmt: skip
                 return True
             if test is False:
-                if _walk(interp, stmt.orelse, conditions, names, rules, settle):
+                if _walk(interp, stmt.orelse, conditions, names, rules, reading):
                     return True
                 continue
             if test is True:
-                if _walk(interp, stmt.body, conditions, names, rules, settle):
+                if _walk(interp, stmt.body, conditions, names, rules, reading):
                     return True
                 continue
             condition = _text(test, names)
-            ends = _walk(interp, stmt.body, (*conditions, condition), dict(names), rules, settle)
+            ends = _walk(interp, stmt.body, (*conditions, condition), dict(names), rules, reading)
             negated = f"not ({condition})"
             if stmt.orelse:
                 other = _walk(
-                    interp, stmt.orelse, (*conditions, negated), dict(names), rules, settle
+                    interp, stmt.orelse, (*conditions, negated), dict(names), rules, reading
                 )
                 if ends and other:
                     return True
             continue
         if isinstance(stmt, ast.Return) and stmt.value is not None:
+            table = _keyed_table(stmt.value, reading.bound)
+            if table is not None:
+                for condition, value in table:
+                    path = _returned_path(value)
+                    outcome = _outcome(interp, value, names)
+                    rule = Rule(
+                        (*conditions, condition), outcome, stmt.lineno, plugin_class_path(path)
+                    )
+                    rules.append(rule)
+                key = ast.unparse(stmt.value)
+                rules.append(
+                    Rule((*conditions, "any other key"), f"raises KeyError ({key})", stmt.lineno)
+                )
+                return True
             path = _returned_path(stmt.value)
             outcome = _outcome(interp, stmt.value, names)
             rules.append(Rule(conditions, outcome, stmt.lineno, plugin_class_path(path)))
@@ -260,6 +325,26 @@ def _outcome(interp: Interpreter, value: ast.expr, names: dict[str, str] | None 
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return backend_of_path(interp, value.value)
     return ast.unparse(value)
+
+
+def _keyed_table(value: ast.expr, bound: dict[str, ast.expr]) -> list[tuple[str, ast.expr]] | None:
+    """``table[(a, b)]`` where ``table`` is a dict literal bound just before, keyed by
+    constants (vllm-ascend's backends by ``(use_mla, use_sparse, use_compress)``): a
+    condition per key (``a == K0 and b == K1``) with its value."""
+    if not (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)):
+        return None
+    literal = bound.get(value.value.id)
+    if not isinstance(literal, ast.Dict):
+        return None
+    parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+    out: list[tuple[str, ast.expr]] = []
+    for key, item in zip(literal.keys, literal.values, strict=True):
+        elts = key.elts if isinstance(key, ast.Tuple) else [key] if key is not None else []
+        if len(elts) != len(parts) or not all(isinstance(e, ast.Constant) for e in elts):
+            return None
+        words = [f"{_text(p, {})} == {ast.unparse(e)}" for p, e in zip(parts, elts, strict=True)]
+        out.append((" and ".join(words), item))
+    return out
 
 
 def _returned_path(value: ast.expr) -> str:
