@@ -82,6 +82,17 @@ class Answers:
         except ValueError as exc:
             raise BadInput(f"argument --kv-cache-dtype: {exc}") from None
 
+    def plugin_warnings(self) -> list[object]:
+        """The warnings about a plugin's files met answering (vLLM's own are the page's)."""
+        tree = self.tree
+        if tree is None or not tree.plugin_roots:
+            return []
+        return [
+            d
+            for d in tree.diagnostics
+            if d.location and d.location.path.split("/", 1)[0] in tree.plugin_roots
+        ]
+
     def check_backend(self, config: Config) -> None:
         """``--backend`` must be a name of the release's registry."""
         if not config.selected_backend:

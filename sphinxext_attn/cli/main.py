@@ -185,6 +185,21 @@ def platform_part(
     return part
 
 
+def plugin_diagnostics(root: Path, sections: list[Analysis]) -> list[object]:
+    """The platform sections' warnings about a plugin's files (those about vLLM's own
+    are the page's)."""
+    from sphinxext_attn.source.plugins import package_folders
+
+    packages = package_folders(root)
+    found = [
+        d
+        for s in sections
+        for d in s.diagnostics
+        if d.location and d.location.path.split("/", 1)[0] in packages
+    ]
+    return list(dict.fromkeys(found))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["select"]:
@@ -248,6 +263,8 @@ def write_page(args: argparse.Namespace) -> int:
         )
         platforms = []
     sections = [platform_part(root, environment, p, run_cache(args)) for p in platforms]
+    for diag in plugin_diagnostics(root, sections):
+        print(f"warning: {diag}", file=sys.stderr)
     if args.format == "json":
         from sphinxext_attn.render.jsonout import render_json
 

@@ -291,6 +291,8 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
 
             content = render_text(config, decision, data["configuration"], gpu_words(environment))
     answers.keep()
+    for diag in answers.plugin_warnings():
+        print(f"warning: {diag}", file=sys.stderr)
     if args.output and args.output != "-":
         write_output(Path(args.output), content)
     else:

@@ -74,13 +74,20 @@ def platform_rows(
     from sphinxext_attn.runtime.declared import note_undeclared, undeclared
     from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
     from sphinxext_attn.runtime.rows import new_row
-    from sphinxext_attn.select.plugin_rows import reached_entries, reached_for_mla_only
+    from sphinxext_attn.select.plugin_rows import (
+        check_plugin_modules,
+        reached_entries,
+        reached_for_mla_only,
+        readable_class,
+    )
     from sphinxext_attn.source.registry import read_registry
 
     interp = Interpreter(tree, Machine(environment))
     reader = RuntimeReader(interp, provenance=False, extras=False)
     rows: list[BackendFeatures] = []
     for entry in reached_entries(interp, selection, read_registry(tree)):
+        if not readable_class(interp, entry):
+            continue
         cls = resolve_class(interp, entry)
         if cls is None:
             continue
@@ -91,6 +98,8 @@ def platform_rows(
         row = dataclasses.replace(row, family=model_family(entry, row.is_mla))
         row = note_undeclared(row, undeclared(interp, cls, row))
         rows.append(_platform_capability(row, selection.gpus.get(entry.name)))
+    if tree.plugin_roots:
+        check_plugin_modules(interp)
     return rows
 
 

@@ -9,12 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sphinxext_attn.model.records import Location
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.devices import platform_class
 from sphinxext_attn.pyeval.values import NODE, Bound, Instance
 from sphinxext_attn.select.records import Config, Decision, param_names
 from sphinxext_attn.select.requested import note_request, plugin_class_path, requested_member
-from sphinxext_attn.source.registry import read_registry
+from sphinxext_attn.source.registry import RegistryEntry, read_registry
 
 if TYPE_CHECKING:
     from sphinxext_attn.select.decision import Selector
@@ -54,6 +55,11 @@ def decide_by_rule(selector: Selector, config: Config, platform: Instance) -> De
     if not isinstance(path, str):
         raise Unknown("get_attn_backend_cls answered no class path")
     name = backend_of_path(interp, path)
+    if plugin_class_path(path):  # a plugin's class: a warning where it cannot be read
+        from sphinxext_attn.select.plugin_rows import readable_class
+
+        where = method.func.path if isinstance(method, Bound) else ""
+        readable_class(interp, RegistryEntry(name, path, Location(where, 0)))
     decision = Decision(name, [name], class_path=plugin_class_path(path))
     note_request(decision, config.selected_backend, method)
     return decision
