@@ -99,8 +99,13 @@ def decision_nodes(
         para += nodes.literal(decision.selected, decision.selected, classes=[SELECTED_CLASS])
         if decision.flash_attn_version is not None:
             para += nodes.Text(f", which runs FlashAttention {decision.flash_attn_version}")
+        if decision.class_path:  # a plugin's class behind the name
+            para += nodes.Text(", the class ")
+            para += nodes.literal(decision.class_path, decision.class_path)
         para += nodes.Text(".")
         out.insert(0, para)
+        if decision.ignored_request:
+            out.insert(1, nodes.paragraph("", decision.ignored_request, classes=["attn-note"]))
     if decision.assumptions:
         text = f"Assuming: {', '.join(decision.assumptions)}."
         out.append(nodes.paragraph("", text, classes=["attn-assumptions"]))

@@ -108,18 +108,41 @@ def _setup_py_entries(text: str) -> list[EntryPoint]:
     return found
 
 
+def installed_distribution(name: str) -> tuple[Path, str] | None:
+    """The folder of an installed distribution ``name`` (its ``site-packages``) and its
+    metadata folder, from the installer's records alone (nothing is imported)."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(name)
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+    info = getattr(dist, "_path", None)  # the .dist-info folder of a path distribution
+    if info is None:
+        return None
+    return Path(os.path.realpath(Path(info).parent)), Path(info).name
+
+
 def find_plugin(folder: str | os.PathLike[str]) -> Plugin:
-    """The plugin held by ``folder``; :class:`PluginError` when it holds no package."""
+    """The plugin held by ``folder`` (or the installed distribution of that name);
+    :class:`PluginError` when it holds no package."""
     real = Path(os.path.realpath(folder))
+    only: str | None = None
+    if not real.is_dir() and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", os.fspath(folder)):
+        installed = installed_distribution(os.fspath(folder))
+        if installed is not None:
+            real, only = installed
     if not real.is_dir():
-        raise PluginError(f"{folder}: not a folder")
+        raise PluginError(f"{folder}: not a folder, nor an installed distribution")
     metadata = [real / "setup.py", real / "pyproject.toml"]
     try:
         names = sorted(os.listdir(real))
     except OSError as exc:
         raise PluginError(f"{folder}: cannot be listed ({exc.strerror})") from None
+    if only is not None:  # a site-packages: that distribution's metadata alone
+        metadata = [real / only / "entry_points.txt"]
     for name in names:
-        if name.endswith((".dist-info", ".egg-info")):
+        if only is None and name.endswith((".dist-info", ".egg-info")):
             metadata.append(real / name / "entry_points.txt")
     entries = [e for path in metadata for e in read_entry_points(_read(path, real))]
     named = [e.module.split(".")[0] for e in entries]
@@ -131,7 +154,9 @@ def find_plugin(folder: str | os.PathLike[str]) -> Plugin:
         and n not in NOT_PACKAGES
         and os.path.isfile(real / n / "__init__.py")
     ]
-    packages = [n for n in dict.fromkeys(named) if n in present] or present
+    packages = [n for n in dict.fromkeys(named) if n in present] or (
+        present if only is None else []
+    )
     if not packages:
         raise PluginError(
             f"{folder}: holds no plugin package (a folder with __init__.py beside its "
