@@ -133,6 +133,13 @@ def read_plugin_flags(args: argparse.Namespace, root: str) -> None:
         read_plugins(root, list(getattr(args, "plugin", None) or []))
     except PluginError as exc:
         raise EnvironmentError_(f"--plugin {exc}") from None
+    if getattr(args, "plugin", None):
+        import sys
+
+        from sphinxext_attn.source.plugin_platforms import release_mismatches
+
+        for message in release_mismatches(root):
+            print(f"warning: {message}", file=sys.stderr)
 
 
 def environment_of(args: argparse.Namespace) -> Environment:

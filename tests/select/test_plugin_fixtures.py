@@ -112,3 +112,39 @@ def test_a_plugin_platform_needs_its_plugin(capsys):
     assert main(["select", "--root", str(DEMO_TREE), "--platform", "hpu", "--no-cache"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--platform hpu: unknown platform" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "found"),
+    [
+        ("requirements.txt", "torch\nvllm==0.31.0\n", ("0.31.0", "requirements.txt")),
+        ("Dockerfile", "RUN pip install vllm-ascend==0.30.1\n", None),
+        ("Dockerfile", "FROM vllm/vllm-openai:v0.30.1\n", ("0.30.1", "Dockerfile")),
+        ("docs/source/conf.py", 'vllm = "v0.29.0"\n', ("0.29.0", "docs/source/conf.py")),
+        ("requirements.txt", "# vllm==0.1.0\ntorch\n", None),
+    ],
+)
+def test_the_release_a_plugin_targets(tmp_path, name, text, found):
+    from sphinxext_attn.source.plugin_platforms import targeted_release
+
+    plugin = gaudi_plugin(tmp_path / "gaudi")
+    (plugin / name).parent.mkdir(parents=True, exist_ok=True)
+    (plugin / name).write_text(text, encoding="utf-8")
+    assert targeted_release(plugin) == found
+
+
+def test_a_release_mismatch_is_one_warning(tmp_path, capsys):
+    tree = tmp_path / "vllm-0.32.0"
+    import shutil
+
+    shutil.copytree(DEMO_TREE, tree)
+    plugin = gaudi_plugin(tmp_path / "gaudi")
+    (plugin / "requirements.txt").write_text("vllm==0.31.0\n", encoding="utf-8")
+    args = ["select", "--root", str(tree), "--plugin", str(plugin), "--platform", "hpu"]
+    try:
+        assert main([*args, "--no-cache"]) == 0
+    finally:
+        read_plugins(tree, [])
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"warning: {plugin}: vllm_gaudi targets vLLM 0.31.0 (requirements.txt), "
+                   "the tree is vLLM 0.32.0"]  # fmt: skip
