@@ -68,7 +68,10 @@ def _module(*classes: str) -> str:
     from vllm.v1.attention.backend import AttentionBackend
 
 
-    class AttentionCGSupport:
+    from enum import Enum
+
+
+    class AttentionCGSupport(Enum):
         NEVER = 0
         UNIFORM_BATCH = 2
         ALWAYS = 3

@@ -148,6 +148,8 @@ class BackendFeatures:
     #: a plugin's class: column -> the base class's answer, for the cells the class
     #: does not declare (shown "not declared"; see runtime.declared)
     undeclared: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    #: a plugin's class: the CUDA-graph support its metadata builder declares
+    cudagraph_support: str = field(default="", compare=False, hash=False)
 
     @property
     def table(self) -> str:

@@ -61,6 +61,8 @@ def _backend(row: BackendFeatures) -> dict[str, Any]:
         "is_mla": row.is_mla,
         **{flag.field: getattr(row, flag.field) for flag in FLAGS},
         "sources": {k: str(v) for k, v in sorted(row.sources.items())},
+        **({"not_declared": sorted(row.undeclared)} if row.undeclared else {}),
+        **({"cudagraph_support": row.cudagraph_support} if row.cudagraph_support else {}),
         **(
             {
                 "supports": dict(row.supports),

@@ -117,3 +117,31 @@ def note_undeclared(row: BackendFeatures, cells: dict[str, str]) -> BackendFeatu
     row.notes.clear()
     row.notes.update(notes)
     return row
+
+
+#: the builder's class attribute vLLM reads for CUDA-graph support
+CUDAGRAPH_ATTRIBUTE = "_cudagraph_support"
+
+
+def builder_cudagraph(interp: Interpreter, cls: PyClass) -> str:
+    """The CUDA-graph support the backend's metadata builder declares
+    (``get_builder_cls()._cudagraph_support``: ``ALWAYS``, ``UNIFORM_BATCH``, ...),
+    "not declared" when no class of the plugin in the builder's resolution order
+    sets it; "" when the builder cannot be read."""
+    try:
+        with interp.guarded():
+            method = interp.getattr(cls, "get_builder_cls", NODE, "")
+            builder = interp.call(method, [], {}, NODE, cls.path)
+            if not isinstance(builder, PyClass):
+                return ""
+            value = interp.getattr(builder, CUDAGRAPH_ATTRIBUTE, NODE, "")
+    except (Unknown, Raised):
+        return ""
+    roots = interp.tree.plugin_roots
+    declared = any(
+        CUDAGRAPH_ATTRIBUTE in _defined(c.node)
+        for c in class_mro(builder, interp)
+        if isinstance(c, PyClass) and c.path.split("/", 1)[0] in roots
+    )
+    shown = getattr(value, "name", None) or str(value)
+    return f"{shown} ({builder.name})" if declared else f"{NOT_DECLARED} ({builder.name})"

@@ -71,7 +71,7 @@ def platform_rows(
     answers on that platform's machine; the capability is the platform's: the GPUs
     (arch names) a ROCm backend accepts, ``N/A`` where the rules ask none."""
     from sphinxext_attn.page.backends import model_family
-    from sphinxext_attn.runtime.declared import note_undeclared, undeclared
+    from sphinxext_attn.runtime.declared import builder_cudagraph, note_undeclared, undeclared
     from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
     from sphinxext_attn.runtime.rows import new_row
     from sphinxext_attn.select.plugin_rows import (
@@ -97,6 +97,8 @@ def platform_rows(
             row = dataclasses.replace(row, is_mla=True)
         row = dataclasses.replace(row, family=model_family(entry, row.is_mla))
         row = note_undeclared(row, undeclared(interp, cls, row))
+        if cls.path.split("/", 1)[0] in tree.plugin_roots:
+            row = dataclasses.replace(row, cudagraph_support=builder_cudagraph(interp, cls))
         rows.append(_platform_capability(row, selection.gpus.get(entry.name)))
     if tree.plugin_roots:
         check_plugin_modules(interp)

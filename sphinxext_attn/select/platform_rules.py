@@ -197,7 +197,7 @@ def _walk(
                 names[target.id] = _text(stmt.value, names)
             continue
         if isinstance(stmt, ast.If):
-            test = _requested(stmt.test, reading)
+            test = _requested(stmt.test, reading.settle)
             if _assigns_request(stmt):  # a branch picks the backend, a later return gives it
                 rest = body[index + 1 :]
                 if isinstance(test, bool):

@@ -93,6 +93,17 @@ def test_the_ascend_rules_list_every_key_of_both_dicts(ascend):
     assert rows[ASCEND_BACKENDS[(True, False, False)]].table == "mla"
     assert rows[ASCEND_310P_BACKENDS[(False, False, False)]].cell("Block Sizes") == "16"
     assert rows[ASCEND_BACKENDS[(False, False, False)]].cell("Dtypes") == "not declared"
+    # CUDA graphs: what each builder declares
+    graphs = {path: row.cudagraph_support for path, row in rows.items()}
+    assert (
+        graphs[ASCEND_BACKENDS[(False, False, False)]] == "ALWAYS (AscendAttentionBackendBuilder)"
+    )
+    assert (
+        graphs[ASCEND_BACKENDS[(True, False, False)]] == "UNIFORM_BATCH (AscendMLABackendBuilder)"
+    )
+    assert graphs[ASCEND_310P_BACKENDS[(False, False, False)]] == (
+        "NEVER (AscendAttentionBackend310Builder)"
+    )
 
 
 @pytest.mark.parametrize("installed", [False, True])

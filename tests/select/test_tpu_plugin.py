@@ -119,3 +119,24 @@ def test_feature_rows_are_the_tpu_classes_and_what_they_declare():
     )
     assert "Attention Types" in mla.undeclared and mla.cell("Attention Types") == "not declared"
     assert all(r.compute_capability == "N/A" for r in part.backends)
+    # the builder inherits vLLM's _cudagraph_support: not the plugin's statement
+    assert standard.cudagraph_support == "not declared (PallasAttentionMetadataBuilder)"
+
+
+def test_the_page_command_adds_the_tpu_section(tmp_path, capsys):
+    out = tmp_path / "page.md"
+    args = ["--root", str(tree("0.32.0")), "--platform", "tpu", "-o", str(out)]
+    plugin = str(plugin_tree("tpu-inference", "0.32.0"))
+    try:
+        assert main([*args, "--plugin", plugin, "--no-cache"]) == 0
+    finally:
+        from sphinxext_attn.source.plugin_platforms import read_plugins
+
+        read_plugins(str(tree("0.32.0")), [])
+    page = out.read_text(encoding="utf-8")
+    section = page[page.index("## Backend Selection (TPU)") :]
+    assert "| 1 | `(use_mla)` | `FLASH_ATTN_MLA` |" in section
+    assert "| 2 | `not ((use_mla))` | `FLASH_ATTN` |" in section
+    assert "## MLA Decode Backends (TPU)" in section
+    assert "| `FLASH_ATTN` | not declared (PallasAttentionMetadataBuilder) |" in section
+    assert "Traceback" not in capsys.readouterr().err
