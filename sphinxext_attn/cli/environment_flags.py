@@ -34,8 +34,8 @@ def check_platforms(names: list[str]) -> None:
     for name in names:
         if name not in known_platforms():
             raise EnvironmentError_(
-                f"--platform {name}: unknown platform; choose from {', '.join(known_platforms())}"
-                " (a plugin's platform needs its --plugin DIR)"
+                f"argument --platform: invalid platform {name!r} (choose from "
+                f"{', '.join(known_platforms())}; a plugin's platform needs its --plugin DIR)"
             )
 
 
