@@ -15,6 +15,7 @@ from typing import Any
 from sphinxext_attn.cli.checks import BadInput
 from sphinxext_attn.cli.runcache import RunCache
 from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.model.records import Diagnostic
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.select import inputs
@@ -82,7 +83,7 @@ class Answers:
         except ValueError as exc:
             raise BadInput(f"argument --kv-cache-dtype: {exc}") from None
 
-    def plugin_warnings(self) -> list[object]:
+    def plugin_warnings(self) -> list[Diagnostic]:
         """The warnings about a plugin's files met answering (vLLM's own are the page's)."""
         tree = self.tree
         if tree is None or not tree.plugin_roots:

@@ -35,7 +35,7 @@ from sphinxext_attn.cli.environment_flags import (
 )
 from sphinxext_attn.cli.runcache import RunCache, add_cache_options, run_cache
 from sphinxext_attn.model.environment import REFERENCE, Environment
-from sphinxext_attn.model.records import Analysis
+from sphinxext_attn.model.records import Analysis, Diagnostic
 from sphinxext_attn.render import markers
 from sphinxext_attn.render.markdown import fill_markers, header_from_template, render_markdown
 from sphinxext_attn.vocab.paths import PAGE_FILE, RELEVANT_PATTERNS
@@ -185,7 +185,7 @@ def platform_part(
     return part
 
 
-def plugin_diagnostics(root: Path, sections: list[Analysis]) -> list[object]:
+def plugin_diagnostics(root: Path, sections: list[Analysis]) -> list[Diagnostic]:
     """The platform sections' warnings about a plugin's files (those about vLLM's own
     are the page's)."""
     from sphinxext_attn.source.plugins import package_folders
