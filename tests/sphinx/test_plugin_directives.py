@@ -33,6 +33,12 @@ Features
 
 .. attention-backends-standard::
    :platform: hpu
+
+Selector
+--------
+
+.. attention-backends-selector::
+   :platforms: hpu
 """
 
 
@@ -60,6 +66,7 @@ def test_a_plugins_platform_in_the_directives(make_app, tmp_path):
     assert picked + 'HPUMLAAttentionBackend".' in text
     assert "| 128 | not declared§ |" in text  # block sizes declared, head sizes not
     assert "Dtypes: not declared by the plugin's class; vLLM then assumes" in text
+    assert "CUDA Graph" not in text  # a table of the page command's platform section
     assert "WARNING" not in warned and "ERROR" not in warned, warned
 
 
