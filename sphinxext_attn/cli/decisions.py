@@ -34,9 +34,6 @@ class Answers:
 
     def __init__(self, root: Path, cache: RunCache, environment: Environment = REFERENCE) -> None:
         self.root = root
-        from sphinxext_attn.source.plugins import plugins_of
-
-        PLUGINS_KEY["key"] = ",".join(str(p.folder) for p in plugins_of(root))
         self.cache = cache
         self.environment = environment
         kept, self.paths = cache.load_entry("decisions", root, {}) or (None, [])
@@ -174,13 +171,8 @@ def _key(config: Config, environment: Environment = REFERENCE) -> str:
     """A configuration (and what it assumes) as the key of its kept decision."""
     fields = {k: v for k, v in config.__dict__.items() if k != "selected_backend" or v}
     text = json.dumps(fields, sort_keys=True)
-    plugins = PLUGINS_KEY.get("key", "")
-    text = f"{text}|plugins:{plugins}" if plugins else text
     return f"{text}|{environment.key()}" if not environment.is_reference() else text
 
-
-#: the plugin folders of the run (a decision rests on them too)
-PLUGINS_KEY: dict[str, str] = {}
 
 
 def _locality(config: Config) -> tuple[str, bool, bool]:
