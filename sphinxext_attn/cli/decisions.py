@@ -174,6 +174,5 @@ def _key(config: Config, environment: Environment = REFERENCE) -> str:
     return f"{text}|{environment.key()}" if not environment.is_reference() else text
 
 
-
 def _locality(config: Config) -> tuple[str, bool, bool]:
     return config.capability, config.use_mla, config.use_sparse

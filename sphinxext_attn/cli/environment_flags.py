@@ -126,6 +126,10 @@ def add_environment_options(parser: argparse.ArgumentParser, many: bool = False)
 def read_plugin_flags(args: argparse.Namespace, root: str) -> None:
     """The ``--plugin`` folders read as plugins of ``root`` (every run states its
     own: none given, none read); :class:`EnvironmentError_` names a bad folder."""
+    import sys
+
+    if not getattr(args, "plugin", None) and "sphinxext_attn.source.plugins" not in sys.modules:
+        return  # no plugin given nor read: nothing to do (and no analysis module loaded)
     from sphinxext_attn.source.plugin_platforms import read_plugins
     from sphinxext_attn.source.plugins import PluginError
 
@@ -136,7 +140,7 @@ def read_plugin_flags(args: argparse.Namespace, root: str) -> None:
     if getattr(args, "plugin", None):
         import sys
 
-        from sphinxext_attn.source.plugin_platforms import release_mismatches
+        from sphinxext_attn.source.plugin_release import release_mismatches
 
         for message in release_mismatches(root):
             print(f"warning: {message}", file=sys.stderr)

@@ -188,6 +188,8 @@ def platform_part(
 def plugin_diagnostics(root: Path, sections: list[Analysis]) -> list[Diagnostic]:
     """The platform sections' warnings about a plugin's files (those about vLLM's own
     are the page's)."""
+    if not sections:
+        return []
     from sphinxext_attn.source.plugins import package_folders
 
     packages = package_folders(root)

@@ -74,12 +74,8 @@ def platform_rows(
     from sphinxext_attn.runtime.declared import builder_cudagraph, note_undeclared, undeclared
     from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
     from sphinxext_attn.runtime.rows import new_row
-    from sphinxext_attn.select.plugin_rows import (
-        check_plugin_modules,
-        reached_entries,
-        reached_for_mla_only,
-        readable_class,
-    )
+    from sphinxext_attn.select.plugin_checks import check_plugin_modules, readable_class
+    from sphinxext_attn.select.plugin_rows import reached_entries, reached_for_mla_only
     from sphinxext_attn.source.registry import read_registry
 
     interp = Interpreter(tree, Machine(environment))

@@ -56,7 +56,7 @@ def decide_by_rule(selector: Selector, config: Config, platform: Instance) -> De
         raise Unknown("get_attn_backend_cls answered no class path")
     name = backend_of_path(interp, path)
     if plugin_class_path(path):  # a plugin's class: a warning where it cannot be read
-        from sphinxext_attn.select.plugin_rows import readable_class
+        from sphinxext_attn.select.plugin_checks import readable_class
 
         where = method.func.path if isinstance(method, Bound) else ""
         readable_class(interp, RegistryEntry(name, path, Location(where, 0)))

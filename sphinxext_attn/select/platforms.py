@@ -24,6 +24,7 @@ from sphinxext_attn.select.platform_lists import (
     platform_priorities,
 )
 from sphinxext_attn.select.platform_rules import Rule, read_rules
+from sphinxext_attn.source.plugins import FORGETTERS
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.names import REGISTRY_ENUM
 from sphinxext_attn.vocab.paths import REGISTRY_FILES
@@ -72,6 +73,9 @@ _KNOWN: dict[tuple[str, str], PlatformSelection] = {}
 def forget() -> None:
     """Drop the selections kept (the tree's plugins changed)."""
     _KNOWN.clear()
+
+
+FORGETTERS.append(forget)
 
 
 def platform_selection(root: str, environment: Environment) -> PlatformSelection:

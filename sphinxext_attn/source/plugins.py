@@ -15,11 +15,12 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: the entry-point group of vLLM's platform plugins
-PLATFORM_GROUP = "vllm.platform_plugins"
+from sphinxext_attn.vocab.names import PLATFORM_PLUGIN_GROUP as PLATFORM_GROUP
+
 #: ``name = module:function`` in an entry-point declaration
 ENTRY = re.compile(r"""["']?([A-Za-z0-9_.-]+)["']?\s*=\s*["']?([A-Za-z_][\w.]*):([A-Za-z_]\w*)""")
 #: a group header of entry_points.txt, or a pyproject.toml entry-point table
@@ -197,8 +198,11 @@ def package_folders(root: str | os.PathLike[str]) -> dict[str, Path]:
     return {p: plugin.folder for plugin in plugins_of(root) for p in plugin.packages}
 
 
+#: what forgets the answers kept for the process (a module keeping some adds its own)
+FORGETTERS: list[Callable[[], None]] = []
+
+
 def _forget_answers() -> None:
     """Answers kept for the process were made with other plugins."""
-    from sphinxext_attn.select import platforms
-
-    platforms.forget()
+    for forget in FORGETTERS:
+        forget()

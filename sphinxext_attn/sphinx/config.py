@@ -343,7 +343,7 @@ def read_configured_plugins(app: Sphinx) -> None:
     except PluginError as exc:
         logger.error(f"{PLUGINS_NAME}: {exc}", type="attention_backends", subtype="config")
         read_plugins(root, [])
-    from sphinxext_attn.source.plugin_platforms import release_mismatches
+    from sphinxext_attn.source.plugin_release import release_mismatches
 
     for message in release_mismatches(root) if folders else []:
         logger.warning(message, type="attention_backends", subtype="plugin")

@@ -136,7 +136,7 @@ def test_a_plugin_platform_needs_its_plugin(capsys):
     ],
 )
 def test_the_release_a_plugin_targets(tmp_path, name, text, found):
-    from sphinxext_attn.source.plugin_platforms import targeted_release
+    from sphinxext_attn.source.plugin_release import targeted_release
 
     plugin = gaudi_plugin(tmp_path / "gaudi")
     (plugin / name).parent.mkdir(parents=True, exist_ok=True)

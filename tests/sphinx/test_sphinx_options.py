@@ -105,6 +105,7 @@ def test_both_selection_directives_take_the_same_option_names():
     from sphinxext_attn.select.records import ENGINE_FIELDS
 
     layer = set(LAYER_FIELDS.values()) | set(ENGINE_FIELDS)  # (an engine option sets these)
+    layer |= {"selected_backend"}  # the backend asked for: select --backend only
     assert set(CONFIG_FIELDS.values()) | layer == set(Config.__dataclass_fields__)
     config = config_from_options({"capability": "10.0", "mla": None, "head-size": 576})
     assert (config.capability, config.use_mla, config.head_size) == ("10.0", True, 576)
