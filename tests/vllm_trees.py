@@ -132,3 +132,34 @@ def analysis(version: str, profile: str = "vllm-page") -> Analysis:
     from sphinxext_attn.analysis.pipeline import analyze
 
     return analyze(tree(version), profile=profile)
+
+
+def plugin_tree(name: str, version: str) -> Path:
+    """An unpacked plugin wheel (``tpu-inference-0.32.0``: the folder holding
+    ``tpu_inference/``), from ``$VLLM_TREES`` or the cache; fetched with
+    ``pip download --no-deps`` and unpacked there when missing."""
+    _check_marked(f"{name} {version}")
+    folder_name = f"{name}-{version}"
+    for base in [Path(p) for p in [os.environ.get("VLLM_TREES", "")] if p] + [
+        Path.home() / ".cache" / "vllm-trees"
+    ]:
+        if (base / folder_name).is_dir():
+            return base / folder_name
+    target = Path.home() / ".cache" / "vllm-trees" / folder_name
+    import tempfile
+    import zipfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp,
+             f"{name}=={version}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )  # fmt: skip
+        wheels = list(Path(tmp).glob("*.whl"))
+        if proc.returncode != 0 or not wheels:
+            unavailable(f"{name} {version}: pip download failed: {proc.stderr.strip()[-200:]}")
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            wheel.extractall(target)
+    return target

@@ -58,24 +58,33 @@ def platform_rows(
     answers on that platform's machine; the capability is the platform's: the GPUs
     (arch names) a ROCm backend accepts, ``N/A`` where the rules ask none."""
     from sphinxext_attn.page.backends import model_family
+    from sphinxext_attn.runtime.declared import builder_cudagraph, note_undeclared, undeclared
     from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
     from sphinxext_attn.runtime.rows import new_row
+    from sphinxext_attn.selection.plugin_checks import check_plugin_modules, readable_class
+    from sphinxext_attn.selection.plugin_rows import reached_entries, reached_for_mla_only
     from sphinxext_attn.source.registry import read_registry
 
-    reached = selection.backends()
     interp = Interpreter(tree, Machine(environment))
     reader = RuntimeReader(interp, provenance=False, extras=False)
     rows: list[BackendFeatures] = []
-    for entry in read_registry(tree):
-        if entry.name not in reached:
+    for entry in reached_entries(interp, selection, read_registry(tree)):
+        if not readable_class(interp, entry):
             continue
         cls = resolve_class(interp, entry)
         if cls is None:
             continue
         facts = reader.safe_facts(entry, cls)
         row = new_row(entry, Location(cls.path, cls.node.lineno), facts, "")
+        if not row.is_mla and reached_for_mla_only(selection, entry.name):
+            row = dataclasses.replace(row, is_mla=True)
         row = dataclasses.replace(row, family=model_family(entry, row.is_mla))
+        row = note_undeclared(row, undeclared(interp, cls, row))
+        if cls.path.split("/", 1)[0] in tree.plugin_roots:
+            row = dataclasses.replace(row, cudagraph_support=builder_cudagraph(interp, cls))
         rows.append(_platform_capability(row, selection.gpus.get(entry.name)))
+    if tree.plugin_roots:
+        check_plugin_modules(interp)
     return rows
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from sphinxext_attn.cli.checks import BadInput
 from sphinxext_attn.cli.runcache import RunCache
 from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.model.records import Diagnostic
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
@@ -103,6 +104,17 @@ class Answers:
             check_backend(self.selector(self.environment).interp, name)
         except ValueError as exc:
             raise BadInput(f"{where}: {exc}") from None
+
+    def plugin_warnings(self) -> list[Diagnostic]:
+        """The warnings about a plugin's files met answering (vLLM's own are the page's)."""
+        tree = self.tree
+        if tree is None or not tree.plugin_roots:
+            return []
+        return [
+            d
+            for d in tree.diagnostics
+            if d.location and d.location.path.split("/", 1)[0] in tree.plugin_roots
+        ]
 
     def flash_attn_version(self, config: Config, selected: str | None) -> int | None:
         """The FlashAttention version ``selected`` runs for ``config`` (kept as decisions are)."""
@@ -200,7 +212,8 @@ class Answers:
 
 def _key(config: Config, environment: Environment = REFERENCE) -> str:
     """A configuration (and what it assumes) as the key of its kept decision."""
-    text = json.dumps(config.__dict__, sort_keys=True)
+    fields = {k: v for k, v in config.__dict__.items() if k != "selected_backend" or v}
+    text = json.dumps(fields, sort_keys=True)
     return f"{text}|{environment.key()}" if not environment.is_reference() else text
 
 

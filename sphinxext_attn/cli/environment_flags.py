@@ -4,14 +4,39 @@ assumes about the world outside the tree (see :mod:`sphinxext_attn.model.environ
 from __future__ import annotations
 
 import argparse
+import re
 
 from sphinxext_attn.model.environment import (
     PLATFORMS,
     Environment,
     EnvironmentError_,
     environment_from,
+    known_platforms,
     parse_assignments,
 )
+
+#: a platform's name (vLLM's ``tpu``, a plugin's ``npu``): checked once the plugins
+#: are read (see :func:`check_platforms`)
+PLATFORM_NAME = re.compile(r"[a-z][a-z0-9_]{0,30}\Z")
+
+
+def platform_name(text: str) -> str:
+    name = text.strip().lower()
+    if not PLATFORM_NAME.match(name):
+        raise argparse.ArgumentTypeError(
+            f"invalid platform {text!r} (choose from {', '.join(known_platforms())})"
+        )
+    return name
+
+
+def check_platforms(names: list[str]) -> None:
+    """Each of ``names`` a platform vLLM or a plugin read brings."""
+    for name in names:
+        if name not in known_platforms():
+            raise EnvironmentError_(
+                f"argument --platform: invalid platform {name!r} (choose from "
+                f"{', '.join(known_platforms())}; a plugin's platform needs its --plugin DIR)"
+            )
 
 
 def platform_list(text: str) -> list[str]:
@@ -20,7 +45,7 @@ def platform_list(text: str) -> list[str]:
     names = [n.strip().lower() for n in text.split(",") if n.strip()]
     if names == ["all"]:
         return list(PLATFORMS)
-    bad = [n for n in names if n not in PLATFORMS]
+    bad = [n for n in names if n not in PLATFORMS and not PLATFORM_NAME.match(n)]
     if bad or not names:
         raise argparse.ArgumentTypeError(
             f"invalid platform {text!r} (choose from {', '.join(PLATFORMS)}, all; "
@@ -68,6 +93,15 @@ def add_environment_options(parser: argparse.ArgumentParser, many: bool = False)
         "function's answer such as has_flashinfer_sm90_nope_mla=true (repeatable; default: "
         "the reference machine: pinned dependencies, no flashinfer-cubin, no network, nvcc)",
     )
+    group.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder holding a vLLM platform plugin package (tpu_inference, vllm_ascend, "
+        "...) or its installed distribution, read like vllm/ and never imported "
+        "(repeatable; default: none)",
+    )
     if many:
         group.add_argument(
             "--platform",
@@ -82,14 +116,41 @@ def add_environment_options(parser: argparse.ArgumentParser, many: bool = False)
         return
     group.add_argument(
         "--platform",
-        choices=PLATFORMS,
+        type=platform_name,
         default="cuda",
-        help="the platform whose selection is described (default: cuda)",
+        help="the platform whose selection is described: cuda, rocm, xpu, cpu, tpu (with "
+        "tpu_inference given by --plugin) or a plugin's (npu, hpu) (default: cuda)",
     )
+
+
+def read_plugin_flags(args: argparse.Namespace, root: str) -> None:
+    """The ``--plugin`` folders read as plugins of ``root`` (every run states its
+    own: none given, none read); :class:`EnvironmentError_` names a bad folder."""
+    import sys
+
+    if not getattr(args, "plugin", None) and "sphinxext_attn.source.plugins" not in sys.modules:
+        return  # no plugin given nor read: nothing to do (and no analysis module loaded)
+    from sphinxext_attn.source.plugin_platforms import read_plugins
+    from sphinxext_attn.source.plugins import PluginError
+
+    try:
+        read_plugins(root, list(getattr(args, "plugin", None) or []))
+    except PluginError as exc:
+        raise EnvironmentError_(f"--plugin {exc}") from None
+    if getattr(args, "plugin", None):
+        import sys
+
+        from sphinxext_attn.analysis.plugin_release import release_mismatches
+
+        for message in release_mismatches(root):
+            print(f"warning: {message}", file=sys.stderr)
 
 
 def environment_of(args: argparse.Namespace) -> Environment:
     """The environment the flags ask for; :class:`EnvironmentError_` names a bad one."""
+    platform = getattr(args, "platform", None)
+    if isinstance(platform, str):
+        check_platforms([platform])
     return environment_from(
         parse_assignments(args.env, "--env"),
         parse_assignments(args.option, "--option"),
@@ -100,6 +161,7 @@ def environment_of(args: argparse.Namespace) -> Environment:
 
 
 __all__ = [
+    "read_plugin_flags",
     "EnvironmentError_",
     "add_environment_options",
     "environment_of",

@@ -31,13 +31,15 @@ from sphinxext_attn.cli.checks import (
 from sphinxext_attn.cli.environment_flags import (
     EnvironmentError_,
     add_environment_options,
+    check_platforms,
     environment_of,
     page_platforms,
+    read_plugin_flags,
 )
 from sphinxext_attn.cli.runcache import RunCache, add_cache_options, run_cache
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.key import AnalysisKey
-from sphinxext_attn.model.records import Analysis
+from sphinxext_attn.model.records import Analysis, Diagnostic
 from sphinxext_attn.render import markers
 from sphinxext_attn.render.markdown import fill_markers, header_from_template, render_markdown
 from sphinxext_attn.vocab.paths import PAGE_FILE, RELEVANT_PATTERNS
@@ -218,6 +220,23 @@ def unknown_command(argv: list[str]) -> str | None:
     )
 
 
+def plugin_diagnostics(root: Path, sections: list[Analysis]) -> list[Diagnostic]:
+    """The platform sections' warnings about a plugin's files (those about vLLM's own
+    are the page's)."""
+    if not sections:
+        return []
+    from sphinxext_attn.source.plugins import package_folders
+
+    packages = package_folders(root)
+    found = [
+        d
+        for s in sections
+        for d in s.diagnostics
+        if d.location and d.location.path.split("/", 1)[0] in packages
+    ]
+    return list(dict.fromkeys(found))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["select"]:
@@ -240,11 +259,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def write_page(args: argparse.Namespace) -> int:
     """The page (or the JSON, or the diff) the checked flags ask for."""
-    environment = environment_of(args)
     args.root = root_or_report(args.root, "sphinxext-attn")
     if args.root is None:
         return 2
     root = Path(args.root)
+    if root.is_dir():
+        read_plugin_flags(args, args.root)
+    check_platforms(page_platforms(args))
+    environment = environment_of(args)
     if args.files and not any(is_relevant(f, root) for f in args.files):
         return 0
     check_root(args.root)
@@ -286,6 +308,8 @@ def write_page(args: argparse.Namespace) -> int:
         )
         platforms = []
     sections = [platform_part(root, environment, p, run_cache(args)) for p in platforms]
+    for diag in plugin_diagnostics(root, sections):
+        print(f"warning: {diag}", file=sys.stderr)
     if args.format == "json":
         from sphinxext_attn.render.jsonout import render_json
 

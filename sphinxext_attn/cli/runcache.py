@@ -247,7 +247,9 @@ def add_cache_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run_cache(args: argparse.Namespace) -> RunCache:
-    if args.no_cache:
+    # a plugin's files lie outside the root the cache checks its entries' files in:
+    # with plugins nothing is kept (an edited plugin file would not be seen)
+    if args.no_cache or getattr(args, "plugin", None):
         return RunCache(None)
     return RunCache(Path(args.cache_dir) if args.cache_dir else default_dir())
 

@@ -29,6 +29,7 @@ from sphinxext_attn.cli.environment_flags import (
     EnvironmentError_,
     add_environment_options,
     environment_of,
+    read_plugin_flags,
 )
 from sphinxext_attn.cli.model_select import (
     answer_model_config,
@@ -221,6 +222,15 @@ def _shown(value: Any, flag: str) -> str:
     return str(value).lower() if flag == "attn-type" else str(value)
 
 
+def _candidate(candidate: dict[str, Any]) -> str:
+    """A candidate's backend, with its class where a plugin's names collide, or what
+    vLLM raises."""
+    if candidate.get("raised"):
+        return f"none (vLLM raises {candidate['raised']})"
+    path = candidate.get("class_path")
+    return f"{candidate['backend']} ({path})" if path else str(candidate["backend"])
+
+
 def render_text(
     config: Config,
     decision: Decision,
@@ -249,14 +259,16 @@ def render_text(
         lines.append(f"selected: none (vLLM raises {decision.refused})")
     elif decision.candidates and decision.selected:
         lines.append(f"selected: {decision.selected} (from a list that depends on a fact)")
-        lines += [f"  {c['backend']} if {c['if']}" for c in decision.candidates]
+        lines += [f"  {_candidate(c)} if {c['if']}" for c in decision.candidates]
     elif decision.candidates:
         lines.append("selected: conditional (the code cannot settle it statically)")
-        lines += [f"  {c['backend']} if {c['if']}" for c in decision.candidates]
+        lines += [f"  {_candidate(c)} if {c['if']}" for c in decision.candidates]
     elif decision.raised:
         lines.append(f"selected: none (vLLM raises {decision.raised})")
     else:
         lines.append(f"selected: {decision.selected or 'none (vLLM raises: no valid backend)'}")
+    if decision.class_path:
+        lines.append(f"class: {decision.class_path}")
     if decision.flash_attn_version is not None and decision.flash_attn_source:
         phase = " decode" if config.use_mla else ""
         lines.append(
@@ -347,11 +359,12 @@ def main(argv: list[str]) -> int:
 
 def answer(args: argparse.Namespace, argv: list[str]) -> int:
     """The decision (or the cases' decisions) the checked flags ask for."""
-    environment = environment_of(args)
     args.root = root_or_report(args.root, "sphinxext-attn select")
     if args.root is None:
         return 2
     root = check_root(args.root)
+    read_plugin_flags(args, args.root)
+    environment = environment_of(args)
     check_engine_options(root, environment)
     check_flags_apply(args, argv)
     if environment.platform == "rocm" and environment.arch:
@@ -425,6 +438,8 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
             content = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         else:
             decision = Decision.from_json(data)
+            decision.class_path = data.get("class_path", "")
+            decision.ignored_request = data.get("ignored_request", "")
             decision.flash_attn_version = data["flash_attn_version"]
             decision.flash_attn_source = data.get("flash_attn_source", "")
             from sphinxext_attn.model.environment import gpu_words
@@ -438,6 +453,8 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
             )
             content += start_text(data)
     answers.keep()
+    for diag in answers.plugin_warnings():
+        print(f"warning: {diag}", file=sys.stderr)
     if args.output and args.output != "-":
         write_output(Path(args.output), content)
     else:

@@ -28,6 +28,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PLATFORMS = ("cuda", "rocm", "xpu", "cpu")
+#: vLLM's built-in platforms whose class lives in another package (``tpu_inference``)
+OUT_OF_TREE_PLATFORMS = ("tpu",)
+#: platforms the plugins read in this process bring (``npu``, ``hpu``)
+PLUGIN_PLATFORMS: dict[str, None] = {}
+
+
+def known_platforms() -> tuple[str, ...]:
+    """Every platform a name may be given for: vLLM's and the plugins' ones."""
+    return (*PLATFORMS, *OUT_OF_TREE_PLATFORMS, *PLUGIN_PLATFORMS)
+
+
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 OPTION_NAME = re.compile(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*\Z")
 FACT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_-]*)*\Z")
@@ -185,8 +196,10 @@ def environment_from(
 ) -> Environment:
     """A checked :class:`Environment`; values are kept as text (as the environment has
     them). Raises :class:`EnvironmentError_` naming the setting and what it accepts."""
-    if platform not in PLATFORMS:
-        raise EnvironmentError_(f"platform: {platform!r} is not one of {', '.join(PLATFORMS)}")
+    if platform not in known_platforms():
+        raise EnvironmentError_(
+            f"platform: {platform!r} is not one of {', '.join(known_platforms())}"
+        )
     result = []
     for values, pattern, what in zip(
         (env, options, assume), (ENV_NAME, OPTION_NAME, FACT_NAME), where, strict=True

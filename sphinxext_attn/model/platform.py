@@ -22,6 +22,16 @@ class Rule:
     conditions: tuple[str, ...]
     outcome: str
     line: int
+    #: the class path the rule returns where it names one itself (a plugin's)
+    class_path: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The outcome for a table: with its class where a plugin's class gives it
+        (vllm-ascend's and vllm-gaudi's classes all say ``CUSTOM``)."""
+        if self.class_path:
+            return f"{self.outcome} ({self.class_path.rpartition('.')[2]})"
+        return self.outcome
 
 
 TITLES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "cpu": "CPU"}
@@ -44,7 +54,7 @@ class PlatformSelection:
 
     @property
     def title(self) -> str:
-        return TITLES.get(self.platform, self.platform)
+        return TITLES.get(self.platform, self.platform.upper())
 
     @property
     def machine(self) -> str:

@@ -146,6 +146,11 @@ class BackendFeatures:
     #: runtime profile: column -> a note on the cell (where what the column shows and
     #: what vLLM's selection asks differ: the declared KV dtypes and the check's)
     notes: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    #: a plugin's class: column -> the base class's answer, for the cells the class
+    #: does not declare (shown "not declared"; see runtime.declared)
+    undeclared: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    #: a plugin's class: the CUDA-graph support its metadata builder declares
+    cudagraph_support: str = field(default="", compare=False, hash=False)
 
     @property
     def table(self) -> str:
@@ -167,6 +172,8 @@ def cell_text(row: BackendFeatures, column: str) -> str:
     written); raises KeyError for unknown columns."""
     if column in row.unknown:
         return UNKNOWN_MARK
+    if column in row.undeclared:
+        return "not declared"
     return COLUMN[column].text(row)
 
 

@@ -138,6 +138,11 @@ class Decision:
     refused: str = ""
     #: checks not evaluated beside a refusal (a reason of vLLM's may be missing)
     unknown_reasons: list[str] = field(default_factory=list)
+    #: the class the pick's name stands for where it is not vLLM's own (a plugin's:
+    #: on TPU ``FLASH_ATTN`` is tpu-inference's Pallas backend)
+    class_path: str = ""
+    #: a backend asked for that the platform's code sets aside, in its words
+    ignored_request: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -163,6 +168,10 @@ class Decision:
         data["assumptions"] = self.assumptions
         if self.candidates:
             data["candidates"] = self.candidates
+        if self.class_path:
+            data["class_path"] = self.class_path
+        if self.ignored_request:
+            data["ignored_request"] = self.ignored_request
         return data
 
     def make_conditional(self) -> None:
@@ -217,6 +226,8 @@ class Decision:
             ignored=bool(data.get("selected_backend_ignored")),
             refused=data.get("error", "") if data.get("refused") else "",
             unknown_reasons=list(data.get("unknown_reasons", [])),
+            class_path=data.get("class_path", ""),
+            ignored_request=data.get("ignored_request", ""),
         )
 
 
@@ -231,7 +242,8 @@ def request_summary(decision: Decision) -> list[str]:
         out += [f"  (not evaluated: {why})" for why in decision.unknown_reasons]
         return out
     if decision.ignored:
-        return [f"requested: {asked}: vLLM ignores the request and uses {decision.selected}"]
+        line = f"requested: {asked}: vLLM ignores the request and uses {decision.selected}"
+        return [line, f"  - {decision.ignored_request}"] if decision.ignored_request else [line]
     if decision.selected == asked:
         return [f"requested: {asked}: vLLM uses it"]
     return [f"requested: {asked}: not settled (see the candidates)"]

@@ -150,8 +150,9 @@ class CallMixin:
         except (Unknown, Raised) as exc:
             read = self.capability_read
             self.capability_read = saved_read | read
-            if isinstance(exc, Unknown) and not exc.assumable and not args and not kwargs:
-                exc.assumable = func.name
+            if isinstance(exc, Unknown) and not args and not kwargs:
+                exc.assumable = exc.assumable or func.name
+                exc.outermost = func.name
             budget_hit = out_of_steps(exc)
             if not budget_hit and (self.class_writes == writes or func.cached):
                 self.call_memo.store(self, func, args, kwargs, looked_up, (False, exc, read))

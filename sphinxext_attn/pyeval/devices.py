@@ -39,7 +39,13 @@ MAX_MATCHED = 200
 
 
 def platform_class(interp: Interpreter, platform: str) -> PyClass:
-    """The class vLLM's detection plugin for ``platform`` answers with."""
+    """The class vLLM's detection plugin for ``platform`` answers with (or, for a
+    platform a plugin brings, the class its ``vllm.platform_plugins`` entry names)."""
+    from sphinxext_attn.source.plugin_platforms import plugin_platforms
+
+    brought = plugin_platforms(interp.tree).get(platform)
+    if brought is not None:
+        return _class_named(interp, brought.qualname, brought.path, brought.line)
     package = interp.module(PLATFORM_PACKAGE)
     where = PLATFORM_INIT_FILE
     if package is None or not package.has(PLUGINS):
@@ -52,11 +58,22 @@ def platform_class(interp: Interpreter, platform: str) -> PyClass:
     qualname = _answered_class(node)
     if qualname is None:
         raise Unknown(f"the {platform} plugin names no platform class", package.path, node.lineno)
+    return _class_named(interp, qualname, package.path, node.lineno)
+
+
+def _class_named(interp: Interpreter, qualname: str, where: str, line: int) -> PyClass:
     module_name, _, class_name = qualname.rpartition(".")
     module = interp.module(module_name)
     if module is None or not module.has(class_name):
-        raise Unknown(f"{qualname} is not in the tree", package.path, node.lineno)
-    cls = module.lookup(class_name, interp, node)
+        raise Unknown(f"{qualname} is not in the tree", where, line)
+    cls = module.lookup(class_name, interp, NODE)
+    if isinstance(cls, External) and not cls.qualname.startswith("vllm."):
+        package = cls.qualname.split(".", 1)[0]
+        raise Unknown(
+            f"{qualname} is {cls.qualname}, in {package}, which is not given: name the folder "
+            "holding it with --plugin DIR (conf.py: attention_backends_plugins)",
+            module.path,
+        )
     if not isinstance(cls, PyClass):
         raise Unknown(f"{qualname} is not a class", module.path)
     return cls
@@ -78,7 +95,13 @@ def _answered_class(node: ast.FunctionDef) -> str | None:
 
 
 def platform_instance(interp: Interpreter, platform: str) -> Instance:
-    return Instance(platform_class(interp, platform))
+    """The platform, with the registry overrides its plugin package performs applied
+    (they run when vLLM loads the platform's package)."""
+    cls = platform_class(interp, platform)
+    from sphinxext_attn.pyeval.plugin_registry import apply_overrides
+
+    apply_overrides(interp, cls.path)
+    return Instance(cls)
 
 
 # -- amdsmi: what the ROCm GPU reports ---------------------------------------------

@@ -152,6 +152,13 @@ class Interpreter(
             return sub
         if mod.has("__getattr__"):
             return self.call(mod.lookup("__getattr__", self, node), [name], {}, node, mod.path)
+        if mod.dotted.split(".", 1)[0] in self.tree.plugin_roots and name.startswith("_"):
+            # a plugin's private module its build writes (vllm-ascend's SoC version)
+            raise Unknown(
+                f"{mod.dotted}.{name} is not in the plugin's folder (written when it is built)",
+                mod.path,
+                getattr(node, "lineno", 0),
+            )
         raise Raised("AttributeError", f"module {mod.dotted} has no attribute {name}")
 
     def machine_capability_class(self) -> Any:

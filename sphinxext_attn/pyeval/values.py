@@ -51,6 +51,9 @@ class Unknown(Exception):
         #: a function of the tree whose answer can be assumed instead (``--assume
         #: NAME=...``): the innermost argument-less one this unknown came out of
         self.assumable = ""
+        #: the outermost argument-less function it came out of (``is_310p`` over the
+        #: ``get_ascend_soc_version`` it calls): the fact a platform's rule asks
+        self.outermost = ""
 
     @property
     def where(self) -> str:

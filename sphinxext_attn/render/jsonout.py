@@ -61,6 +61,8 @@ def _backend(row: BackendFeatures) -> dict[str, Any]:
         "is_mla": row.is_mla,
         **{flag.field: getattr(row, flag.field) for flag in FLAGS},
         "sources": {k: str(v) for k, v in sorted(row.sources.items())},
+        **({"not_declared": sorted(row.undeclared)} if row.undeclared else {}),
+        **({"cudagraph_support": row.cudagraph_support} if row.cudagraph_support else {}),
         **(
             {
                 "supports": dict(row.supports),
@@ -145,6 +147,7 @@ def platform_data(part: Analysis) -> dict[str, Any]:
         ],
         "rules": [
             {"when": list(r.conditions), "outcome": r.outcome, "line": r.line}
+            | ({"class_path": r.class_path} if r.class_path else {})
             for r in selection.rules
         ],
         "gpus": {b: ("any" if g == ["any"] else list(g)) for b, g in selection.gpus.items()},

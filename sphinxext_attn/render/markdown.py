@@ -84,7 +84,7 @@ def feature_cell(
     text = row.cell(column)
     if column == "Backend":
         text = f"`{text}`"
-    elif column == "KV Dtypes":
+    elif column == "KV Dtypes" and column not in row.undeclared:
         text = _literal_list(text)
     location = row.sources.get(column) if links else None
     if links and location is not None and text:

@@ -194,7 +194,7 @@ def feature_cell(row: BackendFeatures, column: str, deco: Decorations = PLAIN) -
     cells show where their value was read."""
     if column == "Backend":
         cell: list[nodes.Node] = [nodes.literal(row.name, row.name)]
-    elif column in LITERAL_LIST_COLUMNS:
+    elif column in LITERAL_LIST_COLUMNS and column not in row.undeclared:
         cell = literal_list(getattr(row, COLUMN[column].field))
     else:
         text = row.cell(column)

@@ -58,7 +58,7 @@ def features_intro(selection: PlatformSelection) -> str:
 
 def _rule_rows(selection: PlatformSelection) -> list[list[str]]:
     return [
-        [str(i), " and ".join(r.conditions) or "otherwise", r.outcome]
+        [str(i), " and ".join(r.conditions) or "otherwise", r.shown]
         for i, r in enumerate(selection.rules, 1)
     ]
 
@@ -80,7 +80,18 @@ def markdown_section(analysis: Analysis) -> str:
         lines = [f"## {heading} ({selection.title})", "", features_intro(selection), ""]
         notes = cell_notes(analysis.rows(table), columns)
         out.append("\n".join([*lines, *_table(names, body), *notes, ""]))
+    graphs = [r for r in analysis.backends if r.cudagraph_support]
+    if graphs:  # a plugin's builders: what each declares for CUDA graphs
+        lines = [f"## CUDA Graph Support ({selection.title})", "", CUDAGRAPH_INTRO, ""]
+        rows = [[f"`{r.name}`", r.cudagraph_support] for r in graphs]
+        out.append("\n".join([*lines, *_table(["Backend", "CUDA Graphs (builder)"], rows), ""]))
     return "\n".join(out)
+
+
+CUDAGRAPH_INTRO = (
+    "What each backend's metadata builder declares (`_cudagraph_support`); "
+    '"not declared": vLLM then assumes its base builder\'s answer.'
+)
 
 
 def _selection_markdown(selection: PlatformSelection) -> str:

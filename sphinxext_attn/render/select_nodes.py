@@ -100,6 +100,9 @@ def decision_nodes(
         para += nodes.literal(decision.selected, decision.selected, classes=[SELECTED_CLASS])
         if decision.flash_attn_version is not None:
             para += nodes.Text(f", which runs FlashAttention {decision.flash_attn_version}")
+        if decision.class_path:  # a plugin's class behind the name
+            para += nodes.Text(", the class ")
+            para += nodes.literal(decision.class_path, decision.class_path)
         para += nodes.Text(".")
         out.insert(0, para)
     if decision.requested is not None:  # a backend asked for: what vLLM does with it

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from docutils import nodes
@@ -65,6 +65,11 @@ ASSUMES = (
     "installed?) is decided both ways, and the decision is conditional when they differ. "
     "A control is offered for each variable or fact that changes a decision on this page."
 )
+
+
+def _platform_words(platforms: Iterable[str]) -> dict[str, str]:
+    """vLLM's platforms by their names, another (a plugin's ``npu``) in capitals."""
+    return {p: PLATFORM_WORDS.get(p, p.upper()) for p in platforms}
 
 
 def option_text(dim: str, value: str) -> str:
@@ -163,7 +168,7 @@ def platform_controls(ident: str, table: dict[str, Any]) -> list[str]:
             archs.append(variant["arch"])
     out = []
     for name, values, chosen, words in (
-        ("platform", list(platforms), first["platform"], PLATFORM_WORDS),
+        ("platform", list(platforms), first["platform"], _platform_words(platforms)),
         ("arch", platforms.get("rocm", []), first["arch"], {}),
     ):
         if not values:

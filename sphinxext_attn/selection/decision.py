@@ -218,7 +218,7 @@ class Selector:
             ):
                 q.capability = self.gpu(config)
                 decision = self._decide(config)
-                decision.assumptions = q.assumptions
+                decision.assumptions = q.assumptions or decision.assumptions
                 decision.make_conditional()
                 return decision
         except Unknown as exc:

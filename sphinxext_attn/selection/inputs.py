@@ -68,6 +68,17 @@ def attn_type(value: object) -> str:
     return text
 
 
+def backend_name(value: object) -> str:
+    """A registry name (``FLASH_ATTN``; case does not matter)."""
+    text = _text(value).upper()
+    if not re.fullmatch(r"[A-Z][A-Z0-9_]{0,63}", text):
+        raise ValueError(
+            f"{_text(value) or 'nothing'!r} is not a backend name; give a registry name "
+            "such as FLASH_ATTN"
+        )
+    return text
+
+
 def positive_int(value: object) -> int:
     """A whole number above zero (``"128"`` or ``128``; never a bool)."""
     if isinstance(value, bool) or not isinstance(value, int | str):

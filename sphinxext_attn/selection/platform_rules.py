@@ -5,15 +5,23 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.model.platform import Rule
+from sphinxext_attn.model.records import Location
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.devices import platform_class
 from sphinxext_attn.pyeval.values import NODE, Bound, Instance
 from sphinxext_attn.selection.answers import param_names
-from sphinxext_attn.source.registry import read_registry
+from sphinxext_attn.selection.rule_requests import (
+    note_request,
+    plugin_class_path,
+    requested_member,
+)
+from sphinxext_attn.source.registry import RegistryEntry, read_registry
 
 if TYPE_CHECKING:
     from sphinxext_attn.selection.decision import Selector
@@ -29,7 +37,7 @@ def rule_arguments(selector: Selector, config: Config, method: Any) -> dict[str,
     params = param_names(method.func.node) if isinstance(method, Bound) else []
     kwargs: dict[str, Any] = {"attn_selector_config": selector.build_config(config)}
     if "selected_backend" in params:
-        kwargs["selected_backend"] = None
+        kwargs["selected_backend"] = requested_member(selector.interp, config.selected_backend)
     if "num_heads" in params:
         kwargs["num_heads"] = config.num_heads
     return kwargs
@@ -45,10 +53,44 @@ def decide_by_rule(selector: Selector, config: Config, platform: Instance) -> De
         path = interp.call(method, [], kwargs, NODE, "")
     except Raised as exc:
         return Decision(None, [], raised=f"{exc.kind}: {exc.message}")
+    except Unknown as exc:
+        fact = exc.outermost or exc.assumable
+        if not fact or fact in interp.machine.environment.assume:
+            raise
+        return _either_way(selector, config, fact)
     if not isinstance(path, str):
         raise Unknown("get_attn_backend_cls answered no class path")
     name = backend_of_path(interp, path)
-    return Decision(name, [name])
+    if plugin_class_path(path):  # a plugin's class: a warning where it cannot be read
+        from sphinxext_attn.selection.plugin_checks import readable_class
+
+        where = method.func.path if isinstance(method, Bound) else ""
+        readable_class(interp, RegistryEntry(name, path, Location(where, 0)))
+    decision = Decision(name, [name], class_path=plugin_class_path(path))
+    note_request(decision, config.selected_backend, method)
+    return decision
+
+
+def _either_way(selector: Selector, config: Config, fact: str) -> Decision:
+    """A decision that rests on a function's answer the trees cannot give (vllm-ascend's
+    ``is_310p()``, from a SoC version written at build time): one per value, and
+    conditional when they differ, never one of them presented as the answer."""
+    from sphinxext_attn.selection.settled import VALUES, conditional, sibling
+
+    answers = [(value, sibling(selector, fact, value).decide(config)) for value in VALUES]
+    out = conditional(fact, answers)
+    for value, decision in answers:
+        for candidate in out.candidates:
+            if not candidate["if"].endswith(f"--assume {fact}={value})"):
+                continue
+            if decision.class_path:
+                candidate["class_path"] = decision.class_path
+            if decision.raised:
+                candidate["raised"] = decision.raised
+    if len({c.get("class_path", "") for c in out.candidates}) > 1:
+        out.selected = None  # one name (CUSTOM), two classes: the fact decides
+    out.assumptions = [f"{fact}=true|false"]
+    return out
 
 
 def backend_of_path(interp: Interpreter, path: str) -> str:
@@ -89,8 +131,39 @@ def read_rules(interp: Interpreter, platform: str) -> tuple[list[Rule], str]:
     if method is None:
         raise Unknown(f"{cls.name} has no get_attn_backend_cls of its own", cls.path)
     rules: list[Rule] = []
-    _walk(interp, method.body, (), {}, rules)
+
+    def settle(function: str) -> bool | None:
+        """A function of the platform's module asked about the request (None)."""
+        try:
+            if not cls.module.has(function):
+                return None
+            found = cls.module.lookup(function, interp, NODE)
+            answer = interp.call(found, [None], {}, NODE, cls.path)
+        except (Unknown, Raised):
+            return None
+        return answer if isinstance(answer, bool) else None
+
+    bound = {
+        t.id: n.value
+        for n in ast.walk(method)
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    _walk(interp, method.body, (), {}, rules, _Reading(settle, bound))
     return rules, cls.path
+
+
+Settle = Callable[[str], "bool | None"]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What a walk through the method consults: the answer of a function asked about
+    the request, and the method's own assignments (a dict of backends it indexes)."""
+
+    settle: Settle
+    bound: dict[str, ast.expr]
 
 
 def _walk(
@@ -99,34 +172,69 @@ def _walk(
     conditions: tuple[str, ...],
     names: dict[str, str],
     rules: list[Rule],
+    reading: _Reading,
 ) -> bool:
     """Rules of ``body`` under ``conditions``; True when every path through it ends."""
-    for stmt in body:
+    for index, stmt in enumerate(body):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
             if isinstance(target, ast.Name):
                 names[target.id] = _text(stmt.value, names)
             continue
         if isinstance(stmt, ast.If):
-            test = _requested(stmt.test)
+            test = _requested(stmt.test, reading.settle)
+            if _assigns_request(stmt):  # a branch picks the backend, a later return gives it
+                rest = body[index + 1 :]
+                if isinstance(test, bool):
+                    chosen = stmt.body if test else stmt.orelse
+                    return _walk(interp, [*chosen, *rest], conditions, names, rules, reading)
+                condition = _text(test, names)
+                _walk(
+                    interp, [*stmt.body, *rest], (*conditions, condition), dict(names), rules,
+                    reading,
+                )  # fmt: skip
+                negated = f"not ({condition})"
+                _walk(
+                    interp, [*stmt.orelse, *rest], (*conditions, negated), dict(names), rules,
+                    reading,
+                )  # fmt: skip
+                return True
             if test is False:
-                if _walk(interp, stmt.orelse, conditions, names, rules):
+                if _walk(interp, stmt.orelse, conditions, names, rules, reading):
                     return True
                 continue
             if test is True:
-                if _walk(interp, stmt.body, conditions, names, rules):
+                if _walk(interp, stmt.body, conditions, names, rules, reading):
                     return True
                 continue
             condition = _text(test, names)
-            ends = _walk(interp, stmt.body, (*conditions, condition), dict(names), rules)
+            ends = _walk(interp, stmt.body, (*conditions, condition), dict(names), rules, reading)
             negated = f"not ({condition})"
             if stmt.orelse:
-                other = _walk(interp, stmt.orelse, (*conditions, negated), dict(names), rules)
+                other = _walk(
+                    interp, stmt.orelse, (*conditions, negated), dict(names), rules, reading
+                )
                 if ends and other:
                     return True
             continue
         if isinstance(stmt, ast.Return) and stmt.value is not None:
-            rules.append(Rule(conditions, _outcome(interp, stmt.value), stmt.lineno))
+            table = _keyed_table(stmt.value, reading.bound)
+            if table is not None:
+                for condition, value in table:
+                    path = _returned_path(value)
+                    outcome = _outcome(interp, value, names)
+                    rule = Rule(
+                        (*conditions, condition), outcome, stmt.lineno, plugin_class_path(path)
+                    )
+                    rules.append(rule)
+                key = ast.unparse(stmt.value)
+                rules.append(
+                    Rule((*conditions, "any other key"), f"raises KeyError ({key})", stmt.lineno)
+                )
+                return True
+            path = _returned_path(stmt.value)
+            outcome = _outcome(interp, stmt.value, names)
+            rules.append(Rule(conditions, outcome, stmt.lineno, plugin_class_path(path)))
             return True
         if isinstance(stmt, ast.Raise) and stmt.exc is not None:
             rules.append(Rule(conditions, _raised(stmt.exc), stmt.lineno))
@@ -134,10 +242,29 @@ def _walk(
     return False
 
 
-def _requested(test: ast.expr) -> ast.expr | bool:
+def _assigns_request(stmt: ast.If) -> bool:
+    """Whether a branch of ``stmt`` sets ``selected_backend`` (TPU: the MLA branch
+    picks ``FLASH_ATTN_MLA`` and the method's last line returns its path)."""
+    return any(
+        isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == REQUESTED for t in n.targets)
+        for n in ast.walk(stmt)
+    )
+
+
+def _requested(test: ast.expr, settle: Settle | None = None) -> ast.expr | bool:
     """``test`` with ``selected_backend`` None: True/False where that settles it."""
     if isinstance(test, ast.Name) and test.id == REQUESTED:
         return False
+    if (
+        settle is not None
+        and isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and any(isinstance(a, ast.Name) and a.id == REQUESTED for a in test.args)
+    ):
+        answer = settle(test.func.id)
+        if answer is not None:
+            return answer
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         sides = [test.left, test.comparators[0]]
         if any(isinstance(s, ast.Name) and s.id == REQUESTED for s in sides):
@@ -152,12 +279,12 @@ def _requested(test: ast.expr) -> ast.expr | bool:
             if isinstance(op, ast.NotIn | ast.IsNot | ast.NotEq):
                 return not (has_none or is_none)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _requested(test.operand)
+        inner = _requested(test.operand, settle)
         return (not inner) if isinstance(inner, bool) else test
     if isinstance(test, ast.BoolOp):
         kept: list[ast.expr] = []
         for value in test.values:
-            part = _requested(value)
+            part = _requested(value, settle)
             if isinstance(part, bool):
                 if part == isinstance(test.op, ast.Or):
                     return part  # True in an or, False in an and: settled
@@ -176,15 +303,43 @@ def _text(node: ast.expr, names: dict[str, str]) -> str:
     return text
 
 
-def _outcome(interp: Interpreter, value: ast.expr) -> str:
-    """``AttentionBackendEnum.X.get_path()`` -> X; a class path -> its backend name."""
+def _outcome(interp: Interpreter, value: ast.expr, names: dict[str, str] | None = None) -> str:
+    """``AttentionBackendEnum.X.get_path()`` -> X (also through ``selected_backend``
+    set to it); a class path -> its backend name."""
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         inner = value.func.value
         if isinstance(inner, ast.Attribute) and value.func.attr == "get_path":
             return inner.attr
+        picked = (names or {}).get(inner.id, "") if isinstance(inner, ast.Name) else ""
+        if value.func.attr == "get_path" and re.fullmatch(r"\(?[\w.]+\.(\w+)\)?", picked):
+            return picked.strip("()").rpartition(".")[2]
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return backend_of_path(interp, value.value)
     return ast.unparse(value)
+
+
+def _keyed_table(value: ast.expr, bound: dict[str, ast.expr]) -> list[tuple[str, ast.expr]] | None:
+    """``table[(a, b)]`` where ``table`` is a dict literal bound just before, keyed by
+    constants (vllm-ascend's backends by ``(use_mla, use_sparse, use_compress)``): a
+    condition per key (``a == K0 and b == K1``) with its value."""
+    if not (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)):
+        return None
+    literal = bound.get(value.value.id)
+    if not isinstance(literal, ast.Dict):
+        return None
+    parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+    out: list[tuple[str, ast.expr]] = []
+    for key, item in zip(literal.keys, literal.values, strict=True):
+        elts = key.elts if isinstance(key, ast.Tuple) else [key] if key is not None else []
+        if len(elts) != len(parts) or not all(isinstance(e, ast.Constant) for e in elts):
+            return None
+        words = [f"{_text(p, {})} == {ast.unparse(e)}" for p, e in zip(parts, elts, strict=True)]
+        out.append((" and ".join(words), item))
+    return out
+
+
+def _returned_path(value: ast.expr) -> str:
+    return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else ""
 
 
 def _raised(exc: ast.expr) -> str:

@@ -20,6 +20,7 @@ from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.selection.platform_rules import RULES_METHOD, backend_of_path, rule_arguments
+from sphinxext_attn.selection.rule_requests import note_request, plugin_class_path
 from sphinxext_attn.source.registry import read_registry
 from sphinxext_attn.vocab.names import REGISTRY_ENUM
 from sphinxext_attn.vocab.paths import REGISTRY_FILES, SELECTOR_MODULES
@@ -87,7 +88,10 @@ def decide_requested(selector: Selector, config: Config) -> Decision:
     if not isinstance(path, str):
         raise Unknown(f"{RULES_METHOD} answered no class path for {name}")
     used = backend_of_path(interp, path)
-    decision = Decision(used, [used], requested=name, ignored=used != name)
+    decision = Decision(
+        used, [used], requested=name, ignored=used != name, class_path=plugin_class_path(path)
+    )
+    note_request(decision, name, method)  # in the platform's own log line, where it has one
     if decision.ignored:  # the list vLLM walked instead, where it walks one
         automatic = selector.decide_automatically(replace(config, selected_backend=None))
         if automatic.selected == used:

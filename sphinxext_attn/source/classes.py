@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from sphinxext_attn.source.layout import in_package
 from sphinxext_attn.source.registry import RegistryEntry
 from sphinxext_attn.source.tree import SourceTree
 
@@ -95,7 +94,7 @@ class ClassFinder:
                 "outside",
             )
             return None
-        if not in_package(module):
+        if not self.tree.owns(module):
             self.tree.warn(
                 f"{entry.name}: class path {entry.class_path!r} is outside the vllm package",
                 *where,

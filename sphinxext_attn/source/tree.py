@@ -25,6 +25,7 @@ from sphinxext_attn.source.chunks import (
     word_boundary,
 )
 from sphinxext_attn.source.layout import PACKAGE, in_package, is_installed_layout
+from sphinxext_attn.source.plugins import package_folders
 from sphinxext_attn.source.recording import RecordedReads, Recording, decode_source
 from sphinxext_attn.source.syntax_check import (
     Problem,
@@ -69,6 +70,8 @@ class SourceTree(RecordedReads):
         self._real_folders: dict[str, str] = {}
         #: a site-packages: only files under ``vllm/`` are the tree's
         self.installed = is_installed_layout(self.root)
+        #: a plugin's top-level package -> its folder, the root its files are read in
+        self.plugin_roots = package_folders(self.root)
         #: the recordings under way (nested work records into each)
         self._recordings: list[Recording] = []
         #: warnings of a file's reading and parsing, repeated to later recordings
@@ -117,17 +120,26 @@ class SourceTree(RecordedReads):
         if pure.is_absolute() or any(p in ("", ".", "..") for p in rel.split("/")):
             return None
         folder, _, name = rel.rpartition("/")
+        base = self.root_of(rel)
         real_folder = self._real_folders.get(folder)
         if real_folder is None:
-            real_folder = os.path.realpath(self.root.joinpath(*folder.split("/")))
+            real_folder = os.path.realpath(base.joinpath(*folder.split("/")))
             self._real_folders[folder] = real_folder
         # the folder is resolved; only the last part may still be a link
         joined = os.path.join(real_folder, name)
         real = os.path.realpath(joined) if os.path.islink(joined) else joined
-        root = str(self.root)
+        root = str(base)
         if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             return None
         return Path(real)
+
+    def root_of(self, rel: str) -> Path:
+        """The root ``rel`` is read in: its plugin's folder for a plugin package."""
+        return self.plugin_roots.get(rel.split("/", 1)[0], self.root)
+
+    def owns(self, dotted: str) -> bool:
+        """Whether module ``dotted`` is analysed: vLLM's package or a plugin's."""
+        return in_package(dotted) or dotted.split(".", 1)[0] in self.plugin_roots
 
     def _looked_in(self, rel: str) -> None:
         """Remember the folder of every file looked for, present or not: a file
@@ -150,7 +162,8 @@ class SourceTree(RecordedReads):
     def is_foreign(self, rel: str) -> bool:
         """A path beside ``vllm/`` in an installed layout: another distribution's
         file, treated as absent."""
-        return self.installed and rel.split("/", 1)[0] != PACKAGE
+        top = rel.split("/", 1)[0]
+        return self.installed and top != PACKAGE and top not in self.plugin_roots
 
     def exists(self, rel: str) -> bool:
         self._touch(rel)
@@ -178,7 +191,7 @@ class SourceTree(RecordedReads):
     def module_file(self, dotted: str) -> str | None:
         """The file of module ``dotted`` if it is in the analysed package (see
         :data:`PACKAGE`); None for any other module, as if it were not there."""
-        if not in_package(dotted):
+        if not self.owns(dotted):
             return None
         for rel in self.module_file_candidates(dotted):
             if self.exists(rel):

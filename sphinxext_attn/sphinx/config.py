@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from sphinx.util import logging
 
 from sphinxext_attn.model.environment import (
-    PLATFORMS,
     REFERENCE,
     Environment,
     EnvironmentError_,
     as_text,
     check_setting,
     environment_from,
+    known_platforms,
 )
 from sphinxext_attn.source.fetch import RELEASE_ROOT, VERSION
 from sphinxext_attn.source.locate import installed_vllm_root
@@ -47,6 +48,7 @@ ENV_NAME = "attention_backends_env"
 OPTIONS_NAME = "attention_backends_options"
 ASSUME_NAME = "attention_backends_assume"
 PLATFORM_NAME = "attention_backends_platform"
+PLUGINS_NAME = "attention_backends_plugins"
 PROFILES: tuple[str, ...] = ("runtime", "vllm-page")
 HOW_TO_SET = (
     f"no vLLM source tree for the attention-backend tables: set {CONFIG_NAME} "
@@ -135,7 +137,27 @@ def _check_mapping(kind: str, name: str) -> Callable[[object], str | None]:
 
 
 def _check_platform(value: object) -> str | None:
-    return None if value in PLATFORMS else "one of " + ", ".join(repr(p) for p in PLATFORMS)
+    """vLLM's platforms, or a name a plugin's platform may have (checked against the
+    plugins once they are read, see :func:`resolve_for_build`)."""
+    if value in known_platforms() or (
+        isinstance(value, str) and re.fullmatch(r"[a-z][a-z0-9_]{0,30}", value)
+    ):
+        return None
+    return (
+        "one of "
+        + ", ".join(repr(p) for p in known_platforms())
+        + " or the device_name of a platform in attention_backends_plugins"
+    )
+
+
+def _check_plugins(value: object) -> str | None:
+    accepts = "a list of folders (str or os.PathLike) holding a vLLM platform plugin package"
+    if not isinstance(value, list | tuple):
+        return accepts
+    for item in value:
+        if not _path_like(item) or not os.fspath(item):
+            return f"{accepts}; {item!r} is not a path"
+    return None
 
 
 #: name -> (default, rebuild, Sphinx types, checker, description)
@@ -204,7 +226,16 @@ SETTINGS: dict[
         "env",
         frozenset({str}),
         _check_platform,
-        "The platform whose selection the tables describe: cuda, rocm, xpu or cpu.",
+        "The platform whose selection the tables describe: cuda, rocm, xpu, cpu, tpu or a "
+        "plugin's (npu, hpu).",
+    ),
+    PLUGINS_NAME: (
+        [],
+        "env",
+        frozenset({list, tuple}),
+        _check_plugins,
+        "Folders holding a vLLM platform plugin package (tpu_inference, vllm_ascend), or "
+        "an installed distribution's name; read like vllm/, never imported.",
     ),
 }
 
@@ -321,6 +352,7 @@ def fetched_root(app: Sphinx, version: str) -> str | None:
 def resolve_for_build(app: Sphinx) -> None:
     """Resolve the configured tree once per build; directives read it from the env."""
     app.env.attention_backends_root = root = config_root(app)  # type: ignore[attr-defined]
+    read_configured_plugins(app)
     options = getattr(app.config, OPTIONS_NAME, None)
     if root and options and os.path.isdir(os.path.join(root, "vllm")):
         from sphinxext_attn.selection.option_fields import OptionError, check_options
@@ -346,6 +378,42 @@ def resolve_for_build(app: Sphinx) -> None:
         for name, path in trees.items()
         if path
     }
+
+
+def read_configured_plugins(app: Sphinx) -> None:
+    """``attention_backends_plugins`` read as the plugins of the configured tree (each
+    build states its own: none configured, none read); a folder holding no plugin,
+    or a platform no plugin brings, is one error naming the setting."""
+    from sphinxext_attn.source.plugin_platforms import read_plugins
+    from sphinxext_attn.source.plugins import PluginError
+
+    root = app.env.attention_backends_root  # type: ignore[attr-defined]
+    if not root:
+        return
+    folders = [
+        os.path.normpath(os.path.join(app.confdir, os.fspath(f)))
+        if os.path.isdir(os.path.join(app.confdir, os.fspath(f)))
+        else os.fspath(f)
+        for f in getattr(app.config, PLUGINS_NAME, None) or []
+    ]
+    try:
+        read_plugins(root, folders)
+    except PluginError as exc:
+        logger.error(f"{PLUGINS_NAME}: {exc}", type="attention_backends", subtype="config")
+        read_plugins(root, [])
+    from sphinxext_attn.analysis.plugin_release import release_mismatches
+
+    for message in release_mismatches(root) if folders else []:
+        logger.warning(message, type="attention_backends", subtype="plugin")
+    platform = getattr(app.config, PLATFORM_NAME, "cuda")
+    if platform not in known_platforms():
+        logger.error(
+            f"{PLATFORM_NAME} = {platform!r} is not valid: it accepts one of "
+            f"{', '.join(known_platforms())}; using the default, 'cuda'",
+            type="attention_backends",
+            subtype="config",
+        )
+        app.config[PLATFORM_NAME] = "cuda"
 
 
 def build_root(env: BuildEnvironment) -> str | None:

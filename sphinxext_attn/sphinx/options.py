@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from docutils.parsers.rst import directives
 
 from sphinxext_attn.model.environment import (
-    PLATFORMS,
     EnvironmentError_,
     check_setting,
+    known_platforms,
     parse_assignments,
 )
 
@@ -139,8 +139,11 @@ def gfx_option(value: str | None) -> str:
 
 def platform_option(value: str | None) -> str:
     choice = (value or "").strip().lower()
-    if choice not in PLATFORMS:
-        raise ValueError(f"give one of {', '.join(PLATFORMS)}")
+    if choice not in known_platforms():
+        raise ValueError(
+            f"give one of {', '.join(known_platforms())} (a plugin's platform needs the "
+            "plugin in attention_backends_plugins)"
+        )
     return choice
 
 

@@ -25,7 +25,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util import logging
 
-from sphinxext_attn.model.environment import PLATFORMS, REFERENCE, Environment
+from sphinxext_attn.model.environment import REFERENCE, Environment, known_platforms
 from sphinxext_attn.model.selection import OPTION_FIELDS
 from sphinxext_attn.model.selector_shape import GRID, LAYER_GRID, query_value
 from sphinxext_attn.render import selector_html
@@ -129,7 +129,7 @@ class SelectorDirective(AttentionBackendsDirective):
         "class": directives.class_option,
         "name": directives.unchanged,
         "caption": directives.unchanged_required,
-        "platforms": choices_option(PLATFORMS),
+        "platforms": lambda value: choices_option(known_platforms())(value),
         "env": COMMON_OPTIONS["env"],
         "option": COMMON_OPTIONS["option"],
         "assume": COMMON_OPTIONS["assume"],

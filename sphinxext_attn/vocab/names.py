@@ -60,3 +60,6 @@ REGISTRY_ENUM = "AttentionBackendEnum"
 #: the enum of attention types and the literal of KV cache dtypes
 ATTENTION_TYPE_ENUM = "AttentionType"
 CACHE_DTYPE_LITERAL = "CacheDType"
+
+#: the entry-point group of vLLM's platform plugins (vllm-ascend, vllm-gaudi)
+PLATFORM_PLUGIN_GROUP = "vllm.platform_plugins"

@@ -37,7 +37,7 @@ BAD_CASES: dict[str, tuple[object, tuple[str, ...]]] = {
     "bad-dtype": ([{"config": {"dtype": "int4"}}], ("case 0", "dtype", "int4", "bf16")),
     "bad-flag": ([{"config": {"use_mla": "yes"}}], ("case 0", "use_mla", "true or false")),
     "bad-num-heads": ([{**CASE, "num_heads": 0}], ("case 0", "num_heads", "positive")),
-    "bad-platform": ([{**CASE, "platform": "tpu"}], ("case 0", "platform", "tpu", "rocm")),
+    "bad-platform": ([{**CASE, "platform": "metal"}], ("case 0", "platform", "metal", "rocm")),
     "bad-env": ([{**CASE, "env": ["VLLM_X"]}], ("case 0", "env", "NAME: VALUE")),
     "bad-attn-type": ([{"config": {"attn_type": "SIDEWAYS"}}], ("case 0", "attn_type", "decoder")),
 }
@@ -60,7 +60,7 @@ BAD_FLAGS: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "arch": (["--arch", "nvidia"], ("--arch", "'nvidia'", "gfx942")),
     "format": (["--format", "yaml"], ("--format", "'yaml'", "json")),
     "unknown-flag": (["--capabilty", "9.0"], ("--capabilty",)),
-    "platform": (["--platform", "tpu"], ("--platform", "'tpu'", "rocm")),
+    "platform": (["--platform", "metal"], ("--platform", "'metal'", "rocm")),
 }
 
 

@@ -117,10 +117,10 @@ def test_a_cuda_only_page_evaluates_no_other_platform(monkeypatch, tmp_path, cap
 
 def test_a_bad_platform_is_one_line():
     proc = subprocess.run(
-        [sys.executable, "-m", "sphinxext_attn", "--root", str(DEMO_TREE), "--platform", "tpu"],
+        [sys.executable, "-m", "sphinxext_attn", "--root", str(DEMO_TREE), "--platform", "metal"],
         capture_output=True,
         text=True,
     )
     assert proc.returncode == 2
-    assert "invalid platform 'tpu' (choose from cuda, rocm, xpu, cpu, all" in proc.stderr
+    assert "invalid platform 'metal' (choose from cuda, rocm, xpu, cpu, tpu" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1

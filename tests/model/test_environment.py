@@ -117,8 +117,8 @@ def test_settings_are_checked_and_name_what_is_wrong():
         parse_assignments("A", ":env:")
     with pytest.raises(EnvironmentError_, match="'1BAD' is not a valid name"):
         environment_from(env={"1BAD": "x"})
-    with pytest.raises(EnvironmentError_, match="platform: 'tpu' is not one of cuda, rocm"):
-        environment_from(platform="tpu")
+    with pytest.raises(EnvironmentError_, match="platform: 'metal' is not one of cuda, rocm"):
+        environment_from(platform="metal")
     assert environment_from(env={"X": True}).env == {"X": "1"}
 
 

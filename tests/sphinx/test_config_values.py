@@ -34,7 +34,9 @@ BAD = [
     ("attention_backends_options", "{'a.b': [2]}", "a dict mapping names (str) to values"),
     ("attention_backends_options", "{'Attention Config': 2}", "is not a valid name"),
     ("attention_backends_assume", "'network'", "a dict mapping names (str) to values"),
-    ("attention_backends_platform", "'tpu'", "one of 'cuda', 'rocm', 'xpu', 'cpu'"),
+    ("attention_backends_platform", "'TPU v5e'", "one of 'cuda', 'rocm', 'xpu', 'cpu', 'tpu'"),
+    ("attention_backends_plugins", "'../tpu'", "a list of folders (str or os.PathLike)"),
+    ("attention_backends_plugins", "[3]", "a list of folders (str or os.PathLike)"),
 ]
 
 
@@ -68,6 +70,7 @@ def test_every_setting_is_checked():
         "attention_backends_options",
         "attention_backends_assume",
         "attention_backends_platform",
+        "attention_backends_plugins",
     }
     assert {name for name, _, _ in BAD} == set(config.SETTINGS)
 

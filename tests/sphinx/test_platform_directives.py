@@ -78,13 +78,13 @@ def test_platform_lists_rules_and_decisions(make_app, tmp_path):
 def test_conf_platform_is_the_default_and_a_bad_one_is_named(make_app, tmp_path):
     page = (
         ".. attention-backends-select::\n   :sparse:\n\n"
-        ".. attention-backends-select::\n   :platform: tpu\n"
+        ".. attention-backends-select::\n   :platform: metal\n"
     )
     text, warned = _text(
         make_app, tmp_path, page, confoverrides={"attention_backends_platform": "xpu"}
     )
     assert "vLLM raises NotImplementedError: Sparse attention is not supported on XPU." in text
-    assert "give one of cuda, rocm, xpu, cpu" in warned
+    assert "give one of cuda, rocm, xpu, cpu, tpu" in warned
 
 
 FEATURES_PAGE = """Platforms
