@@ -37,12 +37,12 @@ from source_damage import TOKENS, mutate
 
 from sphinxext_attn.analysis.unit_runner import Done
 from sphinxext_attn.analysis.units import runtime_analysis
-from sphinxext_attn.cli.select import render_text
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.render.jsonout import render_json
 from sphinxext_attn.render.markdown import render_markdown
+from sphinxext_attn.render.select_text import render_text
 from sphinxext_attn.runtime.questions import kv_cache_dtypes
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selection.fa_version import flash_attn_version

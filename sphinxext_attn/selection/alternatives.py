@@ -103,14 +103,3 @@ def alternatives(
         if other is not None and other != here:
             found.append(_entry(pair, data))
     return found
-
-
-def describe(alternative: dict[str, Any]) -> str:
-    """``with --env VLLM_HAS_FLASHINFER_CUBIN=1: FLASHINFER``."""
-    flags = [
-        f"without --env {name}" if value == "unset" else f"--{kind} {name}={value}"
-        for kind in ("env", "option", "assume")
-        for name, value in alternative[kind].items()
-    ]
-    pick = alternative["selected"] or "none (vLLM raises)"
-    return f"with {' '.join(flags)}: {pick}"

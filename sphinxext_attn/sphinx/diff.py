@@ -20,7 +20,7 @@ from sphinxext_attn.model.diff import Change, backends_added, backends_removed, 
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import diffout
 from sphinxext_attn.render import nodes as render
-from sphinxext_attn.sphinx import config
+from sphinxext_attn.sphinx import config, trees
 from sphinxext_attn.sphinx.directive_base import AttentionBackendsDirective
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, profile_option
 from sphinxext_attn.sphinx.provenance import SphinxDecorations
@@ -44,11 +44,11 @@ class DiffDirective(AttentionBackendsDirective):
                 f"{self.name}: give :from: (a path or a name of {self._names()}), "
                 "or :from-profile: to compare two readings of one tree"
             )
-        build_root = config.build_root(self.env)
+        build_root = trees.build_root(self.env)
         old_root = self.tree(self.options["from"]) if self.options.get("from") else build_root
         new_root = self.tree(self.options["to"]) if self.options.get("to") else build_root
         if old_root is None or new_root is None:
-            config.warn_no_root()
+            trees.warn_no_root()
             return []
         old = self.analysis_of(old_root, profiles[0])
         new = self.analysis_of(new_root, profiles[1])
@@ -73,11 +73,11 @@ class DiffDirective(AttentionBackendsDirective):
         return ", ".join(sorted(trees)) or f"{config.TREES_NAME}, which is empty"
 
     def tree(self, value: str) -> str:
-        named = config.named_tree(self.env, value)
+        named = trees.named_tree(self.env, value)
         if named is not None:
             return named
         docdir = os.path.dirname(self.env.doc2path(self.env.docname))
-        path = config.directive_root(value, docdir)
+        path = trees.directive_root(value, docdir)
         if not os.path.isdir(os.path.join(path, "vllm")):
             raise self.error(
                 f"{self.name}: {value!r} is neither a tree name ({self._names()}) "

@@ -24,7 +24,7 @@ from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.decorate import PLAIN, Decorations
 from sphinxext_attn.source.tree import SourceTree
-from sphinxext_attn.sphinx import cache, config
+from sphinxext_attn.sphinx import cache, config, trees
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, columns_option
 from sphinxext_attn.sphinx.provenance import SphinxDecorations
 
@@ -55,7 +55,7 @@ class AttentionBackendsDirective(SphinxDirective):
             return self.rendered(Analysis(root=""), None)
         root = self.tree_root()
         if root is None:
-            config.warn_no_root()
+            trees.warn_no_root()
             return []
         problem = self.unhonoured(root)
         if problem:
@@ -220,8 +220,8 @@ class AttentionBackendsDirective(SphinxDirective):
         value = self.options.get("root")
         if value:
             docdir = os.path.dirname(self.env.doc2path(self.env.docname))
-            return config.directive_root(value, docdir)
-        return config.build_root(self.env)
+            return trees.directive_root(value, docdir)
+        return trees.build_root(self.env)
 
     def backends(self, analysis: Analysis) -> frozenset[str] | None:
         wanted = self.options.get("backends")

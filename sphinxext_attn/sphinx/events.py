@@ -17,7 +17,7 @@ from sphinx.util import texescape
 
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.render.nodes import TABLE_CLASS
-from sphinxext_attn.sphinx import cache, config
+from sphinxext_attn.sphinx import cache, config, trees
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -33,7 +33,7 @@ LATEX_STY_PATH = CSS_PATH.parent / f"{LATEX_PACKAGE}.sty"
 def builder_inited(app: Sphinx) -> None:
     cache.new_build()
     config.new_build()
-    config.resolve_for_build(app)
+    trees.resolve_for_build(app)
     if app.builder.format == "html":
         app.add_css_file(CSS_FILE)
 
@@ -146,9 +146,9 @@ def before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) ->
     for docname in docnames:
         roots |= docs.get(docname, set())
     if any(d not in docs for d in docnames):
-        root = config.build_root(env)
+        root = trees.build_root(env)
         if root is None:
-            config.warn_no_root()
+            trees.warn_no_root()
         else:
             roots.add(AnalysisKey(root, config.profile(env), config.environment(env)))
     for key in sorted(roots, key=repr):

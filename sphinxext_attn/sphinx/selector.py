@@ -31,7 +31,7 @@ from sphinxext_attn.model.selector_shape import GRID, LAYER_GRID, query_value
 from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
 from sphinxext_attn.selector.table import SelectorTable
-from sphinxext_attn.sphinx import cache, config
+from sphinxext_attn.sphinx import cache, trees
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, choices_option
 
@@ -139,7 +139,7 @@ class SelectorDirective(AttentionBackendsDirective):
     def run(self) -> list[nodes.Node]:
         root = self.tree_root()
         if root is None:
-            config.warn_no_root()
+            trees.warn_no_root()
             return []
         environment = self.environment()
         platforms = self.options.get("platforms") or (environment.platform,)
@@ -310,7 +310,7 @@ def prime(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     """
     if app.parallel <= 1 or not docnames:
         return
-    root = config.build_root(env)
+    root = trees.build_root(env)
     if root is None:
         return
     for docname in docnames:

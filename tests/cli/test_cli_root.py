@@ -14,7 +14,7 @@ from attn_sphinx_util import MINI_TREE
 
 from sphinxext_attn.cli.main import RELEVANT_PATTERNS, is_relevant, main
 from sphinxext_attn.source import locate
-from sphinxext_attn.sphinx import config
+from sphinxext_attn.sphinx import trees
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -56,7 +56,7 @@ def test_explicit_root_is_not_announced(capsys):
 
 
 def test_the_extension_and_the_cli_share_the_lookup():
-    assert config.installed_vllm_root is locate.installed_vllm_root
+    assert trees.installed_vllm_root is locate.installed_vllm_root
     code = (
         "import sys, sphinxext_attn.source.locate, sphinxext_attn.cli.main; "
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('sphinx', 'docutils')); "

@@ -11,7 +11,8 @@ import pytest
 import vllm_trees
 
 from sphinxext_attn.model.environment import Environment
-from sphinxext_attn.selection.alternatives import alternatives, describe
+from sphinxext_attn.render.select_text import describe
+from sphinxext_attn.selection.alternatives import alternatives
 
 
 def _decide_by(table):

@@ -12,9 +12,9 @@ import pytest
 import vllm_trees
 from treebuilder import DEMO_TREE
 
-from sphinxext_attn.cli.select import render_text
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.render.select_text import render_text
 from sphinxext_attn.selection.answers import with_priorities
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.source.tree import SourceTree

@@ -134,9 +134,9 @@ def test_root_option_is_relative_to_the_page(make_app, tmp_path, srcdir):
 
 
 def test_no_tree_anywhere_warns_once(make_app, srcdir, monkeypatch):
-    from sphinxext_attn.sphinx import config
+    from sphinxext_attn.sphinx import trees
 
-    monkeypatch.setattr(config, "installed_vllm_root", lambda: None)
+    monkeypatch.setattr(trees, "installed_vllm_root", lambda: None)
     app = build(make_app, srcdir, tree=None)
     text = warnings(app)
     assert text.count("no vLLM source tree") == 1, text
@@ -150,9 +150,9 @@ def test_installed_vllm_is_found_without_import(make_app, srcdir, monkeypatch):
     monkeypatch.syspath_prepend(str(MINI_TREE))
     import sys
 
-    from sphinxext_attn.sphinx import config
+    from sphinxext_attn.sphinx import trees
 
-    assert config.installed_vllm_root() == str(MINI_TREE)
+    assert trees.installed_vllm_root() == str(MINI_TREE)
     assert "vllm" not in sys.modules
     app = build(make_app, srcdir, tree=None)
     assert warnings(app) == ""
