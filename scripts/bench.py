@@ -48,6 +48,8 @@ REPO = Path(__file__).resolve().parent.parent
 EDITS: dict[int, Path] = {}
 #: commands that swap a text of a file for another first (by ``id`` of the command)
 SWAPS: dict[int, tuple[Path, str, str]] = {}
+#: commands run from another checkout (``--code``; by ``id`` of the command)
+CWDS: dict[int, Path] = {}
 SHARED = REPO.parent / "shared"
 SELECT = SHARED / "vllm" / "select"
 
@@ -88,7 +90,13 @@ def timed(cmd: list[str]) -> tuple[float, float]:
         path.write_text(text.replace(old, new), encoding="utf-8")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        cmd,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=CWDS.get(id(cmd)),
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -113,6 +121,15 @@ def main() -> int:
         default=[],
         metavar="NAME",
         help="time only these commands (e.g. 'vllm-page cold'; repeatable) and the seed",
+    )
+    parser.add_argument(
+        "--code",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also time each command with the package of another checkout DIR (the one "
+        "holding sphinxext_attn/), interleaved in the same rounds: a before/after "
+        "comparison under the same load (named 'NAME @DIR')",
     )
     args = parser.parse_args()
     tree = Path(args.tree) if args.tree else fetch(args.version)
@@ -164,6 +181,22 @@ def main() -> int:
                 for n, c in commands.items()
                 if n in wanted or n.startswith("edit ") or n.startswith("replace ")
             }
+        base = dict(commands)
+        for code in [Path(c).resolve() for c in args.code]:
+            subprocess.run(
+                [sys.executable, "-m", "compileall", "-q", str(code / "sphinxext_attn")],
+                check=True,
+            )
+            for name, cmd in base.items():
+                if name == "seed":
+                    continue
+                other = list(cmd)
+                commands[f"{name} @{code.name}"] = other
+                CWDS[id(other)] = code
+                if id(cmd) in EDITS:
+                    EDITS[id(other)] = EDITS[id(cmd)]
+                if id(cmd) in SWAPS:
+                    SWAPS[id(other)] = SWAPS[id(cmd)]
         os.environ["SPHINXEXT_ATTN_CACHE_DIR"] = str(scratch / "cache")
         for cmd in commands.values():
             timed(cmd)  # warm the page cache (and fill ours)
@@ -179,7 +212,7 @@ def main() -> int:
             wall = statistics.median(t[0] for t in spent)
             cpu = statistics.median(t[1] for t in spent)
             fastest = min(t[0] for t in spent)
-            line = f"{name:15} median {wall * 1000:7.1f} ms  (min {fastest * 1000:.1f})"
+            line = f"{name:22} median {wall * 1000:7.1f} ms  (min {fastest * 1000:.1f})"
             line += f"  cpu {cpu * 1000:7.1f} ms"
             if name != "seed":
                 line += f"  ratio {wall / seed_wall:.2f}  cpu ratio {cpu / seed_cpu:.2f}"
