@@ -9,24 +9,9 @@ from typing import Any
 from sphinxext_attn.cli.checks import BadInput
 from sphinxext_attn.cli.decisions import Answers
 from sphinxext_attn.model.environment import Environment
-from sphinxext_attn.model.selection import Config
+from sphinxext_attn.model.selection import MODEL_FIELDS, NOT_WITH_MODEL, Config
 from sphinxext_attn.models.answer import answer_model
 from sphinxext_attn.models.config_file import load_model_config
-
-#: configuration flags a model implies, and the layer field each overrides
-MODEL_FLAGS = {
-    "dtype": "dtype",
-    "kv-cache-dtype": "kv_cache_dtype",
-    "head-size": "head_size",
-    "num-heads": "num_heads",
-    "attn-type": "attn_type",
-    "mla": "use_mla",
-    "sparse": "use_sparse",
-    "sink": "has_sink",
-    "mm-prefix": "use_mm_prefix",
-}
-#: flags that do not apply to a model (the model decides them, or no layer reads them)
-NOT_WITH_MODEL = ("block-size", "non-causal", "kv-connector")
 
 
 def model_config_data(path: str, flag: str) -> dict[str, Any]:
@@ -58,11 +43,11 @@ def overrides_from_args(args: Any) -> dict[str, Any]:
         if getattr(args, flag.replace("-", "_"), None) is not None:
             raise BadInput(
                 f"--{flag}: not with --model-config (accepted beside it: --capability, "
-                + ", ".join(f"--{f}" for f in MODEL_FLAGS)
+                + ", ".join(f"--{f}" for f in MODEL_FIELDS)
                 + ")"
             )
     found = {}
-    for flag, field in MODEL_FLAGS.items():
+    for flag, field in MODEL_FIELDS.items():
         value = getattr(args, flag.replace("-", "_"), None)
         if value is not None:
             found[field] = value

@@ -24,6 +24,14 @@ OPTION_FIELDS: dict[str, str] = {
     "mm-prefix": "use_mm_prefix",
     "non-causal": "use_non_causal",
 }
+#: Options that do not apply beside a whole model (the model decides them, or no
+#: layer reads them); the others set a layer field over what the model implies
+NOT_WITH_MODEL = ("block-size", "non-causal", "kv-connector")
+MODEL_FIELDS: dict[str, str] = {
+    name: field
+    for name, field in OPTION_FIELDS.items()
+    if name != "capability" and name not in NOT_WITH_MODEL
+}
 #: Options ``select`` and ``attention-backends-select`` take that the selector's
 #: table has no control for (only other platforms' code reads them today).
 LAYER_FIELDS: dict[str, str] = {"kv-connector": "use_kv_connector"}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from sphinxext_attn.pyeval import ops, plain
@@ -107,6 +107,15 @@ class Interpreter(
         }
 
     # -- modules ---------------------------------------------------------------
+    def first_defined(self, modules: Iterable[str], name: str) -> Any:
+        """``name`` from the first of ``modules`` (dotted) that defines it; None when
+        none does (a helper that moved between releases is looked for in each home)."""
+        for dotted in modules:
+            module = self.module(dotted)
+            if module is not None and module.has(name):
+                return module.lookup(name, self, NODE)
+        return None
+
     def module(self, dotted: str) -> ModuleScope | None:
         """A module of the tree by dotted name, parsed once; None when not in the tree."""
         if dotted in self.modules:

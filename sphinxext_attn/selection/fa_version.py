@@ -111,11 +111,7 @@ def _impl_name(cls: ast.ClassDef | None) -> str | None:
 
 def _function(interp: Interpreter) -> Any:
     """The release's ``get_flash_attn_version``, from the first module that defines it."""
-    for dotted in FA_UTILS_MODULES:
-        module = interp.module(dotted)
-        if module is not None and module.has(FUNCTION):
-            return module.lookup(FUNCTION, interp, NODE)
-    return None
+    return interp.first_defined(FA_UTILS_MODULES, FUNCTION)
 
 
 __all__ = ["flash_attn_version"]

@@ -52,12 +52,14 @@ def backend_names(interp: Interpreter) -> list[str]:
 
 def registry_enum(interp: Interpreter) -> Any:
     """The tree's ``AttentionBackendEnum`` (from the newest home of the registry)."""
-    for rel in REGISTRY_FILES:
-        dotted = rel.removesuffix(".py").replace("/", ".")
-        module = interp.module(dotted)
-        if module is not None and module.has(REGISTRY_ENUM):
-            return module.lookup(REGISTRY_ENUM, interp, NODE)
-    raise Unknown("no backend registry in the tree")
+    found = interp.first_defined(_registry_modules(), REGISTRY_ENUM)
+    if found is None:
+        raise Unknown("no backend registry in the tree")
+    return found
+
+
+def _registry_modules() -> list[str]:
+    return [rel.removesuffix(".py").replace("/", ".") for rel in REGISTRY_FILES]
 
 
 def check_backend(interp: Interpreter, name: str) -> None:
@@ -161,11 +163,7 @@ PER_KIND_OPTION = "backend_per_kind"
 
 def kind_function(interp: Interpreter) -> Any:
     """The release's ``get_attn_spec_kind`` (None: the release has no per-kind requests)."""
-    for dotted in SELECTOR_MODULES:
-        module = interp.module(dotted)
-        if module is not None and module.has(KIND_FUNCTION):
-            return module.lookup(KIND_FUNCTION, interp, NODE)
-    return None
+    return interp.first_defined(SELECTOR_MODULES, KIND_FUNCTION)
 
 
 def kinds(interp: Interpreter) -> list[str]:

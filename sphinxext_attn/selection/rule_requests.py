@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.statements import LOG_METHODS, LOGGER_NAMES
-from sphinxext_attn.pyeval.values import NODE, Bound, EnumMember
+from sphinxext_attn.pyeval.values import Bound, EnumMember
 from sphinxext_attn.source.layout import in_package
 from sphinxext_attn.vocab.names import REGISTRY_ENUM
 from sphinxext_attn.vocab.paths import REGISTRY_FILES
@@ -42,11 +42,9 @@ def requested_member(interp: Interpreter, name: str | None) -> Any:
 
 
 def _enum(interp: Interpreter) -> Any:
-    for rel in REGISTRY_FILES:
-        module = interp.module(rel.removesuffix(".py").replace("/", "."))
-        if module is not None and module.has(REGISTRY_ENUM):
-            return module.lookup(REGISTRY_ENUM, interp, NODE)
-    return None
+    return interp.first_defined(
+        [rel.removesuffix(".py").replace("/", ".") for rel in REGISTRY_FILES], REGISTRY_ENUM
+    )
 
 
 def plugin_class_path(path: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from docutils import nodes
 
-from sphinxext_attn.model.selection import Config, Decision
+from sphinxext_attn.model.selection import MODEL_FIELDS, NOT_WITH_MODEL, Config, Decision
 from sphinxext_attn.models.answer import answer_model
 from sphinxext_attn.models.config_file import load_model_config
 from sphinxext_attn.models.layers import as_config
@@ -18,20 +18,6 @@ from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.decorate import Decorations
 from sphinxext_attn.render.select_nodes import decision_nodes
 from sphinxext_attn.selection.decision import Selector
-
-#: options that set a layer field beside a model (what the model implies is overridden)
-MODEL_OPTIONS = {
-    "dtype": "dtype",
-    "kv-cache-dtype": "kv_cache_dtype",
-    "head-size": "head_size",
-    "num-heads": "num_heads",
-    "attn-type": "attn_type",
-    "mla": "use_mla",
-    "sparse": "use_sparse",
-    "sink": "has_sink",
-    "mm-prefix": "use_mm_prefix",
-}
-NOT_WITH_MODEL = ("block-size", "non-causal", "kv-connector")
 
 
 def model_path(value: str, source: str) -> Path:
@@ -57,7 +43,7 @@ def model_nodes(
         raise render.RenderError(f":model-config: {exc}") from None
     overrides = {
         field: (True if options[name] is None else options[name])
-        for name, field in MODEL_OPTIONS.items()
+        for name, field in MODEL_FIELDS.items()
         if name in options
     }
     capability = options.get("capability", Config().capability)
