@@ -133,29 +133,31 @@
 
   // A value from the address is kept as the reader wrote it, as text (never markup):
   // a typed field takes it as it is; a list gains it as an extra entry, flagged.
+  // Returns false where the control cannot hold the value (a box asked for neither
+  // true nor false): the caller keeps it and says so.
   function setValue(control, raw) {
     var want = raw.toLowerCase();
     if (control.type === "checkbox") {
-      if (!control.disabled && (want === "true" || want === "false")) {
-        control.checked = want === "true";
-      }
-      return;
+      if (want !== "true" && want !== "false") { return false; }
+      if (!control.disabled) { control.checked = want === "true"; }
+      return true;
     }
     if (control.tagName === "INPUT") {
       control.value = raw;
-      return;
+      return true;
     }
     if (want === "none" || want === "null" || want === "default" || want === "unknown") {
       want = "";
     }
     for (var i = 0; i < control.options.length; i++) {
-      if (control.options[i].value.toLowerCase() === want) { control.selectedIndex = i; return; }
+      if (control.options[i].value.toLowerCase() === want) { control.selectedIndex = i; return true; }
     }
     var extra = document.createElement("option");
     extra.value = raw;
     extra.textContent = raw + " (not in this page's table)";
     control.appendChild(extra);
     control.value = raw;
+    return true;
   }
 
   var FACT_WORDS = {"": "not known: decided both ways", "unset": "unset (vLLM's default)"};
@@ -234,8 +236,18 @@
       var control = root.querySelector('[name="' + name + '"]');
       if (control) { fixed[name] = control; }
     });
+    // address values the page cannot hold: kept (in the address too) and said so
+    var unheld = {};
     Object.keys(fixed).forEach(function (name) {
-      if (params.has(name)) { setValue(fixed[name], params.get(name)); }
+      if (params.has(name) && !setValue(fixed[name], params.get(name))) {
+        unheld[name] = params.get(name);
+      }
+    });
+    names.forEach(function (name) {  // a setting this page has no control for
+      if (!fixed[name] && params.has(name) && name === "platform" &&
+          params.get(name) !== (first.platform || "cuda")) {
+        unheld[name] = params.get(name);
+      }
     });
     function current() {
       var platform = fixed.platform ? fixed.platform.value : (first.platform || "cuda");
@@ -268,6 +280,13 @@
         asked.capability = Object.keys(table.caps)[0];
       }
       var resolved = T.resolve(table, asked);
+      Object.keys(unheld).forEach(function (name) {
+        resolved.notices.push({dim: name, text: name === "platform" ?
+          "Platform \u201c" + unheld[name] + "\u201d: this page holds decisions for " +
+          (first.platform || "cuda") + " only." :
+          name.replace(/_/g, " ") + " \u201c" + unheld[name] + "\u201d is neither true nor " +
+          "false; the box shows the page's default until it is set."});
+      });
       (table.facts || []).forEach(function (f) {
         if (f.name in facts && f.values.indexOf(facts[f.name]) < 0) {
           resolved.notices.push({dim: f.name, text: f.name + " \u201c" + facts[f.name] +
@@ -288,10 +307,14 @@
       });
       return {values: values, facts: facts};
     }
-    root.addEventListener("change", function () {
+    root.addEventListener("change", function (event) {
+      var target = event.target;
+      if (target && target.name) { delete unheld[target.name]; }  // the reader chose now
       var now = update();
       var query = new URLSearchParams(window.location.search);
-      Object.keys(now.values).forEach(function (name) { query.set(name, now.values[name]); });
+      Object.keys(now.values).forEach(function (name) {
+        query.set(name, name in unheld ? unheld[name] : now.values[name]);
+      });
       Object.keys(now.facts).forEach(function (name) { query.set(name, now.facts[name]); });
       try {
         window.history.replaceState(null, "", "?" + query.toString() + window.location.hash);

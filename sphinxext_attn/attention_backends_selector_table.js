@@ -279,13 +279,6 @@
     return null;
   }
 
-  function canonicalCapability(text) {
-    var t = text.trim().toLowerCase().replace(/^sm[\s_]*/, "");
-    if (/^\d+$/.test(t) && t.length >= 2) { t = t.slice(0, -1) + "." + t.slice(-1); }
-    if (/^\d+$/.test(t)) { t = t + ".0"; }
-    return t;
-  }
-
   // values -> {values: as the table spells them, notices: [why a value cannot be answered]}
   function resolve(data, values) {
     var out = {};
@@ -293,8 +286,11 @@
     var notices = [];
     var hints = [];
     var caps = Object.keys(data.caps);
-    var cap = canonicalCapability(values.capability || "");
-    if (caps.indexOf(cap) >= 0) {
+    var cap = (values.capability || "").trim();
+    if (!/^\d{1,2}\.\d$/.test(cap)) {  // as the command line validates it
+      notices.push({dim: "capability", text: "\u201c" + values.capability + "\u201d is not " +
+        "a compute capability; give MAJOR.MINOR, e.g. 9.0 or 12.0."});
+    } else if (caps.indexOf(cap) >= 0) {
       out.capability = cap;
     } else {
       notices.push({dim: "capability", text: "Compute capability \u201c" + values.capability + "\u201d: this page holds " +

@@ -126,3 +126,30 @@ def test_exact_rules_answer_an_off_grid_head_size(
     assert shown["88"]["selected"] == shown["80"]["selected"]
     assert any("decided as 64" in h for h in shown["160"]["hints"]), shown["160"]
     assert shown["160"]["selected"] == shown["64"]["selected"]
+
+
+@pytest.mark.parametrize(
+    ("query", "dim", "words"),
+    [
+        ("?capability=9", "capability", "not a compute capability; give MAJOR.MINOR"),
+        ("?capability=sm90", "capability", "not a compute capability; give MAJOR.MINOR"),
+        ("?use_mla=maybe", "use_mla", "is neither true nor false"),
+        ("?has_sink=1", "has_sink", "is neither true nor false"),
+        ("?platform=tpu", "platform", "this page holds decisions for cuda only"),
+    ],
+)
+def test_address_values_are_checked_as_the_command_line_checks_them(
+    browser: Any, sites: dict[str, Path], query: str, dim: str, words: str
+) -> None:
+    """``select --capability 9`` is exit 2, and so is no answer here: the value stays,
+    flagged, with no decision (issue 35: never coerced, never dropped)."""
+    page = open_page(browser, sites["furo"], 1280, "light", query)
+    try:
+        state = _state(page)
+    finally:
+        page.context.close()
+    value = query.split("=", 1)[1]
+    assert any(words in n and value in n for n in state["notices"]), state
+    assert state["selected"] == []
+    if dim == "capability":
+        assert state["capability"] == value and "capability" in state["invalid"]
