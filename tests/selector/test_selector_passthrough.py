@@ -165,3 +165,27 @@ def test_every_answer_on_vllm_033_is_the_loops() -> None:
     through, answered = _answers(root, True, ("cuda",))
     assert answered > len(full[0][1]) // 2  # most questions never run the loop
     assert through == full
+
+
+def test_a_check_kept_under_one_set_of_engine_options_is_not_reused_for_another() -> None:
+    """The selector asks the same prober under other engine options (a model's attention
+    type, :meth:`Selector.model`): a check kept under one set must not answer for the
+    other, so the options are part of where it was kept (a key without them reuses
+    answers computed under ``--option`` values for others)."""
+    from dataclasses import replace
+
+    from sphinxext_attn.model.environment import REFERENCE
+    from sphinxext_attn.model.selection import Config
+    from sphinxext_attn.pyeval import Interpreter
+    from sphinxext_attn.pyeval.machine import Machine
+    from sphinxext_attn.selection.decision import Selector
+    from sphinxext_attn.source.tree import SourceTree
+
+    selector = Selector(Interpreter(SourceTree(DEMO_TREE), Machine(REFERENCE)))
+    through = selector_passthrough.PassThrough(selector, None)
+    config = Config()
+    plain = through._where("FLASH_ATTN", config)
+    with selector.model(replace(config, model_attn_type="encoder_decoder")):
+        other = through._where("FLASH_ATTN", config)
+    assert plain != other
+    assert through._where("FLASH_ATTN", config) == plain  # the options are restored
