@@ -63,6 +63,11 @@ FACTS: tuple[Fact, ...] = (
         "probes for (find_spec), such as flashinfer_cubin or aiter",
         "importlib.util.find_spec(PACKAGE) finds it",
     ),
+    Fact(
+        "installed.vllm.MODULE",
+        "true: a full build holds the modules its wheel adds to the source tree",
+        "an import of that module (vllm.vllm_flash_attn.cute) succeeds",
+    ),
     Fact("network", "false", "a network request (requests, urllib, socket) succeeds"),
     Fact("which.TOOL", "true", "shutil.which(TOOL) finds the tool (nvcc, ninja) on PATH"),
     Fact(

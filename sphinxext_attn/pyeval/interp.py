@@ -228,6 +228,8 @@ class Interpreter(
                 sub = self.module(f"{base}.{alias.name}")
                 if sub is not None:
                     return sub
+                if base.split(".")[0] == mod.dotted.split(".")[0]:  # the package's own
+                    self.machine.check_built_module(self, base)
                 return self.machine.external_attr(self, External(base), alias.name)
             return self.module_attr(source, alias.name, stmt)
         raise Unknown(f"import of {name} not understood", mod.path, stmt.lineno)

@@ -231,6 +231,23 @@ class Machine:
         interp.note_fact(name, "true" if truth else "false")
         return truth
 
+    def check_built_module(self, interp: Interpreter, dotted: str) -> None:
+        """An import of a module of the package that the source tree does not hold
+        (built with the wheel: ``vllm.vllm_flash_attn.cute``) succeeds on a full build;
+        ``installed.MODULE=false`` (the first module missing) makes it fail as Python's
+        import does."""
+        parts = dotted.split(".")
+        if not any(f.startswith(f"installed.{parts[0]}.") for f in self.environment.assume):
+            return  # a full build (nothing is asked of the tree then)
+        missing = next(
+            (".".join(parts[:n]) for n in range(2, len(parts) + 1) if not _held(interp, parts, n)),
+            None,
+        )
+        if missing is None or f"installed.{missing}" not in self.environment.assume:
+            return
+        if not self.fact_truth(interp, f"installed.{missing}", True):
+            raise Raised("ModuleNotFoundError", f"No module named {missing!r}", exact=True)
+
     def installed(self, interp: Interpreter, package: str) -> bool:
         """A package is installed when backend code imports it (it could not load
         otherwise); one that is only probed for (``find_spec``) is not. An
@@ -320,3 +337,8 @@ class Machine:
 def _assigned(stmt: ast.Assign | ast.AnnAssign) -> list[str]:
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
     return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def _held(interp: Interpreter, parts: list[str], n: int) -> bool:
+    """Whether the tree holds the module (or package) of the first ``n`` parts."""
+    return interp.module(".".join(parts[:n])) is not None

@@ -21,6 +21,7 @@ from sphinxext_attn.pyeval.plain import (  # what plain Python sees
 )
 from sphinxext_attn.pyeval.values import (
     Budget,
+    Caught,
     EnumMember,
     External,
     Instance,
@@ -257,6 +258,9 @@ def format_value(
             raise Unknown("format spec not evaluated", *where) from None
     elif isinstance(value, PyClass):
         text = f"<class '{value.module.dotted}.{value.name}'>"
+    elif isinstance(value, Caught) and value.message is not None and not spec:
+        exact = value.message  # one argument: Python's str() and repr() of it
+        text = f"{value.kind}({exact!r})" if conversion == ord("r") else exact
     elif isinstance(value, list | tuple) and not spec and _plain_items(value):
         weigh(value, budget, where, text=True)  # a list of reasons in a message
         text = str(value)

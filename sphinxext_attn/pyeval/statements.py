@@ -200,7 +200,8 @@ class StatementMixin:
             for handler in stmt.handlers:
                 if self._handles(handler, exc, frame):
                     if handler.name:
-                        frame.locals[handler.name] = Caught(exc.kind)
+                        known = exc.message if exc.exact else None
+                        frame.locals[handler.name] = Caught(exc.kind, known)
                     try:
                         self.exec_block(handler.body, frame)
                     finally:

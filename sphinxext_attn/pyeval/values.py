@@ -119,17 +119,24 @@ class Caught:
     attributes and text not evaluated (never the class standing in for it)."""
 
     kind: str
+    #: its one argument where the evaluator raised it itself and knows it exactly
+    #: (an import that fails): then ``str(e)`` and ``repr(e)`` are Python's
+    message: str | None = None
 
 
 class Raised(Exception):
     """An exception raised by the analysed code (``raise ValueError(...)``)."""
 
-    def __init__(self, kind: str, message: str = "", bases: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, kind: str, message: str = "", bases: tuple[str, ...] = (), exact: bool = False
+    ) -> None:
         super().__init__(kind, message)
         self.kind = kind
         self.message = message
         #: names of the raised class's bases (a tree class deriving from ValueError)
         self.bases = bases
+        #: raised by the evaluator with the one argument Python's own raise has
+        self.exact = exact
 
     def matches(self, handler: str) -> bool:
         """Whether ``except handler:`` catches it."""

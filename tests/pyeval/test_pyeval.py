@@ -764,3 +764,36 @@ def test_enum_members_with_a_leading_underscore_are_members(tmp_path):
     exec(compile(prelude + "\ndef _f():\n    " + body + "\n", "<case>", "exec"), namespace)
     assert namespace["_f"]() == want
     assert ask(it, cls, "f") == want
+
+
+def test_a_built_module_missing_from_the_tree_imports_unless_assumed_missing(tmp_path):
+    """A module of vLLM's wheel that the source tree does not hold (the FA4 cute-DSL
+    modules, built with the wheel) imports on a full build; assumed missing
+    (``installed.MODULE=false``, the first missing module) the import fails as
+    Python's does, and ``{e!r}``/``{e}`` of the caught error are Python's texts."""
+    from sphinxext_attn.model.environment import Environment
+    from sphinxext_attn.pyeval.machine import Machine
+
+    body = cm(
+        "f",
+        "try:",
+        "    from vllm.built.cute.interface import entry  # noqa: F401",
+        "except Exception as e:",
+        "    return f'failed: {e!r} / {e}'",
+        "return 'imported'",
+    )
+    runtime_backend(tmp_path, body, header=HEADER)
+    (tmp_path / "vllm" / "built").mkdir()
+    (tmp_path / "vllm" / "built" / "__init__.py").write_text("")
+
+    def answer(assume: dict[str, str]) -> Any:
+        it = Interpreter(SourceTree(tmp_path), Machine(Environment(assume=assume)))
+        return ask(it, it.module_attr(it.module(MODULE), "MyBackend", NODE), "f")
+
+    assert answer({}) == "imported"
+    assert answer({"installed.vllm.built.cute": "true"}) == "imported"
+    missing = "No module named 'vllm.built.cute'"
+    assert answer({"installed.vllm.built.cute": "false"}) == (
+        f"failed: ModuleNotFoundError({missing!r}) / {missing}"
+    )
+    assert repr(ModuleNotFoundError(missing)) == f"ModuleNotFoundError({missing!r})"
