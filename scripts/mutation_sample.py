@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """A sampled mutation-testing pass over the evaluator and the selection code (local only).
 
-    scripts/mutation_sample.py WORKDIR [--pyeval 25] [--select 18] [--seed 26]
+    scripts/mutation_sample.py WORKDIR [--pyeval 25] [--selection 18] [--selector 0]
+                               [--runtime 0] [--cli 0] [--seed 26]
 
 Cosmic Ray mutates files in place, so this clones the committed HEAD into
 WORKDIR/repo, makes WORKDIR/venv with the package (editable, from the clone), its
-test extras and ``cosmic-ray``, and lists every mutant of ``sphinxext_attn/pyeval``
-and ``sphinxext_attn/selection``. A full pass is thousands of mutants times a test
-run each, far too long for a shared machine, so a random sample of each (by place
-in the code, with a seed: the same code gives the same sample) is run, one mutant
-at a time, against the tests of that subsystem (``pytest -x``). It prints the
-score (killed / run) and the diff of every mutant that survived; not in CI.
+test extras and ``cosmic-ray``, and lists every mutant of each package asked for
+(``sphinxext_attn/pyeval``, ``selection``, ``selector``, ``runtime``, ``cli``). A
+full pass is thousands of mutants times a test run each, far too long for a shared
+machine, so a random sample of each (by place in the code, with a seed: the same
+code gives the same sample) is run, one mutant at a time, against the tests of
+that subsystem (``pytest -x``). It prints the score (killed / run) and the diff of
+every mutant that survived; not in CI.
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ SUITES = {
     "selector": (
         "sphinxext_attn/selector",
         "-m 'not slow and not browser' tests/selector",
+    ),
+    "runtime": (
+        "sphinxext_attn/runtime",
+        "-m 'not slow and not browser' tests/runtime tests/analysis",
+    ),
+    "cli": (
+        "sphinxext_attn/cli",
+        "-m 'not slow and not browser' tests/cli",
     ),
 }
 
@@ -74,8 +84,9 @@ def report(db: Path) -> tuple[int, int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("workdir", type=Path)
-    parser.add_argument("--pyeval", type=int, default=25)
-    parser.add_argument("--select", type=int, default=18)
+    defaults = {"pyeval": 25, "selection": 18}
+    for name in SUITES:
+        parser.add_argument(f"--{name}", type=int, default=defaults.get(name, 0))
     parser.add_argument("--seed", type=int, default=26)
     args = parser.parse_args()
     work = args.workdir.resolve()
@@ -86,8 +97,10 @@ def main() -> int:
         run(sys.executable, "-m", "venv", str(venv))
         run(str(venv / "bin" / "pip"), "install", "-q", "-e", f"{repo}[test]", "cosmic-ray")
     python = venv / "bin" / "python"
-    for name, count in (("pyeval", args.pyeval), ("select", args.select)):
-        package, tests = SUITES[name]
+    for name, (package, tests) in SUITES.items():
+        count = getattr(args, name)
+        if not count:
+            continue
         config, db = work / f"{name}.toml", work / f"{name}.sqlite"
         config.write_text(
             "[cosmic-ray]\n"
