@@ -115,8 +115,15 @@ class CallMixin:
         raise Unknown(f"call of {type(func).__name__} not evaluated", path, line)
 
     def invoke(
-        self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any], node: ast.AST
+        self: Interpreter,
+        func: PyFunction,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        node: ast.AST,
+        watched: bool = True,
     ) -> Any:
+        if watched and self.call_watcher is not None:
+            return self.call_watcher(func, args, kwargs, node)
         if self.called is not None:
             self.called[id(func.node)] = func
         hooked = self.machine.function_hook(self, func, args, kwargs)

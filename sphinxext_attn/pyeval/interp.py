@@ -79,6 +79,10 @@ class Interpreter(
         #: when a dict: every tree function called (by id of its node), for the capabilities
         #: the code tells apart (runtime/capability_points.py)
         self.called: dict[int, Any] | None = None
+        #: sees every call of a function of the tree instead of it (the caller runs
+        #: it with ``invoke(..., watched=False)``): how a question learns which call
+        #: its loop made without patching the instance
+        self.call_watcher: Callable[[Any, list[Any], dict[str, Any], Any], Any] | None = None
         self.statement_memo, self.call_memo = StatementMemo(), CallMemo()
         self._exprs: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
             ast.Constant: self._constant,

@@ -179,7 +179,11 @@ class PassThrough:
         read; the caller reports the answer through the function yielded."""
         interp = self.interp
         seen = _Seen()
-        invoke = interp.invoke
+        before_watcher = interp.call_watcher
+
+        def invoke(func: PyFunction, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
+            return interp.invoke(func, args, kwargs, node, watched=False)
+
         start = interp.budget.steps
         loaded = len(interp.modules), len(interp.tree.files)
         outside, interp.capability_read = interp.capability_read, 0  # the loop's, apart
@@ -197,7 +201,7 @@ class PassThrough:
             seen.func, seen.args, seen.writes = func, list(args), interp.class_writes
             seen.before, interp.capability_read = interp.capability_read, 0
             steps = interp.budget.steps
-            interp.invoke = invoke  # type: ignore[method-assign]  # (inner calls: the check's)
+            interp.call_watcher = None  # (inner calls: the check's own)
             try:
                 seen.result = invoke(func, args, kwargs, node)
             except BaseException:
@@ -205,17 +209,17 @@ class PassThrough:
                 interp.capability_read |= seen.before
                 raise
             finally:
-                interp.invoke = watched  # type: ignore[method-assign]
+                interp.call_watcher = watched
             seen.body, seen.body_steps = interp.capability_read, steps - interp.budget.steps
             interp.capability_read = 0  # the loop's reads after the check, apart
             return seen.result
 
         answered: list[tuple[str, ...]] = []
-        interp.invoke = watched  # type: ignore[method-assign]
+        interp.call_watcher = watched
         try:
             yield answered.append
         finally:
-            del interp.invoke
+            interp.call_watcher = before_watcher
             if seen.calls != 1:
                 interp.capability_read |= outside
             else:
