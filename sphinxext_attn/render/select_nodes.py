@@ -7,12 +7,15 @@ reason links to the line vLLM states it on (through the decorations).
 
 from __future__ import annotations
 
+from typing import Any
+
 from docutils import nodes
 
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.model.selection import Config, Decision, request_summary
 from sphinxext_attn.render.decorate import PLAIN, Decorations
 from sphinxext_attn.render.nodes import Cell, TableSpec, build_table
+from sphinxext_attn.render.select_text import alternative_parts
 
 SELECTED_CLASS = "attn-selected"
 HEADER = ("Priority", "Backend", "Result", "Why")
@@ -44,8 +47,10 @@ def decision_nodes(
     *,
     deco: Decorations = PLAIN,
     gpu: str = "",
+    alternatives: list[dict[str, Any]] | None = None,
 ) -> list[nodes.Node]:
-    """The decision table, with a line saying what vLLM does when nothing qualifies."""
+    """The decision table, with a line saying what vLLM does when nothing qualifies
+    (``alternatives``: what would change it, as ``select`` words each)."""
     out: list[nodes.Node] = []
     if decision.error:
         out.append(
@@ -116,7 +121,26 @@ def decision_nodes(
     if decision.assumptions:
         text = f"Assuming: {', '.join(decision.assumptions)}."
         out.append(nodes.paragraph("", text, classes=["attn-assumptions"]))
+    if alternatives is not None:
+        out += _alternative_nodes(alternatives)
     return out
+
+
+def _alternative_nodes(alternatives: list[dict[str, Any]]) -> list[nodes.Node]:
+    """What would change the pick: each smallest change of a fact the decision read,
+    with vLLM's pick then (or that no change of them does)."""
+    if not alternatives:
+        text = "No single change of the facts it read (nor two together) changes the pick."
+        return [nodes.paragraph("", text, classes=["attn-alternatives"])]
+    items = nodes.bullet_list(classes=["attn-alternatives"])
+    for alternative in alternatives:
+        flags, pick = alternative_parts(alternative)
+        para = nodes.paragraph("", "With ")
+        para += nodes.literal(flags, flags)  # (literal: the flags' "--" stay as typed)
+        para += nodes.Text(": ")
+        para += nodes.literal(pick, pick)
+        items += nodes.list_item("", para)
+    return [nodes.paragraph("", "What would change the pick:", classes=["attn-pick"]), items]
 
 
 __all__ = ["HEADER", "SELECTED_CLASS", "decision_nodes"]

@@ -10,15 +10,21 @@ from typing import Any
 from sphinxext_attn.model.selection import Config, Decision, request_summary
 
 
-def describe(alternative: dict[str, Any]) -> str:
-    """``with --env VLLM_HAS_FLASHINFER_CUBIN=1: FLASHINFER``."""
+def alternative_parts(alternative: dict[str, Any]) -> tuple[str, str]:
+    """The flags of one alternative (``--env VLLM_HAS_FLASHINFER_CUBIN=1``) and vLLM's
+    pick with them."""
     flags = [
         f"without --env {name}" if value == "unset" else f"--{kind} {name}={value}"
         for kind in ("env", "option", "assume")
         for name, value in alternative[kind].items()
     ]
-    pick = alternative["selected"] or "none (vLLM raises)"
-    return f"with {' '.join(flags)}: {pick}"
+    return " ".join(flags), alternative["selected"] or "none (vLLM raises)"
+
+
+def describe(alternative: dict[str, Any]) -> str:
+    """``with --env VLLM_HAS_FLASHINFER_CUBIN=1: FLASHINFER``."""
+    flags, pick = alternative_parts(alternative)
+    return f"with {flags}: {pick}"
 
 
 def _shown(value: Any, flag: str, defaults: Mapping[str, Any]) -> str:

@@ -19,7 +19,7 @@ from docutils.parsers.rst import directives
 from sphinxext_attn.model.environment import REFERENCE, Environment, gpu_words
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
-from sphinxext_attn.model.selection import LAYER_FIELDS, OPTION_FIELDS, Config
+from sphinxext_attn.model.selection import LAYER_FIELDS, OPTION_FIELDS, Config, Decision
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.render import nodes as render
@@ -99,6 +99,7 @@ class SelectDirective(AttentionBackendsDirective):
         "arch": gfx_option,
         "backend": _option(inputs.backend),
         "model-config": directives.unchanged_required,
+        "alternatives": directives.flag,
     }
 
     #: on another platform the decision asks its own questions: no analysis runs
@@ -168,7 +169,25 @@ class SelectDirective(AttentionBackendsDirective):
                 type=cache.WARNING_TYPE,
                 subtype="unknown",
             )
-        return decision_nodes(config, decision, spec, deco=self.deco, gpu=gpu_words(environment))
+        found = None
+        if "alternatives" in self.options:  # each asks the tree again: on request
+            found = self._alternatives(analysis.root, environment, config, decision)
+        return decision_nodes(
+            config, decision, spec, deco=self.deco, gpu=gpu_words(environment), alternatives=found
+        )
+
+    def _alternatives(
+        self, root: str, environment: Environment, config: Config, decision: Decision
+    ) -> list[dict[str, Any]]:
+        """What would change the pick, as ``select`` finds it (each changed fact's
+        decision, on that environment's evaluator)."""
+        from sphinxext_attn.selection.alternatives import alternatives
+
+        def decide(other: Environment) -> dict[str, Any]:
+            selector = selector_for(root, other)
+            return selector.explain(selector.decide(config)).to_json()
+
+        return alternatives(decision.to_json(), environment, decide)
 
     def not_analysed(self, analysis: Analysis) -> list[nodes.Node]:
         return []

@@ -182,3 +182,35 @@ def test_a_backend_asked_for_says_what_vllm_does_with_it(make_app, tmp_path):
     assert ":backend: 'NOPE' is not a backend of this release; choose from FLASH_ATTN" in warnings(
         app
     )
+
+
+@pytest.mark.parametrize("syntax", ["rst", "myst"])
+def test_what_would_change_the_pick_is_the_command_lines(make_app, tmp_path, syntax):
+    """``:alternatives:`` lists what ``select`` lists (GPT-OSS-like sinks, head size 64,
+    on 10.0: FlashInfer's cubins installed would make vLLM pick FLASHINFER); without
+    the option none is asked for (each one evaluates the tree again)."""
+    tree = vllm_trees.tree("0.33.0")
+    template, suffix = (RST, ".rst") if syntax == "rst" else (MYST, ".md")
+    extra = "   :sink:\n   :alternatives:\n" if syntax == "rst" else ":sink:\n:alternatives:"
+    page = template.format(capability="10.0", dtype="bf16", kv="auto", head="64", extra=extra)
+    project = _project(tmp_path, page, suffix, myst=syntax == "myst")
+    html = (build(make_app, project, tree=tree).outdir / "index.html").read_text()
+    expected = _cli(
+        tree, "--capability", "10.0", "--dtype", "bf16", "--kv-cache-dtype", "auto",
+        "--head-size", "64", "--sink",
+    )  # fmt: skip
+    from sphinxext_attn.render.select_text import alternative_parts
+
+    wanted = [alternative_parts(a) for a in expected["alternatives"]]
+    assert ("--env VLLM_HAS_FLASHINFER_CUBIN=1", "FLASHINFER") in wanted
+    assert "What would change the pick:" in html
+    for flags, pick in wanted:
+        assert 'With <code class="docutils literal notranslate"><span class="pre">' in html
+        assert flags.split()[-1] in html and f"{pick}</span></code>" in html
+    plain = template.format(
+        capability="10.0", dtype="bf16", kv="auto", head="64",
+        extra="   :sink:\n" if syntax == "rst" else ":sink:",
+    )  # fmt: skip
+    project = _project(tmp_path / "plain", plain, suffix, myst=syntax == "myst")
+    html = (build(make_app, project, tree=tree).outdir / "index.html").read_text()
+    assert "What would change the pick" not in html
