@@ -113,8 +113,8 @@
         text = ": selected";
       } else if (step.state === "candidate") {
         text = ": valid (picked unless a backend above qualifies)";
-      } else if (step.state === "untried") {
-        text = ": not tried";
+      } else if (step.state === "lower") {
+        text = ": valid, lower priority";
       } else if (step.reasons.length === 1 && step.reasons[0].indexOf(NOT_EVALUATED) === 0) {
         text = ": " + step.reasons[0] + " (never taken as valid)";
       } else {

@@ -86,8 +86,13 @@
     var selected = null;
     var unknown = [];
     names.forEach(function (name) {
-      if (selected !== null) { steps.push({name: name, state: "untried"}); return; }
       var found = backendReasons(cap.backends[name], point);
+      if (selected !== null) {  // past the pick: vLLM checked it too (as `select` labels it)
+        if (found.length === 0) { steps.push({name: name, state: "lower"}); return; }
+        steps.push({name: name, state: "rejected",
+          reasons: found.map(function (r) { return data.reasons[r]; })});
+        return;
+      }
       if (found.length === 0) {
         selected = name;
         steps.push({name: name, state: "chosen"});
