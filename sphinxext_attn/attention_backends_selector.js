@@ -162,6 +162,17 @@
 
   var FACT_WORDS = {"": "not known: decided both ways", "unset": "unset (vLLM's default)"};
 
+  // A fact in a reader's words; its name (as --assume and --env take it) beside them.
+  function factWords(name) {
+    var m = /^(installed|which|features)\.(.+)$/.exec(name);
+    if (m && m[1] === "installed") { return m[2].replace(/_/g, "-") + " installed"; }
+    if (m && m[1] === "which") { return m[2] + " on PATH"; }
+    if (m) { return m[2] + " has what vLLM's feature probes ask of it"; }
+    if (name === "network") { return "network reachable"; }
+    if (/^[A-Z][A-Z0-9_]*$/.test(name)) { return "environment variable"; }
+    return "the answer of " + name + "()";
+  }
+
   // The environment controls of one table: a list per fact that changes a decision.
   function renderFacts(root, table, factValues) {
     var holder = root.querySelector(".attn-selector-facts");
@@ -170,7 +181,8 @@
     (table.facts || []).forEach(function (fact) {
       var field = el("div", "attn-selector-field attn-selector-fact");
       var id = root.id + "-fact-" + fact.name.replace(/[^A-Za-z0-9_-]/g, "_");
-      var label = el("label", "", fact.name);
+      var label = el("label", "", factWords(fact.name) + " ");
+      label.appendChild(el("code", "attn-fact-name", fact.name));
       label.setAttribute("for", id);
       var control = el("select");
       control.id = id;
@@ -178,7 +190,9 @@
       control.setAttribute("data-fact", fact.name);
       fact.values.forEach(function (value) {
         var text = FACT_WORDS[value] || value;
-        if (value === fact["default"]) { text += " (as the docs were built)"; }
+        if (value === fact["default"] && value !== "") {
+          text += fact.set ? " (as the docs set it)" : " (the reference machine's)";
+        }
         var option = el("option", "", text);
         option.value = value;
         control.appendChild(option);

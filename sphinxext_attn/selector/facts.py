@@ -156,7 +156,10 @@ def explore(
         open_fact = name in guessed and name not in set_by_reader
         if open_fact:
             info = {"values": ["", *info["values"]], "default": ""}
-        table["facts"].append({**info, "name": name, "guessed": open_fact})
+        # "set": the docs' configuration sets it (else its default is the reference
+        # machine's, which the page says)
+        entry = {**info, "name": name, "guessed": open_fact, "set": name in set_by_reader}
+        table["facts"].append(entry)
     table["states"] = states
     table["same"] = same
     table["reasons"], table["lists"] = builder.reasons.items, builder.lists.items

@@ -82,3 +82,35 @@ def test_labels_and_reasons_are_the_command_lines(browser: Any, site: Path) -> N
         context.close()
     assert compared >= 50
     assert repeated == {"FLASHINFER_MLA_SPARSE_SM120"}  # vLLM lists "dtype not supported" twice
+
+
+def test_environment_controls_speak_a_readers_words(browser: Any, site: Path) -> None:
+    """Each control in words with its exact name beside them; a starting value is
+    the reference machine's unless the docs set it (issue 35)."""
+    context = browser.new_context(viewport={"width": 390, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto((site / "index.html").as_uri() + "?capability=10.0&head_size=64&has_sink=true")
+        page.wait_for_load_state("load")
+        labels = page.evaluate(
+            """Array.from(document.querySelectorAll('.attn-selector-fact label'))
+                 .map(l => l.textContent)"""
+        )
+        chosen = page.evaluate(
+            """Array.from(document.querySelectorAll('.attn-selector-fact select'))
+                 .map(s => s.options[s.selectedIndex].textContent)"""
+        )
+        overflow = page.evaluate(
+            """Array.from(document.querySelectorAll('.attn-selector-fact code'))
+                 .filter(c => c.scrollWidth > c.clientWidth + 1 ||
+                              c.getBoundingClientRect().right > window.innerWidth).length"""
+        )
+    finally:
+        context.close()
+    assert "flashinfer-cubin installed installed.flashinfer_cubin" in labels, labels
+    assert "network reachable network" in labels, labels
+    assert any(label.endswith("VLLM_HAS_FLASHINFER_CUBIN") for label in labels), labels
+    assert chosen and all(
+        "(the reference machine's)" in text or "not known" in text for text in chosen
+    ), chosen
+    assert overflow == 0
