@@ -279,10 +279,39 @@ def test_vllms_recorded_requests(tmp_path, name):
     path = vllm_trees.shared_dir() / "vllm" / "select" / f"{name}.json"
     out = tmp_path / "results.json"
     tree = str(vllm_trees.tree("0.33.0"))
-    # the reference machine's build lacked the FA4 cute-DSL modules (tests/selection/
-    # test_case_files.py): vLLM's refusals of FLASH_ATTN_MLA_SPARSE_FA4 say so
-    build = ("--assume", "installed.vllm.vllm_flash_attn.cute=false")
+    # the reference machine: its build lacked the FA4 cute-DSL modules (tests/selection/
+    # test_case_files.py); its CPU took fp8 KV caches for CPU_ATTN (the recorded picks:
+    # AMX tiles or AVX-512, whose OR CPU_ATTN asks; which one changes no answer here)
+    build = (
+        "--assume", "installed.vllm.vllm_flash_attn.cute=false",
+        "--assume", "torch.cpu._is_amx_tile_supported=false",
+        "--assume", "torch.cpu._is_avx512_supported=true",
+    )  # fmt: skip
     done = _select("--root", tree, "--cases", str(path), "-o", str(out), *build)
     assert done.returncode == 0, done.stderr
     cases = json.loads(path.read_text(encoding="utf-8"))
     assert_exactly(_misses(cases, json.loads(out.read_text(encoding="utf-8"))), "requested", name)
+
+
+@pytest.mark.realtree
+def test_a_cpu_probe_on_cuda_is_answered_as_assumed():
+    """CPU_ATTN on an fp8 KV cache asks the CPU (AMX tiles or AVX-512): on CUDA the
+    recorded machine's CPU is not known, so the answer is conditional until the
+    reader says (``--assume torch.cpu._is_avx512_supported=true``), then it is vLLM's."""
+    import vllm_trees
+
+    tree = str(vllm_trees.tree("0.33.0"))
+    flags = ("--root", tree, "--capability", "12.0", "--head-size", "256", "--dtype", "bf16",
+             "--kv-cache-dtype", "fp8_e5m2", "--block-size", "128", "--backend", "CPU_ATTN",
+             "--format", "json")  # fmt: skip
+    open_ = json.loads(_select(*flags).stdout)
+    assert open_["selected"] is None and "CPU_ATTN" in open_["unknown"]
+    facts = ("--assume", "torch.cpu._is_amx_tile_supported=false",
+             "--assume", "torch.cpu._is_avx512_supported=true")  # fmt: skip
+    settled = json.loads(_select(*flags, *facts).stdout)
+    assert settled["selected"] == "CPU_ATTN"
+    assert "torch.cpu._is_avx512_supported=true" in settled["assumptions"]
+    refused = json.loads(
+        _select(*flags, facts[0], facts[1], facts[2], facts[3][:-4] + "false").stdout
+    )
+    assert refused["selected"] is None and refused.get("refused")
