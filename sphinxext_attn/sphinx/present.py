@@ -6,6 +6,12 @@ builder sees, and every cell's text, stay as the renderers built them:
 * each table of ours goes into a ``div.attn-scroll`` that scrolls sideways
   inside the content column (feature tables also down, so their header row
   and Backend column can stay in view: ``attn-scroll-sticky``);
+* a feature table whose Version column follows Backend (the standard table's
+  FlashAttention and FlashInfer variant rows) is ``attn-keyed``: Version stays
+  in view beside Backend, else three FLASH_ATTN rows scroll into one name
+  (``attention_backends_tables.js`` gives it Backend's measured width as offset);
+* a select table's box is ``attn-scroll-stack``: in a narrow column its reasons
+  go under the backend instead of off screen;
 * its title leaves the ``<caption>`` for a ``p.attn-caption`` above the box:
   a caption is as wide as its table, so a narrow priority list squeezed a
   one-line title onto three (kept inside when ``numfig`` numbers tables);
@@ -33,6 +39,12 @@ STICKY_CLASS = "attn-scroll-sticky"
 CAPTION_CLASS = "attn-caption"
 #: tables whose header row and first column stay in view (the wide ones)
 STICKY_TABLES = ("attn-features", "attn-matrix", "attn-prefill")
+#: tables whose rows go under each other's key in a narrow column (the decision)
+STACK_TABLES = ("attn-select",)
+STACK_CLASS = "attn-scroll-stack"
+#: a feature table whose variant column stays in view beside Backend
+KEYED_CLASS = "attn-keyed"
+KEY_HEADINGS = ("Backend", "Version")
 #: a mark's text -> its class
 MARKS = {"✅": "attn-yes", "❌": "attn-no"}
 #: wrappers themes put around every table
@@ -69,6 +81,10 @@ class DressTables(SphinxPostTransform):
             classes = [SCROLL_CLASS]
             if any(c in table["classes"] for c in STICKY_TABLES):
                 classes.append(STICKY_CLASS)
+                if _headings(table)[: len(KEY_HEADINGS)] == list(KEY_HEADINGS):
+                    table["classes"].append(KEYED_CLASS)
+            if any(c in table["classes"] for c in STACK_TABLES):
+                classes.append(STACK_CLASS)
             box = nodes.container("", classes=classes)
             parent = table.parent
             index = parent.index(table)
@@ -97,6 +113,13 @@ class DressTables(SphinxPostTransform):
             if cls is None or parent is None or isinstance(parent, attn_mark):
                 continue
             parent.replace(text, attn_mark("", text.astext(), classes=["attn-mark", cls]))
+
+
+def _headings(table: nodes.table) -> list[str]:
+    """The texts of the table's first header row."""
+    head = next(iter(table.findall(nodes.thead)), None)
+    row = next(iter(head.findall(nodes.row)), None) if head is not None else None
+    return [entry.astext().strip() for entry in row.children] if row is not None else []
 
 
 def _caption(table: nodes.table, title: nodes.title) -> nodes.paragraph:
