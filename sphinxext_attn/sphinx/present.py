@@ -12,6 +12,9 @@ builder sees, and every cell's text, stay as the renderers built them:
   (``attention_backends_tables.js`` gives it Backend's measured width as offset);
 * a select table's box is ``attn-scroll-stack``: in a narrow column its reasons
   go under the backend instead of off screen;
+* an MLA prefill note listing head-dimension alternatives (``(...) or (...)
+  only``) puts each in a ``span.attn-alternative`` the stylesheet starts on a
+  line of its own: the same text, read as a list instead of one long string;
 * its title leaves the ``<caption>`` for a ``p.attn-caption`` above the box:
   a caption is as wide as its table, so a narrow priority list squeezed a
   one-line title onto three (kept inside when ``numfig`` numbers tables);
@@ -23,6 +26,7 @@ builder sees, and every cell's text, stay as the renderers built them:
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
@@ -45,6 +49,10 @@ STACK_CLASS = "attn-scroll-stack"
 #: a feature table whose variant column stays in view beside Backend
 KEYED_CLASS = "attn-keyed"
 KEY_HEADINGS = ("Backend", "Version")
+#: the MLA prefill table's column of head-dimension alternatives, and each one's class
+NOTES_TABLE, NOTES_HEADING, ALTERNATIVE_CLASS = "attn-prefill", "Notes", "attn-alternative"
+#: where one alternative ends and the next begins: after "(...) or"
+ALTERNATIVE_END = re.compile(r"(?<=\) or) (?=\()")
 #: a mark's text -> its class
 MARKS = {"✅": "attn-yes", "❌": "attn-no"}
 #: wrappers themes put around every table
@@ -78,6 +86,8 @@ class DressTables(SphinxPostTransform):
                 continue
             self._unwrap(table)
             self._mark(table)
+            if NOTES_TABLE in table["classes"]:
+                _alternatives(table)
             classes = [SCROLL_CLASS]
             if any(c in table["classes"] for c in STICKY_TABLES):
                 classes.append(STICKY_CLASS)
@@ -113,6 +123,31 @@ class DressTables(SphinxPostTransform):
             if cls is None or parent is None or isinstance(parent, attn_mark):
                 continue
             parent.replace(text, attn_mark("", text.astext(), classes=["attn-mark", cls]))
+
+
+def _alternatives(table: nodes.table) -> None:
+    """Each ``(...) or`` of a Notes cell in a span of its own (the text unchanged)."""
+    headings = _headings(table)
+    if NOTES_HEADING not in headings:
+        return
+    column = headings.index(NOTES_HEADING)
+    for body in table.findall(nodes.tbody):
+        for row in body.findall(nodes.row):
+            if column >= len(row.children):
+                continue
+            for para in row.children[column].findall(nodes.paragraph):
+                for text in [c for c in para.children if isinstance(c, nodes.Text)]:
+                    parts = ALTERNATIVE_END.split(text.astext())
+                    if len(parts) < 2:
+                        continue
+                    spans = [
+                        nodes.inline(part, part, classes=[ALTERNATIVE_CLASS])
+                        for part in [p + " " for p in parts[:-1]] + parts[-1:]
+                    ]
+                    index = para.index(text)
+                    para.remove(text)
+                    for offset, span in enumerate(spans):
+                        para.insert(index + offset, span)
 
 
 def _headings(table: nodes.table) -> list[str]:

@@ -123,3 +123,27 @@ def test_decision_is_a_table_when_wide(browser: Any, sites: dict[str, Path]) -> 
         assert page.evaluate(OUTSIDE)["outside"] == []
     finally:
         page.context.close()
+
+
+def test_prefill_alternatives_one_to_a_line(browser: Any, sites: dict[str, Path]) -> None:
+    """An MLA prefill note's head-dimension alternatives start a line each; the text
+    is the note's as the renderer wrote it."""
+    page = open_page(browser, sites["furo"], 1280, "light")
+    try:
+        cells = page.evaluate(
+            """[...document.querySelectorAll('table.attn-prefill tbody tr')].map(tr => {
+                 const td = tr.cells[tr.cells.length - 1];
+                 const spans = [...td.querySelectorAll('span.attn-alternative')];
+                 const tops = spans.map(s => s.getBoundingClientRect().top);
+                 const bottoms = spans.map(s => s.getBoundingClientRect().bottom);
+                 return {text: td.textContent.trim(), spans: spans.length,
+                         apart: tops.every((t, i) => i === 0 || t >= bottoms[i - 1] - 1)};
+               })"""
+        )
+        alternatives = [c for c in cells if c["spans"]]
+        assert alternatives and all(c["spans"] >= 2 and c["apart"] for c in alternatives)
+        for cell in cells:
+            assert cell["spans"] == cell["text"].count(") or (") + (1 if cell["spans"] else 0)
+            assert cell["text"].endswith(" only")
+    finally:
+        page.context.close()
