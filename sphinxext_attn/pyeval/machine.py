@@ -168,8 +168,10 @@ class Machine:
             answer = devices.amdsmi_call(interp, name, self.arch)
             if answer is not Ellipsis:
                 return answer
-        if not args and not kwargs and (
-            self.environment.platform != "cuda" or name in self.environment.assume
+        if (
+            not args
+            and not kwargs
+            and (self.environment.platform != "cuda" or name in self.environment.assume)
         ):  # on CUDA only as assumed: the recorded machine's CPU is not known
             probed = self.probe(interp, name)
             if probed is not MISSING:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 CSS_FILE = "attention_backends.css"
 CSS_PATH = Path(__file__).resolve().parent.parent / CSS_FILE
+#: measures the Backend column so a keyed table's Version column sticks beside it
+JS_FILE = "attention_backends_tables.js"
+JS_PATH = CSS_PATH.parent / JS_FILE
 #: LaTeX package with the tables' symbols for every engine (``\usepackage`` by setup())
 LATEX_PACKAGE = "sphinxextattn"
 LATEX_STY_PATH = CSS_PATH.parent / f"{LATEX_PACKAGE}.sty"
@@ -36,11 +39,13 @@ def builder_inited(app: Sphinx) -> None:
     trees.resolve_for_build(app)
     if app.builder.format == "html":
         app.add_css_file(CSS_FILE)
+        app.add_js_file(JS_FILE, defer="defer")
 
 
 def build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if exception is None and app.builder.format == "html":
         _copy(CSS_PATH, Path(app.outdir, "_static"))
+        _copy(JS_PATH, Path(app.outdir, "_static"))
     if exception is None and app.builder.format == "latex":
         # the package setup() asks for: symbols pdflatex and xelatex can typeset
         _copy(LATEX_STY_PATH, Path(app.outdir))

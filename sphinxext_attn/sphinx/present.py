@@ -6,6 +6,15 @@ builder sees, and every cell's text, stay as the renderers built them:
 * each table of ours goes into a ``div.attn-scroll`` that scrolls sideways
   inside the content column (feature tables also down, so their header row
   and Backend column can stay in view: ``attn-scroll-sticky``);
+* a feature table whose Version column follows Backend (the standard table's
+  FlashAttention and FlashInfer variant rows) is ``attn-keyed``: Version stays
+  in view beside Backend, else three FLASH_ATTN rows scroll into one name
+  (``attention_backends_tables.js`` gives it Backend's measured width as offset);
+* a select table's box is ``attn-scroll-stack``: in a narrow column its reasons
+  go under the backend instead of off screen;
+* an MLA prefill note listing head-dimension alternatives (``(...) or (...)
+  only``) puts each in a ``span.attn-alternative`` the stylesheet starts on a
+  line of its own: the same text, read as a list instead of one long string;
 * its title leaves the ``<caption>`` for a ``p.attn-caption`` above the box:
   a caption is as wide as its table, so a narrow priority list squeezed a
   one-line title onto three (kept inside when ``numfig`` numbers tables);
@@ -17,6 +26,7 @@ builder sees, and every cell's text, stay as the renderers built them:
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
@@ -33,6 +43,16 @@ STICKY_CLASS = "attn-scroll-sticky"
 CAPTION_CLASS = "attn-caption"
 #: tables whose header row and first column stay in view (the wide ones)
 STICKY_TABLES = ("attn-features", "attn-matrix", "attn-prefill")
+#: tables whose rows go under each other's key in a narrow column (the decision)
+STACK_TABLES = ("attn-select",)
+STACK_CLASS = "attn-scroll-stack"
+#: a feature table whose variant column stays in view beside Backend
+KEYED_CLASS = "attn-keyed"
+KEY_HEADINGS = ("Backend", "Version")
+#: the MLA prefill table's column of head-dimension alternatives, and each one's class
+NOTES_TABLE, NOTES_HEADING, ALTERNATIVE_CLASS = "attn-prefill", "Notes", "attn-alternative"
+#: where one alternative ends and the next begins: after "(...) or"
+ALTERNATIVE_END = re.compile(r"(?<=\) or) (?=\()")
 #: a mark's text -> its class
 MARKS = {"✅": "attn-yes", "❌": "attn-no"}
 #: wrappers themes put around every table
@@ -66,9 +86,15 @@ class DressTables(SphinxPostTransform):
                 continue
             self._unwrap(table)
             self._mark(table)
+            if NOTES_TABLE in table["classes"]:
+                _alternatives(table)
             classes = [SCROLL_CLASS]
             if any(c in table["classes"] for c in STICKY_TABLES):
                 classes.append(STICKY_CLASS)
+                if _headings(table)[: len(KEY_HEADINGS)] == list(KEY_HEADINGS):
+                    table["classes"].append(KEYED_CLASS)
+            if any(c in table["classes"] for c in STACK_TABLES):
+                classes.append(STACK_CLASS)
             box = nodes.container("", classes=classes)
             parent = table.parent
             index = parent.index(table)
@@ -97,6 +123,38 @@ class DressTables(SphinxPostTransform):
             if cls is None or parent is None or isinstance(parent, attn_mark):
                 continue
             parent.replace(text, attn_mark("", text.astext(), classes=["attn-mark", cls]))
+
+
+def _alternatives(table: nodes.table) -> None:
+    """Each ``(...) or`` of a Notes cell in a span of its own (the text unchanged)."""
+    headings = _headings(table)
+    if NOTES_HEADING not in headings:
+        return
+    column = headings.index(NOTES_HEADING)
+    for body in table.findall(nodes.tbody):
+        for row in body.findall(nodes.row):
+            if column >= len(row.children):
+                continue
+            for para in row.children[column].findall(nodes.paragraph):
+                for text in [c for c in para.children if isinstance(c, nodes.Text)]:
+                    parts = ALTERNATIVE_END.split(text.astext())
+                    if len(parts) < 2:
+                        continue
+                    spans = [
+                        nodes.inline(part, part, classes=[ALTERNATIVE_CLASS])
+                        for part in [p + " " for p in parts[:-1]] + parts[-1:]
+                    ]
+                    index = para.index(text)
+                    para.remove(text)
+                    for offset, span in enumerate(spans):
+                        para.insert(index + offset, span)
+
+
+def _headings(table: nodes.table) -> list[str]:
+    """The texts of the table's first header row."""
+    head = next(iter(table.findall(nodes.thead)), None)
+    row = next(iter(head.findall(nodes.row)), None) if head is not None else None
+    return [entry.astext().strip() for entry in row.children] if row is not None else []
 
 
 def _caption(table: nodes.table, title: nodes.title) -> nodes.paragraph:

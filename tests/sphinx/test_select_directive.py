@@ -4,6 +4,7 @@ every builder, equal to the command line's decision on a real release."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +86,10 @@ def test_decision_table_equals_the_command_line(make_app, tmp_path, syntax):
     assert reasons[0] in html
     # reasons carry where vLLM states them (a tooltip without a source URL)
     assert 'title="vllm/v1/attention/backend.py:' in html
+    # HTML: the decision's box stacks each row's reasons under its backend when narrow
+    assert re.search(
+        r'<div class="attn-scroll attn-scroll-stack[^"]*">\s*<table[^>]*attn-select', html
+    )
 
 
 def test_nothing_qualifies_says_vllm_raises(make_app, tmp_path):

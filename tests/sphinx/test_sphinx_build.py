@@ -15,6 +15,7 @@ from attn_sphinx_util import (
     page_tables,
     warnings,
 )
+from docutils import nodes
 
 
 @pytest.fixture
@@ -201,3 +202,33 @@ def test_priority_layouts_in_html(make_app, tmp_path):
                 assert rank == (str(names.index(row[0]) + 1) if row[0] in names else "—")
     assert html.count('<div class="attn-scroll') == len(tables)
     assert html.count('<p class="attn-caption">') == len(tables)
+
+
+KEYED_PAGE = """\
+:orphan:
+
+Keys
+====
+
+.. attention-backends-standard::
+   :columns: Backend, Non-Causal, Version
+"""
+
+
+def test_keyed_tables(make_app, srcdir):
+    """HTML only: Version sticks beside Backend where it follows it (the script that
+    measures Backend is shipped and linked)."""
+    (srcdir / "keys.rst").write_text(KEYED_PAGE, encoding="utf-8")
+    app = build(make_app, srcdir)
+    out = Path(app.outdir)
+    standard = (out / "standard.html").read_text(encoding="utf-8")
+    tables = re.findall(r'<table class="([^"]*)"', standard)
+    assert [c for c in tables if "attn-standard" in c]
+    assert all("attn-keyed" in c for c in tables if "attn-standard" in c)
+    assert not [c for c in tables if "attn-keyed" in c and "attn-standard" not in c]
+    assert "_static/attention_backends_tables.js" in standard
+    assert (out / "_static" / "attention_backends_tables.js").is_file()
+    keys = (out / "keys.html").read_text(encoding="utf-8")
+    assert "attn-standard" in keys and "attn-keyed" not in keys  # Version is not second
+    doctree = app.env.get_doctree("standard")
+    assert not [t for t in doctree.findall(nodes.table) if "attn-keyed" in t["classes"]]
