@@ -22,6 +22,7 @@ QUESTION = "get_cudagraph_support"
 ATTRIBUTE = "_cudagraph_support"
 #: what vLLM passes: outside the tree, so any read of them is an unknown naming it
 ARGUMENTS = (External("vllm_config"), External("kv_cache_spec"))
+WHAT = {"vllm_config": "the engine configuration", "kv_cache_spec": "the layer's KV cache spec"}
 
 
 def metadata_builder(interp: Interpreter, cls: PyClass) -> PyClass:
@@ -49,11 +50,15 @@ def cudagraph_support(interp: Interpreter, cls: PyClass) -> dict[str, Any]:
     else:
         answer = _attribute(interp, builder)
     out = _level(answer)
-    reads = _config_reads(builder_ask) if "unknown" in out else []
-    if reads:
-        out["unknown"] = f"depends on the engine configuration ({', '.join(reads)}): " + str(
-            out["unknown"]
-        )
+    why = str(out.get("unknown", ""))
+    if why and not why.startswith("depends on"):
+        reads = _config_reads(builder_ask)
+        if reads:
+            out["unknown"] = f"depends on the engine configuration ({', '.join(reads)}): {why}"
+        else:  # read further down, in a method it calls
+            named = [WHAT[a.qualname] for a in ARGUMENTS if f"{a.qualname}." in why]
+            if named:
+                out["unknown"] = f"depends on {' and '.join(named)}: {why}"
     assumed = [*ask.assumed(), *builder_ask.assumed()]
     if assumed:
         out["assumptions"] = sorted(set(assumed))
