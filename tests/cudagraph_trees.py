@@ -120,15 +120,20 @@ NAMES = {
 }
 
 
-def cudagraph_tree(root: Path) -> Path:
-    """The runtime test tree plus the backends of :data:`NAMES`."""
+#: releases before ``get_cudagraph_support``: vLLM read the builder's attribute
+OLD_BUILDER_SOURCE = BUILDER_SOURCE.split("\n    @classmethod")[0]
+
+
+def cudagraph_tree(root: Path, *, old: bool = False) -> Path:
+    """The runtime test tree plus the backends of :data:`NAMES` (``old``: the base
+    builder has no ``get_cudagraph_support``)."""
     module = MODULE[:-3].replace("/", ".")
     entries = dict(DEFAULT_ENTRIES, **{n: f"{module}.{c}" for n, c in NAMES.items()})
     return runtime_tree(
         root,
         {
             REGISTRY: registry_source(entries),
-            BUILDER: dedent(BUILDER_SOURCE),
+            BUILDER: dedent(OLD_BUILDER_SOURCE if old else BUILDER_SOURCE),
             MODULE: dedent(BACKENDS_SOURCE),
         },
     )

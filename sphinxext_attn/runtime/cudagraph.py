@@ -15,11 +15,11 @@ from typing import Any
 
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, Bound, External, PyClass, PyFunction
+from sphinxext_attn.runtime.declared import CUDAGRAPH_ATTRIBUTE
 from sphinxext_attn.runtime.questions import Answer, Asker
 
-#: the builder classmethod vLLM asks, and the class attribute older releases read
+#: the builder classmethod vLLM asks (older releases read ``CUDAGRAPH_ATTRIBUTE``)
 QUESTION = "get_cudagraph_support"
-ATTRIBUTE = "_cudagraph_support"
 #: what vLLM passes: outside the tree, so any read of them is an unknown naming it
 ARGUMENTS = (External("vllm_config"), External("kv_cache_spec"))
 WHAT = {"vllm_config": "the engine configuration", "kv_cache_spec": "the layer's KV cache spec"}
@@ -68,7 +68,7 @@ def cudagraph_support(interp: Interpreter, cls: PyClass) -> dict[str, Any]:
 def _attribute(interp: Interpreter, builder: PyClass) -> Answer:
     try:
         with interp.guarded((builder.path, builder.node.lineno)):
-            return Answer(interp.getattr(builder, ATTRIBUTE, NODE, builder.path))
+            return Answer(interp.getattr(builder, CUDAGRAPH_ATTRIBUTE, NODE, builder.path))
     except Unknown as exc:
         return Answer(unknown=exc)
     except Raised as exc:

@@ -49,3 +49,13 @@ def test_the_page_profile_has_no_cudagraph_key(tmp_path):
     data = json.loads(render_json(analysis))
     assert all("cudagraph" not in b for b in data["backends"])
     assert "CUDA Graphs" not in analysis.column_choices()
+
+
+def test_a_release_without_the_classmethod_reads_the_attribute(tmp_path):
+    analysis = analyze(cudagraph_tree(tmp_path, old=True))
+    graphs = {n: rows(analysis, n)[0].cudagraph for n in NAMES}
+    assert graphs["ATTRIBUTE_ATTN"] == {"level": "UNIFORM_BATCH"}
+    assert graphs["SILENT_ATTN"] == {"level": "NEVER"}
+    # a builder that defines the classmethod itself is still asked it
+    assert graphs["METHOD_ATTN"] == {"level": "ALWAYS"}
+    assert "unknown" in graphs["CONFIG_ATTN"]
