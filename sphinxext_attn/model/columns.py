@@ -35,6 +35,8 @@ ATTN_TYPES = "attention types"
 CAPABILITIES = "capabilities"
 #: a yes/no capability of the backend class
 FLAG = "flag"
+#: the CUDA-graph support level the backend's metadata builder declares (by name)
+CUDAGRAPH_LEVEL = "cudagraph level"
 
 YES, NO = "✅", "❌"
 #: How a cell the evaluator could not answer is shown (the legend explains it).
@@ -76,6 +78,8 @@ class Column:
         value = getattr(row, self.field)
         if self.kind == FLAG:
             return YES if value else NO
+        if self.kind == CUDAGRAPH_LEVEL:
+            return str(value.get("level") or UNKNOWN_MARK)
         if self.kind in (DTYPES, KV_DTYPES):
             return ", ".join(value)
         if self.kind == SIZES:
@@ -184,6 +188,15 @@ COLUMNS: tuple[Column, ...] = (
         "supports_device_cpu_query_lens_mismatch",
         "Runs batches whose device and CPU query lengths differ",
     ),
+    # asked of the metadata builder, not the backend: only the runtime profile has it
+    Column(
+        "CUDA Graphs",
+        "cudagraph",
+        "get_cudagraph_support",
+        CUDAGRAPH_LEVEL,
+        "CUDA-graph support the metadata builder declares (ALWAYS, UNIFORM_BATCH, ...)",
+        on_page=False,
+    ),
 )
 COLUMN: dict[str, Column] = {c.title: c for c in COLUMNS}
 
@@ -210,7 +223,11 @@ FLAGS: tuple[Column, ...] = tuple(c for c in ASKED if c.kind == FLAG)
 #: Columns of later pages (title -> row field), in page order.
 OPTIONAL_COLUMNS: dict[str, str] = {t: COLUMN[t].field for t in FEATURE_COLUMNS if COLUMN[t].since}
 #: Further capability columns a ``:columns:`` option can ask for -> the classmethod.
-EXTRA_COLUMNS: dict[str, str] = {c.title: c.question for c in COLUMNS if not c.on_page}
+EXTRA_COLUMNS: dict[str, str] = {
+    c.title: c.question for c in COLUMNS if not c.on_page and c.kind == FLAG
+}
+#: Columns only the runtime profile can fill (a ``:columns:`` option may ask for them).
+RUNTIME_COLUMNS: tuple[str, ...] = tuple(c.title for c in COLUMNS if c.kind == CUDAGRAPH_LEVEL)
 #: Columns whose cells are lists of code names, shown as inline literals.
 LITERAL_LIST_COLUMNS: frozenset[str] = frozenset(c.title for c in COLUMNS if c.literal)
 #: (column, description) rows of the legend, in page order, then the extra columns.

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.model.columns import COLUMN, FEATURE_COLUMNS, UNKNOWN_MARK
+from sphinxext_attn.model.columns import COLUMN, FEATURE_COLUMNS, RUNTIME_COLUMNS, UNKNOWN_MARK
 
 if TYPE_CHECKING:
     from sphinxext_attn.model.pagetext import PageText
@@ -151,6 +151,9 @@ class BackendFeatures:
     undeclared: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     #: a plugin's class: the CUDA-graph support its metadata builder declares
     cudagraph_support: str = field(default="", compare=False, hash=False)
+    #: runtime profile: the builder's CUDA-graph support: ``level`` (the enum member's
+    #: name) or ``unknown`` (why not), and ``assumptions`` (machine facts it rests on)
+    cudagraph: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def table(self) -> str:
@@ -301,7 +304,8 @@ class Analysis:
 
     def column_choices(self) -> tuple[str, ...]:
         """Every column a ``:columns:`` option may name for this release."""
-        return (*FEATURE_COLUMNS, *self.capability_columns)
+        runtime = RUNTIME_COLUMNS if self.profile == "runtime" else ()
+        return (*FEATURE_COLUMNS, *self.capability_columns, *runtime)
 
     def legend_columns(self) -> tuple[str, ...]:
         """The columns the page's legend describes (the MLA table's, without Backend)."""

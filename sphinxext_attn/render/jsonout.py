@@ -13,6 +13,8 @@ Shape (``schema`` 2)::
                    "is_sparse", "supports_mm_prefix", "supports_non_causal",
                    "supports_dcp", "sources": {column: "path:line"},
                    runtime profile: "supports", "unknown", "extras", "assumptions",
+                   "cudagraph" (the builder's level, ``UNIFORM_BATCH``, or
+                   {"unknown": why} / {"level", "assumptions": {fact: value}}),
                    and "notes" ({column: text}) where a cell has one}],
      "mla_prefill": [{"name", "description", "dtypes", "compute_capability",
                       "enable", "disable", "notes"}],
@@ -63,6 +65,7 @@ def _backend(row: BackendFeatures) -> dict[str, Any]:
         "sources": {k: str(v) for k, v in sorted(row.sources.items())},
         **({"not_declared": sorted(row.undeclared)} if row.undeclared else {}),
         **({"cudagraph_support": row.cudagraph_support} if row.cudagraph_support else {}),
+        **({"cudagraph": cudagraph_json(row.cudagraph)} if row.cudagraph else {}),
         **(
             {
                 "supports": dict(row.supports),
@@ -78,6 +81,17 @@ def _backend(row: BackendFeatures) -> dict[str, Any]:
             else {}
         ),
     }
+
+
+def cudagraph_json(answer: dict[str, Any]) -> Any:
+    """The level's name; an object where it is unknown or rests on machine facts."""
+    facts = answer.get("assumptions", ())
+    if "level" in answer and not facts:
+        return answer["level"]
+    out = {k: v for k, v in answer.items() if k != "assumptions"}
+    if facts:
+        out["assumptions"] = dict(fact.split("=", 1) for fact in facts)
+    return out
 
 
 def to_data(analysis: Analysis) -> dict[str, Any]:

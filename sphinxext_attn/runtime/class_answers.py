@@ -40,6 +40,8 @@ class ClassAnswers:
     #: GPU -> block size labels, where the class picks by GPU and the GPUs it supports
     #: differ (None: one answer for every GPU)
     blocks_by_gpu: dict[Capability, list[str]] | None = None
+    #: the metadata builder's CUDA-graph support (see :mod:`.cudagraph`; empty: not asked)
+    cudagraph: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def not_evaluated(cls, columns: list[str], reason: str, limited: bool) -> ClassAnswers:

@@ -18,6 +18,7 @@ from sphinxext_attn.pyeval import Interpreter, LimitExceeded, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, PyClass
 from sphinxext_attn.runtime.block_sizes import block_facts, restrict_to_supported
 from sphinxext_attn.runtime.class_answers import ClassAnswers
+from sphinxext_attn.runtime.cudagraph import cudagraph_support
 from sphinxext_attn.runtime.deciding_lines import deciding_lines
 from sphinxext_attn.runtime.head_sizes import head_size_answer
 from sphinxext_attn.runtime.kv_dtypes import declared_dtypes, ordered, selection_note
@@ -125,6 +126,8 @@ class RuntimeReader:
             facts.sources = deciding_lines(self.interp, cls, facts)
             if kv_declared_at is not None:
                 facts.sources["KV Dtypes"] = kv_declared_at
+        if self.extras:  # last: the evaluator's caches keep every earlier answer as it was
+            facts.cudagraph = cudagraph_support(self.interp, cls)
         return facts
 
     def kv_cell(self, ask: Asker, cls: PyClass, facts: ClassAnswers, take: Any) -> Location | None:

@@ -76,6 +76,7 @@ def apply_facts(row: BackendFeatures, facts: ClassAnswers, keep: set[str]) -> Ba
         unknown=unknown,
         supports=supports,
         extras=dict(facts.extras),
+        cudagraph=dict(facts.cudagraph),
         sources=sources,
         assumptions={c: tuple(v) for c, v in facts.assumptions.items() if c not in keep},
         notes={c: v for c, v in facts.notes.items() if c not in keep},

@@ -17,7 +17,7 @@ from typing import ClassVar
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from sphinxext_attn.model.columns import EXTRA_COLUMNS, FEATURE_COLUMNS
+from sphinxext_attn.model.columns import EXTRA_COLUMNS, FEATURE_COLUMNS, RUNTIME_COLUMNS
 from sphinxext_attn.model.environment import Environment, environment_from
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
@@ -38,7 +38,7 @@ class AttentionBackendsDirective(SphinxDirective):
     final_argument_whitespace = False
     #: feature-table columns any release may have; each tree narrows the extras to
     #: those its backend interface declares (:meth:`check_columns`)
-    allowed_columns: ClassVar[Sequence[str]] = (*FEATURE_COLUMNS, *EXTRA_COLUMNS)
+    allowed_columns: ClassVar[Sequence[str]] = (*FEATURE_COLUMNS, *EXTRA_COLUMNS, *RUNTIME_COLUMNS)
     option_spec = {**COMMON_OPTIONS, "columns": columns_option(allowed_columns)}
     #: ``:columns:`` names feature-table columns (not priority, prefill, legend ones)
     feature_columns: ClassVar[bool] = True

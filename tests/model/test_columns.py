@@ -20,7 +20,8 @@ def test_each_column_once_and_its_field_is_a_row_field() -> None:
     assert len(COLUMN) == len(COLUMNS)
     for column in COLUMNS:
         assert not column.field or column.field in FIELDS, column.title
-        assert column.on_page or not column.field, column.title  # extras live in ``extras``
+        # extras live in ``extras``; the builder's CUDA-graph level in its own field
+        assert column.on_page or not column.field or column.title in columns.RUNTIME_COLUMNS
     assert all(FIELDS[c.field].type == "bool" for c in FLAGS)
 
 
@@ -33,6 +34,8 @@ def test_views_follow_the_records() -> None:
     assert [c.title for c in FLAGS] == ["Sink", "Sparse", "MM Prefix", "Non-Causal", "DCP"]
     assert columns.OPTIONAL_COLUMNS == {"Non-Causal": "supports_non_causal", "DCP": "supports_dcp"}
     assert columns.EXTRA_COLUMNS["R-SWA"] == "supports_rswa"
+    assert columns.RUNTIME_COLUMNS == ("CUDA Graphs",)
+    assert "CUDA Graphs" not in columns.EXTRA_COLUMNS  # a builder's, not a backend flag
     assert {"KV Dtypes"} == columns.LITERAL_LIST_COLUMNS
     legend = [t for t, _ in columns.LEGEND]
     assert legend[: len(FEATURE_COLUMNS) - 2] == list(FEATURE_COLUMNS[2:])
@@ -52,6 +55,11 @@ def test_cells_are_written_by_kind() -> None:
     assert row.cell("Backend") == "X"
     assert row.cell("PCP") == "❌"
     assert row.cell("R-SWA") == "?"  # not asked
+    assert row.cell("CUDA Graphs") == "?"  # not asked
+    graphs = dataclasses.replace(row, cudagraph={"level": "UNIFORM_BATCH"})
+    assert graphs.cell("CUDA Graphs") == "UNIFORM_BATCH"
+    unknown = dataclasses.replace(row, cudagraph={"unknown": "depends on the GPU: ..."})
+    assert unknown.cell("CUDA Graphs") == "?"
     with pytest.raises(KeyError):
         row.cell("Nothing")
 
