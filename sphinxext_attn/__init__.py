@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.version import __version__
 
@@ -10,9 +10,10 @@ __all__ = ["__version__", "setup"]
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
+    from sphinx.util.typing import ExtensionMetadata
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
+def setup(app: Sphinx) -> ExtensionMetadata:
     """Sphinx entry point; the glue lives in :mod:`sphinxext_attn.sphinx`."""
     from sphinxext_attn.sphinx.setup import setup as _setup
 

@@ -26,7 +26,6 @@ MUTATORS = frozenset(
 #: module:NAME -> why it is module-level, and what clears it
 KNOWN: dict[str, str] = {
     # the core's per-process memos, keyed by tree (a tree's files decide their answers)
-    "selection/platform_lists.py:_SELECTORS": "selectors per tree and machine",
     "selection/platforms.py:_KNOWN": "platform selections per tree (plugins.forget)",
     "source/chunks.py:READERS": "the recorders listening while a question is asked",
     "source/chunks.py:_LAST_NAMES": "the last file's names (one-entry memo)",

@@ -25,8 +25,9 @@ import contextlib
 import os
 import pickle
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sphinxext_attn.analysis.unit_runner import Kept
@@ -43,6 +44,8 @@ MAX_ENTRIES = 48
 MAX_TEXTS = 2048
 
 Stamp = tuple[int, int, int] | None
+#: what an entry is keyed by besides its kind and tree (the options that change it)
+Options = Mapping[str, object]
 
 
 def default_dir() -> Path | None:
@@ -97,7 +100,7 @@ class RunCache:
         #: without freeing it (see ``cli.main.run``)
         self.kept: list[object] = []
 
-    def _file(self, kind: str, root: Path, options: dict[str, Any]) -> Path | None:
+    def _file(self, kind: str, root: Path, options: Options) -> Path | None:
         if self.directory is None:
             return None
         if self._code is None:
@@ -107,14 +110,14 @@ class RunCache:
         key = repr((kind, os.path.realpath(root), sorted(options.items()), self._code))
         return self.directory / f"{kind}-{hashlib.sha256(key.encode()).hexdigest()[:32]}.pickle"
 
-    def load(self, kind: str, root: Path, options: dict[str, Any]) -> Any | None:
+    def load(self, kind: str, root: Path, options: Options) -> object | None:
         """The stored value if every file and folder it was computed from is unchanged."""
         entry = self.load_entry(kind, root, options)
         return entry[0] if entry is not None else None
 
     def load_entry(
-        self, kind: str, root: Path, options: dict[str, Any]
-    ) -> tuple[Any, list[str]] | None:
+        self, kind: str, root: Path, options: Options
+    ) -> tuple[object, list[str]] | None:
         """The stored value and the paths it was computed from, if all are unchanged
         (a value grown over runs is stored again with more paths)."""
         path = self._file(kind, root, options)
@@ -141,7 +144,7 @@ class RunCache:
         return value, list(stamps)
 
     def store(
-        self, kind: str, root: Path, options: dict[str, Any], value: Any, paths: list[str]
+        self, kind: str, root: Path, options: Options, value: object, paths: list[str]
     ) -> None:
         """Keep ``value`` with the state of ``paths`` (tree-relative files and folders)."""
         path = self._file(kind, root, options)
@@ -271,7 +274,7 @@ class UnitEntries:
     statements that changed is still valid, so appending a comment to a backend
     file asks nothing again."""
 
-    def __init__(self, cache: RunCache, root: Path, options: dict[str, Any]) -> None:
+    def __init__(self, cache: RunCache, root: Path, options: Options) -> None:
         self.cache = cache
         self.root = root
         self.options = options

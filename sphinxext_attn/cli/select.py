@@ -41,7 +41,7 @@ from sphinxext_attn.cli.model_select import (
     start_text,
 )
 from sphinxext_attn.cli.runcache import add_cache_options, run_cache
-from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, case_environment
+from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, Environment, case_environment
 from sphinxext_attn.model.selection import (
     LAYER_FIELDS,
     OPTION_FIELDS,
@@ -235,7 +235,7 @@ def check_flags_apply(args: argparse.Namespace, argv: list[str]) -> None:
         )
 
 
-def check_known_arch(root: Path, environment: Any) -> None:
+def check_known_arch(root: Path, environment: Environment) -> None:
     """``--arch``: a GPU for which the release's own code derives a capability; else
     the message lists the ones its ROCm platform module names."""
     from sphinxext_attn.selection.platform_lists import arch_capability, named_archs
@@ -277,11 +277,11 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         raise BadInput("--model-config: not with --cases (give a case key model_config)")
     if args.cases:
         try:
-            cases: Any = json.loads(Path(args.cases).read_text(encoding="utf-8"))
+            loaded: object = json.loads(Path(args.cases).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise BadInput(f"--cases {args.cases}: cannot read: {exc}") from None
         try:
-            inputs.check_cases(cases)
+            cases = inputs.check_cases(loaded)
         except ValueError as exc:
             raise BadInput(f"--cases {args.cases}: {exc}") from None
         if any("model_config" in c for c in cases):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.model.environment import MODEL_ATTN_TYPE
+from sphinxext_attn.model.json_value import JsonObject
 
 #: Option name (``select --kv-cache-dtype``, the directives' ``:kv-cache-dtype:``)
 #: -> the :class:`Config` field it sets; the fields are vLLM's case keys.
@@ -152,8 +153,8 @@ class Decision:
     #: a backend asked for that the platform's code sets aside, in its words
     ignored_request: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {
             "selected": self.selected,
             "priorities": self.priorities,
             "rejected": self.rejected,

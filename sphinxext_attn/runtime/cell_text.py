@@ -6,7 +6,7 @@ kept results writes its page without loading the evaluator.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, TypedDict
 
 from sphinxext_attn.vocab.names import CAPABILITIES
 
@@ -14,7 +14,20 @@ from sphinxext_attn.vocab.names import CAPABILITIES
 MAX_CELL = 40
 
 
-def size_rule(lo: int, hi: int | None, step: int) -> Any:
+#: the sizes from ``min`` to ``max`` that are multiples of ``multiple_of`` (None: no bound)
+class SizeRule(TypedDict):
+    min: int | None
+    max: int | None
+    multiple_of: int | None
+
+
+#: a size, or a rule
+SizeItem = int | SizeRule
+#: the head sizes a class accepts: any, or the union of its items (JSON ``supports``)
+HeadSizes = Literal["any"] | list[SizeItem]
+
+
+def size_rule(lo: int, hi: int | None, step: int) -> SizeRule:
     return {
         "min": lo if lo > step else None,
         "max": hi,
@@ -22,7 +35,7 @@ def size_rule(lo: int, hi: int | None, step: int) -> Any:
     }
 
 
-def head_size_text(items: Any) -> tuple[str, ...]:
+def head_size_text(items: HeadSizes) -> tuple[str, ...]:
     """The cell: ``()`` (any), ``("None",)``, sizes, or a rule's conditions
     (``%8``, ``≤512``); a union of rules and sizes reads ``64, 128 or ≥256``. A
     list longer than a cell should be is written with rules where that is shorter
@@ -31,18 +44,19 @@ def head_size_text(items: Any) -> tuple[str, ...]:
         return ()
     if not items:
         return ("None",)
-    if all(isinstance(i, int) for i in items):
-        plain = tuple(str(i) for i in items)
+    sizes = [i for i in items if isinstance(i, int)]
+    if len(sizes) == len(items):
+        plain = tuple(str(i) for i in sizes)
         if len(", ".join(plain)) <= MAX_CELL:
             return plain
-        short = _union_text(_shortened(items))
+        short = _union_text(_shortened(sizes))
         return (short,) if len(short) < len(", ".join(plain)) else plain
-    if len(items) == 1:
+    if len(items) == 1 and not isinstance(items[0], int):
         return tuple(_rule_text(items[0]))
     return (_union_text(items),)
 
 
-def _union_text(items: list[Any]) -> str:
+def _union_text(items: list[SizeItem]) -> str:
     """Items smallest first; neighbouring sizes one list, the groups joined by "or"."""
     groups: list[str] = []
     sizes: list[str] = []
@@ -59,15 +73,15 @@ def _union_text(items: list[Any]) -> str:
     return " or ".join(groups)
 
 
-def _shortened(sizes: list[int]) -> list[Any]:
+def _shortened(sizes: list[int]) -> list[SizeItem]:
     """The same finite set with runs of multiples as rules, one at a time while a
     rule is shorter than the sizes it stands for (each rule covers only sizes of
     the set, so the union stays exact)."""
     given = set(sizes)
     left = set(sizes)
-    rules: list[Any] = []
+    rules: list[SizeItem] = []
     while True:
-        best: tuple[int, Any, set[int]] | None = None
+        best: tuple[int, SizeRule, set[int]] | None = None
         for rule, covered in _chains(given):
             saved = len(", ".join(map(str, covered & left))) - len(", ".join(_rule_text(rule)))
             if saved > 0 and (best is None or saved > best[0]):
@@ -78,7 +92,7 @@ def _shortened(sizes: list[int]) -> list[Any]:
         left -= best[2]
 
 
-def _chains(given: set[int]) -> list[tuple[Any, set[int]]]:
+def _chains(given: set[int]) -> list[tuple[SizeRule, set[int]]]:
     """Each longest run of consecutive multiples of a step that ``given`` holds whole
     (steps: the gaps between its sizes), as a rule and the sizes it covers."""
     ordered = sorted(given)
@@ -96,11 +110,11 @@ def _chains(given: set[int]) -> list[tuple[Any, set[int]]]:
     return out
 
 
-def _first(item: Any) -> int:
+def _first(item: SizeItem) -> int:
     return item if isinstance(item, int) else (item["min"] or item["multiple_of"] or 1)
 
 
-def _rule_text(rule: dict[str, Any]) -> list[str]:
+def _rule_text(rule: SizeRule) -> list[str]:
     parts = [f"%{rule['multiple_of']}"] if rule["multiple_of"] else []
     lo, hi = rule["min"], rule["max"]
     if lo is not None and hi is not None:
@@ -112,7 +126,7 @@ def _rule_text(rule: dict[str, Any]) -> list[str]:
     return parts or ["Any"]
 
 
-def first_head_size(items: Any) -> int | None:
+def first_head_size(items: HeadSizes | None) -> int | None:
     """The smallest accepted size (the input that shows the deciding line)."""
     if items == "any" or not items:
         return None

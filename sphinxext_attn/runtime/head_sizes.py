@@ -11,13 +11,11 @@ or a set these items cannot write, is an :class:`Unknown` with its reason.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sphinxext_attn.pyeval import Raised, Unknown
 from sphinxext_attn.pyeval.abstract import AbstractInt, explore
 from sphinxext_attn.pyeval.intsets import IntSet, Run
 from sphinxext_attn.pyeval.values import CAPABILITY, NODE, Bound, PyFunction
-from sphinxext_attn.runtime.cell_text import size_rule
+from sphinxext_attn.runtime.cell_text import HeadSizes, SizeItem, size_rule
 from sphinxext_attn.runtime.questions import Answer, Asker
 from sphinxext_attn.vocab.names import CAPABILITIES
 
@@ -73,19 +71,19 @@ def _where(ask: Asker) -> tuple[str, int]:
     return ask.cls.path, ask.cls.node.lineno
 
 
-def json_items(sizes: IntSet, where: tuple[str, int]) -> Any:
+def json_items(sizes: IntSet, where: tuple[str, int]) -> HeadSizes:
     """``"any"``, or ints and rules whose union is ``sizes``."""
     if sizes.is_everything():
         return "any"
-    items: list[Any] = []
+    items: list[SizeItem] = []
     for part in sizes.runs:
         items.extend(_run_items(part, where))
     return items
 
 
-def _run_items(part: Run, where: tuple[str, int]) -> list[Any]:
+def _run_items(part: Run, where: tuple[str, int]) -> list[SizeItem]:
     """A run's items: its sizes when it has few (``64, 128``), else rules."""
-    members: list[int] = []
+    members: list[SizeItem] = []
     if part.hi is not None:
         for size in part.members():
             members.append(size)

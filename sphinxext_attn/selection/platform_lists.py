@@ -186,18 +186,20 @@ def explore_machine(
     return runs
 
 
-_SELECTORS: dict[tuple[int, str], Selector] = {}
+#: machines' selectors a tree keeps at most (beyond, they are made again)
+MAX_SELECTORS = 256
 
 
 def machine_selector(tree: SourceTree, env: Environment) -> Selector:
-    """One selector per machine on a tree: a machine's modules are evaluated once
-    for its capability, its lists and the GPUs its backends accept."""
-    key = (id(tree), env.key())
-    found = _SELECTORS.get(key)
-    if found is None:
-        if len(_SELECTORS) > 256:
-            _SELECTORS.clear()
-        found = _SELECTORS[key] = Selector(Interpreter(tree, Machine(env)))
+    """One selector per machine on a tree, kept with the tree: a machine's modules
+    are evaluated once for its capability, its lists and the GPUs its backends accept."""
+    key = ("machine selector", env.key())
+    found = tree.derived.get(key)
+    if not isinstance(found, Selector):
+        if len(tree.derived) > MAX_SELECTORS:
+            tree.derived.clear()
+        found = Selector(Interpreter(tree, Machine(env)))
+        tree.derived[key] = found
     return found
 
 

@@ -76,6 +76,9 @@ class SourceTree(RecordedReads):
         self._recordings: list[Recording] = []
         #: warnings of a file's reading and parsing, repeated to later recordings
         self._file_warnings: dict[str, list[Diagnostic]] = {}
+        #: what the layers above compute from this tree and keep with it (a machine's
+        #: selector, by the machine): it goes when the tree goes
+        self.derived: dict[tuple[str, str], object] = {}
 
     # -- diagnostics -----------------------------------------------------
     def warn(

@@ -10,7 +10,7 @@ sees a plain inline (Sphinx dispatches visitors along the node's MRO).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from docutils import nodes
 from sphinx import addnodes
@@ -22,6 +22,7 @@ from sphinxext_attn.render.markdown import fill_source_url
 from sphinxext_attn.sphinx.build_state import state_of
 
 if TYPE_CHECKING:
+    from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
     from sphinx.writers.html5 import HTML5Translator
 
@@ -164,5 +165,5 @@ class SphinxDecorations(Decorations):
         return [ref]
 
 
-def setup_nodes(app: Any) -> None:
+def setup_nodes(app: Sphinx) -> None:
     app.add_node(attn_source, html=(visit_attn_source_html, depart_attn_source_html))

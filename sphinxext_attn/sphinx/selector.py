@@ -18,7 +18,7 @@ import importlib.util
 import json
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -293,7 +293,9 @@ def copy_static(app: Sphinx, exception: BaseException | None) -> None:
             shutil.copyfile(STATIC / name, folder / name)
 
 
-def merge_info(app: Sphinx, env: BuildEnvironment, docnames: Any, other: BuildEnvironment) -> None:
+def merge_info(
+    app: Sphinx, env: BuildEnvironment, docnames: Iterable[str], other: BuildEnvironment
+) -> None:
     """Parallel reads: keep the tables a reader built."""
     theirs = getattr(other, "attention_backends_selector", None) or {}
     mine = getattr(env, "attention_backends_selector", None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.sphinx import config, events
 from sphinxext_attn.sphinx.diff import DiffDirective
@@ -16,6 +16,7 @@ from sphinxext_attn.version import __version__
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
+    from sphinx.util.typing import ExtensionMetadata
 
 #: bump when what is kept on the environment changes shape
 #: 4: analyses kept by AnalysisKey; 3: Analysis.page_columns, capability_columns,
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 ENV_VERSION = 4
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
+def setup(app: Sphinx) -> ExtensionMetadata:
     config.register(app)
     for name, directive in DIRECTIVES.items():
         app.add_directive(name, directive)
