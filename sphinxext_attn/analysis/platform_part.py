@@ -19,9 +19,18 @@ from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.platform import PlatformSelection
 from sphinxext_attn.model.records import Analysis, BackendFeatures, Location
+from sphinxext_attn.page.backends import model_family
+from sphinxext_attn.page.columns import page_columns, read_generator
+from sphinxext_attn.page.version import read_version
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
+from sphinxext_attn.runtime.declared import builder_cudagraph, note_undeclared, undeclared
+from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
+from sphinxext_attn.runtime.rows import new_row
 from sphinxext_attn.selection.platforms import evaluate_selection
+from sphinxext_attn.selection.plugin_checks import check_plugin_modules, readable_class
+from sphinxext_attn.selection.plugin_rows import reached_entries, reached_for_mla_only
+from sphinxext_attn.source.registry import read_registry
 from sphinxext_attn.source.tree import SourceTree
 
 
@@ -31,9 +40,6 @@ def platform_analysis(
     """The platform's part of a page (``key.part``: see the module's docstring).
     ``known``: a fresh analysis of the same platform that holds its selection
     already (the lists a page's priority directive explored), reused with its files."""
-    from sphinxext_attn.page.columns import page_columns, read_generator
-    from sphinxext_attn.page.version import read_version
-
     environment = key.environment
     out = Analysis(root=key.root, version=read_version(tree), profile=key.analysis_profile)
     if key.part != "bare":
@@ -57,14 +63,6 @@ def platform_rows(
     """A row per backend the platform's selection reaches, each cell what the class
     answers on that platform's machine; the capability is the platform's: the GPUs
     (arch names) a ROCm backend accepts, ``N/A`` where the rules ask none."""
-    from sphinxext_attn.page.backends import model_family
-    from sphinxext_attn.runtime.declared import builder_cudagraph, note_undeclared, undeclared
-    from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
-    from sphinxext_attn.runtime.rows import new_row
-    from sphinxext_attn.selection.plugin_checks import check_plugin_modules, readable_class
-    from sphinxext_attn.selection.plugin_rows import reached_entries, reached_for_mla_only
-    from sphinxext_attn.source.registry import read_registry
-
     interp = Interpreter(tree, Machine(environment))
     reader = RuntimeReader(interp, provenance=False, extras=False)
     rows: list[BackendFeatures] = []

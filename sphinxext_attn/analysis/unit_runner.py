@@ -107,7 +107,9 @@ class Runner:
         interpreter remembers was read by the units before: each unit is then
         kept as reading their files too, a superset of its own (never stale)."""
         # the evaluator is imported on first use: a run whose units are all kept
-        # never loads it (tests/cli/test_incremental.py)
+        # never loads it (tests/cli/test_incremental.py). Measured: importing it (with
+        # runtime.profile, priority_titles) after this module costs 47-76 ms, median
+        # 65 ms of 7 byte-compiled runs on this 2-core machine under load
         from sphinxext_attn.pyeval import Interpreter
         from sphinxext_attn.pyeval.machine import Machine
 

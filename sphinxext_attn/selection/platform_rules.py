@@ -16,11 +16,13 @@ from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.devices import platform_class
 from sphinxext_attn.pyeval.values import NODE, Bound, Instance
 from sphinxext_attn.selection.answers import param_names
+from sphinxext_attn.selection.plugin_checks import readable_class
 from sphinxext_attn.selection.rule_requests import (
     note_request,
     plugin_class_path,
     requested_member,
 )
+from sphinxext_attn.selection.settled import VALUES, conditional, sibling
 from sphinxext_attn.source.registry import RegistryEntry, read_registry
 
 if TYPE_CHECKING:
@@ -62,8 +64,6 @@ def decide_by_rule(selector: Selector, config: Config, platform: Instance) -> De
         raise Unknown("get_attn_backend_cls answered no class path")
     name = backend_of_path(interp, path)
     if plugin_class_path(path):  # a plugin's class: a warning where it cannot be read
-        from sphinxext_attn.selection.plugin_checks import readable_class
-
         where = method.func.path if isinstance(method, Bound) else ""
         readable_class(interp, RegistryEntry(name, path, Location(where, 0)))
     decision = Decision(name, [name], class_path=plugin_class_path(path))
@@ -75,8 +75,6 @@ def _either_way(selector: Selector, config: Config, fact: str) -> Decision:
     """A decision that rests on a function's answer the trees cannot give (vllm-ascend's
     ``is_310p()``, from a SoC version written at build time): one per value, and
     conditional when they differ, never one of them presented as the answer."""
-    from sphinxext_attn.selection.settled import VALUES, conditional, sibling
-
     answers = [(value, sibling(selector, fact, value).decide(config)) for value in VALUES]
     out = conditional(fact, answers)
     for value, decision in answers:

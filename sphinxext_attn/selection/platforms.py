@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.platform import PlatformSelection
+from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.devices import platform_class
 from sphinxext_attn.pyeval.machine import Machine
@@ -73,7 +74,6 @@ def _accepted_gpus(
 
 
 def _accepts(selector: Selector, backend: str) -> bool:
-    from sphinxext_attn.model.selection import Config
 
     interp = selector.interp
     try:

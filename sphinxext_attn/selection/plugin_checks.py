@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.source.registry import RegistryEntry
+from sphinxext_attn.source.syntax_check import syntax_problems
 
 
 def readable_class(interp: Interpreter, entry: RegistryEntry) -> bool:
@@ -52,8 +53,6 @@ def readable_class(interp: Interpreter, entry: RegistryEntry) -> bool:
 def check_plugin_modules(interp: Interpreter) -> None:
     """Syntax-check the plugin modules the evaluator read piece by piece: a file
     broken outside the pieces asked for still gets its warning (file and line)."""
-    from sphinxext_attn.source.syntax_check import syntax_problems
-
     tree = interp.tree
     for scope in list(interp.modules.values()):
         rel = getattr(scope, "path", "")

@@ -23,6 +23,7 @@ from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.decorate import PLAIN, Decorations
+from sphinxext_attn.selection.option_fields import OptionError, check_options
 from sphinxext_attn.sphinx import cache, config, trees
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, columns_option
 from sphinxext_attn.sphinx.provenance import SphinxDecorations
@@ -82,8 +83,6 @@ class AttentionBackendsDirective(SphinxDirective):
         another platform, a capability where the platform derives its own."""
         own = self.options.get("option")
         if own:
-            from sphinxext_attn.selection.option_fields import OptionError, check_options
-
             try:
                 tree = cache.source_tree(self.env, root)
                 check_options(root, own, ":option:", tree)

@@ -27,6 +27,11 @@ from sphinxext_attn.sphinx.options import (
     columns_option,
     one_of,
 )
+from sphinxext_attn.sphinx.platforms import (
+    platform_headers,
+    platform_page_nodes,
+    platform_priority_nodes,
+)
 
 __all__ = [
     "DIRECTIVES",
@@ -63,8 +68,6 @@ class AllTablesDirective(AttentionBackendsDirective):
         head = [render.rubric(spec.caption)] if spec.caption else []
         spec.caption = None
         if analysis.platform is not None:
-            from sphinxext_attn.sphinx.platforms import platform_page_nodes
-
             return head + platform_page_nodes(self, analysis, spec, backends)
         return head + page_nodes(
             analysis,
@@ -117,7 +120,6 @@ class PriorityDirective(AttentionBackendsDirective):
         self, analysis: Analysis, spec: TableSpec, backends: frozenset[str] | None
     ) -> list[nodes.Node]:
         """Another platform's lists (ROCm) or rules (XPU, CPU), from its own code."""
-        from sphinxext_attn.sphinx.platforms import platform_priority_nodes
 
         return platform_priority_nodes(self, analysis, spec, backends)
 
@@ -204,8 +206,6 @@ class StandardDirective(AttentionBackendsDirective):
             analysis, self.table, spec, columns=self.columns(), backends=backends, deco=self.deco
         )
         if analysis.platform is not None:
-            from sphinxext_attn.sphinx.platforms import platform_headers
-
             platform_headers(analysis, out)
         return out
 

@@ -13,7 +13,7 @@ from docutils import nodes
 from sphinxext_attn.model.selection import MODEL_FIELDS, NOT_WITH_MODEL, Config, Decision
 from sphinxext_attn.models.answer import answer_model
 from sphinxext_attn.models.config_file import load_model_config
-from sphinxext_attn.models.layers import as_config
+from sphinxext_attn.models.layers import Layer, as_config
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.decorate import Decorations
 from sphinxext_attn.render.select_nodes import decision_nodes
@@ -80,7 +80,6 @@ def model_nodes(
 
 
 def _config(item: dict[str, Any], capability: str) -> Config:
-    from sphinxext_attn.models.layers import Layer
 
     layer = Layer(values={**item["config"], "num_heads": item["num_heads"]})
     layer.values["attn_type"] = str(layer.values["attn_type"]).upper()

@@ -21,6 +21,7 @@ from sphinxext_attn.render.platform_section import (
     intro_text,
     rules_nodes,
 )
+from sphinxext_attn.render.priority import priority_nodes
 
 if TYPE_CHECKING:
     from sphinxext_attn.sphinx.directive_base import AttentionBackendsDirective
@@ -77,8 +78,6 @@ def platform_page_nodes(
     if selection.rules:
         out.append(rules_nodes(selection))
     else:
-        from sphinxext_attn.render.priority import priority_nodes
-
         out += priority_nodes(
             analysis, plain, categories=("standard", "mla"), backends=backends, layout="lists"
         )

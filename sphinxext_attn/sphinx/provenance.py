@@ -20,6 +20,7 @@ from sphinxext_attn.model.records import BackendFeatures, Location
 from sphinxext_attn.render.decorate import ASSUMED_MARK, NOTED_MARK, Decorations
 from sphinxext_attn.render.markdown import fill_source_url
 from sphinxext_attn.sphinx.build_state import state_of
+from sphinxext_attn.sphinx.xref import domain_of
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -139,7 +140,6 @@ class SphinxDecorations(Decorations):
         target = nodes.target("", "", ids=[anchor])
         if count > 1:
             return [target]
-        from sphinxext_attn.sphinx.xref import domain_of
 
         domain_of(self.env).note_backend(row.name, self.env.docname, anchor)
         index = addnodes.index(

@@ -24,11 +24,16 @@ from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.select_nodes import decision_nodes
+from sphinxext_attn.runtime.questions import kv_cache_dtypes
 from sphinxext_attn.selection import inputs
+from sphinxext_attn.selection.alternatives import alternatives
 from sphinxext_attn.selection.decision import Selector
+from sphinxext_attn.selection.fa_version import flash_attn_version
+from sphinxext_attn.selection.requested import check_backend
 from sphinxext_attn.sphinx import cache
 from sphinxext_attn.sphinx.build_state import state_of
 from sphinxext_attn.sphinx.directive_base import AttentionBackendsDirective
+from sphinxext_attn.sphinx.model_select import model_nodes, model_path
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, gfx_option
 
 if TYPE_CHECKING:
@@ -132,8 +137,6 @@ class SelectDirective(AttentionBackendsDirective):
         selector = selector_for(self.env, analysis.root, environment)
         config = config_from_options(self.options)
         if "kv-cache-dtype" in self.options:  # as select --kv-cache-dtype: the release's
-            from sphinxext_attn.runtime.questions import kv_cache_dtypes
-
             try:
                 inputs.check_kv_cache_dtype(
                     config.kv_cache_dtype, kv_cache_dtypes(selector.interp)
@@ -141,23 +144,18 @@ class SelectDirective(AttentionBackendsDirective):
             except ValueError as exc:
                 raise render.RenderError(f":kv-cache-dtype: {exc}") from None
         if "backend" in self.options:  # asked for, as --attention-backend asks
-            from sphinxext_attn.selection.requested import check_backend
-
             config.selected_backend = self.options["backend"]
             try:
                 check_backend(selector.interp, config.selected_backend)
             except ValueError as exc:
                 raise render.RenderError(f":backend: {exc}") from None
         if "model-config" in self.options:
-            from sphinxext_attn.sphinx.model_select import model_nodes, model_path
-
             source = self.state.document.current_source or self.env.doc2path(self.env.docname)
             config_path = model_path(self.options["model-config"], str(source))
             self.env.note_dependency(str(config_path))
             deco, gpu = self.deco, gpu_words(environment)
             return model_nodes(selector, self.options, config_path, spec, deco, gpu)
         decision = selector.explain(selector.decide(config))
-        from sphinxext_attn.selection.fa_version import flash_attn_version
 
         decision.flash_attn_version = flash_attn_version(
             selector.interp, config, decision.selected
@@ -186,7 +184,6 @@ class SelectDirective(AttentionBackendsDirective):
     ) -> list[dict[str, Any]]:
         """What would change the pick, as ``select`` finds it (each changed fact's
         decision, on that environment's evaluator)."""
-        from sphinxext_attn.selection.alternatives import alternatives
 
         def decide(other: Environment) -> dict[str, Any]:
             selector = selector_for(self.env, root, other)

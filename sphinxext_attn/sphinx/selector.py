@@ -31,7 +31,7 @@ from sphinxext_attn.model.selection import OPTION_FIELDS
 from sphinxext_attn.model.selector_shape import GRID, LAYER_GRID, query_value
 from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
-from sphinxext_attn.selector.table import SelectorTable
+from sphinxext_attn.selector.table import SelectorTable, build_selector_table
 from sphinxext_attn.sphinx import cache, trees
 from sphinxext_attn.sphinx.build_state import state_of
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
@@ -90,8 +90,6 @@ def table_of(
 ) -> SelectorTable:
     """The selector tables of ``root`` for ``platforms`` in ``environment``: memo,
     then the build environment, then built."""
-    from sphinxext_attn.selector.table import build_selector_table
-
     stored = getattr(env, "attention_backends_selector", None)
     if stored is None:
         stored = env.attention_backends_selector = {}  # type: ignore[attr-defined]

@@ -13,9 +13,14 @@ from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
+from sphinxext_attn.analysis.plugin_release import release_mismatches
 from sphinxext_attn.model.environment import as_text, known_platforms
-from sphinxext_attn.source.fetch import RELEASE_ROOT
+from sphinxext_attn.selection.option_fields import OptionError, check_options
+from sphinxext_attn.source.fetch import RELEASE_ROOT, FetchError, cache_dir, fetch
 from sphinxext_attn.source.locate import installed_vllm_root
+from sphinxext_attn.source.plugin_platforms import read_plugins
+from sphinxext_attn.source.plugins import PluginError
+from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.sphinx.build_state import state_of
 from sphinxext_attn.sphinx.cache import FilePlace
 from sphinxext_attn.sphinx.config import (
@@ -49,8 +54,6 @@ def config_root(app: Sphinx) -> str | None:
 def fetched_root(app: Sphinx, version: str) -> str | None:
     """``attention_backends_root = "vllm==VERSION"``: the release's tree, fetched once
     per build (a tree in the cache is reused); an error naming the setting if not."""
-    from sphinxext_attn.source.fetch import FetchError, cache_dir, fetch
-
     state = state_of(app.env)
     key = f"{cache_dir()}:{version}"
     if key in state.fetched and os.path.isdir(state.fetched[key]):
@@ -79,11 +82,7 @@ def resolve_for_build(app: Sphinx) -> None:
     read_configured_plugins(app)
     options = getattr(app.config, OPTIONS_NAME, None)
     if root and options and os.path.isdir(os.path.join(root, "vllm")):
-        from sphinxext_attn.selection.option_fields import OptionError, check_options
-
         try:
-            from sphinxext_attn.source.tree import SourceTree
-
             values = {k: as_text(v) for k, v in options.items()}
             reads = state_of(app.env).phase.shared_reads(root)
             check_options(root, values, OPTIONS_NAME, SourceTree(root, reads))
@@ -108,9 +107,6 @@ def read_configured_plugins(app: Sphinx) -> None:
     """``attention_backends_plugins`` read as the plugins of the configured tree (each
     build states its own: none configured, none read); a folder holding no plugin,
     or a platform no plugin brings, is one error naming the setting."""
-    from sphinxext_attn.source.plugin_platforms import read_plugins
-    from sphinxext_attn.source.plugins import PluginError
-
     root = app.env.attention_backends_root  # type: ignore[attr-defined]
     if not root:
         return
@@ -125,7 +121,6 @@ def read_configured_plugins(app: Sphinx) -> None:
     except PluginError as exc:
         logger.error(f"{PLUGINS_NAME}: {exc}", type="attention_backends", subtype="config")
         read_plugins(root, [])
-    from sphinxext_attn.analysis.plugin_release import release_mismatches
 
     for message in release_mismatches(root) if folders else []:
         logger.warning(message, type="attention_backends", subtype="plugin")
