@@ -4,10 +4,10 @@ and vLLM's answer for it. Plain data: the evaluator reads them in :mod:`..select
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from sphinxext_attn.model.environment import MODEL_ATTN_TYPE
-from sphinxext_attn.model.json_value import JsonObject
+from sphinxext_attn.model.json_value import JsonObject, as_json
 
 #: Option name (``select --kv-cache-dtype``, the directives' ``:kv-cache-dtype:``)
 #: -> the :class:`Config` field it sets; the fields are vLLM's case keys.
@@ -115,6 +115,31 @@ class Config:
         return int(major), int(minor or 0)
 
 
+#: a backend a decision no static reading settles may pick, and on what condition
+#: (``priorities``: the list it is picked from there; ``class_path``, ``raised``:
+#: the class a plugin's name stands for, what vLLM raises instead)
+Candidate = TypedDict(
+    "Candidate",
+    {
+        "backend": str,
+        "if": str,
+        "priorities": NotRequired[list[str]],
+        "class_path": NotRequired[str],
+        "raised": NotRequired[str],
+    },
+)
+
+
+class Alternative(TypedDict):
+    """One smallest change of the facts a decision read (``--env``, ``--assume``,
+    ``--option`` values) and the backend vLLM then uses (None: it raises)."""
+
+    env: dict[str, str]
+    assume: dict[str, str]
+    option: dict[str, str]
+    selected: str | None
+
+
 @dataclass
 class Decision:
     """vLLM's answer: the list, the pick (or None: vLLM raises), the reasons."""
@@ -131,7 +156,7 @@ class Decision:
     assumptions: list[str] = field(default_factory=list)
     #: a decision no static reading can settle: ``{"backend", "if"}`` in vLLM's order
     #: (``selected`` is then None)
-    candidates: list[dict[str, Any]] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)
     #: backend -> what to ``--assume`` to settle it (a function of the tree)
     assumable: dict[str, str] = field(default_factory=dict)
     #: what vLLM raises when the platform's rules refuse the configuration (XPU, CPU)
@@ -176,7 +201,7 @@ class Decision:
             data["raised"] = self.raised
         data["assumptions"] = self.assumptions
         if self.candidates:
-            data["candidates"] = self.candidates
+            data["candidates"] = as_json(self.candidates)
         if self.class_path:
             data["class_path"] = self.class_path
         if self.ignored_request:

@@ -7,12 +7,10 @@ reason links to the line vLLM states it on (through the decorations).
 
 from __future__ import annotations
 
-from typing import Any
-
 from docutils import nodes
 
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.model.selection import Config, Decision, request_summary
+from sphinxext_attn.model.selection import Alternative, Config, Decision, request_summary
 from sphinxext_attn.render.decorate import PLAIN, Decorations
 from sphinxext_attn.render.nodes import Cell, TableSpec, build_table
 from sphinxext_attn.render.select_text import alternative_parts
@@ -47,7 +45,7 @@ def decision_nodes(
     *,
     deco: Decorations = PLAIN,
     gpu: str = "",
-    alternatives: list[dict[str, Any]] | None = None,
+    alternatives: list[Alternative] | None = None,
 ) -> list[nodes.Node]:
     """The decision table, with a line saying what vLLM does when nothing qualifies
     (``alternatives``: what would change it, as ``select`` words each)."""
@@ -126,7 +124,7 @@ def decision_nodes(
     return out
 
 
-def _alternative_nodes(alternatives: list[dict[str, Any]]) -> list[nodes.Node]:
+def _alternative_nodes(alternatives: list[Alternative]) -> list[nodes.Node]:
     """What would change the pick: each smallest change of a fact the decision read,
     with vLLM's pick then (or that no change of them does)."""
     if not alternatives:

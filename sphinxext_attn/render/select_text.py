@@ -7,21 +7,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sphinxext_attn.model.selection import Config, Decision, request_summary
+from sphinxext_attn.model.selection import (
+    Alternative,
+    Candidate,
+    Config,
+    Decision,
+    request_summary,
+)
 
 
-def alternative_parts(alternative: dict[str, Any]) -> tuple[str, str]:
+def alternative_parts(alternative: Alternative) -> tuple[str, str]:
     """The flags of one alternative (``--env VLLM_HAS_FLASHINFER_CUBIN=1``) and vLLM's
     pick with them."""
     flags = [
         f"without --env {name}" if value == "unset" else f"--{kind} {name}={value}"
-        for kind in ("env", "option", "assume")
-        for name, value in alternative[kind].items()
+        for kind, given in (
+            ("env", alternative["env"]),
+            ("option", alternative["option"]),
+            ("assume", alternative["assume"]),
+        )
+        for name, value in given.items()
     ]
     return " ".join(flags), alternative["selected"] or "none (vLLM raises)"
 
 
-def describe(alternative: dict[str, Any]) -> str:
+def describe(alternative: Alternative) -> str:
     """``with --env VLLM_HAS_FLASHINFER_CUBIN=1: FLASHINFER``."""
     flags, pick = alternative_parts(alternative)
     return f"with {flags}: {pick}"
@@ -37,7 +47,7 @@ def _shown(value: Any, flag: str, defaults: Mapping[str, Any]) -> str:
     return str(value).lower() if flag == "attn-type" else str(value)
 
 
-def _candidate(candidate: dict[str, Any]) -> str:
+def _candidate(candidate: Candidate) -> str:
     """A candidate's backend, with its class where a plugin's names collide, or what
     vLLM raises."""
     if candidate.get("raised"):
@@ -51,7 +61,7 @@ def render_text(
     decision: Decision,
     configuration: dict[str, Any] | None = None,
     gpu: str = "",
-    alternatives: list[dict[str, Any]] | None = None,
+    alternatives: list[Alternative] | None = None,
     unset_words: Mapping[str, Any] | None = None,
 ) -> str:
     """The decision for people: the configuration (defaults marked; ``unset_words``:

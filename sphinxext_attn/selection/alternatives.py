@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from typing import Any
 
 from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.model.json_value import JsonObject, JsonValue
+from sphinxext_attn.model.selection import Alternative
 
 #: a decision in another environment (the JSON of a decision)
-Decide = Callable[[Environment], dict[str, Any]]
+Decide = Callable[[Environment], JsonObject]
 #: more facts than this: pairs are not tried (each is a whole decision)
 MAX_FACTS_FOR_PAIRS = 6
 _OPTION_DEFAULT = "default ("
@@ -59,7 +60,7 @@ def _apply(environment: Environment, changes: tuple[tuple[str, str, str], ...]) 
     return Environment(env, options, assume, environment.platform, environment.arch)
 
 
-def _outcome(data: dict[str, Any]) -> tuple[Any, ...] | None:
+def _outcome(data: JsonObject) -> tuple[JsonValue] | None:
     """What an alternative must change: the backend used (or a refusal); None for
     an answer that is not definite (conditional, not evaluated)."""
     not_evaluated = bool(data.get("error")) and not data.get("refused")
@@ -68,24 +69,31 @@ def _outcome(data: dict[str, Any]) -> tuple[Any, ...] | None:
     return (data.get("selected"),)
 
 
-def _entry(changes: tuple[tuple[str, str, str], ...], data: dict[str, Any]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"env": {}, "assume": {}, "option": {}}
+def _entry(changes: tuple[tuple[str, str, str], ...], data: JsonObject) -> Alternative:
+    by_kind: dict[str, dict[str, str]] = {"env": {}, "assume": {}, "option": {}}
     for kind, name, value in changes:
-        entry[kind][name] = value
-    entry["selected"] = data.get("selected")
-    return entry
+        by_kind[kind][name] = value
+    selected = data.get("selected")
+    return Alternative(
+        env=by_kind["env"],
+        assume=by_kind["assume"],
+        option=by_kind["option"],
+        selected=selected if isinstance(selected, str) else None,
+    )
 
 
 def alternatives(
-    decision: dict[str, Any], environment: Environment, decide: Decide
-) -> list[dict[str, Any]]:
+    decision: JsonObject, environment: Environment, decide: Decide
+) -> list[Alternative]:
     """The smallest changes of the facts ``decision`` read that give another outcome,
     each with the backend vLLM then uses (None: it raises)."""
     here = _outcome(decision)
     if here is None:
         return []
-    options = [c for a in decision.get("assumptions", []) for c in _changes(a)]
-    found: list[dict[str, Any]] = []
+    read = decision.get("assumptions")
+    facts = [a for a in read if isinstance(a, str)] if isinstance(read, list) else []
+    options = [c for a in facts for c in _changes(a)]
+    found: list[Alternative] = []
     changed: set[tuple[str, str]] = set()
     for change in options:
         data = decide(_apply(environment, (change,)))

@@ -17,9 +17,16 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 
 from sphinxext_attn.model.environment import REFERENCE, Environment, gpu_words
+from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
-from sphinxext_attn.model.selection import LAYER_FIELDS, OPTION_FIELDS, Config, Decision
+from sphinxext_attn.model.selection import (
+    LAYER_FIELDS,
+    OPTION_FIELDS,
+    Alternative,
+    Config,
+    Decision,
+)
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.render import nodes as render
@@ -181,11 +188,11 @@ class SelectDirective(AttentionBackendsDirective):
 
     def _alternatives(
         self, root: str, environment: Environment, config: Config, decision: Decision
-    ) -> list[dict[str, Any]]:
+    ) -> list[Alternative]:
         """What would change the pick, as ``select`` finds it (each changed fact's
         decision, on that environment's evaluator)."""
 
-        def decide(other: Environment) -> dict[str, Any]:
+        def decide(other: Environment) -> JsonObject:
             selector = selector_for(self.env, root, other)
             return selector.explain(selector.decide(config)).to_json()
 
