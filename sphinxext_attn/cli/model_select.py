@@ -9,12 +9,13 @@ from typing import Any
 from sphinxext_attn.cli.checks import BadInput
 from sphinxext_attn.cli.decisions import Answers
 from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.model.selection import MODEL_FIELDS, NOT_WITH_MODEL, Config
 from sphinxext_attn.models.answer import answer_model
 from sphinxext_attn.models.config_file import load_model_config
 
 
-def model_config_data(path: str, flag: str) -> dict[str, Any]:
+def model_config_data(path: str, flag: str) -> JsonObject:
     try:
         return load_model_config(path)[1]
     except ValueError as exc:
@@ -24,7 +25,7 @@ def model_config_data(path: str, flag: str) -> dict[str, Any]:
 def answer_model_config(
     answers: Answers,
     environment: Environment,
-    data: dict[str, Any],
+    data: JsonObject,
     capability: str,
     overrides: dict[str, Any],
 ) -> dict[str, Any]:
@@ -97,7 +98,7 @@ def render_model_text(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def check_model_case(index: int, value: object, base: Path) -> dict[str, Any]:
+def check_model_case(index: int, value: object, base: Path) -> JsonObject:
     """A case's ``model_config``: a path relative to the cases file."""
     if not isinstance(value, str):
         raise BadInput(f"case {index}: model_config: {value!r} is not a path")

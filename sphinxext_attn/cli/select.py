@@ -298,9 +298,9 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         content = json.dumps(results, ensure_ascii=False) + "\n"
     elif args.model_config:
         overrides = overrides_from_args(args)
-        data = model_config_data(args.model_config, "--model-config")
+        model = model_config_data(args.model_config, "--model-config")
         result = answer_model_config(
-            answers, environment, data, args.capability or Config().capability, overrides
+            answers, environment, model, args.capability or Config().capability, overrides
         )
         if args.format == "json":
             content = json.dumps(result, indent=2, ensure_ascii=False) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.models.layers import FIELDS, Layer, Model, ModelUnknown, as_config, read_model
 from sphinxext_attn.models.start_check import check_start
@@ -25,7 +26,7 @@ def _kinds(model: Model) -> list[tuple[Layer, int]]:
 def answer_model(
     interp: Interpreter,
     decide: Any,
-    data: dict[str, Any],
+    data: JsonObject,
     capability: str,
     overrides: dict[str, Any],
 ) -> dict[str, Any]:

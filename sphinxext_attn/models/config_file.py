@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+
+from sphinxext_attn.model.json_value import JsonObject
 
 CONFIG_NAME = "config.json"
 
 
-def load_model_config(path: str | Path) -> tuple[Path, dict[str, Any]]:
+def load_model_config(path: str | Path) -> tuple[Path, JsonObject]:
     """The file and its object; ValueError (one line) for anything else."""
     where = Path(path)
     if where.is_dir():

@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, Instance, PyClass
@@ -41,7 +42,7 @@ class Reading:
     convertor: str = BASE_CONVERTOR
 
 
-def _config_object(module: Any, data: dict[str, Any]) -> Instance:
+def _config_object(module: Any, data: JsonObject) -> Instance:
     """An attribute bag holding the keys of ``config.json`` (JSON values only)."""
     node = ast.parse("class PretrainedConfig:\n    pass\n").body[0]
     assert isinstance(node, ast.ClassDef)
@@ -50,7 +51,7 @@ def _config_object(module: Any, data: dict[str, Any]) -> Instance:
     return Instance(cls, fields=fields)
 
 
-def read_config(interp: Interpreter, data: dict[str, Any]) -> Reading:
+def read_config(interp: Interpreter, data: JsonObject) -> Reading:
     """The convertor's answers for ``data`` (each unknown with its reason)."""
     reading = Reading()
     module = interp.module(CONVERTOR_MODULE)

@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.models.architecture import Architecture, find_architecture
 from sphinxext_attn.models.config_reading import Reading, _config_object, read_config
@@ -104,10 +105,12 @@ def _selector_keywords(interp: Interpreter, path: str) -> set[str]:
 
 
 def read_model(
-    interp: Interpreter, data: dict[str, Any], capability: str, overrides: dict[str, Any]
+    interp: Interpreter, data: JsonObject, capability: str, overrides: dict[str, Any]
 ) -> Model:
     """Every attention layer of the model ``data`` describes (ModelUnknown: none can be)."""
-    arch = find_architecture(interp.tree, list(data["architectures"]))
+    named = data["architectures"]  # a list of names (load_model_config checks it)
+    names = [n for n in named if isinstance(n, str)] if isinstance(named, list) else []
+    arch = find_architecture(interp.tree, names)
     if isinstance(arch, str):
         raise ModelUnknown(arch)
     facts = read_model_file(interp.tree, arch.module, arch.class_name)
@@ -135,7 +138,7 @@ def read_model(
 def _shared(
     interp: Interpreter,
     layer: Layer,
-    data: dict[str, Any],
+    data: JsonObject,
     reading: Reading,
     facts: ModelFile,
     arch: Architecture,
@@ -194,9 +197,7 @@ def _shared(
     _attn_type(layer, data, facts)
 
 
-def _dtype(
-    layer: Layer, data: dict[str, Any], facts: ModelFile, capability: str, code: str
-) -> None:
+def _dtype(layer: Layer, data: JsonObject, facts: ModelFile, capability: str, code: str) -> None:
     """``_resolve_auto_dtype``: a float32 checkpoint runs in float16 for a pooling model
     and in the platform's first dtype otherwise (bf16 from SM 8.0 on CUDA); a dtype
     the GPU lacks falls back to that preferred dtype."""
@@ -223,7 +224,7 @@ def _dtype(
     layer.set("dtype", value, keys, code)
 
 
-def _attn_type(layer: Layer, data: dict[str, Any], facts: ModelFile) -> None:
+def _attn_type(layer: Layer, data: JsonObject, facts: ModelFile) -> None:
     classes = set(facts.classes)
     if classes and classes <= {ENCODER_ONLY_CLASS}:
         line = facts.classes[ENCODER_ONLY_CLASS]
@@ -256,7 +257,7 @@ def _attn_type(layer: Layer, data: dict[str, Any], facts: ModelFile) -> None:
 def _window(
     interp: Interpreter,
     layer: Layer,
-    data: dict[str, Any],
+    data: JsonObject,
     facts: ModelFile,
     arch: Architecture,
     config: Any,

@@ -10,6 +10,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.models.lenient import Refused, Run, new_frame, run_until
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
@@ -28,8 +29,8 @@ class StartCheck:
     skipped: list[str]
     unknown: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"start_error": self.error}
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {"start_error": self.error}
         if self.where:
             data["start_error_source"] = self.where
         if self.unknown:
