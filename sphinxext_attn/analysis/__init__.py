@@ -6,7 +6,7 @@ its cache, the renderers) need none of the analysis modules.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.model.records import (
     Analysis,
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "analyze":
         from sphinxext_attn.analysis.pipeline import analyze
 

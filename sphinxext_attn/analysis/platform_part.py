@@ -13,9 +13,9 @@ it read; the CUDA analysis is never run for it.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.platform import PlatformSelection
 from sphinxext_attn.model.records import Analysis, BackendFeatures, Location
@@ -87,9 +87,7 @@ def platform_rows(
 
 
 def _platform_capability(row: BackendFeatures, gpus: list[str] | None) -> BackendFeatures:
-    supports: dict[str, Any] = {
-        k: v for k, v in row.supports.items() if k != "compute_capabilities"
-    }
+    supports: JsonObject = {k: v for k, v in row.supports.items() if k != "compute_capabilities"}
     unknown = {k: v for k, v in row.unknown.items() if k != "Compute Cap."}
     assumptions = {k: v for k, v in row.assumptions.items() if k != "Compute Cap."}
     if gpus is None:  # the platform's rules ask no capability (XPU, CPU)

@@ -66,7 +66,7 @@ class Config:
     #: as the docs build (set, the questions see it as ``--option`` would set it)
     model_attn_type: str | None = None
 
-    def key(self) -> tuple[Any, ...]:
+    def key(self) -> tuple[object, ...]:
         """The field values, in order (``dataclasses.astuple`` copies them deeply)."""
         return tuple(self.__dict__.values())
 

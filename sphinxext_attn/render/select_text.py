@@ -37,7 +37,7 @@ def describe(alternative: Alternative) -> str:
     return f"with {flags}: {pick}"
 
 
-def _shown(value: Any, flag: str, defaults: Mapping[str, Any]) -> str:
+def _shown(value: object, flag: str, defaults: Mapping[str, object]) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items())
     if isinstance(value, bool):
@@ -62,7 +62,7 @@ def render_text(
     configuration: dict[str, Any] | None = None,
     gpu: str = "",
     alternatives: list[Alternative] | None = None,
-    unset_words: Mapping[str, Any] | None = None,
+    unset_words: Mapping[str, object] | None = None,
 ) -> str:
     """The decision for people: the configuration (defaults marked; ``unset_words``:
     what an unset flag means, in words), the pick, and one label for every backend

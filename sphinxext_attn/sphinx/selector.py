@@ -274,7 +274,11 @@ def static_for_other_builders(app: Sphinx, doctree: nodes.document, docname: str
 
 
 def page_context(
-    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+    app: Sphinx,
+    pagename: str,
+    templatename: str,
+    context: dict[str, Any],
+    doctree: nodes.document | None,
 ) -> None:
     """Pages with a selector load its script and style (and only those pages)."""
     if doctree is not None and any(True for _ in doctree.findall(attn_selector)):
