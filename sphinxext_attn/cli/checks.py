@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn, TypeVar
 
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.source.locate import default_root
@@ -37,10 +37,13 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def flag_type(convert: Callable[[Any], Any]) -> Callable[[str], Any]:
+T = TypeVar("T")
+
+
+def flag_type(convert: Callable[[str], T]) -> Callable[[str], T]:
     """A shared converter as an argparse ``type`` (its message, not argparse's)."""
 
-    def checked(value: str) -> Any:
+    def checked(value: str) -> T:
         try:
             return convert(value)
         except ValueError as exc:

@@ -3,6 +3,7 @@ decision per attention layer kind of a model (:mod:`sphinxext_attn.models`)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def answer_model_config(
     return answer_model(interp, decide, data, capability, overrides)
 
 
-def overrides_from_args(args: Any) -> dict[str, Any]:
+def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
     """The flags given beside ``--model-config``: each overrides what the model implies."""
     for flag in NOT_WITH_MODEL:
         if getattr(args, flag.replace("-", "_"), None) is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -47,10 +47,13 @@ if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
 
 
-def _option(convert: Callable[[Any], Any]) -> Callable[[str | None], Any]:
+T = TypeVar("T")
+
+
+def _option(convert: Callable[[str | None], T]) -> Callable[[str | None], T]:
     """A shared converter (:mod:`sphinxext_attn.selection.inputs`) as an option converter."""
 
-    def option(value: str | None) -> Any:
+    def option(value: str | None) -> T:
         return convert(value)
 
     option.__doc__ = convert.__doc__
