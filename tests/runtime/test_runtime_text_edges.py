@@ -41,3 +41,12 @@ def test_remainders_that_are_a_union_of_multiples_are_said_as_rules():
 # Equivalent mutant: in head_size_answer, ``not ask.last_read & CAPABILITY`` ->
 # ``not ask.last_read | CAPABILITY`` (never re-raised) asks an unknown that read no
 # GPU once per GPU instead, and each ask raises that same unknown: the same answer.
+
+
+def test_sizes_that_fit_the_cell_are_listed_and_longer_ones_shortened():
+    from sphinxext_attn.runtime.cell_text import MAX_CELL, head_size_text
+
+    fits = [32 * k for k in range(1, 10)]
+    assert len(", ".join(map(str, fits))) == MAX_CELL == 40
+    assert head_size_text(fits) == tuple(map(str, fits))
+    assert head_size_text([*fits, 320]) == ("%32, ≤320",)
