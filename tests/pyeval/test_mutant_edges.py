@@ -9,6 +9,8 @@ Mutants argued equivalent (no input tells them from the product):
 - checks.run_checks ``found[0] is not body`` -> any other test of ``found[0]``:
   ``memo.units`` holds the body list itself, so while the entry lives no other
   list can have its id, and ``found[0]`` is always ``body``.
+- abstract._by_residue ``value.mod or 1`` -> ``or 2``: a head size's ``mod`` is set
+  only by ``% c`` with ``c >= 1`` (0 raises ZeroDivisionError), so never falls back.
 - lazyclass._whole ``classes[0]`` -> ``classes[-1]``: it is taken only when
   ``len(classes) == 1``.
 - machine ``rsplit("/", 1)[-1]`` -> ``rsplit("/", 2)[-1]``: the last piece is
