@@ -50,7 +50,8 @@ SUITES = {
     ),
     "runtime": (
         "sphinxext_attn/runtime",
-        f"{FAST} tests/runtime tests/analysis {PINNED} tests/page",
+        f"{FAST} tests/runtime tests/analysis {PINNED} tests/page"
+        " tests/selection/test_tpu_plugin.py tests/selection/test_plugin_fixtures.py",
     ),
     "cli": (
         "sphinxext_attn/cli",
