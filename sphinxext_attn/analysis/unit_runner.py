@@ -79,8 +79,8 @@ class Runner:
         :attr:`shared`, one for all (modules evaluated once). What a shared
         interpreter remembers was read by the units before: each unit is then
         kept as reading their files too, a superset of its own (never stale)."""
+        from sphinxext_attn.knowledge.machine import Machine
         from sphinxext_attn.pyeval import Interpreter
-        from sphinxext_attn.pyeval.machine import Machine
 
         if not self.shared:
             return Interpreter(self.evaluator, Machine(self.environment))

@@ -179,8 +179,8 @@ def _rest_unit(runner: Runner, entries: list[RegistryEntry], units: dict[str, Do
 
 def _priorities(environment: Environment) -> Any:
     def work(tree: SourceTree) -> tuple[Any, list[str]]:
+        from sphinxext_attn.knowledge.machine import Machine
         from sphinxext_attn.pyeval import Interpreter
-        from sphinxext_attn.pyeval.machine import Machine
         from sphinxext_attn.runtime.priority_titles import safe_evaluated_priorities
 
         interp = Interpreter(tree, Machine(environment))

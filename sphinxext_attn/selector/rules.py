@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.pyeval import Interpreter, Unknown
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selector.builder import factor_reasons
@@ -76,7 +77,7 @@ class RuleTableBuilder:
                 found = self.selector
             else:
                 interp = self.selector.interp
-                env = interp.machine.environment
+                env = machine_of(interp).environment
                 named = dict(zip(self.checks, answers, strict=False))
                 machine = StandInMachine(env, named)
                 found = Selector(Interpreter(interp.tree, machine))
@@ -90,7 +91,7 @@ class RuleTableBuilder:
         decision = selector.decide_here(
             config_at(self.grid, cap, point[: len(dims_of(self.grid))])
         )
-        asked = getattr(selector.interp.machine, "asked", [])
+        asked = getattr(machine_of(selector.interp), "asked", [])
         self.checks.extend(n for n in asked if n not in self.checks)
         read = self.facts.setdefault((cap, ""), {})
         read.update(a.split("=", 1) for a in decision.assumptions if "=" in a)  # type: ignore[misc]
@@ -162,9 +163,9 @@ class RuleTableBuilder:
             data["backends"] = {name: self.entry(cap, name) for name in self.checks}
         if self.checks:
             repair_entries(self, caps, self.checks)
-        guessed = self.selector.interp.machine.guessed
+        guessed = machine_of(self.selector.interp).guessed
         for selector in self._stand_ins.values():
-            guessed |= selector.interp.machine.guessed
+            guessed |= machine_of(selector.interp).guessed
         table = {
             "kind": RULES,
             "dims": [[dim, [query_value(v) for v in values]] for dim, values in self.grid.items()],

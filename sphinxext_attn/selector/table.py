@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, REFERENCE, Environment
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selector.builder import TableBuilder
 from sphinxext_attn.selector.grid import GRID
