@@ -65,7 +65,7 @@ class StandInMachine(Machine):
         return super().function_hook(interp, func, args, kwargs)
 
 
-def check_function(interp: Interpreter, platform: Any, name: str) -> tuple[PyFunction, Any]:
+def check_function(interp: Interpreter, platform: object, name: str) -> tuple[PyFunction, object]:
     """The check of class ``name`` as ``get_attn_backend_cls`` writes it: a function
     with the method's parameters whose body is the imports and assignments before
     the call, then ``return`` the call; and the method's target (the platform)."""
@@ -130,8 +130,8 @@ class CheckAsker:
 
     def __init__(self, selector: Selector) -> None:
         self.selector = selector
-        self._functions: dict[str, tuple[PyFunction, Any]] = {}
-        self._answers: dict[tuple[str, tuple[Any, ...]], tuple[tuple[str, ...], dict[str, str]]]
+        self._functions: dict[str, tuple[PyFunction, object]] = {}
+        self._answers: dict[tuple[str, tuple[object, ...]], tuple[tuple[str, ...], dict[str, str]]]
         self._answers = {}
 
     def reasons(self, name: str, config: Config) -> tuple[tuple[str, ...], dict[str, str]]:

@@ -38,6 +38,8 @@ from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, CUDA_PLATFORM_MODULE
 
 #: parameters of the priority function that are not configuration fields
 CAPABILITY_PARAM = "device_capability"
+#: a question of a prober: a backend and a configuration (:meth:`Config.key`)
+QuestionKey = tuple[str, tuple[object, ...]]
 #: the "reason" of a backend ``get_valid_backends`` takes out of the list it tries (the
 #: selector's table drops it from the list there, as vLLM does)
 LEFT_OUT = "(left out of the list by get_valid_backends)"
@@ -83,12 +85,12 @@ class Prober:
         self.function = function
         self.module = module
         self.members: dict[str, EnumMember] = {}
-        self._answers: dict[tuple[str, tuple[Any, ...]], ProbeAnswer] = {}
+        self._answers: dict[QuestionKey, ProbeAnswer] = {}
         #: answers asked by another process (:meth:`adopt`), and the facts it guessed
-        self._adopted: dict[tuple[str, tuple[Any, ...]], ProbeAnswer] = {}
+        self._adopted: dict[QuestionKey, ProbeAnswer] = {}
         self._guessed_there: set[str] = set()
         #: the priority lists asked, with the facts each read, by configuration
-        self._lists: dict[tuple[Any, ...], tuple[list[str], list[tuple[str, str]]]] = {}
+        self._lists: dict[tuple[object, ...], tuple[list[str], list[tuple[str, str]]]] = {}
         #: the machine facts (name -> value) each question read, gathered by the
         #: table's builder per entry (see :mod:`.selector_facts`)
         self.read: dict[str, str] = {}
@@ -114,13 +116,11 @@ class Prober:
         if not (self.selector.config_reads_environment or other.selector.config_reads_environment):
             self._donor = (other, frozenset(differing))
 
-    def asked(self) -> dict[tuple[str, tuple[Any, ...]], ProbeAnswer]:
+    def asked(self) -> dict[QuestionKey, ProbeAnswer]:
         """The answers that hold whatever was asked before (no evaluator limit hit)."""
         return {key: found for key, found in self._answers.items() if found.portable}
 
-    def adopt(
-        self, answers: dict[tuple[str, tuple[Any, ...]], ProbeAnswer], guessed: Collection[str]
-    ) -> None:
+    def adopt(self, answers: dict[QuestionKey, ProbeAnswer], guessed: Collection[str]) -> None:
         """Take answers asked by another process on the same tree and machine (see
         :mod:`.selector_parallel`), where the machine facts ``guessed`` were
         guessed: the questions they answer are not asked here."""
@@ -198,7 +198,7 @@ class Prober:
         machine.guessed |= found.read & theirs.guessed  # guessed alike: the same facts
         return found
 
-    def _taken(self, key: tuple[str, tuple[Any, ...]]) -> ProbeAnswer | None:
+    def _taken(self, key: QuestionKey) -> ProbeAnswer | None:
         """An adopted answer, as asking it here would have left the machine (the
         facts it read that were guessed there are guessed here)."""
         found = self._adopted.pop(key, None)
@@ -300,4 +300,4 @@ class Prober:
         return tuple(decision.rejected.get(backend, ()))
 
 
-__all__ = ["LEFT_OUT", "ProbeAnswer", "Prober"]
+__all__ = ["LEFT_OUT", "ProbeAnswer", "Prober", "QuestionKey"]

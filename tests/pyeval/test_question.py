@@ -158,3 +158,15 @@ def test_each_fact_has_its_own_bit_above_the_capability(tmp_path: Path):
     assert it.facts_of(bits[0]) == [("A", "a")]
     assert it.facts_of(bits[0] | bits[2] | CAPABILITY) == [("A", "a"), ("C", "c")]
     assert it.facts_of(0) == []
+
+
+def test_fresh_memos_last_only_as_long_as_their_question(backend):
+    it, cls = backend
+    memos = (it.call_memo, it.statement_memo)
+    with it.question(steps=STEPS_PER_CELL, fresh_memos=True):
+        assert it.call_memo is not memos[0] and it.statement_memo is not memos[1]
+        assert ask(it, cls, "plain") == 2
+    assert (it.call_memo, it.statement_memo) == memos
+    with it.question(steps=STEPS_PER_CELL):
+        assert (it.call_memo, it.statement_memo) == memos
+    assert (it.call_memo, it.statement_memo) == memos
