@@ -38,7 +38,8 @@ PINNED = "tests/test_pinned_behaviours.py"
 SUITES = {
     "pyeval": (
         "sphinxext_attn/pyeval",
-        f"{FAST} tests/pyeval {PINNED} tests/runtime/test_demo_tree.py",
+        f"{FAST} tests/pyeval {PINNED} tests/runtime/test_demo_tree.py"
+        " tests/source/test_chunks.py",
     ),
     "selection": (
         "sphinxext_attn/selection",
@@ -50,7 +51,8 @@ SUITES = {
     ),
     "runtime": (
         "sphinxext_attn/runtime",
-        f"{FAST} tests/runtime tests/analysis {PINNED} tests/page",
+        f"{FAST} tests/runtime tests/analysis {PINNED} tests/page"
+        " tests/selection/test_tpu_plugin.py tests/selection/test_plugin_fixtures.py",
     ),
     "cli": (
         "sphinxext_attn/cli",

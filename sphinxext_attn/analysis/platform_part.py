@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.model.key import AnalysisKey
@@ -23,7 +24,6 @@ from sphinxext_attn.page.backends import model_family
 from sphinxext_attn.page.columns import page_columns, read_generator
 from sphinxext_attn.page.version import read_version
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.runtime.declared import builder_cudagraph, note_undeclared, undeclared
 from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
 from sphinxext_attn.runtime.rows import new_row

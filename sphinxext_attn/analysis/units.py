@@ -198,8 +198,8 @@ def _priorities(environment: Environment) -> Callable[[SourceTree], Answered[Eva
         # never loads it (tests/cli/test_incremental.py). Measured: importing it (with
         # runtime.profile, priority_titles) after this module costs 47-76 ms, median
         # 65 ms of 7 byte-compiled runs on this 2-core machine under load
+        from sphinxext_attn.knowledge.machine import Machine
         from sphinxext_attn.pyeval import Interpreter
-        from sphinxext_attn.pyeval.machine import Machine
         from sphinxext_attn.runtime.priority_titles import safe_evaluated_priorities
 
         interp = Interpreter(tree, Machine(environment))

@@ -11,10 +11,18 @@ or a set these items cannot write, is an :class:`Unknown` with its reason.
 
 from __future__ import annotations
 
-from sphinxext_attn.pyeval import Raised, Unknown
-from sphinxext_attn.pyeval.abstract import AbstractInt, explore
-from sphinxext_attn.pyeval.intsets import IntSet, Run
-from sphinxext_attn.pyeval.values import CAPABILITY, NODE, Bound, PyFunction
+from sphinxext_attn.pyeval import (
+    CAPABILITY,
+    NODE,
+    AbstractInt,
+    Bound,
+    IntSet,
+    PyFunction,
+    Raised,
+    Run,
+    Unknown,
+    explore,
+)
 from sphinxext_attn.runtime.cell_text import HeadSizes, SizeItem, size_rule
 from sphinxext_attn.runtime.questions import Answer, Asker
 from sphinxext_attn.vocab.names import CAPABILITIES

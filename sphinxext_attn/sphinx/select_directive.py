@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import REFERENCE, Environment, gpu_words
 from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.model.key import AnalysisKey
@@ -28,7 +29,6 @@ from sphinxext_attn.model.selection import (
     Decision,
 )
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.select_nodes import decision_nodes
 from sphinxext_attn.runtime.questions import kv_cache_dtypes
