@@ -48,10 +48,16 @@ def apply_facts(row: BackendFeatures, facts: ClassAnswers, keep: set[str]) -> Ba
                 if (a, b) in SCORED_CAPABILITIES
             }
         supports["block_sizes"] = "any" if "%1" in blocks or not blocks else list(blocks)
-        accepts["block_sizes"] = supports["block_sizes"]
-        if "Block Sizes" in facts.accepts:
-            labels = list(facts.accepts["Block Sizes"])
-            accepts["block_sizes"] = list(labels)
+        accepts.update(supports)
+        kept = facts.accepts.get("Block Sizes")
+        if kept is not None:  # sizes the full check refuses everywhere left out
+            labels = [b for b in labels if b.split(" ")[0] in kept]
+            accepts["block_sizes"] = list(kept)
+            if "block_sizes_by_capability" in supports:
+                accepts["block_sizes_by_capability"] = {
+                    gpu: [b for b in sizes if b in kept]
+                    for gpu, sizes in supports["block_sizes_by_capability"].items()
+                }
         changes["block_sizes"] = tuple(labels)
     if "Head Sizes" not in keep and cells.get("Head Sizes") is not None:
         shown = facts.accepts.get("Head Sizes", cells["Head Sizes"])

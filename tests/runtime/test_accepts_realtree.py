@@ -34,6 +34,9 @@ def test_flashmla_compute_capability_is_what_the_full_check_accepts(version):
     flashmla = next(b for b in data["backends"] if b["name"] == "FLASHMLA")
     assert flashmla["supports"]["compute_capabilities"] == ["9.0", "10.0", "10.3"]
     assert flashmla["accepts"]["compute_capabilities"] == ["9.0"]
+    for backend in data["backends"]:  # the same shape as supports, every row
+        if "supports" in backend:
+            assert set(backend["accepts"]) - {"unknown"} == set(backend["supports"])
 
 
 @pytest.mark.realtree
