@@ -35,7 +35,7 @@ from typing import Any
 import vllm_trees
 from source_damage import TOKENS, mutate
 
-from sphinxext_attn.analysis.unit_runner import Done
+from sphinxext_attn.analysis.unit_runner import Kept
 from sphinxext_attn.analysis.units import runtime_analysis
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.selection import Config, Decision
@@ -96,7 +96,7 @@ class _Recorder:
     def get(self, key: str) -> Any | None:
         return None
 
-    def put(self, key: str, done: Done) -> None:
+    def put(self, key: str, done: Kept) -> None:
         data = pickle.dumps(done, pickle.HIGHEST_PROTOCOL)
         self.baseline.units[key] = (frozenset(done.depends_on()), dict(done.views), data)
 
@@ -120,17 +120,17 @@ class _Kept:
         self.compare = Compare(lambda rel: _decoded(before, rel), lambda rel: _decoded(reads, rel))
         self.asked: list[str] = []
 
-    def get(self, key: str) -> Done | None:
+    def get(self, key: str) -> Kept | None:
         kept = self.baseline.units.get(key)
         if kept is None:
             return None
         paths, views, data = kept
         if any(not self.compare.same(rel, views.get(rel, ())) for rel in paths & self.edited):
             return None
-        found: Done = pickle.loads(data)
+        found: Kept = pickle.loads(data)
         return found
 
-    def put(self, key: str, done: Done) -> None:
+    def put(self, key: str, done: Kept) -> None:
         self.asked.append(key)
 
 

@@ -4,8 +4,9 @@ changes after import (an item set, a method that mutates, a ``global`` rebinding
 State at module level outlives a build or a run and is shared by everything in
 the process, so each one is named here with what clears it; a new one fails this
 test until it is given an owner (an object created by the front end and passed
-down: the command line's ``RunCache``, the Sphinx build's environment) or listed
-with its reason. The list is exact: one that goes away must be taken off.
+down: the command line's ``RunCache``, the Sphinx build's ``BuildState`` kept on
+its environment) or listed with its reason. The list is exact: one that goes
+away must be taken off.
 """
 
 from __future__ import annotations
@@ -24,18 +25,6 @@ MUTATORS = frozenset(
 
 #: module:NAME -> why it is module-level, and what clears it
 KNOWN: dict[str, str] = {
-    # the Sphinx glue: one build per process at a time; the build's events reset them
-    "sphinx/cache.py:_MEMO": "analyses of this process, checked against the files",
-    "sphinx/cache.py:_EMITTED": "diagnostics reported in this build (new_build)",
-    "sphinx/cache.py:_CHECKED": "keys checked in this read phase (new_read_phase)",
-    "sphinx/cache.py:_TREES": "parsed trees of this read phase (new_read_phase)",
-    "sphinx/cache.py:SELECTORS": "selectors of this read phase (new_read_phase)",
-    "sphinx/cache.py:_READS": "file bytes of this read phase (new_read_phase)",
-    "sphinx/trees.py:_FETCHED": "releases fetched by this process (a tree in the cache)",
-    "sphinx/config.py:_warned": "settings warned about once per process",
-    "sphinx/config.py:_bad_root": "the configured root failed in this build (resolve_for_build)",
-    "sphinx/selector.py:_MEMO": "selector tables of this process, keyed by the tree's files",
-    "sphinx/provenance.py:_BAD_TEMPLATES": "templates warned about once per process",
     # the core's per-process memos, keyed by tree (a tree's files decide their answers)
     "selection/platform_lists.py:_SELECTORS": "selectors per tree and machine",
     "selection/platforms.py:_KNOWN": "platform selections per tree (plugins.forget)",

@@ -9,31 +9,44 @@ its own tree (the two share their parsing), and keeps the result, a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
+from sphinxext_attn.analysis.unit_values import Answered
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.records import Diagnostic
 from sphinxext_attn.source.recording import Recording
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.source.views import View
 
+if TYPE_CHECKING:
+    from sphinxext_attn.pyeval import Interpreter
+
+P = TypeVar("P")
+A = TypeVar("A")
+P_co = TypeVar("P_co", covariant=True)
+A_co = TypeVar("A_co", covariant=True)
+
 
 class UnitStore(Protocol):
     """Where unit results are kept between runs (see ``cli/runcache.py``)."""
 
-    def get(self, key: str) -> Done | None: ...
+    def get(self, key: str) -> Kept | None: ...
 
-    def put(self, key: str, done: Done) -> None:
+    def put(self, key: str, done: Kept) -> None:
         """Keep ``done`` while the views of each file it read (:attr:`Done.views`,
         and the presence of :attr:`Done.paths`) are unchanged."""
 
 
-@dataclass
-class Done:
+@dataclass(frozen=True)
+class Done(Generic[P_co, A_co]):
     """A unit's result with what it read: paths, warnings (page reader's and evaluator's)."""
 
-    value: Any
+    #: what the unit's page work gave (see :mod:`.unit_values`)
+    page_value: P_co
+    #: what its evaluator work answered
+    answer: A_co
     paths: list[str] = field(default_factory=list)
     page: list[Diagnostic] = field(default_factory=list)
     evaluator: list[Diagnostic] = field(default_factory=list)
@@ -47,6 +60,20 @@ class Done:
     def depends_on(self) -> list[str]:
         """Every file the result rests on: those looked at, those whose text counted."""
         return list(dict.fromkeys([*self.paths, *self.views]))
+
+
+#: a unit's result, whatever its kind (its key says which)
+Kept = Done[object, object]
+
+
+def nothing(tree: SourceTree) -> None:
+    """The page work of a unit that only asks the evaluator."""
+    return None
+
+
+def no_answer(tree: SourceTree) -> Answered[None]:
+    """The evaluator work of a unit that only reads the page."""
+    return Answered(None, [])
 
 
 class Runner:
@@ -68,17 +95,19 @@ class Runner:
         self.computed: list[str] = []
         #: backends' answers asked of one interpreter (see :meth:`interpreter`)
         self.shared = False
-        self._interp: Any = None
+        self._interp: Interpreter | None = None
         #: every path the units answered on the shared interpreter read so far
         self._chain: dict[str, None] = {}
         #: and the views of the files they read
         self._chain_views: dict[str, set[View]] = {}
 
-    def interpreter(self) -> Any:
+    def interpreter(self) -> Interpreter:
         """The evaluator for a backend's answers: a fresh one per unit, or, when
         :attr:`shared`, one for all (modules evaluated once). What a shared
         interpreter remembers was read by the units before: each unit is then
         kept as reading their files too, a superset of its own (never stale)."""
+        # the evaluator is imported on first use: a run whose units are all kept
+        # never loads it (tests/cli/test_incremental.py)
         from sphinxext_attn.pyeval import Interpreter
         from sphinxext_attn.pyeval.machine import Machine
 
@@ -88,62 +117,85 @@ class Runner:
             self._interp = Interpreter(self.evaluator, Machine(self.environment))
         return self._interp
 
-    def cached(self, key: str) -> Done | None:
+    def cached(self, key: str) -> Kept | None:
         found = self.store.get(key) if self.store is not None else None
         return found if isinstance(found, Done) else None
 
-    def run(self, key: str, page_work: Any, evaluator_work: Any = None) -> Done:
-        """``page_work(tree)`` and ``evaluator_work(tree)`` (either may be None), each
-        recorded on its tree; kept in the store with every path they read."""
+    def run(
+        self,
+        key: str,
+        page_work: Callable[[SourceTree], P],
+        evaluator_work: Callable[[SourceTree], Answered[A]],
+    ) -> Done[P, A]:
+        """``page_work(tree)`` and ``evaluator_work(tree)`` (:func:`nothing`,
+        :func:`no_answer`: none), each recorded on its tree; kept in the store with
+        every path they read."""
         found = self.cached(key)
         if found is not None:
-            return found
+            return cast("Done[P, A]", found)  # a key names one kind of unit
         done = self.compute(page_work, evaluator_work)
         self.keep(key, done)
         return done
 
     def compute(
-        self, page_work: Any, evaluator_work: Any = None, answers_first: bool = False
-    ) -> Done:
-        """Both works (see :meth:`run`); ``answers_first``: the evaluator's first, its
-        answer passed to ``page_work(tree, answer)`` (the page reads what it lacks)."""
-        values: list[Any] = [None, None]
-        records: dict[int, Recording] = {}
-        both = ((self.page, page_work), (self.evaluator, evaluator_work))
-        for i in (1, 0) if answers_first else (0, 1):
-            tree, work = both[i]
-            with tree.recording() as record:
-                if work is None:
-                    pass
-                elif answers_first and i == 0:
-                    values[0] = work(tree, values[1][0] if values[1] else None)
-                else:
-                    values[i] = work(tree)
-            records[i] = record
-        page, evaluator = records[0], records[1]
+        self,
+        page_work: Callable[[SourceTree], P],
+        evaluator_work: Callable[[SourceTree], Answered[A]],
+    ) -> Done[P, A]:
+        """Both works (see :meth:`run`), the page's first."""
+        with self.page.recording() as page:
+            value = page_work(self.page)
+        with self.evaluator.recording() as evaluator:
+            answered = evaluator_work(self.evaluator)
+        return self._done(value, answered, page, evaluator, evaluator_work is not no_answer)
+
+    def compute_answers_first(
+        self,
+        page_work: Callable[[SourceTree, A], P],
+        evaluator_work: Callable[[SourceTree], Answered[A]],
+    ) -> Done[P, A]:
+        """Both works, the evaluator's first: its answer is passed to
+        ``page_work(tree, answer)`` (the page reads what it lacks)."""
+        with self.evaluator.recording() as evaluator:
+            answered = evaluator_work(self.evaluator)
+        with self.page.recording() as page:
+            value = page_work(self.page, answered.value)
+        return self._done(value, answered, page, evaluator, True)
+
+    def _done(
+        self,
+        value: P,
+        answered: Answered[A],
+        page: Recording,
+        evaluator: Recording,
+        asked: bool,
+    ) -> Done[P, A]:
+        """The result with every path and view both recordings saw (on a shared
+        interpreter, ``asked``: those of every unit before too)."""
         paths = list(dict.fromkeys([*page.paths, *evaluator.paths]))
         views: dict[str, set[View]] = {}
         for record in (page, evaluator):
             for rel, seen in record.views.items():
                 views.setdefault(rel, set()).update(seen)
-        if self.shared and evaluator_work is not None:
+        if self.shared and asked:
             self._chain.update(dict.fromkeys(paths))
             paths = list(self._chain)
             for rel, seen in views.items():
                 self._chain_views.setdefault(rel, set()).update(seen)
             views = self._chain_views
         return Done(
-            (values[0], values[1][0] if values[1] else None),
+            value,
+            answered.value,
             paths,
             page.diagnostics,
             evaluator.diagnostics,
             page.partly,
             list(page.whole),
-            values[1][1] if values[1] else [],
+            answered.facts,
             {rel: frozenset(seen) for rel, seen in views.items()},
         )
 
-    def keep(self, key: str, done: Done) -> None:
+    def keep(self, key: str, done: Done[P, A]) -> None:
         self.computed.append(key)
         if self.store is not None:
             self.store.put(key, done)

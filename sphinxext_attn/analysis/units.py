@@ -20,15 +20,50 @@ all read once (see :meth:`Runner.interpreter`).
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import cast
 
-from sphinxext_attn.analysis.unit_runner import Done, Runner, UnitStore
+from sphinxext_attn.analysis.unit_runner import (
+    Done,
+    Kept,
+    Runner,
+    UnitStore,
+    no_answer,
+    nothing,
+)
+from sphinxext_attn.analysis.unit_values import (
+    Answered,
+    EvaluatedPriorities,
+    PageHead,
+    PageRest,
+    PageRow,
+)
 from sphinxext_attn.model.columns import EXTRA_COLUMNS, OPTIONAL_COLUMNS
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis, Diagnostic, Location
-from sphinxext_attn.source.registry import RegistryEntry
+from sphinxext_attn.page.backends import EXTRA_FLAGS, SKIPPED, analyze_backend, unreachable_only
+from sphinxext_attn.page.columns import (
+    interface_columns,
+    kv_excludes,
+    page_columns,
+    read_generator,
+)
+from sphinxext_attn.page.prefill import read_prefill
+from sphinxext_attn.page.priorities import read_priorities
+from sphinxext_attn.page.variants import expand_variants, flash_attn_facts, flashinfer_facts
+from sphinxext_attn.page.version import read_version
+from sphinxext_attn.parallel import forked
+from sphinxext_attn.runtime.class_answers import BackendAnswer
+from sphinxext_attn.runtime.merge import RuntimeAnswers, merge_runtime
+from sphinxext_attn.runtime.rows import VARIANT_CELLS
+from sphinxext_attn.source.classes import ClassFinder, ClassRef
+from sphinxext_attn.source.registry import RegistryEntry, read_registry
+from sphinxext_attn.source.syntax_check import Problem
 from sphinxext_attn.source.tree import SourceTree
+
+#: a backend's unit: its page row, and what its class answered (None: not built)
+BackendDone = Done[PageRow, BackendAnswer | None]
 
 #: Below this many backends to answer, forking costs more than it saves.
 MIN_FORKED = 8
@@ -41,7 +76,7 @@ MAX_SHARED = 8
 
 def _said_once(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """Each warning once, first place first (as :meth:`SourceTree.warn` says them)."""
-    seen: set[tuple[Any, str]] = set()
+    seen: set[tuple[tuple[str, int] | None, str]] = set()
     out = []
     for diag in diagnostics:
         loc = diag.location
@@ -52,25 +87,20 @@ def _said_once(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def _head(tree: SourceTree) -> dict[str, Any]:
-    from sphinxext_attn.page.columns import kv_excludes, page_columns, read_generator
-    from sphinxext_attn.source.registry import read_registry
-
+def _head(tree: SourceTree) -> PageHead:
     if not tree.safe_path("vllm") or not (tree.root / "vllm").is_dir():
         tree.warn(f"no vllm/ package under {tree.root}", None, subtype="root")
     generator = read_generator(tree)
-    return {
-        "excludes": kv_excludes(generator),
-        "columns": page_columns(generator, []) if generator is not None else None,
-        "entries": read_registry(tree),
-    }
+    return PageHead(
+        kv_excludes(generator),
+        page_columns(generator, []) if generator is not None else None,
+        read_registry(tree),
+    )
 
 
-def _registry_again(tree: SourceTree) -> tuple[None, list[str]]:
-    from sphinxext_attn.source.registry import read_registry
-
+def _registry_again(tree: SourceTree) -> Answered[None]:
     read_registry(tree)  # the evaluator's own reading (its warnings)
-    return None, []
+    return Answered(None, [])
 
 
 def _page_row(
@@ -78,16 +108,12 @@ def _page_row(
     excludes: dict[str, frozenset[str]] | None,
     provenance: bool,
     extras: bool,
-) -> Any:
+) -> Callable[[SourceTree, BackendAnswer | None], PageRow]:
     """The backend's page row, reading literally only the cells its class's answers
     leave to it (see :func:`_left_to_page`); the interface's capability columns
     only where they are shown (``extras``)."""
 
-    def work(tree: SourceTree, answers: Any) -> tuple[Any, tuple[str, ...]]:
-        from sphinxext_attn.page.backends import analyze_backend
-        from sphinxext_attn.page.columns import interface_columns
-        from sphinxext_attn.source.classes import ClassFinder, ClassRef
-
+    def work(tree: SourceTree, answers: BackendAnswer | None) -> PageRow:
         refs: list[ClassRef] = []
         answered = _answered(entry, answers, provenance, excludes is None)
         try:
@@ -97,13 +123,13 @@ def _page_row(
                 f"{entry.name}: expression nesting too deep", entry.location.path, subtype="syntax"
             )
             row = None
-        return row, interface_columns(tree, refs) if extras else ()
+        return PageRow(row, interface_columns(tree, refs) if extras else ())
 
     return work
 
 
 def _answered(
-    entry: RegistryEntry, answers: Any, provenance: bool, no_generator: bool
+    entry: RegistryEntry, answers: BackendAnswer | None, provenance: bool, no_generator: bool
 ) -> frozenset[str]:
     """The columns of ``entry``'s row whose page reading the class's answers replace
     (:func:`~sphinxext_attn.runtime.rows.apply_facts`): every cell answered, with
@@ -112,12 +138,9 @@ def _answered(
     page rows' own flags decide whether the page shows them, see
     :func:`~sphinxext_attn.page.columns.page_columns`); and the further capability
     flags. None where the class was not built."""
-    from sphinxext_attn.page.backends import EXTRA_FLAGS
-    from sphinxext_attn.runtime.rows import VARIANT_CELLS
-
     if answers is None:
         return frozenset()
-    facts = answers[2]
+    facts = answers.facts
     kept = VARIANT_CELLS.get(entry.name, set())
     if no_generator:
         kept = kept | set(OPTIONAL_COLUMNS)
@@ -127,70 +150,65 @@ def _answered(
     return frozenset({*done, EXTRA_FLAGS})
 
 
-def _answers(entry: RegistryEntry, runner: Runner, provenance: bool, extras: bool) -> Any:
-    def work(tree: SourceTree) -> tuple[Any, list[str]]:
+def _answers(
+    entry: RegistryEntry, runner: Runner, provenance: bool, extras: bool
+) -> Callable[[SourceTree], Answered[BackendAnswer | None]]:
+    def work(tree: SourceTree) -> Answered[BackendAnswer | None]:
         from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
 
         interp = runner.interpreter()
         reader = RuntimeReader(interp, provenance=provenance, extras=extras)
         cls = resolve_class(interp, entry)
         if cls is None:
-            return None, []
+            return Answered(None, [])
         where = Location(cls.path, cls.node.lineno)
         facts = reader.safe_facts(entry, cls)
-        return (entry, where, facts), [f"{n}={v}" for n, v in interp.facts]
+        return Answered(BackendAnswer(entry, where, facts), [f"{n}={v}" for n, v in interp.facts])
 
     return work
 
 
-def _rest(entries: list[RegistryEntry], registered: set[str]) -> Any:
-    def work(tree: SourceTree) -> dict[str, Any]:
-        from sphinxext_attn.page.prefill import read_prefill
-        from sphinxext_attn.page.priorities import read_priorities
-        from sphinxext_attn.page.variants import flash_attn_facts, flashinfer_facts
-        from sphinxext_attn.page.version import read_version
-        from sphinxext_attn.source.classes import ClassFinder
-
+def _rest(entries: list[RegistryEntry], registered: set[str]) -> Callable[[SourceTree], PageRest]:
+    def work(tree: SourceTree) -> PageRest:
         finder = ClassFinder(tree)
         priorities = read_priorities(tree)
         flash_attn = next((e for e in entries if e.name == "FLASH_ATTN"), None)
         fa_class = finder.resolve(flash_attn) if flash_attn else None
         fa = flash_attn_facts(tree, fa_class, "FLASH_ATTN" in registered)
         fi = flashinfer_facts(tree, "FLASHINFER" in registered)
-        return {
-            "priorities": priorities,
-            "fa": fa,
-            "fi": fi,
-            "prefill": read_prefill(tree, finder, fa, False),
-            "version": read_version(tree),
-        }
+        return PageRest(
+            priorities, fa, fi, read_prefill(tree, finder, fa, False), read_version(tree)
+        )
 
     return work
 
 
-def _rest_unit(runner: Runner, entries: list[RegistryEntry], units: dict[str, Done]) -> Done:
+def _rest_unit(
+    runner: Runner, entries: list[RegistryEntry], units: dict[str, BackendDone]
+) -> Done[PageRest, None]:
     """The rest of the page: it depends on the backends only through which of those
     the variant rule splits have a row (``units``: at least those backends')."""
-    from sphinxext_attn.runtime.rows import VARIANT_CELLS
-
-    flags = sorted(n for n in VARIANT_CELLS if n in units and units[n].value[0][0] is not None)
-    return runner.run(repr(("rest", flags)), _rest(entries, set(flags)))
+    flags = sorted(n for n in VARIANT_CELLS if n in units and units[n].page_value.row is not None)
+    return runner.run(repr(("rest", flags)), _rest(entries, set(flags)), no_answer)
 
 
-def _priorities(environment: Environment) -> Any:
-    def work(tree: SourceTree) -> tuple[Any, list[str]]:
+def _priorities(environment: Environment) -> Callable[[SourceTree], Answered[EvaluatedPriorities]]:
+    def work(tree: SourceTree) -> Answered[EvaluatedPriorities]:
+        # the evaluator is imported on first use: a run whose units are all kept
+        # never loads it (tests/cli/test_incremental.py)
         from sphinxext_attn.pyeval import Interpreter
         from sphinxext_attn.pyeval.machine import Machine
         from sphinxext_attn.runtime.priority_titles import safe_evaluated_priorities
 
         interp = Interpreter(tree, Machine(environment))
-        return safe_evaluated_priorities(interp), [f"{n}={v}" for n, v in interp.facts]
+        lists, unknown = safe_evaluated_priorities(interp)
+        return Answered(EvaluatedPriorities(lists, unknown), [f"{n}={v}" for n, v in interp.facts])
 
     return work
 
 
-def _syntax(rel: str, start: int, length: int) -> Any:
-    def work(tree: SourceTree) -> list[tuple[str, int]]:
+def _syntax(rel: str, start: int, length: int) -> Callable[[SourceTree], list[Problem]]:
+    def work(tree: SourceTree) -> list[Problem]:
         return tree.rest_problems(rel, start, length)
 
     return work
@@ -200,7 +218,11 @@ def _syntax_key(rel: str, cut: tuple[int, int]) -> str:
     return repr(("syntax", rel, *cut))
 
 
-def _checks_of(runner: Runner, done: list[Done]) -> dict[str, Done]:
+#: a syntax check's unit: the problems of the rest of a file of which a class was parsed
+CheckDone = Done[list[Problem], None]
+
+
+def _checks_of(runner: Runner, done: Sequence[Kept]) -> dict[str, CheckDone]:
     """The syntax checks of the files of which ``done`` parsed a class only, each file
     checked once, with the last unit's cut (as the assembled run keys it), unless
     kept from an earlier run. A file a later unit parses whole, or cuts elsewhere,
@@ -210,15 +232,17 @@ def _checks_of(runner: Runner, done: list[Done]) -> dict[str, Done]:
     for unit in done:
         cuts.update(unit.partly)
         whole.update(unit.whole)
-    checks: dict[str, Done] = {}
+    checks: dict[str, CheckDone] = {}
     for rel, cut in cuts.items():
         key = _syntax_key(rel, cut)
         if rel not in whole and runner.cached(key) is None:
-            checks[key] = runner.compute(_syntax(rel, *cut))
+            checks[key] = runner.compute(_syntax(rel, *cut), no_answer)
     return checks
 
 
-def _with_checks(runner: Runner, done: list[Done]) -> tuple[list[Done], dict[str, Done]]:
+def _with_checks(
+    runner: Runner, done: list[BackendDone]
+) -> tuple[list[BackendDone], dict[str, CheckDone]]:
     """The forked child's backends, with the syntax checks of their files (see
     :func:`_checks_of`; the parent keeps those it needs)."""
     return done, _checks_of(runner, done)
@@ -235,44 +259,33 @@ def runtime_analysis(
     the evaluator's too)."""
     root, environment = key.root, key.environment
     provenance, extras = key.provenance, key.extras
-    from sphinxext_attn.page.backends import SKIPPED, unreachable_only
-    from sphinxext_attn.page.columns import page_columns
-    from sphinxext_attn.page.variants import expand_variants
-    from sphinxext_attn.runtime.merge import RuntimeAnswers, merge_runtime
-    from sphinxext_attn.runtime.rows import VARIANT_CELLS
-
     runner = Runner(root, environment, store, source)
     head = runner.run("head", _head, _registry_again)
-    page_head: dict[str, Any] = head.value[0]
-    entries: list[RegistryEntry] = page_head["entries"]
-    excludes = page_head["excludes"]
+    entries, excludes = head.page_value.entries, head.page_value.excludes
     todo = [e for e in entries if e.name not in SKIPPED]
 
     def key_of(entry: RegistryEntry) -> str:
         excluded = None if excludes is None else sorted(excludes.get(entry.name, ()))
         return repr(("backend", entry, excluded))
 
-    def compute(entry: RegistryEntry) -> Done:
-        return runner.compute(
+    def compute(entry: RegistryEntry) -> BackendDone:
+        return runner.compute_answers_first(
             _page_row(entry, excludes, provenance, extras),
             _answers(entry, runner, provenance, extras),
-            answers_first=True,
         )
 
-    units: dict[str, Done] = {}
+    units: dict[str, BackendDone] = {}
     missing = []
     for entry in todo:
         found = runner.cached(key_of(entry))
         if found is not None:
-            units[entry.name] = found
+            units[entry.name] = cast(BackendDone, found)  # a key names one kind of unit
         else:
             missing.append(entry)
     # a first run without a store, or a few answers to ask again: one interpreter
     runner.shared = store is None or len(missing) <= MAX_SHARED
     forking = parallel and len(missing) > MIN_FORKED
     if forking:
-        from sphinxext_attn.parallel import forked
-
         forking = forked.can_fork()
     # the modules every backend reads are evaluated once, before the fork: the
     # child inherits them with the shared interpreter
@@ -283,7 +296,7 @@ def runtime_analysis(
     missing = missing[len(warm) :]
     child = None
     #: syntax checks done while the child works, by either process (see below)
-    checked_early: dict[str, Done] = {}
+    checked_early: dict[str, CheckDone] = {}
     if forking:
         # neighbours in the registry read the same modules: each process takes a run
         # of them; the child the larger share (the parent has the rest of the page)
@@ -294,12 +307,12 @@ def runtime_analysis(
     for entry in missing:
         units[entry.name] = done = compute(entry)
         runner.keep(key_of(entry), done)
-    prio = runner.run("priorities", None, _priorities(environment))
-    rest: Done | None = None
+    prio = runner.run("priorities", nothing, _priorities(environment))
+    rest: Done[PageRest, None] | None = None
     if child is not None:
         # while the child works: the rest of the page, when the backends it depends
         # on are this process's, and the syntax checks of this process's files
-        ours = [units[e.name] for e in [*warm, *missing]]
+        ours: list[Kept] = [units[e.name] for e in [*warm, *missing]]
         if not any(e.name in VARIANT_CELLS for e in theirs):
             rest = _rest_unit(runner, entries, units)
             ours.append(rest)
@@ -312,16 +325,16 @@ def runtime_analysis(
             units[entry.name] = done
             runner.keep(key_of(entry), done)
     backends = [units[e.name] for e in todo]
-    rows = [u.value[0][0] for u in backends if u.value[0][0] is not None]
+    rows = [u.page_value.row for u in backends if u.page_value.row is not None]
     if rest is None:
         rest = _rest_unit(runner, entries, units)
-    page_rest: dict[str, Any] = rest.value[0]
+    page_rest = rest.page_value
 
     partly: dict[str, tuple[int, int]] = {}
     whole: set[str] = set()
-    for done in [head, *backends, rest]:
-        partly.update(done.partly)
-        whole.update(done.whole)
+    for part in [head, *backends, rest]:
+        partly.update(part.partly)
+        whole.update(part.whole)
     checked = [rel for rel in sorted(partly) if rel not in whole]
     checks = []
     for rel in checked:
@@ -329,22 +342,22 @@ def runtime_analysis(
         there = checked_early.get(unit)
         if there is not None:
             runner.keep(unit, there)
-        checks.append(there or runner.run(unit, _syntax(rel, *partly[rel])))
+        checks.append(there or runner.run(unit, _syntax(rel, *partly[rel]), no_answer))
 
     result = Analysis(root=str(runner.page.root))
-    result.priorities = page_rest["priorities"]
-    result.backends, result.footnotes = expand_variants(rows, page_rest["fa"], page_rest["fi"])
-    columns = page_head["columns"]
+    result.priorities = page_rest.priorities
+    result.backends, result.footnotes = expand_variants(rows, page_rest.fa, page_rest.fi)
+    columns = head.page_value.columns
     result.page_columns = columns if columns is not None else page_columns(None, rows)
-    declared = {c for u in backends for c in u.value[0][1]}
+    declared = {c for u in backends for c in u.page_value.declared}
     result.capability_columns = tuple(c for c in EXTRA_COLUMNS if c in declared)
-    result.mla_prefill = page_rest["prefill"]
-    result.version = page_rest["version"]
+    result.mla_prefill = page_rest.prefill
+    result.version = page_rest.version
     said = [*head.page, *(d for u in backends for d in u.page), *rest.page]
     for rel, check in zip(checked, checks, strict=True):
-        said += [Diagnostic(m, Location(rel, line), "syntax") for m, line in check.value[0]]
+        said += [Diagnostic(m, Location(rel, line), "syntax") for m, line in check.page_value]
     result.diagnostics = unreachable_only(_said_once(said), result.priorities)
-    every = [head, *backends, rest, prio, *checks]
+    every: list[Kept] = [head, *backends, rest, prio, *checks]
     paths = list(dict.fromkeys(p for done in every for p in done.paths))
     base = str(runner.page.root)
     result.files = [
@@ -353,8 +366,8 @@ def runtime_analysis(
     result.directories = list(dict.fromkeys(p.rpartition("/")[0] for p in paths))
 
     answers = RuntimeAnswers()
-    answers.backends = [u.value[1] for u in backends if u.value[1] is not None]
-    answers.priorities, answers.priorities_unknown = prio.value[1]
+    answers.backends = [u.answer for u in backends if u.answer is not None]
+    answers.priorities, answers.priorities_unknown = prio.answer
     answers.diagnostics = _said_once(
         [*head.evaluator, *(d for u in backends for d in u.evaluator), *prio.evaluator]
     )
@@ -364,7 +377,7 @@ def runtime_analysis(
     return result, runner
 
 
-def _order_facts(answers: Any, units: list[Done]) -> None:
+def _order_facts(answers: RuntimeAnswers, units: list[Kept]) -> None:
     """Each cell's machine facts in the order one interpreter would have first read
     them: the units' own orders, merged in unit order."""
     order: dict[str, int] = {}

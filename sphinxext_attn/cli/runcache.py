@@ -26,7 +26,11 @@ import os
 import pickle
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sphinxext_attn.analysis.unit_runner import Kept
+    from sphinxext_attn.source.views import Compare, View
 
 #: Bumped when what is stored changes shape.
 FORMAT = 6
@@ -254,6 +258,10 @@ def run_cache(args: argparse.Namespace) -> RunCache:
     return RunCache(Path(args.cache_dir) if args.cache_dir else default_dir())
 
 
+#: a unit kept: the stamps of the files it rests on, the views of each it read, its result
+KeptUnit = tuple[dict[str, Stamp], dict[str, "frozenset[View]"], "Kept"]
+
+
 class UnitEntries:
     """The units of one analysis (one tree, one set of options) in one entry: each
     unit valid while the views of the files it read (``source/views.py``) are
@@ -271,13 +279,13 @@ class UnitEntries:
         entry = cache.load_entry("units", root, options) if cache.directory else None
         kept = entry[0] if entry is not None and isinstance(entry[0], dict) else {}
         #: key -> (stamps of the files it rests on, their views, the unit's Done)
-        self.units: dict[str, tuple[dict[str, Stamp], dict[str, Any], Any]] = kept.get("units", {})
+        self.units: dict[str, KeptUnit] = kept.get("units", {})
         #: path -> its stamp when the units were kept (a copy of it is kept then)
         self.texts: dict[str, Stamp] = kept.get("texts", {})
         self._stamps: dict[str, Stamp] = {}
         #: bytes of changed files read to compare them (kept for the next run)
         self._fresh: dict[str, bytes] = {}
-        self._compare: Any = None
+        self._compare: Compare | None = None
         self.changed = False
 
     def _now(self, rel: str) -> Stamp:
@@ -286,7 +294,7 @@ class UnitEntries:
             found = self._stamps[rel] = _stamp(os.path.join(self.base, rel))
         return found  # type: ignore[return-value]
 
-    def get(self, key: str) -> Any | None:
+    def get(self, key: str) -> Kept | None:
         """The unit's value if no file it read has changed since in a view it read."""
         kept = self.units.get(key)
         if kept is None:
@@ -303,7 +311,7 @@ class UnitEntries:
             self.changed = True
         return value
 
-    def _comparison(self) -> Any:
+    def _comparison(self) -> Compare:
         from sphinxext_attn.source.recording import decode_source
         from sphinxext_attn.source.tree import SourceTree
         from sphinxext_attn.source.views import Compare
@@ -333,7 +341,7 @@ class UnitEntries:
         reader.text(rel)
         return reader.read_bytes().get(rel)
 
-    def put(self, key: str, done: Any) -> None:
+    def put(self, key: str, done: Kept) -> None:
         paths = done.depends_on()
         self.units[key] = ({rel: self._now(rel) for rel in paths}, dict(done.views), done)
         self.changed = True

@@ -8,13 +8,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from sphinxext_attn.model.columns import COLUMN, FEATURE_COLUMNS, RUNTIME_COLUMNS, UNKNOWN_MARK
+from sphinxext_attn.model.json_value import JsonObject
 
 if TYPE_CHECKING:
     from sphinxext_attn.model.pagetext import PageText
     from sphinxext_attn.model.platform import PlatformSelection
+
+
+class CudagraphAnswer(TypedDict, total=False):
+    """A metadata builder's CUDA-graph support: ``level`` (the enum member's name) or
+    ``unknown`` (why not), and ``assumptions`` (machine facts it rests on,
+    ``NAME=VALUE``) where there are any."""
+
+    level: str
+    unknown: str
+    assumptions: list[str]
+
 
 #: The seed's standard-table columns (``Version`` only when a variant exists).
 STANDARD_COLUMNS: tuple[str, ...] = (
@@ -136,13 +148,13 @@ class BackendFeatures:
     unknown: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     #: runtime profile: head_sizes ("any", or ints and {"min", "max", "multiple_of"}
     #: rules whose union is the set), block_sizes, compute_capabilities ("any" or values)
-    supports: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    supports: JsonObject = field(default_factory=dict, compare=False, hash=False)
     #: runtime profile: ``supports``' shape, what vLLM's full check
     #: (``validate_configuration``) accepts for at least one configuration, and
     #: ``unknown`` (column -> why not evaluated) where it could not be found
-    accepts: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    accepts: JsonObject = field(default_factory=dict, compare=False, hash=False)
     #: runtime profile: other capability flags of the interface (method -> answer)
-    extras: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    extras: JsonObject = field(default_factory=dict, compare=False, hash=False)
     #: runtime profile: column -> the machine facts its answer rests on (``NAME=VALUE``)
     assumptions: dict[str, tuple[str, ...]] = field(
         default_factory=dict, compare=False, hash=False
@@ -155,9 +167,10 @@ class BackendFeatures:
     undeclared: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     #: a plugin's class: the CUDA-graph support its metadata builder declares
     cudagraph_support: str = field(default="", compare=False, hash=False)
-    #: runtime profile: the builder's CUDA-graph support: ``level`` (the enum member's
-    #: name) or ``unknown`` (why not), and ``assumptions`` (machine facts it rests on)
-    cudagraph: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: runtime profile: the builder's CUDA-graph support (empty: not asked)
+    cudagraph: CudagraphAnswer = field(
+        default_factory=lambda: CudagraphAnswer(), compare=False, hash=False
+    )
 
     @property
     def table(self) -> str:

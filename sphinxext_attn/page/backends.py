@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from sphinxext_attn.model.columns import COLUMN, EXTRA_COLUMNS, FLAGS
+from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.model.records import (
     BackendFeatures,
     Diagnostic,
@@ -93,7 +94,7 @@ def analyze_backend(
     read("MLA", partial(features.flag, scope, "is_mla"))
     read("DCP", partial(dcp, tree, ref))
     # further capabilities, read as the page reads its flags (``:columns:`` can ask)
-    extras: dict[str, object] = {}
+    extras: JsonObject = {}
     if EXTRA_FLAGS not in answered:
         extras = {m: features.flag(scope, m)[0] for m in EXTRA_COLUMNS.values()}
     first_base = base_name(ref.node.bases[0]) if ref.node.bases else None

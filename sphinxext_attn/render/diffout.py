@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
-from typing import Any
 
 from sphinxext_attn.model.diff import (
     ADDED,
@@ -18,6 +16,7 @@ from sphinxext_attn.model.diff import (
     diff,
     label,
 )
+from sphinxext_attn.model.json_value import JsonObject, as_json
 from sphinxext_attn.model.records import Analysis
 
 FEATURE_HEADER = ("Backend", "Version", "Column", "From", "To")
@@ -77,14 +76,14 @@ def render_diff_markdown(old: Analysis, new: Analysis) -> str:
     return "\n".join(lines)
 
 
-def diff_data(old: Analysis, new: Analysis) -> dict[str, Any]:
+def diff_data(old: Analysis, new: Analysis) -> JsonObject:
     return {
         "schema": SCHEMA,
         "from": label(old),
         "to": label(new),
         "added": backends_added(old, new),
         "removed": backends_removed(old, new),
-        "changes": [asdict(c) for c in diff(old, new)],
+        "changes": [as_json(c) for c in diff(old, new)],
     }
 
 

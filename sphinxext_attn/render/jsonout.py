@@ -42,15 +42,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from sphinxext_attn.model.columns import FLAGS
-from sphinxext_attn.model.records import TABLES, Analysis, BackendFeatures
+from sphinxext_attn.model.json_value import JsonObject, JsonValue, as_json
+from sphinxext_attn.model.records import TABLES, Analysis, BackendFeatures, CudagraphAnswer
 
 SCHEMA = 2
 
 
-def _backend(row: BackendFeatures) -> dict[str, Any]:
+def _backend(row: BackendFeatures) -> JsonObject:
     return {
         "name": row.name,
         "version": row.version,
@@ -86,18 +86,18 @@ def _backend(row: BackendFeatures) -> dict[str, Any]:
     }
 
 
-def cudagraph_json(answer: dict[str, Any]) -> Any:
+def cudagraph_json(answer: CudagraphAnswer) -> JsonValue:
     """The level's name; an object where it is unknown or rests on machine facts."""
     facts = answer.get("assumptions", ())
     if "level" in answer and not facts:
         return answer["level"]
-    out = {k: v for k, v in answer.items() if k != "assumptions"}
+    out: JsonObject = {k: as_json(v) for k, v in answer.items() if k != "assumptions"}
     if facts:
         out["assumptions"] = dict(fact.split("=", 1) for fact in facts)
     return out
 
 
-def to_data(analysis: Analysis) -> dict[str, Any]:
+def to_data(analysis: Analysis) -> JsonObject:
     return {
         "schema": SCHEMA,
         "root": analysis.root,
@@ -143,7 +143,7 @@ def to_data(analysis: Analysis) -> dict[str, Any]:
     }
 
 
-def platform_data(part: Analysis) -> dict[str, Any]:
+def platform_data(part: Analysis) -> JsonObject:
     """One other platform's section (``part``: its ``platform:features`` analysis)."""
     selection = part.selection
     return {
@@ -162,14 +162,15 @@ def platform_data(part: Analysis) -> dict[str, Any]:
             }
             for p in selection.lists
         ],
-        "rules": [
-            {"when": list(r.conditions), "outcome": r.outcome, "line": r.line}
-            | ({"class_path": r.class_path} if r.class_path else {})
-            for r in selection.rules
-        ],
+        "rules": [_rule(r.conditions, r.outcome, r.line, r.class_path) for r in selection.rules],
         "gpus": {b: ("any" if g == ["any"] else list(g)) for b, g in selection.gpus.items()},
         "backends": [_backend(r) for t in TABLES for r in part.rows(t)],
     }
+
+
+def _rule(when: tuple[str, ...], outcome: str, line: int, class_path: str) -> JsonObject:
+    found: JsonObject = {"when": list(when), "outcome": outcome, "line": line}
+    return found | ({"class_path": class_path} if class_path else {})
 
 
 def render_json(analysis: Analysis, platforms: Sequence[Analysis] = ()) -> str:

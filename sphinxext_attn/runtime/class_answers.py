@@ -7,9 +7,10 @@ Plain data: it crosses a process boundary and is kept in the run cache.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from sphinxext_attn.model.records import Location
+from sphinxext_attn.model.records import CudagraphAnswer, Location
+from sphinxext_attn.source.registry import RegistryEntry
 
 Capability = tuple[int, int]
 
@@ -41,7 +42,7 @@ class ClassAnswers:
     #: differ (None: one answer for every GPU)
     blocks_by_gpu: dict[Capability, list[str]] | None = None
     #: the metadata builder's CUDA-graph support (see :mod:`.cudagraph`; empty: not asked)
-    cudagraph: dict[str, Any] = field(default_factory=dict)
+    cudagraph: CudagraphAnswer = field(default_factory=lambda: CudagraphAnswer())
     #: column -> the values vLLM's full check accepts, where it refuses some the
     #: column's own method admits (see :mod:`.accepts`; absent: the same values)
     accepts: dict[str, Any] = field(default_factory=dict)
@@ -56,3 +57,12 @@ class ClassAnswers:
             unknown=dict.fromkeys(columns, reason),
             limited=list(columns) if limited else [],
         )
+
+
+class BackendAnswer(NamedTuple):
+    """A registered backend's class and what it answered (a runtime unit's answer)."""
+
+    entry: RegistryEntry
+    #: where the class is defined
+    where: Location
+    facts: ClassAnswers

@@ -11,8 +11,8 @@ same on every GPU of the grid is no dependency.
 from __future__ import annotations
 
 import ast
-from typing import Any
 
+from sphinxext_attn.model.records import CudagraphAnswer
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, Bound, External, PyClass, PyFunction
 from sphinxext_attn.runtime.declared import CUDAGRAPH_ATTRIBUTE
@@ -36,14 +36,14 @@ def metadata_builder(interp: Interpreter, cls: PyClass) -> PyClass:
     return builder
 
 
-def cudagraph_support(interp: Interpreter, cls: PyClass) -> dict[str, Any]:
+def cudagraph_support(interp: Interpreter, cls: PyClass) -> CudagraphAnswer:
     """``{"level": NAME}`` or ``{"unknown": why}``, with ``assumptions`` (the machine
     facts the answer rests on, ``NAME=VALUE``) where there are any."""
     ask = Asker(interp, cls)
     try:
         builder = metadata_builder(interp, cls)
     except Unknown as exc:
-        return {"unknown": str(exc)}
+        return CudagraphAnswer(unknown=str(exc))
     builder_ask = Asker(interp, builder)
     if builder_ask.has(QUESTION) is None:
         answer = builder_ask.ask(QUESTION, *ARGUMENTS)
@@ -75,11 +75,11 @@ def _attribute(interp: Interpreter, builder: PyClass) -> Answer:
         return Answer(raised=f"{exc.kind}: {exc.message}".rstrip(": "))
 
 
-def _level(answer: Answer) -> dict[str, Any]:
+def _level(answer: Answer) -> CudagraphAnswer:
     if answer.unknown is not None:
-        return {"unknown": str(answer.unknown)}
+        return CudagraphAnswer(unknown=str(answer.unknown))
     if answer.raised:
-        return {"unknown": f"the builder raises {answer.raised}"}
+        return CudagraphAnswer(unknown=f"the builder raises {answer.raised}")
     if not answer.by_capability:
         return _named(answer.value)
     by_level: dict[str, list[str]] = {}
@@ -89,16 +89,16 @@ def _level(answer: Answer) -> dict[str, Any]:
             return named
         by_level.setdefault(named["level"], []).append(f"{cap[0]}.{cap[1]}")
     if len(by_level) == 1:
-        return {"level": next(iter(by_level))}
+        return CudagraphAnswer(level=next(iter(by_level)))
     shown = "; ".join(f"{level} on {', '.join(caps)}" for level, caps in by_level.items())
-    return {"unknown": f"depends on the GPU: {shown}"}
+    return CudagraphAnswer(unknown=f"depends on the GPU: {shown}")
 
 
-def _named(value: Any) -> dict[str, Any]:
+def _named(value: object) -> CudagraphAnswer:
     name = getattr(value, "name", None)
     if isinstance(name, str) and name.isupper():
-        return {"level": name}
-    return {"unknown": f"not a member of the release's support enum: {value!r}"}
+        return CudagraphAnswer(level=name)
+    return CudagraphAnswer(unknown=f"not a member of the release's support enum: {value!r}")
 
 
 def _config_reads(builder_ask: Asker) -> list[str]:

@@ -20,9 +20,9 @@ from sphinxext_attn.model.records import (
 )
 from sphinxext_attn.page.backends import SKIPPED, model_family, unreachable_only
 from sphinxext_attn.pyeval.values import Unknown
-from sphinxext_attn.runtime.class_answers import ClassAnswers
+from sphinxext_attn.runtime.class_answers import BackendAnswer
 from sphinxext_attn.runtime.rows import apply_facts, keep_for, new_row
-from sphinxext_attn.source.registry import RegistryEntry, read_registry
+from sphinxext_attn.source.registry import read_registry
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE
 
@@ -32,8 +32,7 @@ class RuntimeAnswers:
     """What the classes answered, per registered backend, in registry order
     (plain data: it crosses a process boundary)."""
 
-    #: (entry, where its class is defined, what it answered)
-    backends: list[tuple[RegistryEntry, Location, ClassAnswers]] = field(default_factory=list)
+    backends: list[BackendAnswer] = field(default_factory=list)
     priorities: list[PriorityList] = field(default_factory=list)
     priorities_unknown: Unknown | None = None
     files: list[str] = field(default_factory=list)
@@ -65,7 +64,7 @@ def evaluate_runtime(
         if cls is None:
             continue
         where = Location(cls.path, cls.node.lineno)
-        answers.backends.append((entry, where, reader.safe_facts(entry, cls)))
+        answers.backends.append(BackendAnswer(entry, where, reader.safe_facts(entry, cls)))
     answers.priorities, answers.priorities_unknown = safe_evaluated_priorities(interp)
     answers.files = list(tree.files)
     answers.directories = list(tree.directories)

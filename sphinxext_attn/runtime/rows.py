@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from sphinxext_attn.model.columns import FLAGS
-from sphinxext_attn.model.records import BackendFeatures, Location
+from sphinxext_attn.model.records import BackendFeatures, CudagraphAnswer, Location
 from sphinxext_attn.runtime.cell_text import capability_text, head_size_text, per_gpu_labels
 from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.source.registry import RegistryEntry
@@ -89,7 +89,7 @@ def apply_facts(row: BackendFeatures, facts: ClassAnswers, keep: set[str]) -> Ba
         supports=supports,
         accepts=_accepts(accepts, facts, keep),
         extras=dict(facts.extras),
-        cudagraph=dict(facts.cudagraph),
+        cudagraph=CudagraphAnswer(**facts.cudagraph),
         sources=sources,
         assumptions={c: tuple(v) for c, v in facts.assumptions.items() if c not in keep},
         notes={c: v for c, v in facts.notes.items() if c not in keep},

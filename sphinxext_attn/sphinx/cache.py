@@ -4,21 +4,24 @@ Freshness is decided by ``os.stat`` of every analysed file plus the listing
 of every scanned directory, so a rebuild with no source change opens none of
 the analysed files, and a file added next to the backends is noticed.
 
-Two levels: an in-process memo (shared by every directive of a build, and
-inherited by forked parallel readers) and ``env.attention_backends_cache``
-(pickled with the environment, so the next build starts warm).
+Two levels: the build's memo (:class:`~.build_state.BuildState`, shared by
+every directive of a build and inherited by forked parallel readers) and
+``env.attention_backends_cache`` (pickled with the environment, so the next
+build starts warm).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis, Diagnostic
+from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.sphinx.build_state import Fingerprint, state_of
 
 if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
@@ -27,52 +30,15 @@ logger = logging.getLogger(__name__)
 
 WARNING_TYPE = "attention_backends"
 
-#: ((path, mtime_ns, size) per file, (dir, python names) per directory)
-Fingerprint = tuple[tuple[tuple[str, int, int], ...], tuple[tuple[str, tuple[str, ...]], ...]]
-
-_MEMO: dict[AnalysisKey, tuple[Fingerprint, Analysis]] = {}
-#: diagnostics already reported in this build (reset by :func:`new_build`)
-_EMITTED: set[tuple[str, Diagnostic]] = set()
+__all__ = ["Fingerprint"]
 
 
-#: roots whose memo was checked against the tree in this read phase
-_CHECKED: set[AnalysisKey] = set()
-
-
-def new_build() -> None:
-    """Forget which diagnostics were reported; the memo stays (it is checked)."""
-    _EMITTED.clear()
-    _CHECKED.clear()
-
-
-#: root -> the SourceTree its last fresh analysis parsed (shared with the selection)
-_TREES: dict[str, Any] = {}
-#: root -> a selector on that tree, for this read phase
-SELECTORS: dict[AnalysisKey, Any] = {}
-#: root -> raw file bytes read in this read phase (both profiles open a file once)
-_READS: dict[str, dict[str, bytes]] = {}
-
-
-def new_read_phase() -> None:
-    """Check every tree against its files again (once) before pages are read."""
-    _CHECKED.clear()
-    _TREES.clear()
-    SELECTORS.clear()
-    _READS.clear()
-
-
-def shared_reads(root: str) -> dict[str, bytes]:
-    return _READS.setdefault(root, {})
-
-
-def source_tree(root: str) -> Any:
-    """The parsed files of this read phase's analysis of ``root``, if it ran."""
-    return _TREES.get(root)
-
-
-def clear_memo() -> None:
-    """Drop the in-process memo (tests use it to prove the env cache works)."""
-    _MEMO.clear()
+def source_tree(env: BuildEnvironment, root: str) -> SourceTree:
+    """The parsed files of this read phase's analysis of ``root`` if it ran, else a
+    tree sharing the phase's reads of ``root``."""
+    phase = state_of(env).phase
+    found = phase.trees.get(root)
+    return found if found is not None else SourceTree(root, phase.shared_reads(root))
 
 
 def _listing(path: Path) -> tuple[str, ...]:
@@ -98,13 +64,12 @@ def fingerprint(root: str, analysis: Analysis) -> Fingerprint:
     return tuple(files), dirs
 
 
-def analyze_tree(key: AnalysisKey) -> Analysis:
+def analyze_tree(env: BuildEnvironment, key: AnalysisKey) -> Analysis:
     """Run the static analysis (a seam the tests can replace).
 
     A root without ``vllm/`` is one diagnostic, not one per file looked for.
     """
     from sphinxext_attn.analysis import analyze
-    from sphinxext_attn.source.tree import SourceTree
 
     root = key.root
     if not os.path.isdir(os.path.join(root, "vllm")):
@@ -115,18 +80,19 @@ def analyze_tree(key: AnalysisKey) -> Analysis:
         # the root's listing is the fingerprint: adding vllm/ makes it stale
         diag = Diagnostic(message, None, "root")
         return Analysis(root=root, directories=[""], diagnostics=[diag])
-    tree = SourceTree(root, _READS.setdefault(root, {}))
+    state = state_of(env)
+    tree = SourceTree(root, state.phase.shared_reads(root))
     if key.is_platform_part:  # another platform: only what the page shows
-        known = _fresh_selection(key) if key.part == "features" else None
+        known = _fresh_selection(env, key) if key.part == "features" else None
         return analyze(key, source=tree, known=known)
-    _TREES[root] = tree
+    state.phase.trees[root] = tree
     return analyze(key, source=tree)
 
 
-def _fresh_selection(key: AnalysisKey) -> Analysis | None:
-    """This process's fresh analysis of the platform's lists, if one was made (a page's
+def _fresh_selection(env: BuildEnvironment, key: AnalysisKey) -> Analysis | None:
+    """This build's fresh analysis of the platform's lists, if one was made (a page's
     priority directive before its feature tables): its selection is not explored again."""
-    found = _MEMO.get(key.with_part("lists"))
+    found = state_of(env).analyses.get(key.with_part("lists"))
     if found is not None and fingerprint(key.root, found[1]) == found[0]:
         return found[1]
     return None
@@ -150,18 +116,19 @@ def env_docs(env: BuildEnvironment) -> dict[str, set[AnalysisKey]]:
 
 
 def get_analysis(env: BuildEnvironment, key: AnalysisKey) -> Analysis:
-    """The analysis ``key`` asks for: memo, then environment, then a fresh run."""
+    """The analysis ``key`` asks for: the build's memo, then environment, then a fresh run."""
     root = key.root
-    checked = key in _CHECKED
-    for candidate in (_MEMO.get(key), env_cache(env).get(key)):
+    state = state_of(env)
+    checked = key in state.phase.checked
+    for candidate in (state.analyses.get(key), env_cache(env).get(key)):
         if candidate is not None and (checked or fingerprint(root, candidate[1]) == candidate[0]):
             break
     else:
-        analysis = analyze_tree(key)
+        analysis = analyze_tree(env, key)
         candidate = (fingerprint(root, analysis), analysis)
     # Stat the files once per read phase, not once per directive.
-    _CHECKED.add(key)
-    _MEMO[key] = env_cache(env)[key] = candidate
+    state.phase.checked.add(key)
+    state.analyses[key] = env_cache(env)[key] = candidate
     return candidate[1]
 
 
@@ -192,19 +159,27 @@ def place(path: str, line: int = 0) -> FilePlace:
     return FilePlace(f"{path}:{line}" if line else path)
 
 
-def report(root: str, analysis: Analysis, where: Any = None, *, strict: bool = False) -> None:
+def report(
+    env: BuildEnvironment,
+    root: str,
+    analysis: Analysis,
+    where: str | None = None,
+    *,
+    strict: bool = False,
+) -> None:
     """Each diagnostic of the tree is logged once per build, at its file and line.
 
     A diagnostic with no place in the tree (no ``vllm/`` under the root) is put
     at ``where``, the first page and line that asked for the tree. Problems of
     an unmodified release (``Diagnostic.release``) are info unless ``strict``.
     """
+    emitted = state_of(env).emitted
     for diag in analysis.diagnostics:
         key = (root, diag)
-        if key in _EMITTED:
+        if key in emitted:
             continue
-        _EMITTED.add(key)
-        location: Any = where
+        emitted.add(key)
+        location: str | None = where
         if diag.location is not None:
             location = place(os.path.join(root, diag.location.path), diag.location.line)
         if diag.release and not strict:

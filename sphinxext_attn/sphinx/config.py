@@ -27,6 +27,7 @@ from sphinxext_attn.model.environment import (
     known_platforms,
 )
 from sphinxext_attn.source.fetch import RELEASE_ROOT, VERSION
+from sphinxext_attn.sphinx.build_state import start_build
 from sphinxext_attn.sphinx.cache import FilePlace
 
 if TYPE_CHECKING:
@@ -52,15 +53,6 @@ HOW_TO_SET = (
     "in conf.py to the folder that holds vllm/ (absolute, or relative to the conf "
     "dir), or install vllm; the tables are left out"
 )
-
-_warned: list[bool] = [False]
-#: attention_backends_root had a bad value (already an error)
-_bad_root: list[bool] = [False]
-
-
-def new_build() -> None:
-    _warned[0] = False
-
 
 # -- checking ---------------------------------------------------------------------
 
@@ -245,7 +237,7 @@ def check_config(app: Sphinx, config: Config) -> None:
     ``-W`` fails it). An error is logged rather than raised: Sphinx prints a
     traceback for any exception an extension raises.
     """
-    _bad_root[0] = False
+    state = start_build(app)
     conf_py = os.path.join(app.confdir, "conf.py") if app.confdir else None
     for name, (default, _rebuild, _types, check, _doc) in SETTINGS.items():
         value = getattr(config, name, default)
@@ -261,7 +253,7 @@ def check_config(app: Sphinx, config: Config) -> None:
         )
         setattr(config, name, default)
         if name == CONFIG_NAME:
-            _bad_root[0] = True  # that error is the one message: no "set it" warning
+            state.bad_root = True  # that error is the one message: no "set it" warning
 
 
 def register(app: Sphinx) -> None:

@@ -48,7 +48,7 @@ class DiffDirective(AttentionBackendsDirective):
         old_root = self.tree(self.options["from"]) if self.options.get("from") else build_root
         new_root = self.tree(self.options["to"]) if self.options.get("to") else build_root
         if old_root is None or new_root is None:
-            trees.warn_no_root()
+            trees.warn_no_root(self.env)
             return []
         old = self.analysis_of(old_root, profiles[0])
         new = self.analysis_of(new_root, profiles[1])

@@ -23,7 +23,6 @@ from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.decorate import PLAIN, Decorations
-from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.sphinx import cache, config, trees
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, columns_option
 from sphinxext_attn.sphinx.provenance import SphinxDecorations
@@ -55,7 +54,7 @@ class AttentionBackendsDirective(SphinxDirective):
             return self.rendered(Analysis(root=""), None)
         root = self.tree_root()
         if root is None:
-            trees.warn_no_root()
+            trees.warn_no_root(self.env)
             return []
         problem = self.unhonoured(root)
         if problem:
@@ -86,7 +85,7 @@ class AttentionBackendsDirective(SphinxDirective):
             from sphinxext_attn.selection.option_fields import OptionError, check_options
 
             try:
-                tree = cache.source_tree(root) or SourceTree(root, cache.shared_reads(root))
+                tree = cache.source_tree(self.env, root)
                 check_options(root, own, ":option:", tree)
             except OptionError as exc:
                 return str(exc)
@@ -129,7 +128,7 @@ class AttentionBackendsDirective(SphinxDirective):
             part = self.platform_what
         key = AnalysisKey(root, profile, environment, part)
         analysis = cache.get_analysis(self.env, key)
-        cache.report(root, analysis, self.get_location(), strict=config.strict(self.env))
+        cache.report(self.env, root, analysis, self.get_location(), strict=config.strict(self.env))
         cache.env_docs(self.env).setdefault(self.env.docname, set()).add(key)
         for rel in analysis.files:
             path = os.path.join(root, rel)

@@ -18,6 +18,7 @@ from sphinx.util import texescape
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.render.nodes import TABLE_CLASS
 from sphinxext_attn.sphinx import cache, config, trees
+from sphinxext_attn.sphinx.build_state import hand_to_env, state_of
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -34,8 +35,7 @@ LATEX_STY_PATH = CSS_PATH.parent / f"{LATEX_PACKAGE}.sty"
 
 
 def builder_inited(app: Sphinx) -> None:
-    cache.new_build()
-    config.new_build()
+    hand_to_env(app)
     trees.resolve_for_build(app)
     if app.builder.format == "html":
         app.add_css_file(CSS_FILE)
@@ -134,7 +134,7 @@ def get_outdated(
     app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
 ) -> Iterable[str]:
     """Pages with tables from a tree whose files or listings changed (added files too)."""
-    cache.new_read_phase()
+    state_of(env).new_read_phase()
     stale: set[str] = set()
     for key, docs in _analyses_in_use(env).items():
         if cache.is_stale(env, key):
@@ -153,11 +153,11 @@ def before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) ->
     if any(d not in docs for d in docnames):
         root = trees.build_root(env)
         if root is None:
-            trees.warn_no_root()
+            trees.warn_no_root(env)
         else:
             roots.add(AnalysisKey(root, config.profile(env), config.environment(env)))
     for key in sorted(roots, key=repr):
-        cache.report(key.root, cache.get_analysis(env, key), strict=config.strict(env))
+        cache.report(env, key.root, cache.get_analysis(env, key), strict=config.strict(env))
 
 
 def purge_doc(app: Sphinx, env: BuildEnvironment, docname: str) -> None:

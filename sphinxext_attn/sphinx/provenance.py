@@ -19,6 +19,7 @@ from sphinx.util import logging
 from sphinxext_attn.model.records import BackendFeatures, Location
 from sphinxext_attn.render.decorate import ASSUMED_MARK, NOTED_MARK, Decorations
 from sphinxext_attn.render.markdown import fill_source_url
+from sphinxext_attn.sphinx.build_state import state_of
 
 if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
@@ -49,13 +50,17 @@ def backend_id(name: str) -> str:
     return nodes.make_id(f"attn-backend-{name}")
 
 
-def source_url(template: str, location: Location, version: str | None) -> str | None:
-    """Fill the template; a bad placeholder is a warning (once per template) and no link."""
+def source_url(
+    env: BuildEnvironment, template: str, location: Location, version: str | None
+) -> str | None:
+    """Fill the template; a bad placeholder is a warning (once per template and build)
+    and no link."""
     try:
         return fill_source_url(template, location, version)
     except (KeyError, IndexError, ValueError) as err:
-        if template not in _BAD_TEMPLATES:
-            _BAD_TEMPLATES.add(template)
+        bad = state_of(env).bad_templates
+        if template not in bad:
+            bad.add(template)
             logger.warning(
                 f"{SOURCE_URL_CONFIG}: cannot fill {template!r} ({err!r}); "
                 "use {path}, {line} and {version}",
@@ -63,9 +68,6 @@ def source_url(template: str, location: Location, version: str | None) -> str | 
                 subtype="config",
             )
         return None
-
-
-_BAD_TEMPLATES: set[str] = set()
 
 
 class SphinxDecorations(Decorations):
@@ -95,7 +97,9 @@ class SphinxDecorations(Decorations):
         if location is None or not self.sources or not cell:
             return cell
         where = str(location)
-        url = source_url(self.template, location, self.version) if self.template else None
+        url = (
+            source_url(self.env, self.template, location, self.version) if self.template else None
+        )
         if url:
             ref = nodes.reference("", "", *cell, refuri=url, reftitle=where, internal=False)
             ref["classes"].append(SOURCE_CLASS)
@@ -160,11 +164,5 @@ class SphinxDecorations(Decorations):
         return [ref]
 
 
-def new_build(app: Any) -> None:
-    """A bad template is reported once per build, not once per process."""
-    _BAD_TEMPLATES.clear()
-
-
 def setup_nodes(app: Any) -> None:
     app.add_node(attn_source, html=(visit_attn_source_html, depart_attn_source_html))
-    app.connect("builder-inited", new_build)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -26,10 +26,13 @@ from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.select_nodes import decision_nodes
 from sphinxext_attn.selection import inputs
 from sphinxext_attn.selection.decision import Selector
-from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.sphinx import cache
+from sphinxext_attn.sphinx.build_state import state_of
 from sphinxext_attn.sphinx.directive_base import AttentionBackendsDirective
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, gfx_option
+
+if TYPE_CHECKING:
+    from sphinx.environment import BuildEnvironment
 
 
 def _option(convert: Callable[[Any], Any]) -> Callable[[str | None], Any]:
@@ -79,14 +82,16 @@ def config_from_options(options: dict[str, Any]) -> Config:
     return Config(**values)
 
 
-def selector_for(root: str, environment: Environment = REFERENCE) -> Selector:
+def selector_for(
+    env: BuildEnvironment, root: str, environment: Environment = REFERENCE
+) -> Selector:
     """One selector per tree, environment and read phase, on the analysis's parsed files."""
     key = AnalysisKey(root, "runtime", environment)
-    selector: Selector | None = cache.SELECTORS.get(key)
+    selectors = state_of(env).phase.selectors
+    selector = selectors.get(key)
     if selector is None:
-        tree = cache.source_tree(root) or SourceTree(root, cache.shared_reads(root))
-        interp = Interpreter(tree, Machine(environment))
-        selector = cache.SELECTORS[key] = Selector(interp)
+        interp = Interpreter(cache.source_tree(env, root), Machine(environment))
+        selector = selectors[key] = Selector(interp)
     return selector
 
 
@@ -124,7 +129,7 @@ class SelectDirective(AttentionBackendsDirective):
         environment = self.environment()
         if "arch" in self.options:  # a ROCm GPU by its arch name
             environment = dataclasses.replace(environment, arch=self.options["arch"])
-        selector = selector_for(analysis.root, environment)
+        selector = selector_for(self.env, analysis.root, environment)
         config = config_from_options(self.options)
         if "kv-cache-dtype" in self.options:  # as select --kv-cache-dtype: the release's
             from sphinxext_attn.runtime.questions import kv_cache_dtypes
@@ -184,7 +189,7 @@ class SelectDirective(AttentionBackendsDirective):
         from sphinxext_attn.selection.alternatives import alternatives
 
         def decide(other: Environment) -> dict[str, Any]:
-            selector = selector_for(root, other)
+            selector = selector_for(self.env, root, other)
             return selector.explain(selector.decide(config)).to_json()
 
         return alternatives(decision.to_json(), environment, decide)

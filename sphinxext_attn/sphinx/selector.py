@@ -7,7 +7,8 @@ JSON; ``attention_backends_selector.js`` looks it up as the reader changes
 the controls. No server and no network: the page works from ``file://``.
 Builders other than HTML get static tables instead.
 
-The table of a tree is built once per build and kept on the environment,
+The table of a tree is built once per build (the build's state keeps it) and
+kept on the environment,
 checked against the tree's files like the analyses (:mod:`.cache`).
 """
 
@@ -32,6 +33,7 @@ from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
 from sphinxext_attn.selector.table import SelectorTable
 from sphinxext_attn.sphinx import cache, trees
+from sphinxext_attn.sphinx.build_state import state_of
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, choices_option
 
@@ -49,8 +51,6 @@ CSS_FILE = "attention_backends_selector.css"
 STATIC = Path(__file__).resolve().parent.parent
 #: words accepted for the empty (None) value of a dimension
 NONE_WORDS = ("", "none", "default", "unknown")
-
-_MEMO: dict[str, tuple[cache.Fingerprint, SelectorTable]] = {}
 
 
 class attn_selector(nodes.General, nodes.Element):  # noqa: N801  (docutils node naming)
@@ -96,7 +96,8 @@ def table_of(
     if stored is None:
         stored = env.attention_backends_selector = {}  # type: ignore[attr-defined]
     key = table_key(root, platforms, environment)
-    for candidate in (_MEMO.get(key), stored.get(key)):
+    memo = state_of(env).selector_tables
+    for candidate in (memo.get(key), stored.get(key)):
         if candidate is not None and cache.fingerprint(root, candidate[1]) == candidate[0]:  # type: ignore[arg-type]
             break
     else:
@@ -110,7 +111,7 @@ def table_of(
                 f"{built.seconds:.1f} s; it agrees with full decisions on {same}/{total} "
                 f"sampled configurations (selected backend: {chosen}/{total})"
             )
-    _MEMO[key] = stored[key] = candidate
+    memo[key] = stored[key] = candidate
     return candidate[1]
 
 
@@ -139,7 +140,7 @@ class SelectorDirective(AttentionBackendsDirective):
     def run(self) -> list[nodes.Node]:
         root = self.tree_root()
         if root is None:
-            trees.warn_no_root()
+            trees.warn_no_root(self.env)
             return []
         environment = self.environment()
         platforms = self.options.get("platforms") or (environment.platform,)

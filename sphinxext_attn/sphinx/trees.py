@@ -16,6 +16,7 @@ from sphinx.util import logging
 from sphinxext_attn.model.environment import as_text, known_platforms
 from sphinxext_attn.source.fetch import RELEASE_ROOT
 from sphinxext_attn.source.locate import installed_vllm_root
+from sphinxext_attn.sphinx.build_state import state_of
 from sphinxext_attn.sphinx.cache import FilePlace
 from sphinxext_attn.sphinx.config import (
     CONFIG_NAME,
@@ -24,8 +25,6 @@ from sphinxext_attn.sphinx.config import (
     PLATFORM_NAME,
     PLUGINS_NAME,
     TREES_NAME,
-    _bad_root,
-    _warned,
 )
 
 if TYPE_CHECKING:
@@ -47,17 +46,15 @@ def config_root(app: Sphinx) -> str | None:
     return installed_vllm_root()
 
 
-_FETCHED: dict[str, str] = {}
-
-
 def fetched_root(app: Sphinx, version: str) -> str | None:
     """``attention_backends_root = "vllm==VERSION"``: the release's tree, fetched once
-    per process (a tree in the cache is reused); an error naming the setting if not."""
+    per build (a tree in the cache is reused); an error naming the setting if not."""
     from sphinxext_attn.source.fetch import FetchError, cache_dir, fetch
 
+    state = state_of(app.env)
     key = f"{cache_dir()}:{version}"
-    if key in _FETCHED and os.path.isdir(_FETCHED[key]):
-        return _FETCHED[key]
+    if key in state.fetched and os.path.isdir(state.fetched[key]):
+        return state.fetched[key]
 
     try:
         tree = str(fetch(version))
@@ -70,9 +67,9 @@ def fetched_root(app: Sphinx, version: str) -> str | None:
             type="attention_backends",
             subtype="config",
         )
-        _bad_root[0] = True
+        state.bad_root = True
         return None
-    _FETCHED[key] = tree
+    state.fetched[key] = tree
     return tree
 
 
@@ -86,10 +83,10 @@ def resolve_for_build(app: Sphinx) -> None:
 
         try:
             from sphinxext_attn.source.tree import SourceTree
-            from sphinxext_attn.sphinx.cache import shared_reads
 
             values = {k: as_text(v) for k, v in options.items()}
-            check_options(root, values, OPTIONS_NAME, SourceTree(root, shared_reads(root)))
+            reads = state_of(app.env).phase.shared_reads(root)
+            check_options(root, values, OPTIONS_NAME, SourceTree(root, reads))
         except OptionError as err:
             conf_py = os.path.join(app.confdir, "conf.py") if app.confdir else None
             logger.error(
@@ -152,10 +149,11 @@ def directive_root(value: str, docdir: str) -> str:
     return os.path.normpath(os.path.join(docdir, os.path.expanduser(value)))
 
 
-def warn_no_root() -> None:
+def warn_no_root(env: BuildEnvironment) -> None:
     """The one warning per build that says how to name the tree."""
-    if not _warned[0] and not _bad_root[0]:
-        _warned[0] = True
+    state = state_of(env)
+    if not state.warned_no_root and not state.bad_root:
+        state.warned_no_root = True
         logger.warning(HOW_TO_SET, type="attention_backends", subtype="config")
 
 

@@ -8,7 +8,7 @@ from treebuilder import one_backend
 from sphinxext_attn.analysis.units import _answered
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.page.backends import EXTRA_FLAGS, analyze_backend
-from sphinxext_attn.runtime.class_answers import ClassAnswers
+from sphinxext_attn.runtime.class_answers import BackendAnswer, ClassAnswers
 from sphinxext_attn.source.classes import ClassFinder
 from sphinxext_attn.source.registry import RegistryEntry, read_registry
 from sphinxext_attn.source.tree import SourceTree
@@ -54,11 +54,11 @@ def test_answered_cells_are_not_read(tmp_path):
     assert lite.sources["Head Sizes"] == full.sources["Head Sizes"]
 
 
-def _answers(entry: RegistryEntry, **cells: object) -> tuple[object, object, ClassAnswers]:
+def _answers(entry: RegistryEntry, **cells: object) -> BackendAnswer:
     facts = ClassAnswers()
     facts.cells.update({k.replace("_", " "): v for k, v in cells.items()})
     facts.sources["Dtypes"] = Location("x.py", 3)
-    return entry, Location("x.py", 1), facts
+    return BackendAnswer(entry, Location("x.py", 1), facts)
 
 
 def test_what_the_answers_leave_to_the_page(tmp_path):

@@ -239,3 +239,17 @@ def test_every_flag_says_its_default():
         for action in parser._actions:
             if action.dest != "help":
                 assert "default" in (action.help or ""), (parser.prog, action.option_strings)
+
+
+def test_an_output_named_like_a_flag_is_still_checked(tmp_path, monkeypatch):
+    """Only ``-`` itself is stdout: a folder named ``+out`` (or ``,``) is refused."""
+    from sphinxext_attn.cli.checks import BadInput, check_output
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("+out", ","):
+        (tmp_path / name).mkdir()
+        with pytest.raises(BadInput, match="is a folder"):
+            check_output(name)
+    check_output("-")
+    check_output("")
+    check_output(None)

@@ -194,3 +194,38 @@ def test_a_core_is_spare_only_below_the_cores_less_one(monkeypatch: pytest.Monke
     assert forked.spare_core()
     monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 0.0, 0.0))
     assert not forked.spare_core()
+
+
+@needs_fork
+@pytest.mark.parametrize("child_works", [True, False])
+def test_the_child_answers_the_second_half_or_this_process_does(
+    monkeypatch: pytest.MonkeyPatch, child_works: bool
+) -> None:
+    """With the child's answers this process decides only the first case and the first
+    half of the rest; without them (the child failed), every case, the same answers."""
+    alone, _ = _decide_all(monkeypatch, fork=False)
+    answers = decisions.Answers(DEMO_TREE, RunCache(None))
+    here: list[Any] = []
+    decide = answers.decide
+
+    def counted(*args: Any) -> Any:
+        if decisions._key(*args) not in answers.known:  # evaluated here, not looked up
+            here.append(args)
+        return decide(*args)
+
+    class Failed:
+        def __init__(self, work: Any) -> None:
+            pass
+
+        def result(self) -> None:
+            return None
+
+    with monkeypatch.context() as patch:
+        patch.setattr(decisions, "MIN_FORKED_CASES", 2)
+        patch.setattr(forked, "can_fork", lambda: True)
+        patch.setattr(answers, "decide", counted)
+        if not child_works:
+            patch.setattr(forked, "Forked", Failed)
+        assert answers.decide_all(CASES * 2) == alone
+    rest = len(CASES) - 1
+    assert len(here) == (1 + rest // 2 if child_works else len(CASES))

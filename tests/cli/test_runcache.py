@@ -224,3 +224,14 @@ def test_kept_decisions_grow_by_new_cases_not_by_repeated_paths(tmp_path):
     second = store.load_entry("decisions", tree, {})
     assert second is not None and len(second[0]) == len(CASES) + 1
     assert len(second[1]) == len(set(second[1])) >= len(first[1])
+
+
+def test_an_entry_of_a_few_megabytes_is_kept_and_one_past_the_limit_is_not(tmp_path, monkeypatch):
+    tree = _tree(tmp_path)
+    cache = RunCache(tmp_path / "cache")
+    big = b"x" * (3 * 1024 * 1024)  # a decision map of some thousand cases
+    cache.store("decisions", tree, {}, big, ["vllm"])
+    assert cache.load("decisions", tree, {}) == big
+    monkeypatch.setattr(runcache, "MAX_ENTRY_BYTES", len(big))  # the head makes it larger
+    cache.store("decisions", tree, {"other": 1}, big, ["vllm"])
+    assert cache.load("decisions", tree, {"other": 1}) is None

@@ -41,3 +41,51 @@ def test_a_set_display_is_charged_its_walk_and_its_table(tmp_path):
     made = interp.make_set(list(range(100)), NODE, "x.py")
     walk = 1 + 800 // ops.STEP_BYTES
     assert len(made) == 100 and interp.budget.steps == 1000 - walk - 3200 // ops.STEP_BYTES
+
+
+def test_a_join_is_refused_only_past_the_size_limit():
+    most = ops.MAX_ITEMS
+    ops.join_size("", ["x" * (most - 1), "y"], WHERE)
+    ops.join_size(",", ["x" * (most - 2), "y"], WHERE)  # one separator: exactly the limit
+    ops.join_size(",", ["x" * most], WHERE)  # one item: no separator
+    ops.join_size("-" * (most + 1), [], WHERE)  # nothing joined: no separator either
+    ops.join_size("", ["x" * most, 5], WHERE)  # not a str: TypeError later, no size
+    ops.join_size(b"-" * (most + 1), [b"a", b"b"], WHERE)  # bytes are not sized here
+    for sep, items in (
+        (",", ["x" * (most - 1), "y"]),
+        ("", ["x" * most, "y"]),
+        ("ab", ["", ""] * (most // 4 + 1)),
+    ):
+        try:
+            ops.join_size(sep, items, WHERE)
+        except ops.LimitExceeded as exc:
+            assert exc.kind == "size"
+        else:
+            raise AssertionError(f"{sep!r}.join of {len(items)} items not refused")
+
+
+def test_a_replace_is_refused_only_past_the_size_limit(tmp_path):
+    """The result's length is the text's plus what the replacements add (an empty
+    ``old`` matches between every character and at both ends)."""
+    import pytest
+    from evaluator import ask, cm, load
+
+    from sphinxext_attn.pyeval import LimitExceeded
+
+    half = ops.MAX_ITEMS // 2
+    body = (
+        cm("at", f"return len('a'.replace('', 'x' * {half - 1}))")
+        + cm("past", f"return len('a'.replace('', 'x' * {half}))")
+        + cm("two", f"return len('ab'.replace('b', 'x' * {ops.MAX_ITEMS - 1}))")
+        + cm("once", f"return len('aa'.replace('a', 'x' * {half}, 1))")
+        + cm("never", f"return len('a'.replace('', 'x' * {half}, 0))")
+        + cm("shrink", f"return len(('ab' * {half}).replace('b', ''))")
+    )
+    it, cls = load(tmp_path, body)
+    assert ask(it, cls, "at") == 2 * (half - 1) + 1
+    with pytest.raises(LimitExceeded):
+        ask(it, cls, "past")
+    assert ask(it, cls, "two") == ops.MAX_ITEMS
+    assert ask(it, cls, "once") == half + 1
+    assert ask(it, cls, "never") == 1
+    assert ask(it, cls, "shrink") == half

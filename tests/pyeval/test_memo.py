@@ -189,3 +189,76 @@ def test_a_class_whose_base_raises_raises_each_time_it_is_asked(tmp_path):
             with pytest.raises(Raised):
                 cls = it.module_attr(it.module(dotted), name, NODE)
                 it.getattr(cls, "flag", NODE, "")
+
+
+VET = """
+@classmethod
+def vet(cls, head_size):
+    reasons = []
+    if head_size not in (64, 128):
+        reasons.append("head_size not supported")
+    if outside_pkg.probe(head_size):
+        reasons.append("probe failed")
+    return reasons
+"""
+
+
+def test_a_function_made_lenient_later_is_not_answered_from_its_plain_run(tmp_path):
+    """The selector makes ``validate_configuration`` lenient on an interpreter that
+    may have asked it plainly before: neither answer may stand for the other."""
+    import pytest
+
+    from sphinxext_attn.pyeval import Unknown
+
+    runtime_backend(tmp_path, VET, header=HEADER + "import outside_pkg\n")
+    it = Interpreter(SourceTree(tmp_path))
+    cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
+    with pytest.raises(Unknown):
+        ask(it, cls, "vet", 96)
+    it.lenient_functions = frozenset({"vet"})
+    lenient = ask(it, cls, "vet", 96)
+    assert lenient[0] == "head_size not supported"
+    assert len(lenient) == 2 and "not evaluated" in lenient[1]
+    it.lenient_functions = frozenset()
+    with pytest.raises(Unknown):
+        ask(it, cls, "vet", 96)
+
+
+HEAVY = """
+@classmethod
+def heavy(cls, head_size):
+    reasons = []
+    if cls.count_to(head_size * 10) % 640:
+        reasons.append("head_size not supported")
+    if head_size > 256:
+        reasons.append("too big")
+    return reasons
+
+@classmethod
+def count_to(cls, n):
+    i = 0
+    for _ in range(n):
+        i += 1
+    return i
+"""
+
+
+def test_a_check_stopped_by_the_budget_is_not_remembered(tmp_path):
+    """Running out of steps says nothing about the check: asked again with a budget
+    to spare, it is evaluated (neither the statement nor the call memo keeps it)."""
+    import pytest
+
+    from sphinxext_attn.pyeval.values import Budget, LimitExceeded
+
+    runtime_backend(tmp_path, HEAVY, header=HEADER)
+    it = Interpreter(SourceTree(tmp_path))
+    cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
+    # a new size each round: count_to's answers are remembered once complete
+    for lenient, size in ((frozenset({"heavy"}), 100), (frozenset(), 110)):
+        it.lenient_functions = lenient
+        it.budget = Budget(steps=200)
+        with pytest.raises(LimitExceeded):
+            ask(it, cls, "heavy", size)
+        it.budget = Budget()
+        assert ask(it, cls, "heavy", size) == ["head_size not supported"]
+    assert ask(it, cls, "heavy", 320) == ["too big"]

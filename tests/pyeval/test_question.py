@@ -10,6 +10,7 @@ from evaluator import FILE, NODE, cm, load
 
 from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, LimitExceeded, Unknown
 from sphinxext_attn.pyeval.values import CAPABILITY
+from sphinxext_attn.source.tree import SourceTree
 
 BODY = (
     cm("gpu", "return current_platform.get_device_capability().major")
@@ -142,3 +143,17 @@ def test_returns_are_recorded_from_where_the_question_asks(backend, tmp_path):
         assert ask(it, cls, "tell") == 7
     assert [(r.path, r.value) for r in returns] == [(FILE, 7)]
     assert it.returns is None
+
+
+def test_each_fact_has_its_own_bit_above_the_capability(tmp_path: Path):
+    it = Interpreter(SourceTree(tmp_path))
+    for name in ("A", "B", "C"):
+        it.note_fact(name, name.lower())
+    it.note_fact("A", "ignored")  # a fact noted again keeps its bit and value
+    bits = [it._fact_bits[name] for name in "ABC"]
+    assert bits == [2, 4, 8] and CAPABILITY == 1
+    assert it.facts_of(CAPABILITY) == []
+    assert it.facts_of(bits[1]) == [("B", "b")]
+    assert it.facts_of(bits[0]) == [("A", "a")]
+    assert it.facts_of(bits[0] | bits[2] | CAPABILITY) == [("A", "a"), ("C", "c")]
+    assert it.facts_of(0) == []

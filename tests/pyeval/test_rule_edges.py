@@ -84,3 +84,43 @@ def test_a_name_a_loop_imports_is_bound_by_the_loop(tmp_path):
     prelude = "for _ in range(1):\n    import os as o\n"
     got = our_answer(tmp_path / "b", prelude, ["return o"])
     assert got[0] == "unknown"
+
+
+ENGINE_CONFIG = (
+    "from dataclasses import field\n\n"
+    "class CacheConfig:\n    block_size: int = 16\n\n"
+    "class VllmConfig:\n"
+    "    a_first: int = 1\n"
+    "    cache_config: CacheConfig = field(default_factory=CacheConfig)\n"
+    "    middle: str = 'm'\n"
+    "    not_annotated = 'plain'\n"
+    "    zeta: int = field(default=3)\n"
+    "    bare: int\n\n"
+    "def get_current_vllm_config():\n    return VllmConfig()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("expr", "answer"),
+    [
+        ("c.middle", ("ok", "m")),
+        ("c.a_first", ("ok", 1)),
+        ("c.zeta", ("ok", 3)),
+        ("c.cache_config.block_size", ("ok", 16)),
+    ],
+)
+def test_the_engine_config_answers_each_field_its_own_default(tmp_path, expr, answer):
+    """Each field is read from its own declaration, whatever the fields before and
+    after it (never ``VllmConfig()`` run)."""
+    lines = ["c = get_current_vllm_config()", f"return {expr}"]
+    assert our_answer(tmp_path, ENGINE_CONFIG, lines) == answer
+
+
+@pytest.mark.parametrize(
+    ("expr", "reason"),
+    [("c.bare", "config field bare has no default"), ("c.nothing", "has no field nothing")],
+)
+def test_an_engine_config_field_without_a_default_is_unknown(tmp_path, expr, reason):
+    lines = ["c = get_current_vllm_config()", f"return {expr}"]
+    kind, text = our_answer(tmp_path, ENGINE_CONFIG, lines)
+    assert kind == "unknown" and reason in text

@@ -106,3 +106,29 @@ def test_every_list_vllm_returns_is_shown(version: str) -> None:
         assert {p.arch for p in found} == {"default", "sm90", "sm100", "sm120"}
         sm120 = [p for p in found if p.category == "mla" and p.arch == "sm120"]
         assert sm120[0].backends == ("TRITON_MLA", "FLASHINFER_MLA_SPARSE_SM120")
+
+
+def test_the_default_lists_come_first_then_each_group_by_its_first_gpu(tmp_path: Path) -> None:
+    """Groups of GPUs that interleave (7.x with 12.x, 8.x with 10.x) are ordered by
+    their first GPU, the largest (default) first.
+
+    Equivalent mutants: dropping the first-GPU part of the sort key (or making it a
+    constant) changes nothing, since ``_arches`` already yields the groups in grid
+    order, by first GPU, and the sort is stable."""
+    source = dedent(PRIORITIES).replace(
+        "    return [E.FLASH_ATTN, E.TRITON_ATTN]",
+        "    if device_capability.major in (7, 12):\n"
+        "        return [E.FLASHINFER]\n"
+        "    if device_capability.major in (8, 10):\n"
+        "        return [E.TRITON_ATTN]\n"
+        "    return [E.FLASH_ATTN, E.TRITON_ATTN]",
+    )
+    found = lists(runtime_tree(tmp_path, {CUDA: source}))
+    standard = [(p.arch, p.backends) for p in found if p.category == "standard"]
+    assert standard == [
+        ("default", ("FLASHINFER",)),
+        ("default", ("TRITON_ATTN",)),
+        ("sm90", ("FLASH_ATTN", "TRITON_ATTN")),
+        ("sm90", ("TRITON_ATTN", "FLASH_ATTN")),
+        ("sm110", ("FLASH_ATTN", "TRITON_ATTN")),
+    ]

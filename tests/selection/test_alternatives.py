@@ -53,6 +53,36 @@ def test_two_facts_together_where_neither_alone_changes_it():
     )
 
 
+# Equivalent mutants: in alternatives(), ``{c[:2] for c in pair} & changed`` is always
+# empty where pairs are tried (they are tried only when no single change was found,
+# so ``changed`` is empty): any change of that clause gives the same pairs.
+def test_pairs_skip_two_values_of_one_option_and_go_on():
+    """An option read at its default (None) has two other values: the pair of them is
+    no change at all (skipped), and the pairs after it are still tried."""
+    decision = {
+        "selected": "A",
+        "assumptions": ["cache.mode=default (None)", "USE_IT=unset", "installed.pkg=false"],
+    }
+    table = {((("USE_IT", "1"),), (("installed.pkg", "true"),)): "C"}
+    seen = []
+
+    def decide(environment: Environment) -> dict:
+        seen.append(dict(environment.options))
+        return _decide_by(table)(environment)
+
+    found = alternatives(decision, Environment(), decide)
+    assert found == [
+        {
+            "env": {"USE_IT": "1"},
+            "assume": {"installed.pkg": "true"},
+            "option": {},
+            "selected": "C",
+        }
+    ]
+    assert {"cache.mode": "true"} in seen and {"cache.mode": "false"} in seen
+    assert len(seen) == 4 + 5  # each change alone, then every pair but the option's own
+
+
 def test_no_alternative_for_an_answer_that_is_not_definite():
     decision = {"selected": None, "candidates": [{"backend": "A"}], "assumptions": ["X=unset"]}
     assert alternatives(decision, Environment(), _decide_by({})) == []

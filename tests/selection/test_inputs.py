@@ -63,3 +63,80 @@ def test_the_backends_that_run_flash_attention_are_found_by_their_own_name():
         "TURBOQUANT",
         "ULTRAQUANT",
     ]
+
+
+ACCEPTED = [
+    (inputs.dtype, " BFloat16 ", "bfloat16"),
+    (inputs.kv_cache_dtype, " fp8_e4m3 ", "fp8_e4m3"),
+    (inputs.attn_type, "encoder-only", "ENCODER_ONLY"),
+    (inputs.backend_name, "flash_attn", "FLASH_ATTN"),
+    (inputs.backend_name, "A" + "B" * 63, "A" + "B" * 63),
+    (inputs.positive_int, "128", 128),
+    (inputs.positive_int, 1, 1),
+    (inputs.platform, " rocm ", "rocm"),
+    (inputs.arch, "GFX90a", "gfx90a"),
+    (inputs.backend, "_Flash9", "_Flash9"),
+    (inputs.backend_request, "FLASH_ATTN", ("", "FLASH_ATTN")),
+    (inputs.backend_request, "mla_attention=FLASHMLA", ("mla_attention", "FLASHMLA")),
+    (inputs.boolean, False, False),
+    (inputs.optional(inputs.positive_int), None, None),
+    (inputs.optional(inputs.positive_int), 3, 3),
+    (inputs.string, "", ""),
+    (inputs.mapping, {"A": 1}, {"A": 1}),
+    (inputs.case_capability, 9.0, "9.0"),
+    (inputs.case_capability, "12.1", "12.1"),
+]
+
+
+@pytest.mark.parametrize(("convert", "value", "want"), ACCEPTED)
+def test_each_converter_gives_the_value_as_used(convert, value, want):
+    assert convert(value) == want
+
+
+REFUSED = [
+    (inputs.dtype, "", "'nothing' unknown; choose from"),
+    (inputs.dtype, "half-ish", "'half-ish' unknown"),
+    (inputs.kv_cache_dtype, "fp8-e4m3", "is not a KV cache dtype"),
+    (inputs.kv_cache_dtype, None, "'nothing' is not a KV cache dtype"),
+    (inputs.attn_type, "sideways", "'sideways' unknown; choose from decoder"),
+    (inputs.backend_name, "9LIVES", "'9LIVES' is not a backend name"),
+    (inputs.backend_name, "", "'nothing' is not a backend name"),
+    (inputs.backend_name, "A" + "B" * 64, "is not a backend name"),
+    (inputs.backend_name, "FLASH-ATTN", "is not a backend name"),
+    (inputs.positive_int, True, "True is not a positive integer"),
+    (inputs.positive_int, 1.0, "is not a positive integer"),
+    (inputs.positive_int, "x1", "'x1' is not a positive integer"),
+    (inputs.positive_int, 0, "0 is not a positive integer (give 1 or more)"),
+    (inputs.positive_int, "-3", "(give 1 or more)"),
+    (inputs.platform, "", "'nothing' unknown; choose from cuda, rocm"),
+    (inputs.arch, "sm90", "'sm90' is not a GPU arch"),
+    (inputs.arch, "gfx94z", "is not a GPU arch"),
+    (inputs.backend, 5, "'5' is not a backend name"),
+    (inputs.backend, "FLASH ATTN", "is not a backend name"),
+    (inputs.backend, "", "'nothing' is not a backend name"),
+    (inputs.backend_request, "MLA=FLASHMLA", "'MLA' is not a KV-cache kind"),
+    (inputs.backend_request, "=FLASHMLA", "'' is not a KV-cache kind"),
+    (inputs.backend_request, "mla=", "'nothing' is not a backend name"),
+    (inputs.boolean, 1, "1 is not true or false"),
+    (inputs.string, 1, "1 is not a string"),
+    (inputs.mapping, [], "is not an object of NAME: VALUE"),
+    (inputs.mapping, {1: "x"}, "is not an object of NAME: VALUE"),
+    (inputs.case_capability, True, "True is not a compute capability"),
+    (inputs.case_capability, None, "None is not a compute capability"),
+    (inputs.case_capability, 9, "'9' is not a compute capability"),
+]
+
+
+@pytest.mark.parametrize(("convert", "value", "message"), REFUSED)
+def test_each_converter_refuses_with_the_value_and_what_is_accepted(convert, value, message):
+    with pytest.raises(ValueError) as raised:
+        convert(value)
+    assert message in str(raised.value)
+
+
+def test_a_kv_cache_dtype_is_checked_against_the_release_only_when_it_lists_some():
+    inputs.check_kv_cache_dtype(None, ("auto", "fp8"))
+    inputs.check_kv_cache_dtype("int4", ())
+    inputs.check_kv_cache_dtype("fp8", ("auto", "fp8"))
+    with pytest.raises(ValueError, match="'int4' is not a KV cache dtype of this release; choose"):
+        inputs.check_kv_cache_dtype("int4", ("auto", "fp8"))

@@ -162,3 +162,42 @@ def test_a_release_mismatch_is_one_warning(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert err == [f"warning: {plugin}: vllm_gaudi targets vLLM 0.31.0 (requirements.txt), "
                    "the tree is vLLM 0.32.0"]  # fmt: skip
+
+
+DECLARING = """
+    supported_kv_cache_dtypes = ["auto", "fp8"]
+
+    @staticmethod
+    def get_impl_cls():
+        return AscendImpl
+
+
+class AscendImpl:
+    can_return_lse_for_decode = True
+"""
+
+
+def test_a_cell_is_declared_by_what_vllms_method_reads_or_the_impl_attribute(tmp_path):
+    """KV Dtypes: the attribute vLLM's ``supports_kv_cache_dtype`` reads, set by the
+    plugin's class; DCP: the impl class's attribute vLLM asked before the backend had
+    the question. Neither cell is 'not declared' then; the other classes' are.
+
+    Equivalent mutant: in ``note_undeclared``, ``assumed or COLUMN[title].text(row)``
+    -> ``and``: its one caller passes ``undeclared()``'s cells, each of which is
+    ``column.text(row)`` already."""
+    plugin = ascend_plugin(tmp_path / "vllm-ascend")
+    module = plugin / "vllm_ascend/attention/attention_v1.py"
+    module.write_text(module.read_text(encoding="utf-8") + DECLARING, encoding="utf-8")
+    try:
+        read_plugins(DEMO_TREE, [str(plugin)])
+        environment = Environment(platform="npu")
+        part = analyze(AnalysisKey(str(DEMO_TREE), environment=environment, part="features"))
+    finally:
+        read_plugins(DEMO_TREE, [])
+    rows = {r.class_path: r for r in part.backends}
+    mine = rows[ASCEND_BACKENDS[(False, False, False)]]
+    assert "DCP" not in mine.undeclared and "KV Dtypes" not in mine.undeclared
+    assert mine.cell("DCP") == "✅" and mine.cell("KV Dtypes") == "auto, fp8"
+    assert {"Dtypes", "Head Sizes"} <= set(mine.undeclared)
+    other = rows[ASCEND_BACKENDS[(True, False, False)]]
+    assert {"DCP", "KV Dtypes"} <= set(other.undeclared)

@@ -61,3 +61,21 @@ def test_reasons_of_vllms_own_cases_are_located():
             total += len(reasons)
             located += sum(1 for where in decision.sources[name] if where)
     assert total > 1000 and located / total >= 0.999, (located, total)
+
+
+ESCAPED = r"""
+REASONS = {
+    "first": "needs a \x48opper device",
+    "needs a \x48opper device": 2,
+}
+"""
+
+
+def test_a_literal_written_with_escapes_is_found_at_its_first_line(tmp_path):
+    """Not in the text as written: the statements are parsed, and of the two
+    literals giving the reason (a value, then a key below it) the first is named."""
+    root = runtime_backend(tmp_path, BODY, extra={HELPERS: dedent(ESCAPED)})
+    interp = Interpreter(SourceTree(root))
+    interp.tree.text(HELPERS)
+    locator = ReasonLocator(interp)
+    assert locator.locate("MY_ATTN", "needs a Hopper device") == Location(HELPERS, 2)

@@ -135,13 +135,10 @@ def test_both_readings_and_a_decision_open_each_file_once(make_app, tmp_path):
     """A page with the two profiles side by side and a decision: one open per file."""
     from attn_sphinx_util import counting_opens
 
-    from sphinxext_attn.sphinx import cache
-
     tree = vllm_trees.tree("0.33.0")
     page = RST.format(capability="9.0", dtype="bf16", kv="auto", head="128", extra="")
     page += "\n.. attention-backends-diff::\n   :from-profile: vllm-page\n"
     src = _project(tmp_path, page)
-    cache.clear_memo()
     with counting_opens(tree) as opened:
         build(make_app, src, tree=tree, confoverrides={"attention_backends_profile": "runtime"})
     assert opened, "the build read the tree"

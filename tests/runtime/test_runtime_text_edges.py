@@ -1,0 +1,52 @@
+"""Edges of the runtime profile's text that a sampled mutation run found unpinned,
+each test failing with the mutant it was written for."""
+
+from __future__ import annotations
+
+import pytest
+
+from sphinxext_attn.pyeval import Unknown
+from sphinxext_attn.pyeval.intsets import run
+from sphinxext_attn.runtime.cell_text import _chains
+from sphinxext_attn.runtime.head_sizes import _run_items
+from sphinxext_attn.runtime.priority_paths import Choice
+from sphinxext_attn.runtime.priority_titles import _numbers
+
+WHERE = ("x.py", 1)
+
+
+def test_a_span_inside_the_last_range_keeps_its_end():
+    chosen = [Choice(1, "1", (1, 2)), Choice(5, "5", (5, 10)), Choice(6, "6", (6, 7))]
+    assert _numbers(chosen) == ["1-2", "5-10"]
+    touching = [Choice(1, "1", (1, 4)), Choice(5, "5", (5, 8)), Choice(None, "?", None)]
+    assert _numbers(touching) == ["unknown", "1-8"]
+
+
+def test_a_chain_may_step_by_the_smallest_size_when_no_gap_is_that_step():
+    given = {32, 40, 64, 72, 96, 104}  # gaps 8 and 24; 32, 64, 96 step by 32
+    assert ({"min": None, "max": 96, "multiple_of": 32}, {32, 64, 96}) in _chains(given)
+    assert _chains({64}) == []  # one size: no chain
+
+
+def test_remainders_that_are_a_union_of_multiples_are_said_as_rules():
+    rules = _run_items(run(1, None, 6, (0, 2, 3, 4)), WHERE)
+    assert rules == [
+        {"min": None, "max": None, "multiple_of": 2},
+        {"min": None, "max": None, "multiple_of": 3},
+    ]
+    with pytest.raises(Unknown, match=r"remainders \[0, 1\] of 6"):
+        _run_items(run(1, None, 6, (0, 1)), WHERE)
+
+
+# Equivalent mutant: in head_size_answer, ``not ask.last_read & CAPABILITY`` ->
+# ``not ask.last_read | CAPABILITY`` (never re-raised) asks an unknown that read no
+# GPU once per GPU instead, and each ask raises that same unknown: the same answer.
+
+
+def test_sizes_that_fit_the_cell_are_listed_and_longer_ones_shortened():
+    from sphinxext_attn.runtime.cell_text import MAX_CELL, head_size_text
+
+    fits = [32 * k for k in range(1, 10)]
+    assert len(", ".join(map(str, fits))) == MAX_CELL == 40
+    assert head_size_text(fits) == tuple(map(str, fits))
+    assert head_size_text([*fits, 320]) == ("%32, ≤320",)
