@@ -21,15 +21,15 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from sphinxext_attn.pyeval import ops, plain
+from sphinxext_attn.pyeval.bindings import Binding
 from sphinxext_attn.pyeval.callmemo import CallMemo
 from sphinxext_attn.pyeval.calls import CallMixin
 from sphinxext_attn.pyeval.comprehensions import ComprehensionMixin
 from sphinxext_attn.pyeval.exceptions import ExceptionMixin
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.objects import ObjectMixin
 from sphinxext_attn.pyeval.question import QuestionMixin
-from sphinxext_attn.pyeval.scope import ClassBodyScope, ModuleScope, Scope
+from sphinxext_attn.pyeval.scope import MISSING, ClassBodyScope, ModuleScope, Scope
 from sphinxext_attn.pyeval.statements import StatementMixin
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.pyeval.values import (
@@ -39,13 +39,13 @@ from sphinxext_attn.pyeval.values import (
     External,
     PyClass,
     PyFunction,
-    Raised,
     Unbound,
     Unknown,
+    Value,
 )
+from sphinxext_attn.pyeval.world import World
 from sphinxext_attn.source.classes import absolute_module
 from sphinxext_attn.source.tree import SourceTree
-from sphinxext_attn.vocab.paths import PLATFORM_INTERFACE_FILE, PLATFORM_INTERFACE_MODULE
 
 __all__ = ["Interpreter", "class_mro"]
 
@@ -53,13 +53,15 @@ __all__ = ["Interpreter", "class_mro"]
 class Interpreter(
     QuestionMixin, StatementMixin, CallMixin, ComprehensionMixin, ExceptionMixin, ObjectMixin
 ):
-    """Evaluates code of one tree; modules are parsed once and names evaluated lazily."""
+    """Evaluates code of one tree; modules are parsed once and names evaluated lazily.
+    What the code reaches outside the tree is its :class:`World`'s to answer (plain
+    Python when none is given)."""
 
     capability_read: int  # (what the mixins assign is the question's: see QuestionMixin)
 
-    def __init__(self, tree: SourceTree, machine: Machine | None = None) -> None:
+    def __init__(self, tree: SourceTree, world: World | None = None) -> None:
         self.tree = tree
-        self.machine = machine or Machine()
+        self.world = world if world is not None else World()
         # the state of questions (declared and documented in QuestionMixin)
         self.modules = {}
         #: modules of the tree that cannot be read or parsed: why (asked again, the same)
@@ -71,20 +73,23 @@ class Interpreter(
         self._fact_bits = {}
         #: facts behind remembered module and class values, by (id(store), name)
         self.fact_masks: dict[tuple[int, str], int] = {}
-        self._class_index: dict[int, dict[str, Any]] = {}
+        self._class_index: dict[int, dict[str, list[Binding]]] = {}
         #: functions whose top-level checks are evaluated one by one (see run_lenient)
         self.lenient_functions: frozenset[str] = frozenset()
         self.skipped_checks: list[Unknown] = []
         self.returns = None
         #: when a dict: every tree function called (by id of its node), for the capabilities
         #: the code tells apart (runtime/capability_points.py)
-        self.called: dict[int, Any] | None = None
+        self.called: dict[int, PyFunction] | None = None
         #: sees every call of a function of the tree instead of it (the caller runs
         #: it with ``invoke(..., watched=False)``): how a question learns which call
         #: its loop made without patching the instance
-        self.call_watcher: Callable[[Any, list[Any], dict[str, Any], Any], Any] | None = None
+        self.call_watcher: (
+            Callable[[PyFunction, list[Value], dict[str, Value], ast.AST], Value] | None
+        ) = None
         self.statement_memo, self.call_memo = StatementMemo(), CallMemo()
-        self._exprs: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
+        # (each handler takes its own node class: nothing narrower fits them all)
+        self._exprs: dict[type[ast.AST], Callable[[Any, Scope], Value]] = {
             ast.Constant: self._constant,
             ast.Name: self._name,
             ast.Attribute: self._attribute,
@@ -111,7 +116,7 @@ class Interpreter(
         }
 
     # -- modules ---------------------------------------------------------------
-    def first_defined(self, modules: Iterable[str], name: str) -> Any:
+    def first_defined(self, modules: Iterable[str], name: str) -> Value:
         """``name`` from the first of ``modules`` (dotted) that defines it; None when
         none does (a helper that moved between releases is looked for in each home)."""
         for dotted in modules:
@@ -146,13 +151,13 @@ class Interpreter(
         self.modules[dotted] = scope
         return scope
 
-    def import_value(self, dotted: str) -> Any:
+    def import_value(self, dotted: str) -> Value:
         scope = self.module(dotted)
         return scope if scope is not None else External(dotted)
 
-    def module_attr(self, mod: ModuleScope, name: str, node: ast.AST) -> Any:
-        hooked = self.machine.module_attr(self, mod.dotted, name)
-        if hooked is not Machine.MISSING:
+    def module_attr(self, mod: ModuleScope, name: str, node: ast.AST) -> Value:
+        hooked = self.world.module_attr(self, mod.dotted, name)
+        if hooked is not MISSING:
             return hooked
         if mod.has(name):
             try:
@@ -165,31 +170,17 @@ class Interpreter(
             return sub
         if mod.has("__getattr__"):
             return self.call(mod.lookup("__getattr__", self, node), [name], {}, node, mod.path)
-        if mod.dotted.split(".", 1)[0] in self.tree.plugin_roots and name.startswith("_"):
-            # a plugin's private module its build writes (vllm-ascend's SoC version)
-            raise Unknown(
-                f"{mod.dotted}.{name} is not in the plugin's folder (written when it is built)",
-                mod.path,
-                getattr(node, "lineno", 0),
-            )
-        raise Raised("AttributeError", f"module {mod.dotted} has no attribute {name}")
+        return self.world.absent_module_attr(self, mod, name, node)
 
-    def machine_capability_class(self) -> Any:
-        """The tree's ``DeviceCapability`` class."""
-        module = self.module(PLATFORM_INTERFACE_MODULE)
-        if module is None:
-            raise Unknown(f"no {PLATFORM_INTERFACE_FILE} in the tree", PLATFORM_INTERFACE_FILE)
-        return module.lookup("DeviceCapability", self, NODE)
-
-    def builtin(self, name: str, scope: ModuleScope, node: ast.AST) -> Any:
+    def builtin(self, name: str, scope: ModuleScope, node: ast.AST) -> Value:
         if name == "__name__":
             return scope.dotted
         value = self.builtins_value(name)
-        if value is Machine.MISSING:
+        if value is MISSING:
             raise Unknown(f"name {name} is not defined", scope.path, getattr(node, "lineno", 0))
         return value
 
-    def bind_statement(self, stmt: ast.stmt, name: str, scope: Scope) -> Any:
+    def bind_statement(self, stmt: ast.stmt, name: str, scope: Scope) -> Value:
         """The value ``stmt`` gives ``name`` (a module- or class-level binding)."""
         path = scope.module.path
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
@@ -213,7 +204,7 @@ class Interpreter(
 
     def _import_binding(
         self, stmt: ast.Import | ast.ImportFrom, name: str, mod: ModuleScope
-    ) -> Any:
+    ) -> Value:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname == name:
@@ -233,13 +224,13 @@ class Interpreter(
                 if sub is not None:
                     return sub
                 if base.split(".")[0] == mod.dotted.split(".")[0]:  # the package's own
-                    self.machine.check_built_module(self, base)
-                return self.machine.external_attr(self, External(base), alias.name)
+                    self.world.check_built_module(self, base)
+                return self.world.external_attr(self, External(base), alias.name)
             return self.module_attr(source, alias.name, stmt)
         raise Unknown(f"import of {name} not understood", mod.path, stmt.lineno)
 
     # -- expressions -----------------------------------------------------------
-    def eval(self, node: ast.expr, scope: Scope) -> Any:
+    def eval(self, node: ast.expr, scope: Scope) -> Value:
         budget = self.budget  # the step, as Budget.tick charges it (inline: the hottest call)
         budget.steps -= 1
         if budget.steps < 0:
@@ -254,7 +245,7 @@ class Interpreter(
     def where(self, node: ast.AST, scope: Scope) -> tuple[str, int]:
         return scope.module.path, getattr(node, "lineno", 0)
 
-    def truth(self, value: Any, node: ast.AST, path: str) -> bool:
+    def truth(self, value: Value, node: ast.AST, path: str) -> bool:
         if isinstance(value, int | float | str | bytes | list | tuple | dict | set | frozenset):
             return bool(value)
         if value is None:
@@ -263,19 +254,19 @@ class Interpreter(
             return True
         return self.object_truth(value, node, path)
 
-    def _constant(self, node: ast.Constant, scope: Scope) -> Any:
+    def _constant(self, node: ast.Constant, scope: Scope) -> Value:
         if isinstance(node.value, bytes | complex) or node.value is Ellipsis:
             raise Unknown("constant not evaluated", *self.where(node, scope))
         return node.value
 
-    def _name(self, node: ast.Name, scope: Scope) -> Any:
+    def _name(self, node: ast.Name, scope: Scope) -> Value:
         return scope.lookup(node.id, self, node)
 
-    def _attribute(self, node: ast.Attribute, scope: Scope) -> Any:
+    def _attribute(self, node: ast.Attribute, scope: Scope) -> Value:
         return self.getattr(self.eval(node.value, scope), node.attr, node, scope.module.path)
 
-    def _boolop(self, node: ast.BoolOp, scope: Scope) -> Any:
-        value: Any = None
+    def _boolop(self, node: ast.BoolOp, scope: Scope) -> Value:
+        value: Value = None
         for operand in node.values:
             value = self.eval(operand, scope)
             truth = self.truth(value, operand, scope.module.path)
@@ -285,18 +276,18 @@ class Interpreter(
                 return value
         return value
 
-    def _unaryop(self, node: ast.UnaryOp, scope: Scope) -> Any:
+    def _unaryop(self, node: ast.UnaryOp, scope: Scope) -> Value:
         value = self.eval(node.operand, scope)
         if isinstance(node.op, ast.Not):
             return not self.truth(value, node.operand, scope.module.path)
         return ops.unary(node.op, value, self.where(node, scope))
 
-    def _binop(self, node: ast.BinOp, scope: Scope) -> Any:
+    def _binop(self, node: ast.BinOp, scope: Scope) -> Value:
         left = self.eval(node.left, scope)
         right = self.eval(node.right, scope)
         return ops.binop(node.op, left, right, self.where(node, scope), self.budget)
 
-    def _compare(self, node: ast.Compare, scope: Scope) -> Any:
+    def _compare(self, node: ast.Compare, scope: Scope) -> Value:
         left = self.eval(node.left, scope)
         for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = self.eval(comparator, scope)
@@ -305,12 +296,12 @@ class Interpreter(
             left = right
         return True
 
-    def _ifexp(self, node: ast.IfExp, scope: Scope) -> Any:
+    def _ifexp(self, node: ast.IfExp, scope: Scope) -> Value:
         test = self.truth(self.eval(node.test, scope), node.test, scope.module.path)
         return self.eval(node.body if test else node.orelse, scope)
 
-    def _elements(self, elts: list[ast.expr], scope: Scope) -> list[Any]:
-        out: list[Any] = []
+    def _elements(self, elts: list[ast.expr], scope: Scope) -> list[Value]:
+        out: list[Value] = []
         for elt in elts:
             if isinstance(elt, ast.Starred):
                 out.extend(self.iterate(self.eval(elt.value, scope), elt, scope.module.path))
@@ -318,17 +309,17 @@ class Interpreter(
                 out.append(self.eval(elt, scope))
         return ops.check_size(out, self.where(elts[0], scope) if elts else ("", 0))
 
-    def _tuple(self, node: ast.Tuple, scope: Scope) -> Any:
+    def _tuple(self, node: ast.Tuple, scope: Scope) -> Value:
         return tuple(self._elements(node.elts, scope))
 
-    def _list(self, node: ast.List, scope: Scope) -> Any:
+    def _list(self, node: ast.List, scope: Scope) -> Value:
         return self._elements(node.elts, scope)
 
-    def _set(self, node: ast.Set, scope: Scope) -> Any:
+    def _set(self, node: ast.Set, scope: Scope) -> Value:
         return self.make_set(self._elements(node.elts, scope), node, scope.module.path)
 
-    def _dict(self, node: ast.Dict, scope: Scope) -> Any:
-        out: dict[Any, Any] = {}
+    def _dict(self, node: ast.Dict, scope: Scope) -> Value:
+        out: dict[Value, Value] = {}
         for key, value in zip(node.keys, node.values, strict=True):
             if key is None:
                 merged = self.eval(value, scope)
@@ -340,23 +331,23 @@ class Interpreter(
                 out[key_value] = self.eval(value, scope)
         return out
 
-    def _slice(self, node: ast.Slice, scope: Scope) -> Any:
+    def _slice(self, node: ast.Slice, scope: Scope) -> Value:
         parts = [
             None if p is None else plain.plain_value(self.eval(p, scope))  # IntEnum: its int
             for p in (node.lower, node.upper, node.step)
         ]
         return slice(*parts)
 
-    def _subscript(self, node: ast.Subscript, scope: Scope) -> Any:
+    def _subscript(self, node: ast.Subscript, scope: Scope) -> Value:
         value = self.eval(node.value, scope)
         index = self.eval(node.slice, scope)
         return self.subscript(value, index, node, scope.module.path)
 
-    def _joinedstr(self, node: ast.JoinedStr, scope: Scope) -> Any:
+    def _joinedstr(self, node: ast.JoinedStr, scope: Scope) -> Value:
         out = "".join(str(self.eval(v, scope)) for v in node.values)
         return ops.paid(out, self.budget, self.where(node, scope))
 
-    def _formatted(self, node: ast.FormattedValue, scope: Scope) -> Any:
+    def _formatted(self, node: ast.FormattedValue, scope: Scope) -> Value:
         value = self.eval(node.value, scope)
         spec = self.eval(node.format_spec, scope) if node.format_spec is not None else ""
         if isinstance(value, EnumMember):
@@ -364,17 +355,17 @@ class Interpreter(
             return ops.paid(text, self.budget, self.where(node, scope))
         return ops.format_value(value, node.conversion, spec, self.budget, self.where(node, scope))
 
-    def _lambda(self, node: ast.Lambda, scope: Scope) -> Any:
+    def _lambda(self, node: ast.Lambda, scope: Scope) -> Value:
         return self.defaults_now(PyFunction("<lambda>", node, scope.module, scope))
 
     def make_function(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, owner: PyClass | None
-    ) -> Any:
+    ) -> Value:
         func = PyFunction(node.name, node, scope.module, scope, owner=owner)
         if isinstance(node, ast.AsyncFunctionDef):
             func.kind = "opaque"
         for decorator in node.decorator_list:
-            func.kind = self.machine.decorate(self, func, decorator, scope)
+            func.kind = self.world.decorate(self, func, decorator, scope)
         return self.defaults_now(func)
 
     def make_class(self, node: ast.ClassDef, scope: Scope) -> PyClass:
@@ -387,7 +378,7 @@ class Interpreter(
 _NOT_HERE = object()
 
 
-def _pick_target(target: ast.expr, name: str, value: Any) -> Any:
+def _pick_target(target: ast.expr, name: str, value: Value) -> Value:
     if isinstance(target, ast.Name):
         return value if target.id == name else _NOT_HERE
     if (

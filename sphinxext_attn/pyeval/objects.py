@@ -4,19 +4,18 @@ and the method resolution order: :mod:`.members`)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sphinxext_attn.pyeval import abstract, ops, plain, probes
-from sphinxext_attn.pyeval.devices import MatchResult
+from sphinxext_attn.pyeval import abstract, ops, plain
 from sphinxext_attn.pyeval.members import MemberMixin, is_enum_member_name
 from sphinxext_attn.pyeval.scope import MISSING, ModuleScope
 from sphinxext_attn.pyeval.values import (
     Bound,
     Builtin,
     Caught,
-    ConfigDefaults,
     EnumMember,
     External,
+    Foreign,
     Instance,
     LazyGen,
     LimitExceeded,
@@ -25,6 +24,7 @@ from sphinxext_attn.pyeval.values import (
     Raised,
     SuperProxy,
     Unknown,
+    Value,
 )
 
 if TYPE_CHECKING:
@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 def cache_clear(func: PyFunction) -> Builtin:
     """``func.cache_clear`` of a ``functools.cache``/``lru_cache`` function of the tree."""
 
-    def run(interp: Any, args: list[Any], kwargs: dict[str, Any], node: Any, path: str) -> None:
+    def run(
+        interp: Interpreter, args: list[Value], kwargs: dict[str, Value], node: ast.AST, path: str
+    ) -> None:
         if args or kwargs:
             raise Raised("TypeError", "cache_clear() takes no arguments")
         interp.call_memo.forget(func)
@@ -45,7 +47,7 @@ def cache_clear(func: PyFunction) -> Builtin:
 class ObjectMixin(MemberMixin):
     """Attribute access and the protocols of values, for :class:`Interpreter`."""
 
-    def getattr(self: Interpreter, obj: Any, name: str, node: ast.AST, path: str) -> Any:
+    def getattr(self: Interpreter, obj: Value, name: str, node: ast.AST, path: str) -> Value:
         if isinstance(obj, ModuleScope):
             return self.module_attr(obj, name, node)
         if isinstance(obj, PyClass):
@@ -84,23 +86,21 @@ class ObjectMixin(MemberMixin):
                 )
             return self._bind(value, obj.target, target_cls)
         if isinstance(obj, External):
-            return self.machine.external_attr(self, obj, name)
+            return self.world.external_attr(self, obj, name)
         if isinstance(obj, Caught):
             raise Unknown(
                 f"attribute {name} of a caught {obj.kind} not evaluated",
                 path,
                 getattr(node, "lineno", 0),
             )
-        if isinstance(obj, ConfigDefaults):
-            return self.machine.config_attr(self, obj, name, path)
+        if isinstance(obj, Foreign):
+            found = self.world.foreign_attr(self, obj, name, path)
+            if found is not MISSING:
+                return found
         if isinstance(obj, PyFunction) and name == "__name__":
             return obj.name
         if isinstance(obj, PyFunction) and obj.cached and name == "cache_clear":
             return cache_clear(obj)
-        if isinstance(obj, MatchResult):
-            found = obj.attr(name)
-            if found is not None:
-                return found
         method = self.primitive_method(obj, name, node, path)
         if method is not MISSING:
             return method
@@ -112,7 +112,7 @@ class ObjectMixin(MemberMixin):
             getattr(node, "lineno", 0),
         )
 
-    def _class_getattr(self: Interpreter, cls: PyClass, name: str, node: ast.AST) -> Any:
+    def _class_getattr(self: Interpreter, cls: PyClass, name: str, node: ast.AST) -> Value:
         value, _ = self.class_attr(cls, name)
         if value is MISSING:
             if name in ("__name__", "__qualname__"):
@@ -123,7 +123,7 @@ class ObjectMixin(MemberMixin):
             raise Raised("AttributeError", f"type object {cls.name!r} has no attribute {name!r}")
         return self._bind(value, cls, cls)
 
-    def _instance_getattr(self: Interpreter, inst: Instance, name: str, node: ast.AST) -> Any:
+    def _instance_getattr(self: Interpreter, inst: Instance, name: str, node: ast.AST) -> Value:
         if name in inst.fields:
             return inst.fields[name]
         if name == "_asdict" and inst.items is not None:
@@ -142,7 +142,7 @@ class ObjectMixin(MemberMixin):
             return self.invoke(value, [inst], {}, node)
         return self._bind(value, inst, inst.cls)
 
-    def _bind(self: Interpreter, value: Any, target: Any, cls: PyClass) -> Any:
+    def _bind(self: Interpreter, value: Value, target: Value, cls: PyClass) -> Value:
         if isinstance(value, PyFunction):
             if value.kind == "classmethod":
                 return Bound(value, cls)
@@ -153,7 +153,7 @@ class ObjectMixin(MemberMixin):
         return value
 
     def setattr(
-        self: Interpreter, obj: Any, name: str, value: Any, node: ast.AST, path: str
+        self: Interpreter, obj: Value, name: str, value: Value, node: ast.AST, path: str
     ) -> None:
         if isinstance(obj, PyClass):
             obj.attrs[name] = value
@@ -170,7 +170,7 @@ class ObjectMixin(MemberMixin):
             raise Unknown(f"setting {name} not evaluated", path, getattr(node, "lineno", 0))
 
     def set_item(
-        self: Interpreter, container: Any, key: Any, value: Any, node: ast.AST, path: str
+        self: Interpreter, container: Value, key: Value, value: Value, node: ast.AST, path: str
     ) -> None:
         """``container[key] = value`` for a dict or a list (a slice sized first)."""
         self.mutated(container, [key, value])
@@ -190,7 +190,7 @@ class ObjectMixin(MemberMixin):
         except (TypeError, IndexError, ValueError) as exc:
             raise Raised(type(exc).__name__, str(exc)) from None
 
-    def object_truth(self: Interpreter, value: Any, node: ast.AST, path: str) -> bool:
+    def object_truth(self: Interpreter, value: Value, node: ast.AST, path: str) -> bool:
         if isinstance(value, abstract.AbstractInt):
             return value.truth((path, getattr(node, "lineno", 0)))
         if isinstance(value, Instance):
@@ -209,18 +209,16 @@ class ObjectMixin(MemberMixin):
                     f"{value.cls.name}.__bool__ not evaluated", path, getattr(node, "lineno", 0)
                 )
             return self.truth(value.value, node, path) if value.plain else True
-        if isinstance(
-            value, Bound | Builtin | SuperProxy | ConfigDefaults | Caught | LazyGen | MatchResult
-        ):
+        if isinstance(value, Bound | Builtin | SuperProxy | Foreign | Caught | LazyGen):
             return True
         if isinstance(value, External):
-            return self.machine.external_truth(value, node, path)
+            return self.world.external_truth(value, node, path)
         raise Unknown(
             f"truth of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
         )
 
     def enum_text(
-        self: Interpreter, member: EnumMember, conversion: int, spec: str, node: Any, path: str
+        self: Interpreter, member: EnumMember, conversion: int, spec: str, node: ast.AST, path: str
     ) -> str:
         """``str()``, ``repr()`` or an f-string field of an enum member; unknown where
         the enum defines its own, and for a format spec (its meaning changed between
@@ -239,19 +237,17 @@ class ObjectMixin(MemberMixin):
         return f"<{member.cls.name}.{member.name}: {member.value!r}>"
 
     def compare(
-        self: Interpreter, op: ast.cmpop, left: Any, right: Any, node: ast.AST, path: str
+        self: Interpreter, op: ast.cmpop, left: Value, right: Value, node: ast.AST, path: str
     ) -> bool:
         where = (path, getattr(node, "lineno", 0))
         if isinstance(left, External) or isinstance(right, External):
-            probed = probes.compare(self, op, left, right)
-            if probed is not None:
-                return probed
+            answered = self.world.compare(self, op, left, right)
+            if answered is not None:
+                return answered
         if isinstance(op, ast.Is):
             return _same(left, right)
         if isinstance(op, ast.IsNot):
             return not _same(left, right)
-        if isinstance(op, ast.In | ast.NotIn) and _is_environ(right):
-            return self.machine.environ_has(self, left) == isinstance(op, ast.In)
         if isinstance(op, ast.In):
             return ops.contains(right, left, where, self.budget)
         if isinstance(op, ast.NotIn):
@@ -280,11 +276,11 @@ class ObjectMixin(MemberMixin):
             return not self.compare(ast.Eq(), left, right, node, path)
         return ops.order(op, left, right, where, self.budget)
 
-    def subscript(self: Interpreter, value: Any, index: Any, node: ast.AST, path: str) -> Any:
-        if _is_environ(value):
-            return self.machine.environ_item(self, index)
+    def subscript(
+        self: Interpreter, value: Value, index: Value, node: ast.AST, path: str
+    ) -> Value:
         if isinstance(value, External):
-            return self.machine.external_subscript(value, index)
+            return self.world.external_subscript(self, value, index)
         if isinstance(value, Instance) and value.items is not None:
             value = value.items
         if isinstance(value, PyClass) and self.is_enum(value) and isinstance(index, str):
@@ -312,7 +308,7 @@ class ObjectMixin(MemberMixin):
             f"subscript of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
         )
 
-    def iterate(self: Interpreter, value: Any, node: ast.AST, path: str) -> list[Any]:
+    def iterate(self: Interpreter, value: Value, node: ast.AST, path: str) -> list[Value]:
         if isinstance(value, LazyGen):
             value = value.take()  # every item left (each evaluation is budgeted)
         if isinstance(value, Instance) and value.items is not None:
@@ -333,7 +329,7 @@ class ObjectMixin(MemberMixin):
             getattr(node, "lineno", 0),
         )
 
-    def make_set(self: Interpreter, items: list[Any], node: ast.AST, path: str) -> Any:
+    def make_set(self: Interpreter, items: list[Value], node: ast.AST, path: str) -> Value:
         where = (path, getattr(node, "lineno", 0))
         ops.weigh(items, self.budget, where)
         ops.charge(self.budget, 32 * len(items), where)
@@ -344,7 +340,7 @@ class ObjectMixin(MemberMixin):
         except Unknown as exc:  # an abstract value (see .abstract): its place is here
             raise Unknown(exc.reason, *where) from None
 
-    def hashable(self: Interpreter, value: Any, node: ast.AST, path: str) -> Any:
+    def hashable(self: Interpreter, value: Value, node: ast.AST, path: str) -> Value:
         """``value`` as a dict key: its hash (a native walk) charged first."""
         ops.weigh(value, self.budget, (path, getattr(node, "lineno", 0)))
         try:
@@ -384,7 +380,7 @@ _REFLECT = {
 }
 
 
-def _same(left: Any, right: Any) -> bool:
+def _same(left: Value, right: Value) -> bool:
     if left is right:
         return True
     if isinstance(left, EnumMember) and isinstance(right, EnumMember):
@@ -394,8 +390,3 @@ def _same(left: Any, right: Any) -> bool:
     if isinstance(left, bool | type(None)) or isinstance(right, bool | type(None)):
         return left is right
     return False
-
-
-def _is_environ(value: Any) -> bool:
-    """``os.environ``: its reads are facts the answer rests on (as ``os.getenv``'s)."""
-    return isinstance(value, External) and value.qualname == "os.environ"

@@ -3,7 +3,7 @@
 Pure functions on known values (``math``, POSIX path strings), typing helpers
 (``cast``, ``get_args`` of a ``Literal``), ``functools`` caches and the
 decorators that do not change what a function answers: Python's own answers,
-with no fact about the machine in them (those are :mod:`.machine`'s).
+with no fact about a machine in them (those are a :class:`.world.World`'s).
 """
 
 from __future__ import annotations
@@ -11,10 +11,21 @@ from __future__ import annotations
 import ast
 import math
 import posixpath
-from typing import TYPE_CHECKING, Any
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.scope import MISSING, Scope
-from sphinxext_attn.pyeval.values import Builtin, External, PyClass, PyFunction, Raised, Unknown
+from sphinxext_attn.pyeval.values import (
+    Builtin,
+    External,
+    Foreign,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unknown,
+    Value,
+)
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -35,7 +46,7 @@ TRANSPARENT_DECORATORS = frozenset(
 )
 
 #: Pure functions of the standard library, evaluated on known numbers.
-MATH: dict[str, Any] = {
+MATH: dict[str, Callable[..., int | float]] = {
     "math.gcd": math.gcd,
     "math.lcm": math.lcm,
     "math.ceil": math.ceil,
@@ -48,11 +59,11 @@ MATH: dict[str, Any] = {
 class LiteralType:
     """``Literal["auto", "fp8", ...]``: its arguments, for ``get_args``."""
 
-    def __init__(self, items: tuple[Any, ...]) -> None:
+    def __init__(self, items: tuple[Value, ...]) -> None:
         self.items = items
 
 
-def label(value: Any) -> str:
+def label(value: Value) -> str:
     """A value as a fact or a type argument names it (``torch.float16``, a class name)."""
     if isinstance(value, External):
         return value.qualname
@@ -61,7 +72,7 @@ def label(value: Any) -> str:
     return repr(value)
 
 
-def call(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def call(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """The answer of the call ``name(*args, **kwargs)`` where Python's is the same
     on every machine; MISSING when it is not such a call."""
     if name in ("os.path.join", "os.path.dirname", "os.path.basename") and all(
@@ -90,7 +101,7 @@ def call(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     return MISSING
 
 
-def subscript(value: External, index: Any) -> Any:
+def subscript(value: External, index: Value) -> Value:
     """``value[index]`` of a name outside the tree (``Literal[...]`` keeps its items)."""
     items = index if isinstance(index, tuple) else (index,)
     return (
@@ -129,3 +140,46 @@ def decorator_kind(
         func.wrappers = (*func.wrappers, decorator)
         return func.kind
     return "opaque"
+
+
+# -- regular expressions the tree matches against known text --------------------------
+#: The longest text a pattern of the tree is matched against (an arch name is short).
+MAX_MATCHED = 200
+REGEX_FUNCTIONS = ("match", "fullmatch", "search")
+
+
+class MatchResult(Foreign):
+    """A match of ``re.match``/``regex.match``: ``group()``, ``groups()``, ``span()``."""
+
+    def __init__(self, match: re.Match[str]) -> None:
+        self.match = match
+
+    def attr(self, name: str) -> Builtin | None:
+        if name not in ("group", "groups", "start", "end", "span", "groupdict"):
+            return None
+        method = getattr(self.match, name)
+
+        def run(
+            it: Interpreter, args: list[Value], kw: dict[str, Value], node: ast.AST, path: str
+        ) -> Value:
+            try:
+                return method(*args, **kw)
+            except (IndexError, TypeError) as exc:
+                raise Raised(type(exc).__name__, str(exc)) from None
+
+        return Builtin(f"Match.{name}", run)
+
+
+def regex_call(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """``re.match(pattern, text)`` (or ``regex``'s) on a literal pattern and a known
+    short text; MISSING when this is not such a call."""
+    module, _, function = name.rpartition(".")
+    if module not in ("re", "regex") or function not in REGEX_FUNCTIONS or kwargs:
+        return MISSING
+    if len(args) != 2 or not all(type(a) is str for a in args) or len(args[1]) > MAX_MATCHED:
+        return MISSING
+    try:
+        found = getattr(re, function)(args[0], args[1])
+    except re.error as exc:
+        raise Raised("error", str(exc)) from None
+    return None if found is None else MatchResult(found)

@@ -16,7 +16,13 @@ from typing import Any
 
 from docutils import nodes
 
-from sphinxext_attn.model.selector_shape import LAYER_GRID, RULES
+from sphinxext_attn.model.selector_shape import (
+    LAYER_GRID,
+    RULES,
+    BackendEntry,
+    SelectorData,
+    Shipped,
+)
 from sphinxext_attn.render.nodes import TableSpec, build_table, literal_list
 
 #: control labels; flags are checkboxes, the rest drop-down lists
@@ -83,7 +89,7 @@ def option_text(dim: str, value: str) -> str:
 
 def selector_html(
     ident: str,
-    table: dict[str, Any],
+    table: Shipped,
     allowed: dict[str, Sequence[str]],
     defaults: dict[str, str],
     caption: str | None = None,
@@ -155,7 +161,7 @@ def selector_html(
     return "\n".join(out)
 
 
-def platform_controls(ident: str, table: dict[str, Any]) -> list[str]:
+def platform_controls(ident: str, table: Shipped) -> list[str]:
     """The platform (and ROCm GPU) lists, on a page that offers more than one table."""
     if "variants" not in table:
         return []
@@ -190,21 +196,21 @@ def platform_controls(ident: str, table: dict[str, Any]) -> list[str]:
 CHECK_VALUES = ["accepts", "refuses"]
 
 
-def _grid(table: dict[str, Any]) -> dict[str, list[str]]:
+def _grid(table: SelectorData) -> dict[str, list[str]]:
     """The table's settings and their values, a rule platform's checks after them."""
     grid = {dim: values for dim, values in table["dims"]}
     grid.update({name: CHECK_VALUES for name in table.get("checks", [])})
     return grid
 
 
-def _dim(table: dict[str, Any], d: int) -> str:
+def _dim(table: SelectorData, d: int) -> str:
     names: list[str] = [dim for dim, _ in table["dims"] if dim != "capability"]
     names += table.get("checks", [])
     return names[d]
 
 
 def _conditions(
-    table: dict[str, Any], grid: dict[str, list[str]], keys: list[int], points: list[list[int]]
+    table: SelectorData, grid: dict[str, list[str]], keys: list[int], points: list[list[int]]
 ) -> str:
     """The values of each setting that lead to one list (a setting whose every value
     does is left out). Per setting: where two settings decide together (MLA on
@@ -220,7 +226,7 @@ def _conditions(
 
 
 def fallback_nodes(
-    table: dict[str, Any], capabilities: Sequence[str], spec: TableSpec
+    table: SelectorData, capabilities: Sequence[str], spec: TableSpec
 ) -> list[nodes.Node]:
     """Static tables for builders that run no script."""
     grid = _grid(table)
@@ -275,7 +281,7 @@ def _names(names: Sequence[str]) -> list[nodes.Node]:
     return literal_list(names, " > ")
 
 
-def _rejects(table: dict[str, Any], entry: dict[str, Any]) -> str:
+def _rejects(table: SelectorData, entry: BackendEntry) -> str:
     """Reason -> the settings that give it, from the backend's baseline."""
     grid = {dim: values for dim, values in table["dims"]}
     reasons = table["reasons"]

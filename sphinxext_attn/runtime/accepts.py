@@ -25,9 +25,21 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinxext_attn.knowledge.machine import capability_class
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.values import CAPABILITY, NODE, Bound, External, PyClass, PyFunction
+from sphinxext_attn.pyeval import (
+    CAPABILITY,
+    NODE,
+    STEPS_PER_CELL,
+    Bound,
+    External,
+    Interpreter,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unknown,
+    class_mro,
+)
 from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.questions import attention_types
 from sphinxext_attn.vocab.names import DTYPES
@@ -109,8 +121,6 @@ class FullCheck:
     def resolve(self) -> bool:
         """Whether the class has a ``supports_combination`` of its own to ask (the
         interface's returns None: nothing to narrow)."""
-        from sphinxext_attn.pyeval.members import class_mro
-
         interp = self.interp
         try:
             with interp.question(steps=None):
@@ -177,7 +187,7 @@ class FullCheck:
     def _capability(self, cap: tuple[int, int]) -> Any:
         found = self._caps.get(cap)
         if found is None:
-            cls = self.interp.machine_capability_class()
+            cls = capability_class(self.interp)
             found = self._caps[cap] = self.interp.call(cls, list(cap), {}, NODE, "")
         return found
 

@@ -16,8 +16,16 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from sphinxext_attn.pyeval import STEPS_PER_PRIORITY_RUN, Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.values import NODE, EnumMember, PyFunction
+from sphinxext_attn.knowledge.machine import capability_class
+from sphinxext_attn.pyeval import (
+    NODE,
+    STEPS_PER_PRIORITY_RUN,
+    EnumMember,
+    Interpreter,
+    PyFunction,
+    Raised,
+    Unknown,
+)
 from sphinxext_attn.runtime.questions import kv_cache_dtypes
 from sphinxext_attn.vocab.names import CAPABILITIES, PRIORITY_FUNCTION
 from sphinxext_attn.vocab.paths import CUDA_PLATFORM_MODULE
@@ -134,7 +142,7 @@ def priority_function(interp: Interpreter) -> PyFunction | None:
 
 def _argument(interp: Interpreter, name: str, choice: Choice) -> Any:
     if isinstance(choice.value, tuple):  # a GPU: the tree's DeviceCapability
-        return interp.call(interp.machine_capability_class(), list(choice.value), {}, NODE, "")
+        return interp.call(capability_class(interp), list(choice.value), {}, NODE, "")
     return choice.value
 
 

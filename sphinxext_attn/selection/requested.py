@@ -15,10 +15,9 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.selection import Config, Decision
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED
-from sphinxext_attn.pyeval.values import NODE
+from sphinxext_attn.pyeval import NODE, NOT_EVALUATED, Interpreter, Raised, Unknown
 from sphinxext_attn.selection.platform_rules import RULES_METHOD, backend_of_path, rule_arguments
 from sphinxext_attn.selection.rule_requests import note_request, plugin_class_path
 from sphinxext_attn.source.registry import read_registry
@@ -77,7 +76,7 @@ def decide_requested(selector: Selector, config: Config) -> Decision:
     (vLLM's message, and the reasons it lists, in its order), or not evaluated."""
     interp = selector.interp
     name = config.selected_backend or ""
-    platform = interp.machine.platform(interp)
+    platform = machine_of(interp).platform(interp)
     method = interp.getattr(platform, RULES_METHOD, NODE, "")
     kwargs = rule_arguments(selector, config, method)
     kwargs["selected_backend"] = interp.getattr(registry_enum(interp), name, NODE, "")

@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
 
+from sphinxext_attn.model.selector_shape import (
+    BackendEntry,
+    CapEntry,
+    Entry,
+    EntryKey,
+    PriorityTable,
+    SelectorData,
+)
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selector.grid import (
     GRID,
     SEARCH_ORDER,
+    Grid,
     Interner,
     combine,
     config_at,
@@ -33,20 +41,20 @@ class TableBuilder:
     def __init__(
         self,
         selector: Selector,
-        grid: dict[str, tuple[Any, ...]] | None = None,
+        grid: Grid | None = None,
         prober: Prober | None = None,
     ):
         self.selector = selector
         self.prober = prober or Prober(selector)
         self.grid = grid or GRID
-        self.reasons = Interner()
-        self.lists = Interner()
+        self.reasons: Interner[str] = Interner()
+        self.lists: Interner[list[str]] = Interner()
         self.probes = 0
         #: the machine facts (name -> value) each entry's questions read: key
         #: (capability, "") for the priority table, (capability, backend) for a backend
-        self.facts: dict[tuple[str, str], dict[str, str]] = {}
+        self.facts: dict[EntryKey, dict[str, str]] = {}
         #: per entry, the points whose question read a machine fact, with the facts
-        self.point_facts: dict[tuple[str, str], dict[tuple[int, ...], dict[str, str]]] = {}
+        self.point_facts: dict[EntryKey, dict[tuple[int, ...], dict[str, str]]] = {}
 
     def scratch(self) -> TableBuilder:
         """A builder asking through this one's prober (its answers are kept there),
@@ -66,17 +74,17 @@ class TableBuilder:
         self._note((cap, ""), point)
         return self.lists(found)
 
-    def _note(self, key: tuple[str, str], point: Sequence[int]) -> None:
+    def _note(self, key: EntryKey, point: Sequence[int]) -> None:
         read = self.prober.read
         self.facts.setdefault(key, {}).update(read)
         if read:
             self.point_facts.setdefault(key, {})[tuple(point)] = dict(read)
 
-    def answer(self, cap: str, key: str, point: Sequence[int]) -> Any:
+    def answer(self, cap: str, key: str, point: Sequence[int]) -> int | list[int]:
         """One question of an entry: the list (``key`` "") or a backend's reasons."""
         return self._priorities(cap, point) if not key else self.reasons_at(key, cap, point)
 
-    def priority_table(self, cap: str) -> dict[str, Any]:
+    def priority_table(self, cap: str) -> PriorityTable:
         dims = dims_of(self.grid)
         params = [dims.index(p) for p in self.prober.priority_params if p in dims]
         seen: dict[tuple[int, ...], int] = {}
@@ -98,18 +106,18 @@ class TableBuilder:
         self._note((cap, backend), point)
         return [self.reasons(r) for r in found]
 
-    def backend_entry(self, backend: str, cap: str) -> dict[str, Any]:
+    def backend_entry(self, backend: str, cap: str) -> BackendEntry:
         return factor_reasons(self.grid, lambda point: self.reasons_at(backend, cap, point))
 
-    def entry(self, cap: str, key: str) -> dict[str, Any]:
+    def entry(self, cap: str, key: str) -> Entry:
         """One entry of the table: the priority table (``key`` ""), or a backend's."""
         return self.priority_table(cap) if not key else self.backend_entry(key, cap)
 
     # -- the whole table ---------------------------------------------------------
 
-    def entries(self, capabilities: Sequence[str]) -> dict[str, Any]:
+    def entries(self, capabilities: Sequence[str]) -> dict[str, CapEntry]:
         """The priority table and every listed backend's entry, per capability."""
-        caps: dict[str, Any] = {}
+        caps: dict[str, CapEntry] = {}
         for cap in capabilities:
             prio = self.priority_table(cap)
             universe = sorted({b for i in set(prio["table"]) for b in self.lists.items[i]})
@@ -119,11 +127,11 @@ class TableBuilder:
             }
         return caps
 
-    def build(self) -> dict[str, Any]:
-        caps = self.entries(self.grid["capability"])
+    def build(self) -> SelectorData:
+        caps = self.entries([str(cap) for cap in self.grid["capability"]])
         repair(self, caps)
         return {
-            "dims": [[dim, [query_value(v) for v in values]] for dim, values in self.grid.items()],
+            "dims": [(dim, [query_value(v) for v in values]) for dim, values in self.grid.items()],
             "defaults": [
                 query_value(self.grid[d][i])
                 for d, i in zip(dims_of(self.grid), default_point(self.grid), strict=True)
@@ -134,9 +142,7 @@ class TableBuilder:
         }
 
 
-def factor_reasons(
-    grid: dict[str, tuple[Any, ...]], reasons_at: Callable[[Sequence[int]], list[int]]
-) -> dict[str, Any]:
+def factor_reasons(grid: Grid, reasons_at: Callable[[Sequence[int]], list[int]]) -> BackendEntry:
     """A backend's reasons over the grid, factored: those of a baseline it accepts (or
     with fewest reasons), what each setting changes on its own, and the pairs of
     settings whose joint answer is not the union of their own (``reasons_at``: the

@@ -25,13 +25,22 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.selection import Config
-from sphinxext_attn.pyeval import STEPS_PER_DECISION, Raised, Unknown
-from sphinxext_attn.pyeval.machine import Machine
-from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED
-from sphinxext_attn.pyeval.values import NODE, Bound, EnumMember, Instance, PyClass, PyFunction
+from sphinxext_attn.pyeval import (
+    MISSING,
+    NODE,
+    NOT_EVALUATED,
+    STEPS_PER_DECISION,
+    Bound,
+    EnumMember,
+    Instance,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unknown,
+)
 from sphinxext_attn.selection.platform_rules import RULES_METHOD, rule_arguments
 
 if TYPE_CHECKING:
@@ -65,7 +74,7 @@ class StandInMachine(Machine):
         return super().function_hook(interp, func, args, kwargs)
 
 
-def check_function(interp: Interpreter, platform: Any, name: str) -> tuple[PyFunction, Any]:
+def check_function(interp: Interpreter, platform: object, name: str) -> tuple[PyFunction, object]:
     """The check of class ``name`` as ``get_attn_backend_cls`` writes it: a function
     with the method's parameters whose body is the imports and assignments before
     the call, then ``return`` the call; and the method's target (the platform)."""
@@ -130,8 +139,8 @@ class CheckAsker:
 
     def __init__(self, selector: Selector) -> None:
         self.selector = selector
-        self._functions: dict[str, tuple[PyFunction, Any]] = {}
-        self._answers: dict[tuple[str, tuple[Any, ...]], tuple[tuple[str, ...], dict[str, str]]]
+        self._functions: dict[str, tuple[PyFunction, object]] = {}
+        self._answers: dict[tuple[str, tuple[object, ...]], tuple[tuple[str, ...], dict[str, str]]]
         self._answers = {}
 
     def reasons(self, name: str, config: Config) -> tuple[tuple[str, ...], dict[str, str]]:
@@ -152,7 +161,7 @@ class CheckAsker:
             ):
                 q.capability = self.selector.gpu(config)
                 if name not in self._functions:
-                    platform = interp.machine.platform(interp)
+                    platform = machine_of(interp).platform(interp)
                     self._functions[name] = check_function(interp, platform, name)
                 func, target = self._functions[name]
                 method = interp.getattr(target, RULES_METHOD, NODE, "")

@@ -4,7 +4,7 @@ what the table becomes when one of them is set otherwise.
 Which facts matter is not a list of names: every question the table is built
 from records the machine facts it read (an environment variable through
 ``os.getenv``, an installed package, the network, ...: see
-:mod:`sphinxext_attn.pyeval.machine`). A fact read by some entry of the table
+:mod:`sphinxext_attn.knowledge.machine`). A fact read by some entry of the table
 (a priority table, a backend's reasons on one GPU) is tried with its other
 values (an environment variable unset, ``1`` and ``0``; a yes/no fact both
 ways), and only the entries that read it are evaluated again, on a machine
@@ -22,11 +22,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, Protocol
+from typing import NamedTuple, Protocol, Self, cast
 
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.environment import Environment
-from sphinxext_attn.pyeval import STEPS_PER_CELL, Raised, Unknown
-from sphinxext_attn.pyeval.values import NODE
+from sphinxext_attn.model.selector_shape import (
+    BackendEntry,
+    CapEntry,
+    CapOverride,
+    Control,
+    Entry,
+    EntryKey,
+    Fact,
+    PriorityTable,
+    SelectorData,
+    State,
+)
+from sphinxext_attn.pyeval import NODE, STEPS_PER_CELL, Raised, Unknown
+from sphinxext_attn.selection.decision import Selector
+from sphinxext_attn.selector.grid import Interner
 from sphinxext_attn.vocab.paths import ENVS_MODULE
 
 #: an environment variable as vLLM names them (facts such as ``installed.aiter`` are not)
@@ -38,16 +52,37 @@ MAX_STATES = 48
 
 
 class Builder(Protocol):
-    facts: dict[tuple[str, str], dict[str, str]]
-    lists: Any
-    reasons: Any
-    selector: Any
+    """What the walk needs of a table's builder (a CUDA-like or a rule platform's)."""
 
-    def entry(self, cap: str, key: str) -> dict[str, Any]: ...
+    facts: dict[EntryKey, dict[str, str]]
+    #: per entry, the points whose question read a machine fact, with the facts
+    point_facts: dict[EntryKey, dict[tuple[int, ...], dict[str, str]]]
+    lists: Interner[list[str]]
+    reasons: Interner[str]
+    selector: Selector
 
-    def learn_from(self, other: Any, differing: Collection[str]) -> None: ...
+    def entry(self, cap: str, key: str) -> Entry: ...
 
-    def answer(self, cap: str, key: str, point: Sequence[int]) -> Any: ...
+    def learn_from(self, other: Self, differing: Collection[str]) -> None: ...
+
+    def answer(self, cap: str, key: str, point: Sequence[int]) -> int | list[int]: ...
+
+
+#: the facts (name -> value) each entry read in one setting
+EntryFacts = dict[EntryKey, dict[str, str]]
+#: the entries of one setting that differ from the default table
+Overrides = dict[EntryKey, Entry]
+
+
+class _Setting(NamedTuple):
+    """One setting of the walk: the facts set, what each entry read there, its
+    entries that differ, the facts read at the root, and who built each entry."""
+
+    fixed: dict[str, str]
+    efacts: EntryFacts
+    overrides: Overrides
+    before: set[str]
+    owners: dict[EntryKey, Builder]
 
 
 def values_of(name: str, value: str) -> tuple[str, ...] | None:
@@ -81,7 +116,7 @@ def state_key(fixed: Mapping[str, str]) -> str:
     return ";".join(f"{n}={v}" for n, v in sorted(fixed.items()))
 
 
-def _reads(efacts: Mapping[tuple[str, str], Mapping[str, str]]) -> dict[str, str]:
+def _reads(efacts: Mapping[EntryKey, Mapping[str, str]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for facts in efacts.values():
         for name, value in facts.items():
@@ -90,7 +125,7 @@ def _reads(efacts: Mapping[tuple[str, str], Mapping[str, str]]) -> dict[str, str
 
 
 def explore(
-    table: dict[str, Any],
+    table: SelectorData,
     builder: Builder,
     base: Environment,
     make_builder: Callable[[Environment], Builder],
@@ -104,14 +139,12 @@ def explore(
     so is a guessed fact (the widget decides it both ways in every setting); other
     combinations are left to ``select``, and the widget says so."""
     root = {k: controllable(v) for k, v in builder.facts.items()}
-    guessed = set(builder.selector.interp.machine.guessed)
-    controls: dict[str, dict[str, Any]] = {}
-    states: dict[str, dict[str, Any]] = {"": {"reads": _reads(root)}}
+    guessed = set(machine_of(builder.selector.interp).guessed)
+    controls: dict[str, Control] = {}
+    states: dict[str, State] = {"": {"reads": _reads(root)}}
     same: list[str] = []
-    owners0: dict[tuple[str, str], Builder] = {k: builder for k in builder.facts}
-    queue: list[tuple[dict[str, str], dict[Any, Any], dict[Any, Any], set[str], Any]] = [
-        ({}, root, {}, set(), owners0)
-    ]
+    owners0: dict[EntryKey, Builder] = {k: builder for k in builder.facts}
+    queue = [_Setting({}, root, {}, set(), owners0)]
     asked = 0
     while queue:
         fixed, efacts, overrides, before, owners = queue.pop(0)
@@ -140,12 +173,12 @@ def explore(
                     table, sib, name, efacts, overrides, owners
                 )
                 asked += count
-                guessed |= sib.selector.interp.machine.guessed
+                guessed |= machine_of(sib.selector.interp).guessed
                 if changed == overrides:
                     same.append(key)  # changes nothing here: the walk skips it
                     continue
                 states[key] = {"reads": _reads(mine), "caps": _shipped(changed)}
-                queue.append((child, mine, changed, set(_reads(root)), owned))
+                queue.append(_Setting(child, mine, changed, set(_reads(root)), owned))
     set_by_reader = {*base.env, *base.assume}
     used = {part.split("=", 1)[0] for key in states if key for part in key.split(";")}
     table["facts"] = []
@@ -158,7 +191,13 @@ def explore(
             info = {"values": ["", *info["values"]], "default": ""}
         # "set": the docs' configuration sets it (else its default is the reference
         # machine's, which the page says)
-        entry = {**info, "name": name, "guessed": open_fact, "set": name in set_by_reader}
+        entry: Fact = {
+            "values": info["values"],
+            "default": info["default"],
+            "name": name,
+            "guessed": open_fact,
+            "set": name in set_by_reader,
+        }
         table["facts"].append(entry)
     table["states"] = states
     table["same"] = same
@@ -167,13 +206,13 @@ def explore(
 
 
 def _evaluate(
-    table: dict[str, Any],
+    table: SelectorData,
     sib: Builder,
     name: str,
-    efacts: dict[tuple[str, str], dict[str, str]],
-    overrides: dict[tuple[str, str], Any],
-    owners: dict[tuple[str, str], Builder],
-) -> tuple[dict[Any, Any], dict[Any, Any], dict[Any, Any], int]:
+    efacts: EntryFacts,
+    overrides: Overrides,
+    owners: dict[EntryKey, Builder],
+) -> tuple[EntryFacts, Overrides, dict[EntryKey, Builder], int]:
     """The entries of the parent setting that read ``name``, on ``sib``'s machine.
 
     An entry's questions that did not read the fact answer alike there; those
@@ -197,7 +236,7 @@ def _evaluate(
             count += 1
             mine[entry_key] = controllable(sib.facts.get(entry_key, {}))
             owned[entry_key] = sib
-            default = data["priorities"] if not key else data["backends"].get(key)
+            default: Entry | None = data["priorities"] if not key else data["backends"].get(key)
             _keep(changed, entry_key, entry, default)
             if not key and data["backends"]:
                 keys = sorted(_universe(table, cap, changed, sib))
@@ -211,7 +250,7 @@ def _read_alike(builder: Builder, sib: Builder, name: str) -> bool:
     return isinstance(first, bool) and first is second
 
 
-def _parsed(builder: Builder, name: str) -> Any:
+def _parsed(builder: Builder, name: str) -> object:
     """The value ``vllm/envs.py`` gives the variable on ``builder``'s machine (None:
     it does not declare it, or it cannot be evaluated)."""
     interp = builder.selector.interp
@@ -225,40 +264,40 @@ def _parsed(builder: Builder, name: str) -> Any:
         return None
 
 
-def _universe(table: dict[str, Any], cap: str, changed: dict[Any, Any], sib: Builder) -> set[str]:
+def _universe(table: SelectorData, cap: str, changed: Overrides, sib: Builder) -> set[str]:
     if "checks" in table:  # a rule platform's: the checks its rules ask
         return set(table["checks"])
-    prio = changed.get((cap, ""), table["caps"][cap]["priorities"])
+    prio = cast(PriorityTable, changed.get((cap, ""), table["caps"][cap]["priorities"]))
     return {b for i in set(prio["table"]) for b in sib.lists.items[i]}
 
 
 def _answers_differ(owner: Builder, sib: Builder, cap: str, key: str, name: str) -> bool:
-    points = getattr(owner, "point_facts", {}).get((cap, key), {})
+    points = owner.point_facts.get((cap, key), {})
     asked = [p for p, facts in points.items() if name in facts]
     if not asked:  # (a rule platform's outcome table keeps no points: asked again)
         return True
     return any(owner.answer(cap, key, p) != sib.answer(cap, key, p) for p in asked)
 
 
-def _keep(changed: dict[Any, Any], key: tuple[str, str], entry: Any, default: Any) -> None:
+def _keep(changed: Overrides, key: EntryKey, entry: Entry, default: Entry | None) -> None:
     if entry != default:
         changed[key] = entry
     else:
         changed.pop(key, None)
 
 
-def _shipped(changed: dict[tuple[str, str], Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _shipped(changed: Overrides) -> dict[str, CapOverride]:
+    out: dict[str, CapOverride] = {}
     for (cap, key), entry in sorted(changed.items()):
         mine = out.setdefault(cap, {})
         if key:
-            mine.setdefault("backends", {})[key] = entry
+            mine.setdefault("backends", {})[key] = cast(BackendEntry, entry)
         else:
-            mine["priorities"] = entry
+            mine["priorities"] = cast(PriorityTable, entry)
     return out
 
 
-def state_for(table: dict[str, Any], values: Mapping[str, str]) -> tuple[str, list[str]]:
+def state_for(table: SelectorData, values: Mapping[str, str]) -> tuple[str, list[str]]:
     """The setting whose entries answer for the controls' ``values``, and the facts
     set otherwise than there that the page holds no decisions for together with it.
 
@@ -285,10 +324,10 @@ def state_for(table: dict[str, Any], values: Mapping[str, str]) -> tuple[str, li
             return state_key(fixed), missing
 
 
-def table_at(table: dict[str, Any], state: str) -> dict[str, Any]:
+def table_at(table: SelectorData, state: str) -> SelectorData:
     """The table as it is in one setting (the default's entries where none differs)."""
-    override = table.get("states", {}).get(state, {}).get("caps", {})
-    caps = {}
+    override = table.get("states", {}).get(state, {"reads": {}}).get("caps", {})
+    caps: dict[str, CapEntry] = {}
     for cap, data in table["caps"].items():
         mine = override.get(cap, {})
         caps[cap] = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Generic, TypeVar
 
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.model.selector_shape import (
@@ -22,8 +22,14 @@ from sphinxext_attn.model.selector_shape import (
     RULES,
     SEARCH_ORDER,
     UNKNOWN,
+    Grid,
+    PriorityTable,
+    SelectorData,
     query_value,
 )
+
+#: what an :class:`Interner` keeps: reasons (text) or lists of names
+T = TypeVar("T", str, list[str])
 
 __all__ = [
     "DIMS",
@@ -33,16 +39,17 @@ __all__ = [
     "RULES",
     "SEARCH_ORDER",
     "UNKNOWN",
+    "Grid",
     "query_value",
 ]
 
 
-def dims_of(grid: dict[str, tuple[Any, ...]]) -> tuple[str, ...]:
+def dims_of(grid: Grid) -> tuple[str, ...]:
     """A grid's dimensions other than the capability (:data:`DIMS`, then any others)."""
     return DIMS if grid is GRID else tuple(d for d in grid if d != "capability")
 
 
-def default_point(grid: dict[str, tuple[Any, ...]]) -> list[int]:
+def default_point(grid: Grid) -> list[int]:
     base = Config()
     out = []
     for dim in dims_of(grid):
@@ -52,7 +59,7 @@ def default_point(grid: dict[str, tuple[Any, ...]]) -> list[int]:
     return out
 
 
-def list_at(priorities: dict[str, Any], sizes: Sequence[int], point: Sequence[int]) -> int:
+def list_at(priorities: PriorityTable, sizes: Sequence[int], point: Sequence[int]) -> int:
     """The priority list (its index) at ``point``: the table is in mixed radix over
     its key dimensions (``sizes``: how many values each dimension has)."""
     index = 0
@@ -61,7 +68,7 @@ def list_at(priorities: dict[str, Any], sizes: Sequence[int], point: Sequence[in
     return int(priorities["table"][index])
 
 
-def rule_outcome(table: dict[str, Any], cap: str, point: Sequence[int]) -> list[str]:
+def rule_outcome(table: SelectorData, cap: str, point: Sequence[int]) -> list[str]:
     """``["selected", NAME]``, ``["raised", MESSAGE]`` or ``["unknown", WHY]`` at
     ``point``: the grid's settings, then whether each of the table's ``checks``
     accepts (0) or refuses (1)."""
@@ -70,23 +77,23 @@ def rule_outcome(table: dict[str, Any], cap: str, point: Sequence[int]) -> list[
     return list(table["lists"][list_at(table["caps"][cap]["priorities"], sizes, point)])
 
 
-def config_at(grid: dict[str, tuple[Any, ...]], capability: str, point: Sequence[int]) -> Config:
+def config_at(grid: Grid, capability: str, point: Sequence[int]) -> Config:
     values = {dim: grid[dim][i] for dim, i in zip(dims_of(grid), point, strict=True)}
     return Config(capability=capability, **values)
 
 
 @dataclass
-class Interner:
-    """Strings and lists kept once, referred to by index."""
+class Interner(Generic[T]):
+    """Strings (or lists of them) kept once, referred to by index."""
 
-    items: list[Any] = field(default_factory=list)
-    index: dict[Any, int] = field(default_factory=dict)
+    items: list[T] = field(default_factory=list)
+    index: dict[str | tuple[str, ...], int] = field(default_factory=dict)
 
-    def __call__(self, item: Any) -> int:
-        key = tuple(item) if isinstance(item, list) else item
+    def __call__(self, item: T) -> int:
+        key = item if isinstance(item, str) else tuple(item)
         if key not in self.index:
             self.index[key] = len(self.items)
-            self.items.append(list(item) if isinstance(item, list | tuple) else item)
+            self.items.append(item if isinstance(item, str) else list(item))
         return self.index[key]
 
 
@@ -125,16 +132,14 @@ def with_value(point: Sequence[int], d: int, i: int) -> list[int]:
     return out
 
 
-def size_of(grid: dict[str, tuple[Any, ...]], d: int) -> int:
+def size_of(grid: Grid, d: int) -> int:
     """How many values dimension ``d`` has: a grid dimension's, or two for a yes/no
     dimension after them (whether a backend's own check accepts: :mod:`.selector_checks`)."""
     dims = dims_of(grid)
     return len(grid[dims[d]]) if d < len(dims) else 2
 
 
-def points(
-    grid: dict[str, tuple[Any, ...]], base: Sequence[int], dims: Sequence[int]
-) -> Iterable[list[int]]:
+def points(grid: Grid, base: Sequence[int], dims: Sequence[int]) -> Iterable[list[int]]:
     """Every point varying ``dims`` (mixed radix, the last varying fastest)."""
     for combo in itertools.product(*(range(size_of(grid, d)) for d in dims)):
         point = list(base)
@@ -144,12 +149,12 @@ def points(
 
 
 def factor(
-    grid: dict[str, tuple[Any, ...]],
+    grid: Grid,
     candidates: Sequence[int],
-    ask: Callable[[list[int]], Any],
+    ask: Callable[[list[int]], int],
     on_grow: Callable[[list[int]], None] | None = None,
     extra: int = 0,
-) -> dict[str, Any]:
+) -> PriorityTable:
     """The dimensions (of ``candidates``) an answer depends on, found from the
     default point by growing the set until no other dimension changes the answer
     at any point; then the answers over those dimensions (``{"keys", "table"}``).

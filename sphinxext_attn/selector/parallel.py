@@ -26,26 +26,32 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.selection import Config, Decision
+from sphinxext_attn.model.selector_shape import SelectorData
 from sphinxext_attn.parallel import forked
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selector.builder import TableBuilder
 from sphinxext_attn.selector.facts import explore
-from sphinxext_attn.selector.probe import ProbeAnswer
+from sphinxext_attn.selector.probe import ProbeAnswer, QuestionKey
 from sphinxext_attn.selector.repair import repair
+from sphinxext_attn.selector.rules import RuleTableBuilder
 from sphinxext_attn.source.tree import SourceTree
 
 #: answers by the environment key of the machine they were asked on (the
 #: table's own, and each setting's of :func:`.selector_facts.explore`), with the
 #: machine facts guessed there
-Answers = dict[str, tuple[dict[tuple[str, tuple[Any, ...]], ProbeAnswer], set[str]]]
+Answers = dict[str, tuple[dict[QuestionKey, ProbeAnswer], set[str]]]
 #: a setting's builder (a :class:`TableBuilder` where the table's is one)
-MakeBuilder = Callable[[Environment], Any]
+MakeBuilder = Callable[[Environment], TableBuilder | RuleTableBuilder]
+
+
+#: full decisions by configuration (:meth:`Config.key`), with the tree files and
+#: directories each read
+Decisions = dict[tuple[object, ...], tuple[Decision, list[str], list[str]]]
 
 
 @dataclass
@@ -74,7 +80,7 @@ def prefetch(
     scratch = builder.scratch()
     settings = [] if settings is None else settings
 
-    def making(env: Environment) -> Any:
+    def making(env: Environment) -> TableBuilder | RuleTableBuilder:
         sib = make_builder(env)
         if isinstance(sib, TableBuilder):
             settings.append((env.key(), sib))
@@ -83,12 +89,19 @@ def prefetch(
     with contextlib.suppress(Unknown, Raised, KeyError):
         caps = scratch.entries(capabilities)
         repair(scratch, caps)
-        explore({"caps": caps}, scratch, environment, making)
+        partial: SelectorData = {
+            "dims": [],
+            "defaults": [],
+            "reasons": [],
+            "lists": [],
+            "caps": caps,
+        }
+        explore(partial, scratch, environment, making)
     out: Answers = {}
     for key, asker in [(environment.key(), builder), *settings]:
         answers, guessed = out.setdefault(key, ({}, set()))
         answers.update(asker.prober.asked())
-        guessed |= asker.selector.interp.machine.guessed
+        guessed |= machine_of(asker.selector.interp).guessed
     return out
 
 
@@ -113,7 +126,7 @@ def split(capabilities: list[str]) -> tuple[list[str], list[str]]:
 
 def build_and_explore(
     builder: TableBuilder, environment: Environment, make_builder: MakeBuilder
-) -> dict[str, Any]:
+) -> SelectorData:
     """``builder.build()`` with its settings explored (:func:`.selector_facts.explore`,
     siblings made by ``make_builder``), the questions of the last capabilities
     asked by a forked child while this process asks those of the first."""
@@ -147,7 +160,7 @@ def build_and_explore(
 
     made_here = dict(settings)
 
-    def made(env: Environment) -> Any:
+    def made(env: Environment) -> TableBuilder | RuleTableBuilder:
         key = env.key()
         sib = made_here[key].scratch() if key in made_here else make_builder(env)
         kept = answers.get(key)
@@ -169,7 +182,7 @@ class Decided:
     def __init__(
         self,
         tree: SourceTree,
-        decided: dict[tuple[Any, ...], tuple[Decision, list[str], list[str]]],
+        decided: Decisions,
         fallback: Callable[[], Selector],
     ) -> None:
         self.tree = tree
@@ -200,9 +213,7 @@ def decide_in_child(
     return forked.Forked(lambda: _decisions(tree, environment, configs))
 
 
-def _decisions(
-    tree: SourceTree, environment: Environment, configs: Sequence[Config]
-) -> dict[tuple[Any, ...], tuple[Decision, list[str], list[str]]]:
+def _decisions(tree: SourceTree, environment: Environment, configs: Sequence[Config]) -> Decisions:
     selector = Selector(Interpreter(tree, Machine(environment)))
     out = {}
     for config in configs:

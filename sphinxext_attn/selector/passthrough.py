@@ -24,13 +24,23 @@ import ast
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.selection import Config
-from sphinxext_attn.pyeval import STEPS_PER_DECISION, Raised, Unknown
-from sphinxext_attn.pyeval.scope import MISSING, Frame
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED
-from sphinxext_attn.pyeval.values import Bound, EnumMember, Instance, PyFunction
+from sphinxext_attn.pyeval import (
+    MISSING,
+    NOT_EVALUATED,
+    STEPS_PER_DECISION,
+    Bound,
+    EnumMember,
+    Frame,
+    Instance,
+    ModuleScope,
+    PyFunction,
+    Raised,
+    Unknown,
+)
 from sphinxext_attn.selector.checks import CHECK_METHOD
 from sphinxext_attn.selector.passthrough_loop import Loop, passed_through
 
@@ -40,6 +50,8 @@ if TYPE_CHECKING:
 
 #: the key of the outcome of every list of reasons, in a loop that keeps it whole
 WHOLE = ("(any reasons)",)
+#: where a check answers alike: the backend, the GPU and the engine options
+Where = tuple[str, tuple[int, int], str]
 #: a question answered without the loop must stay this far inside its step budget
 #: (the loop's own steps, as recorded, added): near the limit it is asked in full
 STEP_MARGIN = STEPS_PER_DECISION // 2
@@ -54,8 +66,8 @@ class _Seen:
     #: calls under way between the loop and this point (a check must be the loop's own)
     depth: int = 0
     func: PyFunction | None = None
-    args: list[Any] = field(default_factory=list)
-    result: Any = None
+    args: list[object] = field(default_factory=list)
+    result: object = None
     #: machine facts (bits) the loop read before the check, and the check's own
     before: int = 0
     body: int = 0
@@ -67,7 +79,7 @@ class PassThrough:
     """Answers of one prober's questions from the backend's check alone (see the
     module docstring); None wherever the question must be asked in full."""
 
-    def __init__(self, selector: Selector, module: Any) -> None:
+    def __init__(self, selector: Selector, module: ModuleScope) -> None:
         self.selector = selector
         self.interp: Interpreter = selector.interp
         self.module = module
@@ -75,15 +87,17 @@ class PassThrough:
         self._calls: dict[int, Loop | None] = {}
         #: per backend, GPU, engine options and class writes (a class set anew may
         #: hold another check): the check function and its class
-        self._checks: dict[tuple[Any, ...], tuple[PyFunction, list[Any]]] = {}
+        self._checks: dict[tuple[str, tuple[int, int], str, int], tuple[PyFunction, list[object]]]
+        self._checks = {}
         #: per check and reasons: the answer, the facts the loop read, its steps
-        self._outcomes: dict[tuple[Any, ...], tuple[tuple[str, ...], int, int]] = {}
+        self._outcomes: dict[tuple[Where, int, tuple[str, ...]], tuple[tuple[str, ...], int, int]]
+        self._outcomes = {}
         #: the platform's loop was found to do more than pass the configuration on
         self.refused = False
         #: the check's keywords by the loop's arguments (see :meth:`_keywords`)
-        self._named: dict[tuple[int, ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._named: dict[tuple[int, ...], tuple[tuple[object, ...], dict[str, object]]] = {}
 
-    def _loop_of(self, method: Any) -> Loop | None:
+    def _loop_of(self, method: Bound) -> Loop | None:
         func = getattr(method, "func", None)
         if not isinstance(func, PyFunction) or func.module is not self.module:
             return None  # the stand-in answers in this module only
@@ -92,13 +106,13 @@ class PassThrough:
             self._calls[key] = passed_through(func.node)
         return self._calls[key]
 
-    def _where(self, backend: str, config: Config) -> tuple[Any, ...]:
-        machine = self.interp.machine
+    def _where(self, backend: str, config: Config) -> Where:
+        machine = machine_of(self.interp)
         options = tuple(sorted(machine.environment.options.items(), key=repr))
         return (backend, config.capability_tuple, repr(options))
 
     def answer(
-        self, backend: str, config: Config, method: Bound, kwargs: dict[str, Any]
+        self, backend: str, config: Config, method: Bound, kwargs: dict[str, object]
     ) -> tuple[str, ...] | None:
         """The reasons, from the check alone, inside the question being asked; None
         when it must be asked in full (the caller then asks it again in a fresh
@@ -137,7 +151,7 @@ class PassThrough:
         interp.capability_read |= read
         return reasons
 
-    def _keywords(self, method: Bound, kwargs: dict[str, Any], loop: Loop) -> dict[str, Any]:
+    def _keywords(self, method: Bound, kwargs: dict[str, object], loop: Loop) -> dict[str, object]:
         """The keywords the loop passes the check, evaluated as its call does; kept
         per the loop's arguments (the selector config and the GPU's are made once
         per configuration and never changed) where evaluating them read nothing."""
@@ -153,7 +167,9 @@ class PassThrough:
             self._named[key] = (values, dict(named))  # (the values kept: their ids stay theirs)
         return named
 
-    def _evaluated(self, method: Bound, kwargs: dict[str, Any], call: ast.Call) -> dict[str, Any]:
+    def _evaluated(
+        self, method: Bound, kwargs: dict[str, object], call: ast.Call
+    ) -> dict[str, object]:
         interp = self.interp
         func = method.func
         target = method.target
@@ -161,7 +177,7 @@ class PassThrough:
             target = target.cls
         frame = Frame(func.module, func.scope, func=func if func.owner else None)
         interp.bind_args(func, func.node.args, [target], kwargs, frame)
-        named: dict[str, Any] = {}
+        named: dict[str, object] = {}
         for kw in call.keywords:
             value = interp.eval(kw.value, frame)
             items = value if kw.arg is None else {kw.arg: value}
@@ -174,21 +190,27 @@ class PassThrough:
         return named
 
     @contextmanager
-    def recording(self, backend: str, config: Config) -> Iterator[Callable[[Any], None]]:
+    def recording(
+        self, backend: str, config: Config
+    ) -> Iterator[Callable[[tuple[str, ...]], None]]:
         """Around a full question: note the check its loop calls and what the loop
         read; the caller reports the answer through the function yielded."""
         interp = self.interp
         seen = _Seen()
         before_watcher = interp.call_watcher
 
-        def invoke(func: PyFunction, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
+        def invoke(
+            func: PyFunction, args: list[object], kwargs: dict[str, object], node: ast.AST
+        ) -> object:
             return interp.invoke(func, args, kwargs, node, watched=False)
 
         start = interp.budget.steps
         loaded = len(interp.modules), len(interp.tree.files)
         outside, interp.capability_read = interp.capability_read, 0  # the loop's, apart
 
-        def watched(func: PyFunction, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
+        def watched(
+            func: PyFunction, args: list[object], kwargs: dict[str, object], node: ast.AST
+        ) -> object:
             if func.name != CHECK_METHOD or seen.calls or seen.depth:
                 # a second check, or one the loop does not call itself: no example
                 seen.calls += func.name == CHECK_METHOD
@@ -258,7 +280,7 @@ def _plain(key: tuple[str, ...]) -> bool:
     return bool(key) and not any(r.startswith(NOT_EVALUATED) for r in key)
 
 
-def _reasons_key(result: Any) -> tuple[str, ...] | None:
+def _reasons_key(result: object) -> tuple[str, ...] | None:
     """The check's answer as a key: a list of plain strings only."""
     if type(result) is not list or any(type(r) is not str for r in result):
         return None

@@ -8,12 +8,13 @@ with full :meth:`~sphinxext_attn.selection.decision.Selector.decide` answers.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from sphinxext_attn.model.selection import Config, Decision
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED
+from sphinxext_attn.model.selector_shape import BackendEntry, Grid, SelectorData
+from sphinxext_attn.pyeval import NOT_EVALUATED
 from sphinxext_attn.selection.settled import conditional
 from sphinxext_attn.selector.facts import state_for, table_at
 from sphinxext_attn.selector.grid import (
@@ -28,7 +29,7 @@ from sphinxext_attn.selector.probe import LEFT_OUT
 
 
 def predict(
-    table: dict[str, Any], config: Config, facts: dict[str, str] | None = None
+    table: SelectorData, config: Config, facts: Mapping[str, str] | None = None
 ) -> Decision | None:
     """The decision the factored table gives (None: outside its grid), with the
     environment controls at ``facts`` (the page's defaults for the others; a
@@ -56,11 +57,11 @@ def predict(
     return _predict(table, config)
 
 
-def _dims(table: dict[str, Any]) -> list[str]:
+def _dims(table: SelectorData) -> list[str]:
     return [dim for dim, _ in table["dims"] if dim != "capability"]
 
 
-def _point(table: dict[str, Any], config: Config) -> list[int] | None:
+def _point(table: SelectorData, config: Config) -> list[int] | None:
     grid = {dim: values for dim, values in table["dims"]}
     point = []
     for dim in _dims(table):
@@ -71,7 +72,7 @@ def _point(table: dict[str, Any], config: Config) -> list[int] | None:
     return point
 
 
-def _rule_decision(table: dict[str, Any], config: Config) -> Decision | None:
+def _rule_decision(table: SelectorData, config: Config) -> Decision | None:
     point = _point(table, config)
     if point is None or config.capability not in table["caps"]:
         return None
@@ -99,7 +100,7 @@ def settle_predicted(name: str, answers: list[tuple[str, Decision | None]]) -> D
     return conditional(name, [(value, d) for value, d in answers if d is not None])
 
 
-def _predict(table: dict[str, Any], config: Config) -> Decision | None:
+def _predict(table: SelectorData, config: Config) -> Decision | None:
     grid = {dim: values for dim, values in table["dims"]}
     cap = table["caps"].get(config.capability)
     point = _point(table, config)
@@ -130,7 +131,7 @@ def _predict(table: dict[str, Any], config: Config) -> Decision | None:
     return decision
 
 
-def backend_reasons(entry: dict[str, Any], point: Sequence[int]) -> list[int]:
+def backend_reasons(entry: BackendEntry, point: Sequence[int]) -> list[int]:
     """A backend's reasons at ``point``: each dimension's own, then the corrections
     of the pairs and triples of dimensions that interact."""
     base = entry["base"]
@@ -147,7 +148,7 @@ def backend_reasons(entry: dict[str, Any], point: Sequence[int]) -> list[int]:
     return sorted(found, key=lambda r: rank.get(r, len(rank)))
 
 
-def sample_configs(grid: dict[str, tuple[Any, ...]], count: int, seed: int = 0) -> list[Config]:
+def sample_configs(grid: Grid, count: int, seed: int = 0) -> list[Config]:
     rng = random.Random(seed)
     return [
         Config(**{dim: rng.choice(values) for dim, values in grid.items()}) for _ in range(count)
@@ -161,7 +162,7 @@ class Decides(Protocol):
 
 
 def agreement(
-    table: dict[str, Any], selector: Decides, configs: Iterable[Config]
+    table: SelectorData, selector: Decides, configs: Iterable[Config]
 ) -> tuple[int, int, int, list[Config]]:
     """(decisions equal, selected equal, compared, configs that differ) against decide()."""
     same = chosen = total = 0

@@ -23,11 +23,23 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from sphinxext_attn.knowledge.devices import platform_class
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.selection import Config
-from sphinxext_attn.pyeval import STEPS_PER_DECISION, LimitExceeded, Question, Raised, Unknown
-from sphinxext_attn.pyeval.devices import platform_class
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED
-from sphinxext_attn.pyeval.values import NODE, Bound, Builtin, EnumMember, Instance, PyFunction
+from sphinxext_attn.pyeval import (
+    NODE,
+    NOT_EVALUATED,
+    STEPS_PER_DECISION,
+    Bound,
+    Builtin,
+    EnumMember,
+    Instance,
+    LimitExceeded,
+    PyFunction,
+    Question,
+    Raised,
+    Unknown,
+)
 from sphinxext_attn.runtime.priority_paths import priority_function
 from sphinxext_attn.selection.answers import param_names
 from sphinxext_attn.selection.decision import Selector, read_valid_backends
@@ -37,6 +49,8 @@ from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, CUDA_PLATFORM_MODULE
 
 #: parameters of the priority function that are not configuration fields
 CAPABILITY_PARAM = "device_capability"
+#: a question of a prober: a backend and a configuration (:meth:`Config.key`)
+QuestionKey = tuple[str, tuple[object, ...]]
 #: the "reason" of a backend ``get_valid_backends`` takes out of the list it tries (the
 #: selector's table drops it from the list there, as vLLM does)
 LEFT_OUT = "(left out of the list by get_valid_backends)"
@@ -63,7 +77,7 @@ class Prober:
     def __init__(self, selector: Selector) -> None:
         self.selector = selector
         self.interp = selector.interp
-        platform = self.interp.machine.environment.platform
+        platform = machine_of(self.interp).environment.platform
         if platform == "cuda":
             function = priority_function(self.interp)
             module = self.interp.module(CUDA_PLATFORM_MODULE)  # where the stand-in goes
@@ -82,12 +96,12 @@ class Prober:
         self.function = function
         self.module = module
         self.members: dict[str, EnumMember] = {}
-        self._answers: dict[tuple[str, tuple[Any, ...]], ProbeAnswer] = {}
+        self._answers: dict[QuestionKey, ProbeAnswer] = {}
         #: answers asked by another process (:meth:`adopt`), and the facts it guessed
-        self._adopted: dict[tuple[str, tuple[Any, ...]], ProbeAnswer] = {}
+        self._adopted: dict[QuestionKey, ProbeAnswer] = {}
         self._guessed_there: set[str] = set()
         #: the priority lists asked, with the facts each read, by configuration
-        self._lists: dict[tuple[Any, ...], tuple[list[str], list[tuple[str, str]]]] = {}
+        self._lists: dict[tuple[object, ...], tuple[list[str], list[tuple[str, str]]]] = {}
         #: the machine facts (name -> value) each question read, gathered by the
         #: table's builder per entry (see :mod:`.selector_facts`)
         self.read: dict[str, str] = {}
@@ -113,13 +127,11 @@ class Prober:
         if not (self.selector.config_reads_environment or other.selector.config_reads_environment):
             self._donor = (other, frozenset(differing))
 
-    def asked(self) -> dict[tuple[str, tuple[Any, ...]], ProbeAnswer]:
+    def asked(self) -> dict[QuestionKey, ProbeAnswer]:
         """The answers that hold whatever was asked before (no evaluator limit hit)."""
         return {key: found for key, found in self._answers.items() if found.portable}
 
-    def adopt(
-        self, answers: dict[tuple[str, tuple[Any, ...]], ProbeAnswer], guessed: Collection[str]
-    ) -> None:
+    def adopt(self, answers: dict[QuestionKey, ProbeAnswer], guessed: Collection[str]) -> None:
         """Take answers asked by another process on the same tree and machine (see
         :mod:`.selector_parallel`), where the machine facts ``guessed`` were
         guessed: the questions they answer are not asked here."""
@@ -193,16 +205,16 @@ class Prober:
         if found is None or not found.portable or found.read & differing:
             return None
         self.member(backend)  # (as asking would: a backend this tree lacks is a KeyError)
-        machine, theirs = self.interp.machine, donor.interp.machine
+        machine, theirs = machine_of(self.interp), machine_of(donor.interp)
         machine.guessed |= found.read & theirs.guessed  # guessed alike: the same facts
         return found
 
-    def _taken(self, key: tuple[str, tuple[Any, ...]]) -> ProbeAnswer | None:
+    def _taken(self, key: QuestionKey) -> ProbeAnswer | None:
         """An adopted answer, as asking it here would have left the machine (the
         facts it read that were guessed there are guessed here)."""
         found = self._adopted.pop(key, None)
         if found is not None:
-            self.interp.machine.guessed |= found.read & self._guessed_there
+            machine_of(self.interp).guessed |= found.read & self._guessed_there
         return found
 
     def member(self, backend: str) -> EnumMember:
@@ -299,4 +311,4 @@ class Prober:
         return tuple(decision.rejected.get(backend, ()))
 
 
-__all__ = ["LEFT_OUT", "ProbeAnswer", "Prober"]
+__all__ = ["LEFT_OUT", "ProbeAnswer", "Prober", "QuestionKey"]

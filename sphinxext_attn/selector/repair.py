@@ -13,14 +13,41 @@ corrections for the two or three settings that cause it.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
-from sphinxext_attn.selector.grid import consistent_order, dims_of, list_at, size_of
+from sphinxext_attn.model.selector_shape import BackendEntry, CapEntry, Corrections
+from sphinxext_attn.selector.grid import (
+    Grid,
+    Interner,
+    consistent_order,
+    dims_of,
+    list_at,
+    size_of,
+)
 from sphinxext_attn.selector.predict import backend_reasons, sample_configs
 
-if TYPE_CHECKING:
-    from sphinxext_attn.selector.builder import TableBuilder
+#: the points checked per capability and backend, each with its real reasons
+Checked = dict[tuple[str, str], list[tuple[list[int], set[int]]]]
+#: how an entry's reasons are recombined at a point (:func:`.backend_reasons`)
+Recombine = Callable[[BackendEntry, Sequence[int]], list[int]]
+
+
+class Asks(Protocol):
+    """What the repair asks of a table's builder (a CUDA-like or a rule platform's)."""
+
+    @property
+    def grid(self) -> Grid: ...
+
+    def reasons_at(self, backend: str, cap: str, point: Sequence[int]) -> list[int]: ...
+
+
+class AsksLists(Asks, Protocol):
+    """A builder of a table with priority lists (:func:`repair`)."""
+
+    @property
+    def lists(self) -> Interner[list[str]]: ...
+
 
 #: Configurations the recombination is checked on while the table is built, and
 #: their seed (the agreement reported afterwards uses another sample).
@@ -33,7 +60,7 @@ def delta(found: Sequence[int], predicted: Sequence[int]) -> list[list[int]]:
     return [[r for r in found if r not in predicted], [r for r in predicted if r not in found]]
 
 
-def repair(builder: TableBuilder, caps: dict[str, Any], count: int | None = None) -> None:
+def repair(builder: AsksLists, caps: dict[str, CapEntry], count: int | None = None) -> None:
     """Check the recombined reasons against each backend's own on a sample of
     configurations (not the one :func:`build_selector_table` measures with).
     Where they differ, the two or three settings that cause it on their own
@@ -41,8 +68,7 @@ def repair(builder: TableBuilder, caps: dict[str, Any], count: int | None = None
     FlashAttention on 10.x, say, resolves to FA2 only for head size 256 with a
     32-token block, where an fp8 KV cache is then refused."""
     sizes = [len(builder.grid[dim]) for dim in dims_of(builder.grid)]
-    #: per capability and backend: the points checked, with the real reasons
-    checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]] = {}
+    checked: Checked = {}
     count = REPAIR_SAMPLE if count is None else count
     for config in sample_configs(builder.grid, count, seed=REPAIR_SEED):
         cap = caps.get(config.capability)
@@ -58,11 +84,11 @@ def repair(builder: TableBuilder, caps: dict[str, Any], count: int | None = None
 
 
 def repair_entries(
-    builder: Any, caps: dict[str, Any], names: Sequence[str], count: int | None = None
+    builder: Asks, caps: dict[str, CapEntry], names: Sequence[str], count: int | None = None
 ) -> None:
     """:func:`repair` for entries asked at every configuration (a rule platform's
     checks, :mod:`.selector_checks`): each one's recombined reasons against its own."""
-    checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]] = {}
+    checked: Checked = {}
     count = REPAIR_SAMPLE if count is None else count
     for config in sample_configs(builder.grid, count, seed=REPAIR_SEED):
         point = [builder.grid[dim].index(getattr(config, dim)) for dim in dims_of(builder.grid)]
@@ -72,13 +98,13 @@ def repair_entries(
 
 
 def _check(
-    builder: Any,
-    checked: dict[tuple[str, str], list[tuple[list[int], set[int]]]],
-    entry: dict[str, Any],
+    builder: Asks,
+    checked: Checked,
+    entry: BackendEntry,
     name: str,
     capability: str,
     point: list[int],
-) -> Any:
+) -> list[int]:
     """Compare one entry's recombined reasons at ``point`` with its real ones,
     correct it where they differ, and keep the point as checked; the real reasons."""
     actual = builder.reasons_at(name, capability, point)
@@ -91,12 +117,12 @@ def _check(
 
 
 def _correct(
-    builder: TableBuilder | Any,
-    entry: dict[str, Any],
+    builder: Asks,
+    entry: BackendEntry,
     name: str,
     cap: str,
     checks: list[tuple[list[int], set[int]]],
-    reasons: Any,
+    reasons: Recombine,
 ) -> None:
     """Add corrections for the pairs and triples of the settings of the last point
     checked that are wrong on their own (until that point comes out right), each
@@ -129,17 +155,17 @@ def _correct(
 
 
 def _add_joint(
-    builder: TableBuilder | Any,
-    entry: dict[str, Any],
+    builder: Asks,
+    entry: BackendEntry,
     name: str,
     cap: str,
     dims: Sequence[int],
-    reasons: Any,
+    reasons: Recombine,
 ) -> None:
     """Corrections for ``dims`` over all their values, on top of the rest."""
     key = ",".join(str(d) for d in dims)
     entry["joint"][key] = {}  # recombined without its own (pairs: from scratch)
-    table: dict[str, list[list[int]]] = {}
+    table: Corrections = {}
     observed: list[Sequence[int]] = [entry["order"]]
     for combo in itertools.product(*(range(size_of(builder.grid, d)) for d in dims)):
         at = list(entry["base"])

@@ -11,8 +11,16 @@ the rest of the grid does not change it.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
 
+from sphinxext_attn.knowledge.machine import machine_of
+from sphinxext_attn.model.selector_shape import (
+    BackendEntry,
+    CapEntry,
+    Entry,
+    EntryKey,
+    PriorityTable,
+    SelectorData,
+)
 from sphinxext_attn.pyeval import Interpreter, Unknown
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selector.builder import factor_reasons
@@ -21,6 +29,7 @@ from sphinxext_attn.selector.grid import (
     GRID,
     RULES,
     UNKNOWN,
+    Grid,
     Interner,
     config_at,
     default_point,
@@ -47,16 +56,18 @@ class RuleTableBuilder:
     def __init__(
         self,
         selector: Selector,
-        grid: dict[str, tuple[Any, ...]] | None = None,
+        grid: Grid | None = None,
         plain: Selector | None = None,
     ):
         self.selector = selector
         self.grid = grid or GRID
         #: none for the outcomes; the reasons of the checks (:mod:`.selector_checks`)
-        self.reasons = Interner()
+        self.reasons: Interner[str] = Interner()
         #: outcomes, ``["selected", NAME]``, ``["raised", MESSAGE]`` or ``["unknown", WHY]``
-        self.lists = Interner()
-        self.facts: dict[tuple[str, str], dict[str, str]] = {}
+        self.lists: Interner[list[str]] = Interner()
+        self.facts: dict[EntryKey, dict[str, str]] = {}
+        #: (none: the rules keep no answers per fact read, see :meth:`learn_from`)
+        self.point_facts: dict[EntryKey, dict[tuple[int, ...], dict[str, str]]] = {}
         self.probes = 0
         #: the classes whose own check the rules ask, in the order they were found
         self.checks: list[str] = []
@@ -76,7 +87,7 @@ class RuleTableBuilder:
                 found = self.selector
             else:
                 interp = self.selector.interp
-                env = interp.machine.environment
+                env = machine_of(interp).environment
                 named = dict(zip(self.checks, answers, strict=False))
                 machine = StandInMachine(env, named)
                 found = Selector(Interpreter(interp.tree, machine))
@@ -90,15 +101,15 @@ class RuleTableBuilder:
         decision = selector.decide_here(
             config_at(self.grid, cap, point[: len(dims_of(self.grid))])
         )
-        asked = getattr(selector.interp.machine, "asked", [])
+        asked = getattr(machine_of(selector.interp), "asked", [])
         self.checks.extend(n for n in asked if n not in self.checks)
         read = self.facts.setdefault((cap, ""), {})
         read.update(a.split("=", 1) for a in decision.assumptions if "=" in a)  # type: ignore[misc]
         if decision.selected:
-            return self.lists(("selected", decision.selected))
+            return self.lists(["selected", decision.selected])
         if "*" in decision.unknown:  # the rules could not be evaluated here, as select says
-            return self.lists((UNKNOWN, decision.unknown["*"]))
-        return self.lists(("raised", decision.raised or decision.error or "no valid backend"))
+            return self.lists([UNKNOWN, decision.unknown["*"]])
+        return self.lists(["raised", decision.raised or decision.error or "no valid backend"])
 
     def reasons_at(self, name: str, cap: str, point: Sequence[int]) -> list[int]:
         """The reasons of the check of class ``name`` at ``point`` (interned)."""
@@ -113,13 +124,19 @@ class RuleTableBuilder:
         self.facts.setdefault((cap, name), {}).update(read)
         return [self.reasons(r) for r in found]
 
-    def answer(self, cap: str, key: str, point: Sequence[int]) -> Any:
+    def answer(self, cap: str, key: str, point: Sequence[int]) -> int | list[int]:
         return self.reasons_at(key, cap, point) if key else self.outcome(cap, point)
 
-    def entry(self, cap: str, key: str = "") -> dict[str, Any]:
+    def entry(self, cap: str, key: str = "") -> Entry:
         """The outcome table (``key`` ""), or the reasons of the check of class ``key``."""
-        if key:
-            return factor_reasons(self.grid, lambda point: self.reasons_at(key, cap, point))
+        return self.check_entry(cap, key) if key else self.outcome_table(cap)
+
+    def check_entry(self, cap: str, name: str) -> BackendEntry:
+        """The reasons of the check of class ``name``."""
+        return factor_reasons(self.grid, lambda point: self.reasons_at(name, cap, point))
+
+    def outcome_table(self, cap: str) -> PriorityTable:
+        """The outcomes over the settings they depend on, the checks among them."""
         #: outcomes asked, by point without the checks that accept at its end (a
         #: check not yet found accepts): the passes share them
         seen: dict[tuple[int, ...], int] = {}
@@ -131,7 +148,7 @@ class RuleTableBuilder:
 
     def _outcome_table(
         self, cap: str, known: int, seen: dict[tuple[int, ...], int]
-    ) -> dict[str, Any]:
+    ) -> PriorityTable:
         """The outcomes over the settings they depend on, the first ``known`` checks
         among them (a check found meanwhile answers "accepts")."""
         size = len(dims_of(self.grid))
@@ -154,20 +171,21 @@ class RuleTableBuilder:
 
         return factor(self.grid, range(size + known), ask, refuse_too_many, known)
 
-    def build(self) -> dict[str, Any]:
-        caps = {
-            cap: {"priorities": self.entry(cap), "backends": {}} for cap in self.grid["capability"]
+    def build(self) -> SelectorData:
+        caps: dict[str, CapEntry] = {
+            str(cap): {"priorities": self.outcome_table(str(cap)), "backends": {}}
+            for cap in self.grid["capability"]
         }
         for cap, data in caps.items():
-            data["backends"] = {name: self.entry(cap, name) for name in self.checks}
+            data["backends"] = {name: self.check_entry(cap, name) for name in self.checks}
         if self.checks:
             repair_entries(self, caps, self.checks)
-        guessed = self.selector.interp.machine.guessed
+        guessed = machine_of(self.selector.interp).guessed
         for selector in self._stand_ins.values():
-            guessed |= selector.interp.machine.guessed
-        table = {
+            guessed |= machine_of(selector.interp).guessed
+        table: SelectorData = {
             "kind": RULES,
-            "dims": [[dim, [query_value(v) for v in values]] for dim, values in self.grid.items()],
+            "dims": [(dim, [query_value(v) for v in values]) for dim, values in self.grid.items()],
             "defaults": [
                 query_value(self.grid[d][i])
                 for d, i in zip(dims_of(self.grid), default_point(self.grid), strict=True)
@@ -181,7 +199,7 @@ class RuleTableBuilder:
         return table
 
 
-def _size(grid: dict[str, tuple[Any, ...]], keys: Sequence[int]) -> int:
+def _size(grid: Grid, keys: Sequence[int]) -> int:
     out = 1
     for d in keys:
         out *= size_of(grid, d)

@@ -26,11 +26,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, REFERENCE, Environment
+from sphinxext_attn.model.selector_shape import SelectorData, Shipped
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selector.builder import TableBuilder
 from sphinxext_attn.selector.grid import GRID
@@ -44,7 +44,7 @@ from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, module_file
 class SelectorTable:
     """The table of one tree, how long it took and how well it agrees with decide()."""
 
-    table: dict[str, Any] | None
+    table: SelectorData | None
     seconds: float = 0.0
     #: (decisions equal, selected backend equal, compared) on a random sample
     agreement: tuple[int, int, int] = (0, 0, 0)
@@ -53,13 +53,13 @@ class SelectorTable:
     files: list[str] = field(default_factory=list)
     directories: list[str] = field(default_factory=list)
     #: every platform's (and ROCm GPU's) table, by ``variant_key``; the first is ``table``
-    variants: dict[str, Any] = field(default_factory=dict)
+    variants: dict[str, SelectorData] = field(default_factory=dict)
     #: the tables that could not be built (``key: why``)
     problems: list[str] = field(default_factory=list)
     #: the key of ``table`` among ``variants`` (the page's default)
     default: str = ""
 
-    def shipped(self) -> dict[str, Any] | None:
+    def shipped(self) -> Shipped | None:
         """What the page carries: the one table, or every table and the default's key."""
         if self.table is None or len(self.variants) <= 1:
             return self.table
@@ -68,12 +68,12 @@ class SelectorTable:
 
 def _default_table(
     tree: SourceTree, platforms: Sequence[str], environment: Environment
-) -> tuple[dict[str, Any] | None, dict[str, Any], list[str], str, str]:
+) -> tuple[SelectorData | None, dict[str, SelectorData], list[str], str, str]:
     """The page's default table (None when not evaluated), every table by key, the
     problems met, the default's key and the error that left no table."""
     from sphinxext_attn.selector.variants import build_variants
 
-    tables: dict[str, Any] = {}
+    tables: dict[str, SelectorData] = {}
     problems: list[str] = []
     default = ""
     try:
@@ -110,7 +110,7 @@ def build_selector_table(
     # CUDA's table is the page's default: its check is decided while it is built
     judged = Environment(environment.env, environment.options, environment.assume, "cuda", "")
     deciding = decide_in_child(tree, judged, configs) if platforms[0] == "cuda" else None
-    table: dict[str, Any] | None = None
+    table: SelectorData | None = None
     try:
         table, tables, problems, default, error = _default_table(tree, platforms, environment)
         seconds = time.perf_counter() - started

@@ -15,15 +15,13 @@ Every table then gets its environment controls (:mod:`.selector_facts`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
+from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.selection import Config
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.machine import Machine
-from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.values import Instance
+from sphinxext_attn.model.selector_shape import BackendEntry, PriorityTable, SelectorData
+from sphinxext_attn.pyeval import MISSING, Instance, Interpreter, Raised, Unknown
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selection.platform_lists import named_archs
 from sphinxext_attn.selector.builder import TableBuilder
@@ -63,7 +61,7 @@ def builder_for(tree: SourceTree, environment: Environment) -> TableBuilder | Ru
         return TableBuilder(selector, GRID)
     interp = selector.interp
     with interp.guarded():
-        platform = interp.machine.platform(interp)
+        platform = machine_of(interp).platform(interp)
         rules = isinstance(platform, Instance) and (
             interp.class_attr(platform.cls, "get_valid_backends")[0] is MISSING
         )
@@ -75,7 +73,7 @@ def builder_for(tree: SourceTree, environment: Environment) -> TableBuilder | Ru
     return TableBuilder(selector, {**GRID, "capability": (f"{major}.{minor}",), **LAYER_GRID})
 
 
-def build_variant(tree: SourceTree, base: Environment, variant: Variant) -> dict[str, Any]:
+def build_variant(tree: SourceTree, base: Environment, variant: Variant) -> SelectorData:
     """One platform's (and GPU's) table with its environment controls."""
     platform, arch = variant
     environment = Environment(base.env, base.options, base.assume, platform, arch)
@@ -90,20 +88,19 @@ def build_variant(tree: SourceTree, base: Environment, variant: Variant) -> dict
     return keep_used(table)
 
 
-def keep_used(table: dict[str, Any]) -> dict[str, Any]:
+def keep_used(table: SelectorData) -> SelectorData:
     """``table`` without the settings of :data:`LAYER_GRID` that no answer of it
     depends on (in no priority table's keys, no backend's own or joint reasons, in
     no setting of the environment controls): a page offers a control for the KV
     connector or the model's attention type only where the code reads it."""
     names = [dim for dim, _ in table["dims"] if dim != "capability"]
-    entries = [table["caps"], *(s.get("caps", {}) for s in table.get("states", {}).values())]
+    entries = list(_entries(table))
     used: set[int] = set()
-    for caps in entries:
-        for data in caps.values():
-            used.update(data.get("priorities", {}).get("keys", []))
-            for entry in data.get("backends", {}).values():
-                used.update(int(d) for d in entry["single"])
-                used.update(int(d) for key in entry["joint"] for d in key.split(","))
+    for priorities, backends in entries:
+        used.update(priorities["keys"] if priorities is not None else [])
+        for entry in backends.values():
+            used.update(int(d) for d in entry["single"])
+            used.update(int(d) for key in entry["joint"] for d in key.split(","))
     drop = [names.index(d) for d in LAYER_GRID if d in names and names.index(d) not in used]
     if not drop:
         return table
@@ -113,27 +110,38 @@ def keep_used(table: dict[str, Any]) -> dict[str, Any]:
             new[old] = len(new)
     table["dims"] = [d for d in table["dims"] if d[0] == "capability" or names.index(d[0]) in new]
     table["defaults"] = [v for i, v in enumerate(table["defaults"]) if i in new]
-    for caps in entries:
-        for data in caps.values():
-            if "priorities" in data:
-                data["priorities"]["keys"] = [new[k] for k in data["priorities"]["keys"]]
-            for entry in data.get("backends", {}).values():
-                entry["base"] = [v for i, v in enumerate(entry["base"]) if i in new]
-                entry["single"] = {str(new[int(d)]): row for d, row in entry["single"].items()}
-                entry["joint"] = {
-                    ",".join(str(new[int(d)]) for d in key.split(",")): values
-                    for key, values in entry["joint"].items()
-                }
+    for priorities, backends in entries:
+        if priorities is not None:
+            priorities["keys"] = [new[k] for k in priorities["keys"]]
+        for entry in backends.values():
+            entry["base"] = [v for i, v in enumerate(entry["base"]) if i in new]
+            entry["single"] = {str(new[int(d)]): row for d, row in entry["single"].items()}
+            entry["joint"] = {
+                ",".join(str(new[int(d)]) for d in key.split(",")): values
+                for key, values in entry["joint"].items()
+            }
     return table
+
+
+def _entries(
+    table: SelectorData,
+) -> Iterator[tuple[PriorityTable | None, dict[str, BackendEntry]]]:
+    """Every capability's priority table and backends' entries, the default's then
+    each setting's (an entry a setting shares with another is met once per setting)."""
+    for data in table["caps"].values():
+        yield data["priorities"], data["backends"]
+    for state in table.get("states", {}).values():
+        for override in state.get("caps", {}).values():
+            yield override.get("priorities"), override.get("backends", {})
 
 
 def build_variants(
     tree: SourceTree, platforms: Sequence[str], base: Environment
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[dict[str, SelectorData], list[str]]:
     """Every table of a page (by :func:`variant_key`), and the problems of those
     that could not be built (``key: why``; a page shows the others). The first
     (the page's default) raises instead."""
-    tables: dict[str, Any] = {}
+    tables: dict[str, SelectorData] = {}
     problems: list[str] = []
     for number, platform in enumerate(platforms):
         try:

@@ -28,7 +28,13 @@ from sphinx.util import logging
 
 from sphinxext_attn.model.environment import REFERENCE, Environment, known_platforms
 from sphinxext_attn.model.selection import OPTION_FIELDS
-from sphinxext_attn.model.selector_shape import GRID, LAYER_GRID, query_value
+from sphinxext_attn.model.selector_shape import (
+    GRID,
+    LAYER_GRID,
+    SelectorData,
+    Shipped,
+    query_value,
+)
 from sphinxext_attn.render import selector_html
 from sphinxext_attn.render.nodes import TableSpec
 from sphinxext_attn.selector.table import SelectorTable
@@ -176,13 +182,14 @@ class SelectorDirective(AttentionBackendsDirective):
                 if dim in LAYER_GRID and dim not in allowed:
                     allowed[dim] = values
         node = attn_selector()
-        table = dict(built.table)
+        table = built.table.copy()
         table["caps"] = {c: built.table["caps"][c] for c in allowed["capability"]}
         if "states" in table:  # the settings' entries of the capabilities offered only
+            offered = table["caps"]
             table["states"] = {
                 key: {
                     **state,
-                    "caps": {c: e for c, e in state.get("caps", {}).items() if c in table["caps"]},
+                    "caps": {c: e for c, e in state.get("caps", {}).items() if c in offered},
                 }
                 for key, state in table["states"].items()
             }
@@ -190,12 +197,12 @@ class SelectorDirective(AttentionBackendsDirective):
         if rules:
             table["head_rules"] = rules
         ident = f"attn-selector-{self.env.new_serialno('attn-selector')}"
-        shipped = built.shipped() or table
-        if "variants" in shipped:
-            first = shipped["default"]
-            shipped = {**shipped, "variants": {**shipped["variants"], first: table}}
-        else:
-            shipped = table
+        shipped: Shipped = table
+        if len(built.variants) > 1:  # (the page's own table as the default's)
+            shipped = {
+                "variants": {**built.variants, built.default: table},
+                "default": built.default,
+            }
         node["html"] = selector_html.selector_html(
             ident,
             shipped,
@@ -209,7 +216,7 @@ class SelectorDirective(AttentionBackendsDirective):
         node.extend(selector_html.fallback_nodes(table, allowed["capability"], spec))
         return self.labelled([node])
 
-    def allowed(self, table: dict[str, Any]) -> dict[str, Sequence[str]]:
+    def allowed(self, table: SelectorData) -> dict[str, Sequence[str]]:
         grid = {dim: values for dim, values in table["dims"]}
         out: dict[str, Sequence[str]] = {}
         for opt, dim in OPTION_FIELDS.items():
@@ -219,7 +226,7 @@ class SelectorDirective(AttentionBackendsDirective):
             raise self.error(f"{self.name}: none of the capabilities was evaluated")
         return out
 
-    def head_rules(self, root: str, table: dict[str, Any]) -> dict[str, Any]:
+    def head_rules(self, root: str, table: SelectorData) -> dict[str, Any]:
         """Each backend's exact head-size rule ("any", or ints and ``{min, max,
         multiple_of}`` rules), so the widget answers head sizes the grid does not
         hold. Only where the analysis states head sizes as exact sets (issue 23's
