@@ -72,3 +72,13 @@ def test_a_method_takes_as_many_arguments_as_it_binds(tmp_path):
     it, cls = load(tmp_path, cm("m", "return a", args="a, b=1"))
     method = it.getattr(cls, "m", NODE, "")
     assert [takes(method, n) for n in range(4)] == [False, True, True, False]
+
+
+def test_only_the_numbers_a_parameter_is_compared_with_are_its_own():
+    import ast
+
+    from sphinxext_attn.runtime.priority_paths import _compared_numbers
+
+    body = ast.parse("def f(a, b):\n    if b > 3:\n        pass\n    if 7 > a:\n        pass\n")
+    assert _compared_numbers(body, "a") == [7]
+    assert _compared_numbers(body, "b") == [3]
