@@ -15,6 +15,7 @@ from typing import Any
 from sphinxext_attn.model.columns import ASKED, FLAGS
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.pyeval import NODE, Interpreter, LimitExceeded, PyClass, Raised, Unknown
+from sphinxext_attn.runtime.accepts import narrow
 from sphinxext_attn.runtime.block_sizes import block_facts, restrict_to_supported
 from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.cudagraph import cudagraph_support
@@ -127,6 +128,7 @@ class RuntimeReader:
                 facts.sources["KV Dtypes"] = kv_declared_at
         if self.extras:  # last: the evaluator's caches keep every earlier answer as it was
             facts.cudagraph = cudagraph_support(self.interp, cls)
+        narrow(self.interp, cls, facts)  # the full check, on the answers above
         return facts
 
     def kv_cell(self, ask: Asker, cls: PyClass, facts: ClassAnswers, take: Any) -> Location | None:
