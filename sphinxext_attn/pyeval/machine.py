@@ -28,7 +28,6 @@ from sphinxext_attn.model.environment import (
 from sphinxext_attn.pyeval import devices, engine_config, probes, stdlib
 from sphinxext_attn.pyeval.scope import MISSING, Scope
 from sphinxext_attn.pyeval.values import (
-    CAPABILITY,
     ConfigDefaults,
     External,
     Instance,
@@ -318,7 +317,7 @@ class Machine:
     ) -> tuple[int, int]:
         """The capability of the GPU the question is about (read: the answer is
         per GPU); :class:`Unknown` when the question names none."""
-        interp.capability_read |= CAPABILITY
+        interp.read_gpu()
         if interp.capability is None:
             raise Unknown(f"{asker} depends on the GPU's compute capability".lstrip(), path, line)
         return interp.capability

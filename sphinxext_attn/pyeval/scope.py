@@ -215,7 +215,7 @@ def cached(store: dict[str, Any], name: str, interp: Interpreter) -> Any:
     if interp.fact_masks:  # the machine facts computing it read
         interp.capability_read |= interp.fact_masks.get((id(store), name), 0)
     if isinstance(value, PerCapability):
-        interp.capability_read |= CAPABILITY
+        interp.read_gpu()
         return value.get(interp.capability, MISSING)
     return value
 
