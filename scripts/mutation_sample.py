@@ -38,7 +38,8 @@ PINNED = "tests/test_pinned_behaviours.py"
 SUITES = {
     "pyeval": (
         "sphinxext_attn/pyeval",
-        f"{FAST} tests/pyeval {PINNED} tests/runtime/test_demo_tree.py",
+        f"{FAST} tests/pyeval {PINNED} tests/runtime/test_demo_tree.py"
+        " tests/source/test_chunks.py",
     ),
     "selection": (
         "sphinxext_attn/selection",

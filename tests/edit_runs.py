@@ -37,6 +37,7 @@ from source_damage import TOKENS, mutate
 
 from sphinxext_attn.analysis.unit_runner import Kept
 from sphinxext_attn.analysis.units import runtime_analysis
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.pyeval import Interpreter
@@ -170,7 +171,7 @@ def outputs(
         if not cheap or paths & edited
     ]
     if asked:  # one evaluator for them all, as `select --cases` uses
-        selector = Selector(Interpreter(base.tree(reads, edited if cheap else None)))
+        selector = Selector(Interpreter(base.tree(reads, edited if cheap else None), Machine()))
         for config in asked:
             out[repr(config)] = select_output(selector, config)
     return out
@@ -192,7 +193,9 @@ def pristine(version: str) -> Baseline:
             tree = SourceTree(base.root)
             tree.share_parsing(base.parsing)
             with tree.recording() as record:
-                base.outputs[repr(config)] = select_output(Selector(Interpreter(tree)), config)
+                base.outputs[repr(config)] = select_output(
+                    Selector(Interpreter(tree, Machine())), config
+                )
             reads.append(frozenset(record.paths))
     base.selection_reads = tuple(reads)
     base.files = tuple(sorted(base.parsing.read_bytes().items()))

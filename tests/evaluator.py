@@ -19,6 +19,7 @@ from typing import Any
 from known import known
 from treebuilder import runtime_backend
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.source.tree import SourceTree
@@ -30,7 +31,7 @@ HEADER = "import os\n\nfrom vllm.platforms import current_platform\n\nCap = Devi
 
 def load(root: Path, body: str, header: str = HEADER, **kw: Any) -> tuple[Interpreter, Any]:
     runtime_backend(root, body, header=header, **kw)
-    it = Interpreter(SourceTree(root))
+    it = Interpreter(SourceTree(root), Machine())
     return it, it.module_attr(it.module(MODULE), "MyBackend", NODE)
 
 

@@ -138,19 +138,20 @@ FLOORS: dict[str, int] = {
     "render": 2,
     "pyeval": 3,
     "page": 3,
-    "runtime": 4,
-    "models": 4,
-    "selection": 5,
-    "selector": 6,
-    "analysis": 6,
-    "cli": 7,
-    "sphinx": 7,
-    "__main__": 8,
-    "__init__": 8,
+    "knowledge": 4,
+    "runtime": 5,
+    "models": 5,
+    "selection": 6,
+    "selector": 7,
+    "analysis": 7,
+    "cli": 8,
+    "sphinx": 8,
+    "__main__": 9,
+    "__init__": 9,
 }
 #: rooms that never import Sphinx or docutils: the analysis core
-CORE = ("vocab", "parallel", "model", "source", "pyeval", "page", "runtime", "selection")
-CORE += ("selector", "analysis", "models")
+CORE = ("vocab", "parallel", "model", "source", "pyeval", "page", "knowledge", "runtime")
+CORE += ("selection", "selector", "analysis", "models")
 
 
 def room_imports(root: Path = PACKAGE) -> dict[str, set[str]]:
@@ -196,6 +197,12 @@ def test_every_room_has_a_floor_and_imports_only_downward() -> None:
 def test_the_render_layer_reads_records_only() -> None:
     """Records in, nodes and text out: the renderer never asks the analysis."""
     assert room_imports()["render"] <= {"model", "vocab"}
+
+
+def test_the_evaluator_knows_no_library() -> None:
+    """Nothing in pyeval/ knows vLLM: the evaluator reads the tree (``source``) and
+    nothing else of the package; vLLM's world plugs in from ``knowledge``."""
+    assert room_imports()["pyeval"] <= {"source"}
 
 
 def test_the_core_never_imports_sphinx_or_docutils() -> None:

@@ -12,6 +12,7 @@ import vllm_trees
 from treebuilder import DEMO_TREE
 
 from sphinxext_attn.cli.environment_flags import page_platforms
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.page.priorities import read_priorities
 from sphinxext_attn.pyeval import Interpreter
@@ -81,7 +82,7 @@ def test_the_flash_attention_version_is_asked_with_the_sinks_flag(tmp_path: Path
     backend.write_text(
         backend.read_text(encoding="utf-8") + "\n# runs get_flash_attn_version's answer\n"
     )
-    interp = Interpreter(SourceTree(root))
+    interp = Interpreter(SourceTree(root), Machine())
     plain = Config(capability="9.0", head_size=128)
     sinks = Config(capability="9.0", head_size=128, has_sink=True)
     assert flash_attn_version(interp, plain, "FLASH_ATTN") == 3

@@ -15,12 +15,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.platform import PlatformSelection
 from sphinxext_attn.model.records import Analysis, BackendFeatures, Location
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.selection.platforms import evaluate_selection
 from sphinxext_attn.source.tree import SourceTree
 

@@ -108,8 +108,8 @@ class Runner:
         kept as reading their files too, a superset of its own (never stale)."""
         # the evaluator is imported on first use: a run whose units are all kept
         # never loads it (tests/cli/test_incremental.py)
+        from sphinxext_attn.knowledge.machine import Machine
         from sphinxext_attn.pyeval import Interpreter
-        from sphinxext_attn.pyeval.machine import Machine
 
         if not self.shared:
             return Interpreter(self.evaluator, Machine(self.environment))

@@ -196,8 +196,8 @@ def _priorities(environment: Environment) -> Callable[[SourceTree], Answered[Eva
     def work(tree: SourceTree) -> Answered[EvaluatedPriorities]:
         # the evaluator is imported on first use: a run whose units are all kept
         # never loads it (tests/cli/test_incremental.py)
+        from sphinxext_attn.knowledge.machine import Machine
         from sphinxext_attn.pyeval import Interpreter
-        from sphinxext_attn.pyeval.machine import Machine
         from sphinxext_attn.runtime.priority_titles import safe_evaluated_priorities
 
         interp = Interpreter(tree, Machine(environment))

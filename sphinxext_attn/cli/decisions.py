@@ -14,11 +14,11 @@ from typing import Any
 
 from sphinxext_attn.cli.checks import BadInput
 from sphinxext_attn.cli.runcache import RunCache
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import Diagnostic
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.selection import inputs
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.source.tree import SourceTree

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         Question,
     )
     from sphinxext_attn.pyeval.values import LimitExceeded, Raised, Unknown
+    from sphinxext_attn.pyeval.world import World
 
 #: public name -> the submodule that defines it
 _HOMES = {
@@ -33,6 +34,7 @@ _HOMES = {
     "LimitExceeded": "values",
     "Raised": "values",
     "Unknown": "values",
+    "World": "world",
 }
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "Question",
     "Raised",
     "Unknown",
+    "World",
 ]
 
 

@@ -108,7 +108,7 @@ class CallMixin:
                     f"{func.name}() with these arguments not evaluated", path, line
                 ) from None
         if isinstance(func, External):
-            result = self.machine.call_external(self, func, args, kwargs)
+            result = self.world.call_external(self, func, args, kwargs)
             if result is MISSING:
                 raise Unknown(f"call into {func.qualname} (outside the tree)", path, line)
             return result
@@ -134,7 +134,7 @@ class CallMixin:
     ) -> Any:
         if self.called is not None:
             self.called[id(func.node)] = func
-        hooked = self.machine.function_hook(self, func, args, kwargs)
+        hooked = self.world.function_hook(self, func, args, kwargs)
         if hooked is not MISSING:
             return hooked
         if func.kind.startswith("opaque"):

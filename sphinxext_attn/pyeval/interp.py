@@ -25,11 +25,10 @@ from sphinxext_attn.pyeval.callmemo import CallMemo
 from sphinxext_attn.pyeval.calls import CallMixin
 from sphinxext_attn.pyeval.comprehensions import ComprehensionMixin
 from sphinxext_attn.pyeval.exceptions import ExceptionMixin
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.objects import ObjectMixin
 from sphinxext_attn.pyeval.question import QuestionMixin
-from sphinxext_attn.pyeval.scope import ClassBodyScope, ModuleScope, Scope
+from sphinxext_attn.pyeval.scope import MISSING, ClassBodyScope, ModuleScope, Scope
 from sphinxext_attn.pyeval.statements import StatementMixin
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.pyeval.values import (
@@ -39,13 +38,12 @@ from sphinxext_attn.pyeval.values import (
     External,
     PyClass,
     PyFunction,
-    Raised,
     Unbound,
     Unknown,
 )
+from sphinxext_attn.pyeval.world import World
 from sphinxext_attn.source.classes import absolute_module
 from sphinxext_attn.source.tree import SourceTree
-from sphinxext_attn.vocab.paths import PLATFORM_INTERFACE_FILE, PLATFORM_INTERFACE_MODULE
 
 __all__ = ["Interpreter", "class_mro"]
 
@@ -53,13 +51,15 @@ __all__ = ["Interpreter", "class_mro"]
 class Interpreter(
     QuestionMixin, StatementMixin, CallMixin, ComprehensionMixin, ExceptionMixin, ObjectMixin
 ):
-    """Evaluates code of one tree; modules are parsed once and names evaluated lazily."""
+    """Evaluates code of one tree; modules are parsed once and names evaluated lazily.
+    What the code reaches outside the tree is its :class:`World`'s to answer (plain
+    Python when none is given)."""
 
     capability_read: int  # (what the mixins assign is the question's: see QuestionMixin)
 
-    def __init__(self, tree: SourceTree, machine: Machine | None = None) -> None:
+    def __init__(self, tree: SourceTree, world: World | None = None) -> None:
         self.tree = tree
-        self.machine = machine or Machine()
+        self.world = world if world is not None else World()
         # the state of questions (declared and documented in QuestionMixin)
         self.modules = {}
         #: modules of the tree that cannot be read or parsed: why (asked again, the same)
@@ -151,8 +151,8 @@ class Interpreter(
         return scope if scope is not None else External(dotted)
 
     def module_attr(self, mod: ModuleScope, name: str, node: ast.AST) -> Any:
-        hooked = self.machine.module_attr(self, mod.dotted, name)
-        if hooked is not Machine.MISSING:
+        hooked = self.world.module_attr(self, mod.dotted, name)
+        if hooked is not MISSING:
             return hooked
         if mod.has(name):
             try:
@@ -165,27 +165,13 @@ class Interpreter(
             return sub
         if mod.has("__getattr__"):
             return self.call(mod.lookup("__getattr__", self, node), [name], {}, node, mod.path)
-        if mod.dotted.split(".", 1)[0] in self.tree.plugin_roots and name.startswith("_"):
-            # a plugin's private module its build writes (vllm-ascend's SoC version)
-            raise Unknown(
-                f"{mod.dotted}.{name} is not in the plugin's folder (written when it is built)",
-                mod.path,
-                getattr(node, "lineno", 0),
-            )
-        raise Raised("AttributeError", f"module {mod.dotted} has no attribute {name}")
-
-    def machine_capability_class(self) -> Any:
-        """The tree's ``DeviceCapability`` class."""
-        module = self.module(PLATFORM_INTERFACE_MODULE)
-        if module is None:
-            raise Unknown(f"no {PLATFORM_INTERFACE_FILE} in the tree", PLATFORM_INTERFACE_FILE)
-        return module.lookup("DeviceCapability", self, NODE)
+        return self.world.absent_module_attr(self, mod, name, node)
 
     def builtin(self, name: str, scope: ModuleScope, node: ast.AST) -> Any:
         if name == "__name__":
             return scope.dotted
         value = self.builtins_value(name)
-        if value is Machine.MISSING:
+        if value is MISSING:
             raise Unknown(f"name {name} is not defined", scope.path, getattr(node, "lineno", 0))
         return value
 
@@ -233,8 +219,8 @@ class Interpreter(
                 if sub is not None:
                     return sub
                 if base.split(".")[0] == mod.dotted.split(".")[0]:  # the package's own
-                    self.machine.check_built_module(self, base)
-                return self.machine.external_attr(self, External(base), alias.name)
+                    self.world.check_built_module(self, base)
+                return self.world.external_attr(self, External(base), alias.name)
             return self.module_attr(source, alias.name, stmt)
         raise Unknown(f"import of {name} not understood", mod.path, stmt.lineno)
 
@@ -374,7 +360,7 @@ class Interpreter(
         if isinstance(node, ast.AsyncFunctionDef):
             func.kind = "opaque"
         for decorator in node.decorator_list:
-            func.kind = self.machine.decorate(self, func, decorator, scope)
+            func.kind = self.world.decorate(self, func, decorator, scope)
         return self.defaults_now(func)
 
     def make_class(self, node: ast.ClassDef, scope: Scope) -> PyClass:

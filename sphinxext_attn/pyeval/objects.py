@@ -6,17 +6,16 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.pyeval import abstract, ops, plain, probes
-from sphinxext_attn.pyeval.devices import MatchResult
+from sphinxext_attn.pyeval import abstract, ops, plain
 from sphinxext_attn.pyeval.members import MemberMixin, is_enum_member_name
 from sphinxext_attn.pyeval.scope import MISSING, ModuleScope
 from sphinxext_attn.pyeval.values import (
     Bound,
     Builtin,
     Caught,
-    ConfigDefaults,
     EnumMember,
     External,
+    Foreign,
     Instance,
     LazyGen,
     LimitExceeded,
@@ -84,23 +83,21 @@ class ObjectMixin(MemberMixin):
                 )
             return self._bind(value, obj.target, target_cls)
         if isinstance(obj, External):
-            return self.machine.external_attr(self, obj, name)
+            return self.world.external_attr(self, obj, name)
         if isinstance(obj, Caught):
             raise Unknown(
                 f"attribute {name} of a caught {obj.kind} not evaluated",
                 path,
                 getattr(node, "lineno", 0),
             )
-        if isinstance(obj, ConfigDefaults):
-            return self.machine.config_attr(self, obj, name, path)
+        if isinstance(obj, Foreign):
+            found = self.world.foreign_attr(self, obj, name, path)
+            if found is not MISSING:
+                return found
         if isinstance(obj, PyFunction) and name == "__name__":
             return obj.name
         if isinstance(obj, PyFunction) and obj.cached and name == "cache_clear":
             return cache_clear(obj)
-        if isinstance(obj, MatchResult):
-            found = obj.attr(name)
-            if found is not None:
-                return found
         method = self.primitive_method(obj, name, node, path)
         if method is not MISSING:
             return method
@@ -209,12 +206,10 @@ class ObjectMixin(MemberMixin):
                     f"{value.cls.name}.__bool__ not evaluated", path, getattr(node, "lineno", 0)
                 )
             return self.truth(value.value, node, path) if value.plain else True
-        if isinstance(
-            value, Bound | Builtin | SuperProxy | ConfigDefaults | Caught | LazyGen | MatchResult
-        ):
+        if isinstance(value, Bound | Builtin | SuperProxy | Foreign | Caught | LazyGen):
             return True
         if isinstance(value, External):
-            return self.machine.external_truth(value, node, path)
+            return self.world.external_truth(value, node, path)
         raise Unknown(
             f"truth of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
         )
@@ -243,15 +238,13 @@ class ObjectMixin(MemberMixin):
     ) -> bool:
         where = (path, getattr(node, "lineno", 0))
         if isinstance(left, External) or isinstance(right, External):
-            probed = probes.compare(self, op, left, right)
-            if probed is not None:
-                return probed
+            answered = self.world.compare(self, op, left, right)
+            if answered is not None:
+                return answered
         if isinstance(op, ast.Is):
             return _same(left, right)
         if isinstance(op, ast.IsNot):
             return not _same(left, right)
-        if isinstance(op, ast.In | ast.NotIn) and _is_environ(right):
-            return self.machine.environ_has(self, left) == isinstance(op, ast.In)
         if isinstance(op, ast.In):
             return ops.contains(right, left, where, self.budget)
         if isinstance(op, ast.NotIn):
@@ -281,10 +274,8 @@ class ObjectMixin(MemberMixin):
         return ops.order(op, left, right, where, self.budget)
 
     def subscript(self: Interpreter, value: Any, index: Any, node: ast.AST, path: str) -> Any:
-        if _is_environ(value):
-            return self.machine.environ_item(self, index)
         if isinstance(value, External):
-            return self.machine.external_subscript(value, index)
+            return self.world.external_subscript(self, value, index)
         if isinstance(value, Instance) and value.items is not None:
             value = value.items
         if isinstance(value, PyClass) and self.is_enum(value) and isinstance(index, str):
@@ -394,8 +385,3 @@ def _same(left: Any, right: Any) -> bool:
     if isinstance(left, bool | type(None)) or isinstance(right, bool | type(None)):
         return left is right
     return False
-
-
-def _is_environ(value: Any) -> bool:
-    """``os.environ``: its reads are facts the answer rests on (as ``os.getenv``'s)."""
-    return isinstance(value, External) and value.qualname == "os.environ"

@@ -3,7 +3,7 @@
 Pure functions on known values (``math``, POSIX path strings), typing helpers
 (``cast``, ``get_args`` of a ``Literal``), ``functools`` caches and the
 decorators that do not change what a function answers: Python's own answers,
-with no fact about the machine in them (those are :mod:`.machine`'s).
+with no fact about a machine in them (those are a :class:`.world.World`'s).
 """
 
 from __future__ import annotations
@@ -11,10 +11,20 @@ from __future__ import annotations
 import ast
 import math
 import posixpath
+import re
 from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.pyeval.scope import MISSING, Scope
-from sphinxext_attn.pyeval.values import Builtin, External, PyClass, PyFunction, Raised, Unknown
+from sphinxext_attn.pyeval.values import (
+    Builtin,
+    External,
+    Foreign,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unknown,
+    Value,
+)
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -129,3 +139,46 @@ def decorator_kind(
         func.wrappers = (*func.wrappers, decorator)
         return func.kind
     return "opaque"
+
+
+# -- regular expressions the tree matches against known text --------------------------
+#: The longest text a pattern of the tree is matched against (an arch name is short).
+MAX_MATCHED = 200
+REGEX_FUNCTIONS = ("match", "fullmatch", "search")
+
+
+class MatchResult(Foreign):
+    """A match of ``re.match``/``regex.match``: ``group()``, ``groups()``, ``span()``."""
+
+    def __init__(self, match: re.Match[str]) -> None:
+        self.match = match
+
+    def attr(self, name: str) -> Builtin | None:
+        if name not in ("group", "groups", "start", "end", "span", "groupdict"):
+            return None
+        method = getattr(self.match, name)
+
+        def run(
+            it: Interpreter, args: list[Value], kw: dict[str, Value], node: ast.AST, path: str
+        ) -> Value:
+            try:
+                return method(*args, **kw)
+            except (IndexError, TypeError) as exc:
+                raise Raised(type(exc).__name__, str(exc)) from None
+
+        return Builtin(f"Match.{name}", run)
+
+
+def regex_call(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """``re.match(pattern, text)`` (or ``regex``'s) on a literal pattern and a known
+    short text; MISSING when this is not such a call."""
+    module, _, function = name.rpartition(".")
+    if module not in ("re", "regex") or function not in REGEX_FUNCTIONS or kwargs:
+        return MISSING
+    if len(args) != 2 or not all(type(a) is str for a in args) or len(args[1]) > MAX_MATCHED:
+        return MISSING
+    try:
+        found = getattr(re, function)(args[0], args[1])
+    except re.error as exc:
+        raise Raised("error", str(exc)) from None
+    return None if found is None else MatchResult(found)

@@ -15,12 +15,15 @@ import builtins
 import copy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TypeAlias
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.question import QuestionMixin
     from sphinxext_attn.pyeval.scope import ModuleScope, Scope
 
+#: A value of the analysed program: genuinely dynamic (plain data, or one of the
+#: classes here), so the evaluator's own types cannot narrow it further.
+Value: TypeAlias = Any
 
 #: Bit of ``Interpreter.capability_read`` for the device capability; the higher
 #: bits are the machine facts read (``Interpreter.fact_bit``), so an answer
@@ -91,14 +94,10 @@ class Unbound(Unknown):
     """A module name no statement binds when the module runs (``if TYPE_CHECKING:``)."""
 
 
-@dataclass(eq=False)
-class ConfigDefaults:
-    """vLLM's default engine config, read from the field defaults of its config
-    classes (``attention_config`` -> ``AttentionConfig()``), never constructed."""
-
-    cls: Any
-    #: the dotted path of this config in ``VllmConfig`` (``attention_config.``)
-    prefix: str = ""
+class Foreign:
+    """An object a :class:`~sphinxext_attn.pyeval.world.World` made for the analysed
+    code (a regex match, a library's configuration): truthy, its attributes the
+    world's to answer (``World.foreign_attr``)."""
 
 
 class LazyGen:

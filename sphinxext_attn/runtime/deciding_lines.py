@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from sphinxext_attn.knowledge.machine import capability_class
 from sphinxext_attn.model.columns import ASKED
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Raised, Unknown
@@ -40,7 +41,7 @@ def _argument(interp: Interpreter, cls: PyClass, column: str, facts: ClassAnswer
         return [first_head_size(answer) or HEAD_SIZES[0]]
     if column == "Compute Cap.":
         cap = answer[0] if answer else CAPABILITIES[0]
-        return [interp.call(interp.machine_capability_class(), list(cap), {}, NODE, cls.path)]
+        return [interp.call(capability_class(interp), list(cap), {}, NODE, cls.path)]
     if column == "Attention Types":
         chosen = [v for n, v in attention_types(interp, cls) if not answer or n in answer]
         return [chosen[0]] if chosen else []

@@ -49,8 +49,8 @@ def evaluate_runtime(
 ) -> RuntimeAnswers:
     """Ask every registered class (and the priority function) through one interpreter
     (``extras`` False: only the questions of the columns vLLM's page has)."""
+    from sphinxext_attn.knowledge.machine import Machine
     from sphinxext_attn.pyeval.interp import Interpreter
-    from sphinxext_attn.pyeval.machine import Machine
     from sphinxext_attn.runtime.priority_titles import safe_evaluated_priorities
     from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
 

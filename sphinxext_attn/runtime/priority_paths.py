@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from sphinxext_attn.knowledge.machine import capability_class
 from sphinxext_attn.pyeval import STEPS_PER_PRIORITY_RUN, Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, EnumMember, PyFunction
 from sphinxext_attn.runtime.questions import kv_cache_dtypes
@@ -134,7 +135,7 @@ def priority_function(interp: Interpreter) -> PyFunction | None:
 
 def _argument(interp: Interpreter, name: str, choice: Choice) -> Any:
     if isinstance(choice.value, tuple):  # a GPU: the tree's DeviceCapability
-        return interp.call(interp.machine_capability_class(), list(choice.value), {}, NODE, "")
+        return interp.call(capability_class(interp), list(choice.value), {}, NODE, "")
     return choice.value
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinxext_attn.knowledge.machine import capability_class
 from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Question, Raised, Unknown
 from sphinxext_attn.pyeval.stdlib import LiteralType
 from sphinxext_attn.pyeval.values import (
@@ -203,7 +204,7 @@ class Asker:
             return missing
         try:
             with self.interp.guarded((self.cls.path, 0)):
-                device_capability = self.interp.machine_capability_class()
+                device_capability = capability_class(self.interp)
         except (Unknown, Raised) as exc:
             return Answer(unknown=exc if isinstance(exc, Unknown) else Unknown(str(exc)))
         from sphinxext_attn.runtime import capability_points as told

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from sphinxext_attn.knowledge.machine import capability_class, machine_of
 from sphinxext_attn.model.selection import (
     ENGINE_FIELDS,
     LAYER_FIELDS,
@@ -153,13 +154,13 @@ class Selector:
         """Whether building a selector config reads ``vllm.envs`` (a variable of
         :data:`ENV_FIELDS` is set): the first build of a configuration then reads
         machine facts, which the question that builds it records."""
-        return any(v in self.interp.machine.environment.env for v in ENV_FIELDS.values())
+        return any(v in machine_of(self.interp).environment.env for v in ENV_FIELDS.values())
 
     def _from_environment(self, fields: list[str]) -> dict[str, Any]:
         """Fields vLLM's selector fills from an environment variable, when the reader
         set it (``use_batch_invariant=envs.VLLM_BATCH_INVARIANT``: XPU's rules read
         it), read as the tree's ``vllm/envs.py`` reads it; unset, the default stays."""
-        set_vars = self.interp.machine.environment.env
+        set_vars = machine_of(self.interp).environment.env
         out: dict[str, Any] = {}
         for field_name, variable in ENV_FIELDS.items():
             if field_name in fields and variable in set_vars:
@@ -180,11 +181,11 @@ class Selector:
     def gpu(self, config: Config) -> tuple[int, int]:
         """The GPU's capability: ``config``'s on CUDA; elsewhere what the platform's
         own ``get_device_capability`` derives (ROCm: from the arch amdsmi reports)."""
-        if self.interp.machine.environment.platform == "cuda":
+        if machine_of(self.interp).environment.platform == "cuda":
             return config.capability_tuple
         if self._platform_gpu is None:
             interp = self.interp
-            platform = interp.machine.platform(interp)
+            platform = machine_of(interp).platform(interp)
             method = interp.getattr(platform, "get_device_capability", NODE, "")
             found = interp.call(method, [], {}, NODE, "")
             fields = getattr(found, "fields", {})
@@ -206,7 +207,7 @@ class Selector:
         """The machine with the engine options ``config`` sets (:data:`ENGINE_FIELDS`:
         the model's attention type, as ``--option model_config.attn_type=...``), for
         one question."""
-        machine = self.interp.machine
+        machine = machine_of(self.interp)
         wanted = {o: getattr(config, f) for f, o in ENGINE_FIELDS.items()}
         wanted = {o: v for o, v in wanted.items() if v is not None}
         if not wanted:
@@ -245,7 +246,7 @@ class Selector:
     def decide_automatically(self, config: Config) -> Decision:
         """vLLM's choice with no backend asked for (in the question under way)."""
         interp = self.interp
-        platform = interp.machine.platform(interp)
+        platform = machine_of(interp).platform(interp)
         if isinstance(platform, Instance) and (
             interp.class_attr(platform.cls, "get_valid_backends")[0] is MISSING
         ):  # a platform without a priority list decides in get_attn_backend_cls
@@ -263,7 +264,7 @@ class Selector:
             method, with_heads = kept[1], kept[2]
         else:  # kept while no class changes, where looking it up read nothing
             with interp.question(steps=None) as lookup:
-                platform = interp.machine.platform(interp)
+                platform = machine_of(interp).platform(interp)
                 method = interp.getattr(platform, "get_valid_backends", NODE, "")
             with_heads = isinstance(method, Bound) and "num_heads" in param_names(method.func.node)
             if not lookup.read:
@@ -288,7 +289,7 @@ class Selector:
         key = self.gpu(config)
         found = self._capabilities.get(key)
         if found is None:
-            cls = self.interp.machine_capability_class()
+            cls = capability_class(self.interp)
             found = self.interp.call(cls, list(key), {}, NODE, "")
             if self.gpu_argument_read and isinstance(found, Instance):
                 found = GpuInstance(found, self.interp)

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
+from sphinxext_attn.knowledge.devices import platform_class
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import MODEL_ATTN_TYPE, MODEL_ATTN_TYPES, Environment
 from sphinxext_attn.model.records import Location, PriorityList
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.devices import platform_class
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.runtime.priority_titles import _merge
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.source.tree import SourceTree

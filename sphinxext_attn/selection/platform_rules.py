@@ -9,11 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sphinxext_attn.knowledge.devices import platform_class
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.platform import Rule
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.devices import platform_class
 from sphinxext_attn.pyeval.values import NODE, Bound, Instance
 from sphinxext_attn.selection.answers import param_names
 from sphinxext_attn.selection.rule_requests import (
@@ -55,7 +56,7 @@ def decide_by_rule(selector: Selector, config: Config, platform: Instance) -> De
         return Decision(None, [], raised=f"{exc.kind}: {exc.message}")
     except Unknown as exc:
         fact = exc.outermost or exc.assumable
-        if not fact or fact in interp.machine.environment.assume:
+        if not fact or fact in machine_of(interp).environment.assume:
             raise
         return _either_way(selector, config, fact)
     if not isinstance(path, str):

@@ -7,11 +7,11 @@ tree and environment in a process.
 
 from __future__ import annotations
 
+from sphinxext_attn.knowledge.devices import platform_class
+from sphinxext_attn.knowledge.machine import Machine, capability_class
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.platform import PlatformSelection
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.devices import platform_class
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.selection.decision import Selector
@@ -83,7 +83,7 @@ def _accepts(selector: Selector, backend: str) -> bool:
             enum = registry_enum(interp)
             member = interp.getattr(enum, backend, NODE, "")
             cls = interp.call(interp.getattr(member, "get_class", NODE, ""), [], {}, NODE, "")
-            capability = interp.call(interp.machine_capability_class(), list(gpu), {}, NODE, "")
+            capability = interp.call(capability_class(interp), list(gpu), {}, NODE, "")
             check = interp.getattr(cls, "supports_compute_capability", NODE, "")
             return bool(interp.truth(interp.call(check, [capability], {}, NODE, ""), NODE, ""))
     except (Unknown, Raised):

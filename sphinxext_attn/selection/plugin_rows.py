@@ -9,10 +9,10 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
+from sphinxext_attn.knowledge.plugin_registry import plugin_overrides
 from sphinxext_attn.model.platform import PlatformSelection
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.plugin_registry import plugin_overrides
 from sphinxext_attn.source.registry import RegistryEntry
 
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
@@ -77,7 +78,7 @@ def decide_requested(selector: Selector, config: Config) -> Decision:
     (vLLM's message, and the reasons it lists, in its order), or not evaluated."""
     interp = selector.interp
     name = config.selected_backend or ""
-    platform = interp.machine.platform(interp)
+    platform = machine_of(interp).platform(interp)
     method = interp.getattr(platform, RULES_METHOD, NODE, "")
     kwargs = rule_arguments(selector, config, method)
     kwargs["selected_backend"] = interp.getattr(registry_enum(interp), name, NODE, "")

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 
 if TYPE_CHECKING:
     from sphinxext_attn.selection.decision import Selector
@@ -25,7 +25,7 @@ MEANING = {"true": "installed", "false": "not installed"}
 
 
 def settle(selector: Selector, config: Config, decision: Decision) -> Decision:
-    machine = selector.interp.machine
+    machine = machine_of(selector.interp)
     open_facts = [
         name
         for name in (a.split("=", 1)[0] for a in decision.assumptions)
@@ -97,7 +97,7 @@ def sibling(selector: Selector, name: str, value: str) -> Selector:
     key = f"{name}={value}"
     found = selector.siblings.get(key)
     if found is None:
-        env = selector.interp.machine.environment
+        env = machine_of(selector.interp).environment
         settled = Environment(
             env.env, env.options, {**env.assume, name: value}, env.platform, env.arch
         )

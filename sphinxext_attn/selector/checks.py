@@ -25,10 +25,10 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import STEPS_PER_DECISION, Raised, Unknown
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.pyeval.values import NODE, Bound, EnumMember, Instance, PyClass, PyFunction
@@ -152,7 +152,7 @@ class CheckAsker:
             ):
                 q.capability = self.selector.gpu(config)
                 if name not in self._functions:
-                    platform = interp.machine.platform(interp)
+                    platform = machine_of(interp).platform(interp)
                     self._functions[name] = check_function(interp, platform, name)
                 func, target = self._functions[name]
                 method = interp.getattr(target, RULES_METHOD, NODE, "")

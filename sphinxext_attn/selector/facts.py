@@ -4,7 +4,7 @@ what the table becomes when one of them is set otherwise.
 Which facts matter is not a list of names: every question the table is built
 from records the machine facts it read (an environment variable through
 ``os.getenv``, an installed package, the network, ...: see
-:mod:`sphinxext_attn.pyeval.machine`). A fact read by some entry of the table
+:mod:`sphinxext_attn.knowledge.machine`). A fact read by some entry of the table
 (a priority table, a backend's reasons on one GPU) is tried with its other
 values (an environment variable unset, ``1`` and ``0``; a yes/no fact both
 ways), and only the entries that read it are evaluated again, on a machine
@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import NamedTuple, Protocol, Self, cast
 
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.selector_shape import (
     BackendEntry,
@@ -139,7 +140,7 @@ def explore(
     so is a guessed fact (the widget decides it both ways in every setting); other
     combinations are left to ``select``, and the widget says so."""
     root = {k: controllable(v) for k, v in builder.facts.items()}
-    guessed = set(builder.selector.interp.machine.guessed)
+    guessed = set(machine_of(builder.selector.interp).guessed)
     controls: dict[str, Control] = {}
     states: dict[str, State] = {"": {"reads": _reads(root)}}
     same: list[str] = []
@@ -173,7 +174,7 @@ def explore(
                     table, sib, name, efacts, overrides, owners
                 )
                 asked += count
-                guessed |= sib.selector.interp.machine.guessed
+                guessed |= machine_of(sib.selector.interp).guessed
                 if changed == overrides:
                     same.append(key)  # changes nothing here: the walk skips it
                     continue

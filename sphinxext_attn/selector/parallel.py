@@ -27,12 +27,12 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.model.selector_shape import SelectorData
 from sphinxext_attn.parallel import forked
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selector.builder import TableBuilder
 from sphinxext_attn.selector.facts import explore
@@ -101,7 +101,7 @@ def prefetch(
     for key, asker in [(environment.key(), builder), *settings]:
         answers, guessed = out.setdefault(key, ({}, set()))
         answers.update(asker.prober.asked())
-        guessed |= asker.selector.interp.machine.guessed
+        guessed |= machine_of(asker.selector.interp).guessed
     return out
 
 

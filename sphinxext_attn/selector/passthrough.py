@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import STEPS_PER_DECISION, Raised, Unknown
 from sphinxext_attn.pyeval.scope import MISSING, Frame, ModuleScope
@@ -97,7 +98,7 @@ class PassThrough:
         return self._calls[key]
 
     def _where(self, backend: str, config: Config) -> Where:
-        machine = self.interp.machine
+        machine = machine_of(self.interp)
         options = tuple(sorted(machine.environment.options.items(), key=repr))
         return (backend, config.capability_tuple, repr(options))
 

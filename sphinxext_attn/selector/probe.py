@@ -23,9 +23,10 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from sphinxext_attn.knowledge.devices import platform_class
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import STEPS_PER_DECISION, LimitExceeded, Question, Raised, Unknown
-from sphinxext_attn.pyeval.devices import platform_class
 from sphinxext_attn.pyeval.statements import NOT_EVALUATED
 from sphinxext_attn.pyeval.values import NODE, Bound, Builtin, EnumMember, Instance, PyFunction
 from sphinxext_attn.runtime.priority_paths import priority_function
@@ -68,7 +69,7 @@ class Prober:
     def __init__(self, selector: Selector) -> None:
         self.selector = selector
         self.interp = selector.interp
-        platform = self.interp.machine.environment.platform
+        platform = machine_of(self.interp).environment.platform
         if platform == "cuda":
             function = priority_function(self.interp)
             module = self.interp.module(CUDA_PLATFORM_MODULE)  # where the stand-in goes
@@ -227,7 +228,7 @@ class Prober:
         if found is None or not found.portable or found.read & differing:
             return None
         self.member(backend)  # (as asking would: a backend this tree lacks is a KeyError)
-        machine, theirs = self.interp.machine, donor.interp.machine
+        machine, theirs = machine_of(self.interp), machine_of(donor.interp)
         machine.guessed |= found.read & theirs.guessed  # guessed alike: the same facts
         return found
 
@@ -236,7 +237,7 @@ class Prober:
         facts it read that were guessed there are guessed here)."""
         found = self._adopted.pop(key, None)
         if found is not None:
-            self.interp.machine.guessed |= found.read & self._guessed_there
+            machine_of(self.interp).guessed |= found.read & self._guessed_there
         return found
 
     def member(self, backend: str) -> EnumMember:

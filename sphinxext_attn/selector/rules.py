@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.selector_shape import (
     BackendEntry,
     CapEntry,
@@ -86,7 +87,7 @@ class RuleTableBuilder:
                 found = self.selector
             else:
                 interp = self.selector.interp
-                env = interp.machine.environment
+                env = machine_of(interp).environment
                 named = dict(zip(self.checks, answers, strict=False))
                 machine = StandInMachine(env, named)
                 found = Selector(Interpreter(interp.tree, machine))
@@ -100,7 +101,7 @@ class RuleTableBuilder:
         decision = selector.decide_here(
             config_at(self.grid, cap, point[: len(dims_of(self.grid))])
         )
-        asked = getattr(selector.interp.machine, "asked", [])
+        asked = getattr(machine_of(selector.interp), "asked", [])
         self.checks.extend(n for n in asked if n not in self.checks)
         read = self.facts.setdefault((cap, ""), {})
         read.update(a.split("=", 1) for a in decision.assumptions if "=" in a)  # type: ignore[misc]
@@ -179,9 +180,9 @@ class RuleTableBuilder:
             data["backends"] = {name: self.check_entry(cap, name) for name in self.checks}
         if self.checks:
             repair_entries(self, caps, self.checks)
-        guessed = self.selector.interp.machine.guessed
+        guessed = machine_of(self.selector.interp).guessed
         for selector in self._stand_ins.values():
-            guessed |= selector.interp.machine.guessed
+            guessed |= machine_of(selector.interp).guessed
         table: SelectorData = {
             "kind": RULES,
             "dims": [(dim, [query_value(v) for v in values]) for dim, values in self.grid.items()],

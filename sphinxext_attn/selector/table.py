@@ -27,10 +27,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, REFERENCE, Environment
 from sphinxext_attn.model.selector_shape import SelectorData, Shipped
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selector.builder import TableBuilder
 from sphinxext_attn.selector.grid import GRID

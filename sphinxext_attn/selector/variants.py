@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.model.selector_shape import BackendEntry, PriorityTable, SelectorData
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import Instance
 from sphinxext_attn.selection.decision import Selector
@@ -63,7 +63,7 @@ def builder_for(tree: SourceTree, environment: Environment) -> TableBuilder | Ru
         return TableBuilder(selector, GRID)
     interp = selector.interp
     with interp.guarded():
-        platform = interp.machine.platform(interp)
+        platform = machine_of(interp).platform(interp)
         rules = isinstance(platform, Instance) and (
             interp.class_attr(platform.cls, "get_valid_backends")[0] is MISSING
         )

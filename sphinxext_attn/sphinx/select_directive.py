@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 from docutils.parsers.rst import directives
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import REFERENCE, Environment, gpu_words
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.model.selection import LAYER_FIELDS, OPTION_FIELDS, Config, Decision
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.select_nodes import decision_nodes
 from sphinxext_attn.selection import inputs

@@ -47,7 +47,7 @@ FA_UTILS_MODULES = ("vllm.v1.attention.backends.fa_utils", "vllm.attention.utils
 FA_UTILS_FILES = tuple(module_file(m) for m in FA_UTILS_MODULES)
 FA_UTILS_FILE = FA_UTILS_FILES[0]
 #: the FlashAttention build's interface; releases before 0.17 do not ship its source,
-#: so the machine answers for it as a full build does (pyeval.machine)
+#: so the machine answers for it as a full build does (knowledge.machine)
 FA_INTERFACE_MODULE = "vllm.vllm_flash_attn.flash_attn_interface"
 FLASHINFER_UTILS_FILE = "vllm/utils/flashinfer.py"
 

@@ -16,10 +16,10 @@ import pytest
 import vllm_trees
 from attn_browser_site import build_site
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.model.selector_shape import GRID, query_value
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.source.tree import SourceTree
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from fixtures import TINY, model_tree
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.models.answer import _kinds
 from sphinxext_attn.models.architecture import find_architecture
 from sphinxext_attn.models.config_file import load_model_config
@@ -20,7 +21,7 @@ from sphinxext_attn.source.tree import SourceTree
 
 @pytest.fixture
 def interp(tmp_path: Path) -> Interpreter:
-    return Interpreter(SourceTree(model_tree(tmp_path / "tree")))
+    return Interpreter(SourceTree(model_tree(tmp_path / "tree")), Machine())
 
 
 def kinds(interp: Interpreter, data: dict, capability: str = "9.0", **overrides):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from treebuilder import runtime_backend
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.models.start_check import check_start
 from sphinxext_attn.pyeval import Interpreter
@@ -63,7 +64,7 @@ def get_impl_cls():
 
 def _interp(tmp_path: Path, impl: str = "MyImpl") -> Interpreter:
     root = runtime_backend(tmp_path / "tree", BODY.replace("MyImpl", impl), header=HEADER)
-    return Interpreter(SourceTree(root))
+    return Interpreter(SourceTree(root), Machine())
 
 
 def _line(tmp_path: Path, text: str) -> int:

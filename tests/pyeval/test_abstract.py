@@ -12,6 +12,7 @@ import head_size_items
 import pytest
 from treebuilder import runtime_backend
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.abstract import AbstractInt, explore
 from sphinxext_attn.pyeval.intsets import IntSet, TooComplex, run
@@ -160,7 +161,7 @@ PREDICATES = [
 
 def _backend(root: Path, body: str) -> tuple[Interpreter, Any]:
     runtime_backend(root, body)
-    it = Interpreter(SourceTree(root))
+    it = Interpreter(SourceTree(root), Machine())
     return it, it.module_attr(it.module(MODULE), "MyBackend", NODE)
 
 
@@ -226,7 +227,7 @@ def test_a_rule_that_depends_on_the_gpu_is_joined_over_gpus(tmp_path: Path) -> N
     )
     root = tmp_path
     runtime_backend(root, _method(body), header="from vllm.platforms import current_platform\n")
-    it = Interpreter(SourceTree(root))
+    it = Interpreter(SourceTree(root), Machine())
     cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
     answer = head_size_answer(Asker(it, cls))
     assert answer.value == [{"min": None, "max": 512, "multiple_of": 8}]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, ops
 from sphinxext_attn.pyeval.values import NODE, Budget
 from sphinxext_attn.source.tree import SourceTree
@@ -36,7 +37,7 @@ def test_a_walk_is_charged_a_step_and_its_items():
 
 
 def test_a_set_display_is_charged_its_walk_and_its_table(tmp_path):
-    interp = Interpreter(SourceTree(tmp_path))
+    interp = Interpreter(SourceTree(tmp_path), Machine())
     interp.budget = Budget(steps=1000)
     made = interp.make_set(list(range(100)), NODE, "x.py")
     walk = 1 + 800 // ops.STEP_BYTES

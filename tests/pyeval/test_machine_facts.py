@@ -9,9 +9,9 @@ from typing import Any
 from evaluator import HEADER, MODULE, cm
 from treebuilder import runtime_backend
 
+from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.source.tree import SourceTree
 
@@ -47,11 +47,11 @@ def test_a_hardware_probe_nobody_set_is_a_guess(tmp_path):
     CUDA, and anywhere it is set, it is answered as assumed."""
     probe = "torch.cpu._is_amx_tile_supported"
     value, it = answer(tmp_path, "cpu", platform="xpu")
-    assert value is False and it.machine.guessed == {probe}
+    assert value is False and machine_of(it).guessed == {probe}
     assert it.facts_of(it.capability_read) == [(probe, "false")]
     for platform in ("xpu", "cuda"):
         value, it = answer(tmp_path, "cpu", platform=platform, **{probe: "true"})
-        assert value is True and it.machine.guessed == set()
+        assert value is True and machine_of(it).guessed == set()
         assert it.facts_of(it.capability_read) == [(probe, "true")]
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from treebuilder import runtime_backend
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.source.tree import SourceTree
@@ -58,7 +59,7 @@ def load(tmp_path: Any) -> tuple[Interpreter, Any, Any]:
     runtime_backend(tmp_path, BODY, header=HEADER)
     path = tmp_path / (MODULE.replace(".", "/") + ".py")
     path.write_text(path.read_text() + CHILD)
-    it = Interpreter(SourceTree(tmp_path))
+    it = Interpreter(SourceTree(tmp_path), Machine())
     module = it.module(MODULE)
     return it, it.module_attr(module, "MyBackend", NODE), it.module_attr(module, "Child", NODE)
 
@@ -93,7 +94,7 @@ def test_statement_memo_gives_fresh_answers(tmp_path):
     memoised = [ask(it, cls, "checks", cap=cap, **kw) for kw, cap in cases * 2]
     fresh = []
     for kw, cap in cases * 2:
-        it2, cls2, _ = Interpreter(SourceTree(tmp_path)), None, None
+        it2, cls2, _ = Interpreter(SourceTree(tmp_path), Machine()), None, None
         cls2 = it2.module_attr(it2.module(MODULE), "MyBackend", NODE)
         it2.lenient_functions = frozenset({"checks"})
         fresh.append(ask(it2, cls2, "checks", cap=cap, **kw))
@@ -128,7 +129,7 @@ def spread(cls, a, *rest, b=1, **extra):
 
 def test_call_memo_keys_varargs_and_keyword_extras(tmp_path):
     runtime_backend(tmp_path, KWARGS, header=HEADER)
-    it = Interpreter(SourceTree(tmp_path))
+    it = Interpreter(SourceTree(tmp_path), Machine())
     cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
     assert ask(it, cls, "spread", 0, 5) is None
     assert ask(it, cls, "spread", 0, 6, b=2) is None
@@ -156,7 +157,7 @@ def test_an_unreadable_module_is_unknown_each_time_it_is_asked(tmp_path):
     for rel, data in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(data)
-    it = Interpreter(SourceTree(tmp_path))
+    it = Interpreter(SourceTree(tmp_path), Machine())
     for dotted in ("vllm.broken", "vllm.bad", "vllm.broken", "vllm.bad"):
         with pytest.raises(Unknown) as raised:
             it.module(dotted)
@@ -183,7 +184,7 @@ def test_a_class_whose_base_raises_raises_each_time_it_is_asked(tmp_path):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text, encoding="utf-8")
     for order in (["vllm.sub"], ["vllm.impl", "vllm.sub", "vllm.impl"]):
-        it = Interpreter(SourceTree(tmp_path))
+        it = Interpreter(SourceTree(tmp_path), Machine())
         for dotted in order:
             name = "Sub" if dotted == "vllm.sub" else "Impl"
             with pytest.raises(Raised):
@@ -211,7 +212,7 @@ def test_a_function_made_lenient_later_is_not_answered_from_its_plain_run(tmp_pa
     from sphinxext_attn.pyeval import Unknown
 
     runtime_backend(tmp_path, VET, header=HEADER + "import outside_pkg\n")
-    it = Interpreter(SourceTree(tmp_path))
+    it = Interpreter(SourceTree(tmp_path), Machine())
     cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
     with pytest.raises(Unknown):
         ask(it, cls, "vet", 96)
@@ -251,7 +252,7 @@ def test_a_check_stopped_by_the_budget_is_not_remembered(tmp_path):
     from sphinxext_attn.pyeval.values import Budget, LimitExceeded
 
     runtime_backend(tmp_path, HEAVY, header=HEADER)
-    it = Interpreter(SourceTree(tmp_path))
+    it = Interpreter(SourceTree(tmp_path), Machine())
     cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
     # a new size each round: count_to's answers are remembered once complete
     for lenient, size in ((frozenset({"heavy"}), 100), (frozenset(), 110)):

@@ -9,6 +9,10 @@ Mutants argued equivalent (no input tells them from the product):
 - checks.run_checks ``found[0] is not body`` -> any other test of ``found[0]``:
   ``memo.units`` holds the body list itself, so while the entry lives no other
   list can have its id, and ``found[0]`` is always ``body``.
+- abstract._by_residue ``value.mod or 1`` -> ``or 2``: a head size's ``mod`` is set
+  only by ``% c`` with ``c >= 1`` (0 raises ZeroDivisionError), so never falls back.
+- lazyclass._whole ``classes[0]`` -> ``classes[-1]``: it is taken only when
+  ``len(classes) == 1``.
 - machine ``rsplit("/", 1)[-1]`` -> ``rsplit("/", 2)[-1]``: the last piece is
   the same for any split count of at least one.
 """
@@ -33,3 +37,20 @@ def test_setting_an_attribute_of_an_outside_object_is_unknown_where_it_is(tmp_pa
     with pytest.raises(Unknown) as raised:
         it.setattr(External("torch.ops"), "y", 1, stmt, "m.py")
     assert raised.value.where == "m.py:3" and "setting y" in str(raised.value)
+
+
+def test_values_that_memo_keys_hold_cannot_change():
+    """A bound method, an outside name, an enum member, a builtin and a super() proxy
+    are kept in memo keys and shared between answers: they are frozen."""
+    import dataclasses
+
+    from sphinxext_attn.pyeval import values
+
+    for kind in (values.Bound, values.External, values.EnumMember, values.Builtin):
+        made = kind(*[None] * len(dataclasses.fields(kind)))
+        first = dataclasses.fields(kind)[0].name
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(made, first, 1)
+    proxy = values.SuperProxy(*[None] * len(dataclasses.fields(values.SuperProxy)))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        proxy.__setattr__(dataclasses.fields(values.SuperProxy)[0].name, 1)

@@ -11,6 +11,7 @@ import pytest
 from evaluator import FILE, HEADER, MODULE, NODE, ask, cm, load
 from treebuilder import BACKENDS, dedent, runtime_backend
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import External
 from sphinxext_attn.source.tree import SourceTree
@@ -167,7 +168,7 @@ MRO_FILES = {
 
 def test_classmethods_along_a_three_level_mro_in_other_files(tmp_path):
     runtime_backend(tmp_path, "pass\n", extra=MRO_FILES)
-    it = Interpreter(SourceTree(tmp_path))
+    it = Interpreter(SourceTree(tmp_path), Machine())
     leaf = it.module_attr(
         it.module(f"{MODULE.rpartition('.')[0]}.mla.flashmla"), "LeafBackend", NODE
     )
@@ -228,7 +229,7 @@ def test_class_built_inside_a_function_closes_over_its_arguments(tmp_path):
     runtime_backend(tmp_path, "pass\n", class_name="Unused", header=HEADER + COMPOSITE)
     path = tmp_path / FILE
     path.write_text(path.read_text() + tail)
-    it = Interpreter(SourceTree(tmp_path))
+    it = Interpreter(SourceTree(tmp_path), Machine())
     cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
     assert [ask(it, cls, "supports_head_size", h) for h in (64, 96, 128)] == [True, True, False]
     assert ask(it, cls, "get_name") == "C"
@@ -541,7 +542,7 @@ def _with_trailer(tmp_path, body: str, trailer: str) -> tuple[Interpreter, Any]:
     runtime_backend(tmp_path, body, header=HEADER)
     path = tmp_path / FILE
     path.write_text(path.read_text() + "\n" + trailer)
-    it = Interpreter(SourceTree(tmp_path))
+    it = Interpreter(SourceTree(tmp_path), Machine())
     return it, it.module_attr(it.module(MODULE), "MyBackend", NODE)
 
 
@@ -729,7 +730,6 @@ def test_environ_reads_are_facts_as_getenv_reads_are(tmp_path, env, answer):
     """``os.environ[...]``, ``in os.environ`` and ``os.environ.get`` read the variables
     as set (vLLM's defaults for the rest), and each read is a fact the answer rests on."""
     from sphinxext_attn.model.environment import Environment
-    from sphinxext_attn.pyeval.machine import Machine
 
     runtime_backend(tmp_path, ENVIRON_READS, header=HEADER)
     it = Interpreter(SourceTree(tmp_path), Machine(Environment(env=env)))
@@ -744,7 +744,7 @@ def test_environ_reads_are_facts_as_getenv_reads_are(tmp_path, env, answer):
     }
     missing = cm("g", "return os.environ['VLLM_MISSING']")
     runtime_backend(tmp_path, missing, header=HEADER)
-    it = Interpreter(SourceTree(tmp_path))
+    it = Interpreter(SourceTree(tmp_path), Machine())
     with pytest.raises(Raised, match="KeyError"):
         ask(it, it.module_attr(it.module(MODULE), "MyBackend", NODE), "g")
 
@@ -772,7 +772,6 @@ def test_a_built_module_missing_from_the_tree_imports_unless_assumed_missing(tmp
     (``installed.MODULE=false``, the first missing module) the import fails as
     Python's does, and ``{e!r}``/``{e}`` of the caught error are Python's texts."""
     from sphinxext_attn.model.environment import Environment
-    from sphinxext_attn.pyeval.machine import Machine
 
     body = cm(
         "f",

@@ -29,6 +29,7 @@ from treebuilder import (
 )
 
 from sphinxext_attn.analysis.pipeline import analyze
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.source.tree import SourceTree
 
@@ -74,7 +75,7 @@ def contained(
 
 def evaluate(root: Path, method: str = "f") -> tuple[str, str, str, int]:
     """Ask MyBackend.``method``(); ("value"|"unknown"|"raised", detail, where, steps left)."""
-    it = Interpreter(SourceTree(root))
+    it = Interpreter(SourceTree(root), Machine())
     it.budget.steps = STEPS
     try:
         cls = it.module_attr(it.module(MODULE), "MyBackend", ast.Pass())
@@ -425,7 +426,7 @@ def run_fuzzed(root: Path, source: str | bytes, capability: Any) -> None:
     path = root / FILE
     progress(source if isinstance(source, str) else repr(source))  # named if it hangs
     path.write_bytes(source if isinstance(source, bytes) else source.encode())
-    it = Interpreter(SourceTree(root))
+    it = Interpreter(SourceTree(root), Machine())
     it.budget.steps = 20_000
     it.capability = capability
     try:

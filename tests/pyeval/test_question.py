@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from evaluator import FILE, NODE, cm, load
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, LimitExceeded, Unknown
 from sphinxext_attn.pyeval.values import CAPABILITY
 from sphinxext_attn.source.tree import SourceTree
@@ -146,7 +147,7 @@ def test_returns_are_recorded_from_where_the_question_asks(backend, tmp_path):
 
 
 def test_each_fact_has_its_own_bit_above_the_capability(tmp_path: Path):
-    it = Interpreter(SourceTree(tmp_path))
+    it = Interpreter(SourceTree(tmp_path), Machine())
     for name in ("A", "B", "C"):
         it.note_fact(name, name.lower())
     it.note_fact("A", "ignored")  # a fact noted again keeps its bit and value
@@ -157,3 +158,15 @@ def test_each_fact_has_its_own_bit_above_the_capability(tmp_path: Path):
     assert it.facts_of(bits[0]) == [("A", "a")]
     assert it.facts_of(bits[0] | bits[2] | CAPABILITY) == [("A", "a"), ("C", "c")]
     assert it.facts_of(0) == []
+
+
+def test_fresh_memos_last_only_as_long_as_their_question(backend):
+    it, cls = backend
+    memos = (it.call_memo, it.statement_memo)
+    with it.question(steps=STEPS_PER_CELL, fresh_memos=True):
+        assert it.call_memo is not memos[0] and it.statement_memo is not memos[1]
+        assert ask(it, cls, "plain") == 2
+    assert (it.call_memo, it.statement_memo) == memos
+    with it.question(steps=STEPS_PER_CELL):
+        assert (it.call_memo, it.statement_memo) == memos
+    assert (it.call_memo, it.statement_memo) == memos

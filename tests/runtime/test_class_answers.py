@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from treebuilder import DEMO_TREE
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.columns import ASKED
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.merge import evaluate_runtime
 from sphinxext_attn.source.tree import SourceTree

@@ -16,6 +16,7 @@ import vllm_trees
 from treebuilder import DEMO_OLD_TREE, DEMO_TREE, REPO
 
 from sphinxext_attn.analysis.pipeline import analyze
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.columns import FEATURE_COLUMNS
 from sphinxext_attn.model.records import TABLES, Analysis
 from sphinxext_attn.model.selection import Config
@@ -38,7 +39,7 @@ def page() -> Analysis:
 
 @pytest.fixture(scope="module")
 def selector() -> Selector:
-    return Selector(Interpreter(SourceTree(DEMO_TREE)))
+    return Selector(Interpreter(SourceTree(DEMO_TREE), Machine()))
 
 
 def _cells(analysis: Analysis) -> dict[tuple[str, str, str], str]:

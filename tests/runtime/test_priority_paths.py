@@ -11,6 +11,7 @@ import vllm_trees
 from treebuilder import CUDA, dedent, runtime_tree
 
 from sphinxext_attn.analysis.pipeline import analyze
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.runtime.priority_titles import evaluated_priorities
 from sphinxext_attn.source.tree import SourceTree
@@ -38,7 +39,7 @@ def _get_backend_priorities(
 
 
 def lists(root: Path) -> list:
-    return evaluated_priorities(Interpreter(SourceTree(root)))
+    return evaluated_priorities(Interpreter(SourceTree(root), Machine()))
 
 
 def titles(found: list, category: str) -> dict[str, tuple[str, ...]]:

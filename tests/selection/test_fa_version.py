@@ -11,6 +11,7 @@ import pytest
 import vllm_trees
 from treebuilder import DEMO_TREE
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.selection.fa_version import flash_attn_version, passed_version
@@ -49,7 +50,7 @@ def _tree(tmp_path: Path, decode: str, other: str) -> Path:
 
 
 def _interp(tree: Path) -> Interpreter:
-    return Interpreter(SourceTree(tree))
+    return Interpreter(SourceTree(tree), Machine())
 
 
 def test_mla_decode_literal_is_the_version_that_runs(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import vllm_trees
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.runtime.priority_paths import Choice
 from sphinxext_attn.runtime.priority_titles import _numbers
 from sphinxext_attn.selection import inputs
@@ -53,7 +54,7 @@ def test_the_backends_that_run_flash_attention_are_found_by_their_own_name():
     from sphinxext_attn.source.tree import SourceTree
 
     tree = SourceTree(vllm_trees.tree("0.33.0"))
-    interp = Interpreter(tree)
+    interp = Interpreter(tree, Machine())
     found = [e.name for e in read_registry(tree) if uses_flash_attn(interp, e.name)]
     assert found == [
         "FLASH_ATTN",

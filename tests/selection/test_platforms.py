@@ -14,10 +14,10 @@ import pytest
 import vllm_trees
 from treebuilder import DEMO_TREE
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import case_environment, environment_from
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.source.tree import SourceTree
 

@@ -9,6 +9,7 @@ import pytest
 import vllm_trees
 from treebuilder import dedent, runtime_backend
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter
@@ -39,7 +40,7 @@ def supports_combination(cls, head_size):
 def test_literals_and_fstrings_are_found_at_their_line(tmp_path):
     header = "from vllm.v1.attention.my_helpers import check\n"
     root = runtime_backend(tmp_path, BODY, header=header, extra={HELPERS: dedent(HELPER_SOURCE)})
-    interp = Interpreter(SourceTree(root))
+    interp = Interpreter(SourceTree(root), Machine())
     interp.tree.text(HELPERS)  # the evaluation read it
     locator = ReasonLocator(interp)
     fstring = locator.locate("MY_ATTN", "head size 512 is above the kernel's limit of 256")
@@ -53,7 +54,7 @@ def test_reasons_of_vllms_own_cases_are_located():
     tree = vllm_trees.tree("0.33.0")
     path = vllm_trees.shared_dir() / "vllm" / "select" / "select-0.33.0.json"
     cases = json.loads(path.read_text(encoding="utf-8"))[:200]
-    selector = Selector(Interpreter(SourceTree(tree)))
+    selector = Selector(Interpreter(SourceTree(tree), Machine()))
     located = total = 0
     for case in cases:
         decision = selector.explain(selector.decide(Config.from_case(case)))
@@ -75,7 +76,7 @@ def test_a_literal_written_with_escapes_is_found_at_its_first_line(tmp_path):
     """Not in the text as written: the statements are parsed, and of the two
     literals giving the reason (a value, then a key below it) the first is named."""
     root = runtime_backend(tmp_path, BODY, extra={HELPERS: dedent(ESCAPED)})
-    interp = Interpreter(SourceTree(root))
+    interp = Interpreter(SourceTree(root), Machine())
     interp.tree.text(HELPERS)
     locator = ReasonLocator(interp)
     assert locator.locate("MY_ATTN", "needs a Hopper device") == Location(HELPERS, 2)

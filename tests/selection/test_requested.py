@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from treebuilder import DEMO_TREE
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import environment_from
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.render.select_text import render_text
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selection.requested import reasons_in

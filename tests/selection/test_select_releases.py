@@ -12,6 +12,7 @@ import pytest
 import vllm_trees
 from treebuilder import DEMO_TREE
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.render.select_text import render_text
@@ -58,7 +59,7 @@ def test_0_16_decides_with_flash_attention_versions_of_a_full_build(
 ):
     """0.16.0 ships no vllm_flash_attn source: the machine answers which
     FlashAttention versions a full build supports (FA3 on 9.x, so fp8 KV there)."""
-    selector = Selector(Interpreter(SourceTree(vllm_trees.tree("0.16.0"))))
+    selector = Selector(Interpreter(SourceTree(vllm_trees.tree("0.16.0")), Machine()))
     config = Config(capability=capability, dtype="bf16", kv_cache_dtype="fp8", head_size=128)
     decision = selector.decide(config)
     assert decision.selected == selected
@@ -89,8 +90,8 @@ CONFIGS = [
 
 def test_the_older_shape_of_rejections_gives_the_same_decisions(tmp_path):
     tree = _demo(tmp_path, "invalid[backend] = (priority, reasons)", "invalid[backend] = reasons")
-    new = Selector(Interpreter(SourceTree(DEMO_TREE)))
-    old = Selector(Interpreter(SourceTree(tree)))
+    new = Selector(Interpreter(SourceTree(DEMO_TREE), Machine()))
+    old = Selector(Interpreter(SourceTree(tree), Machine()))
     for config in CONFIGS:
         assert old.decide(config) == new.decide(config)
     assert any(new.decide(c).rejected for c in CONFIGS)  # rejections were compared
@@ -98,7 +99,7 @@ def test_the_older_shape_of_rejections_gives_the_same_decisions(tmp_path):
 
 def test_an_answer_of_another_shape_is_not_evaluated_not_a_traceback(tmp_path):
     tree = _demo(tmp_path, "return valid, invalid", "return valid")
-    decision = Selector(Interpreter(SourceTree(tree))).decide(CONFIGS[0])
+    decision = Selector(Interpreter(SourceTree(tree), Machine())).decide(CONFIGS[0])
     assert decision.selected is None
     assert "shape not understood" in decision.error
     assert CUDA in decision.error
@@ -107,14 +108,14 @@ def test_an_answer_of_another_shape_is_not_evaluated_not_a_traceback(tmp_path):
 def test_each_configuration_is_built_once_and_decides_alike_again():
     """The selector's table asks each point for several backends: the tree's
     selector config and DeviceCapability are built once per configuration."""
-    selector = Selector(Interpreter(SourceTree(DEMO_TREE)))
+    selector = Selector(Interpreter(SourceTree(DEMO_TREE), Machine()))
     first, again = Config(), Config()
     assert selector.build_config(first) is selector.build_config(again)
     assert selector.device_capability(first) is selector.device_capability(again)
     other = Config(head_size=64, capability="10.0")
     assert selector.build_config(other) is not selector.build_config(first)
     assert selector.device_capability(other) is not selector.device_capability(first)
-    fresh = Selector(Interpreter(SourceTree(DEMO_TREE)))
+    fresh = Selector(Interpreter(SourceTree(DEMO_TREE), Machine()))
     for config in CONFIGS:
         assert selector.decide(config) == fresh.decide(config) == selector.decide(config)
 

@@ -21,6 +21,7 @@ from known import assert_exactly
 from sphinx.testing.util import SphinxTestApp
 from treebuilder import DEMO_TREE
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.selection.decision import Selector
@@ -201,7 +202,7 @@ def table033(tree033: Path, site: Path) -> dict[str, Any]:
 def test_factorisation_agrees_with_decide(
     table033: dict[str, Any], tree033: Path, cases033: list[dict[str, Any]]
 ) -> None:
-    selector = Selector(Interpreter(SourceTree(tree033)))
+    selector = Selector(Interpreter(SourceTree(tree033), Machine()))
     configs = [Config.from_case(c) for c in cases033]
     _, _, total, differ = agreement(table033, selector, configs)
     assert total == len(cases033) > 500
@@ -235,7 +236,7 @@ def test_the_table_gives_a_pick_that_rests_on_a_feature_probe_as_the_decision_do
     modules (conftest.py)."""
     table033 = selector_tables_033[("cuda", "")]
     guess = predict(table033, PROBED)
-    truth = Selector(Interpreter(SourceTree(tree033))).decide(PROBED)
+    truth = Selector(Interpreter(SourceTree(tree033), Machine())).decide(PROBED)
     assert guess is not None and guess.candidates == [] and truth.candidates == []
     assert guess.selected == truth.selected == "FLASHINFER_MLA_SPARSE_SM90"
     assert "features.flashinfer=true" in truth.assumptions
@@ -282,7 +283,7 @@ def test_browser_shows_the_cli_decision(
     cases033: list[dict[str, Any]],
     table033: dict[str, Any],
 ) -> None:
-    selector = Selector(Interpreter(SourceTree(tree033)))
+    selector = Selector(Interpreter(SourceTree(tree033), Machine()))
     picked: list[dict[str, Any]] = []
     for case in cases033:  # a spread: each selected backend (and none) once, then more
         if case["selected"] not in {c["selected"] for c in picked}:
@@ -343,7 +344,7 @@ def test_browser_changing_a_control_updates_decision_and_address(
         page.read_text(encoding="utf-8").replace("</body>", CHANGE_CONTROLS), encoding="utf-8"
     )
     url = probe.as_uri() + "?dtype=fp16"
-    cli = Selector(Interpreter(SourceTree(tree033))).decide(
+    cli = Selector(Interpreter(SourceTree(tree033), Machine())).decide(
         Config(capability="8.9", dtype="fp16", use_mla=True)
     )
     html = _dom(browser, url)

@@ -14,6 +14,7 @@ import pytest
 import vllm_trees
 from treebuilder import DEMO_TREE
 
+from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.selector import passthrough as selector_passthrough
 from sphinxext_attn.selector import probe as selector_probe
 from sphinxext_attn.selector.passthrough_loop import passed_through
@@ -119,7 +120,7 @@ def _answers(root: str, through: bool, platforms: tuple[str, ...]) -> tuple[list
         build_selector_table(root, sample=0, platforms=platforms)
     out = [
         (
-            p.interp.machine.environment.key(),
+            machine_of(p.interp).environment.key(),
             {k: (a.reasons, a.facts, a.read, a.portable) for k, a in p._answers.items()},
         )
         for p in probers
@@ -174,10 +175,10 @@ def test_a_check_kept_under_one_set_of_engine_options_is_not_reused_for_another(
     answers computed under ``--option`` values for others)."""
     from dataclasses import replace
 
+    from sphinxext_attn.knowledge.machine import Machine
     from sphinxext_attn.model.environment import REFERENCE
     from sphinxext_attn.model.selection import Config
     from sphinxext_attn.pyeval import Interpreter
-    from sphinxext_attn.pyeval.machine import Machine
     from sphinxext_attn.selection.decision import Selector
     from sphinxext_attn.source.tree import SourceTree
 

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 import vllm_trees
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selector.facts import environment_with, state_for, values_of
 from sphinxext_attn.selector.grid import DIMS, GRID

@@ -172,3 +172,28 @@ def test_import_names_match_the_parse_on_a_release() -> None:
             assert [n for node in nodes for n in bound_names(node)] == names, chunk.text
             checked += 1
     assert checked > 5000
+
+
+def test_a_lazy_class_parses_only_the_members_asked_for() -> None:
+    """``holding`` gives the members whose source holds a word; ``run_after`` those
+    after a line that run with the class body (no ``def``); loaded, the whole body
+    answers (and ``run_after`` still only after the line)."""
+    from sphinxext_attn.pyeval.lazyclass import lazy_class
+
+    (chunk,) = [c for c in split_chunks(LONG_CLASS, "m.py") if "class Big" in c.text]
+    (whole,) = chunk.nodes()
+    flag = next(s for s in whole.body if isinstance(s, ast.If))
+    lazy = lazy_class(chunk)
+    assert lazy is not None
+    body = lazy.body
+    assert [ast.unparse(s) for s in body.holding("flag")] == [ast.unparse(flag)]
+    assert [s.lineno for s in body.run_after(flag.lineno - 1, "flag")] == [flag.lineno]
+    assert body.run_after(flag.lineno, "flag") == []
+    assert body.run_after(0, "return x") == []  # only in a def: runs later
+    assert not body.loaded
+    assert len(list(body)) == len(whole.body) and body.loaded
+    assert len(body.holding("flag")) == len(whole.body)
+    after = [s.lineno for s in body.run_after(flag.lineno, "")]
+    assert after == [
+        s.lineno for s in whole.body if s.lineno > flag.lineno and isinstance(s, ast.ClassDef)
+    ]

@@ -13,17 +13,11 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sphinxext_attn.pyeval.values import (
-    NODE,
-    Builtin,
-    External,
-    Instance,
-    PyClass,
-    Raised,
-    Unknown,
-)
+from sphinxext_attn.knowledge.plugin_registry import apply_overrides
+from sphinxext_attn.pyeval.values import NODE, External, Instance, PyClass, Unknown, Value
+from sphinxext_attn.source.plugin_platforms import plugin_platforms
 from sphinxext_attn.vocab.paths import PLATFORM_INIT_FILE, PLATFORM_PACKAGE
 
 if TYPE_CHECKING:
@@ -34,15 +28,11 @@ PLUGINS = "builtin_platform_plugins"
 QUALNAME = re.compile(r"vllm(\.[A-Za-z_][A-Za-z0-9_]*)+\Z")
 #: A yes/no question to the hardware through torch (``torch.cpu._is_amx_tile_supported``).
 HARDWARE_PROBE = re.compile(r"torch\.[a-z]+\._?is_[a-z0-9_]+\Z")
-#: The longest text a pattern of the tree is matched against (an arch name is short).
-MAX_MATCHED = 200
 
 
 def platform_class(interp: Interpreter, platform: str) -> PyClass:
     """The class vLLM's detection plugin for ``platform`` answers with (or, for a
     platform a plugin brings, the class its ``vllm.platform_plugins`` entry names)."""
-    from sphinxext_attn.source.plugin_platforms import plugin_platforms
-
     brought = plugin_platforms(interp.tree).get(platform)
     if brought is not None:
         return _class_named(interp, brought.qualname, brought.path, brought.line)
@@ -98,16 +88,14 @@ def platform_instance(interp: Interpreter, platform: str) -> Instance:
     """The platform, with the registry overrides its plugin package performs applied
     (they run when vLLM loads the platform's package)."""
     cls = platform_class(interp, platform)
-    from sphinxext_attn.pyeval.plugin_registry import apply_overrides
-
     apply_overrides(interp, cls.path)
     return Instance(cls)
 
 
 # -- amdsmi: what the ROCm GPU reports ---------------------------------------------
-def amdsmi_call(interp: Interpreter, name: str, arch: str) -> Any:
+def amdsmi_call(interp: Interpreter, name: str, arch: str) -> Value:
     """The answer of an ``amdsmi`` function on a machine with one GPU of ``arch``;
-    None for a name that is not a query this machine answers."""
+    Ellipsis for a name that is not a query this machine answers."""
     function = name.rsplit(".", 1)[-1]
     if function in ("amdsmi_init", "amdsmi_shut_down"):
         return None
@@ -117,42 +105,3 @@ def amdsmi_call(interp: Interpreter, name: str, arch: str) -> Any:
         interp.note_fact("arch", arch)
         return {"target_graphics_version": arch, "market_name": arch}
     return Ellipsis
-
-
-# -- regular expressions the tree matches against known text --------------------------
-class MatchResult:
-    """A match of ``re.match``/``regex.match``: ``group()``, ``groups()``, ``span()``."""
-
-    def __init__(self, match: re.Match[str]) -> None:
-        self.match = match
-
-    def attr(self, name: str) -> Any:
-        if name not in ("group", "groups", "start", "end", "span", "groupdict"):
-            return None
-        method = getattr(self.match, name)
-
-        def run(it: Interpreter, args: list[Any], kw: dict[str, Any], node: Any, path: str) -> Any:
-            try:
-                return method(*args, **kw)
-            except (IndexError, TypeError) as exc:
-                raise Raised(type(exc).__name__, str(exc)) from None
-
-        return Builtin(f"Match.{name}", run)
-
-
-REGEX_FUNCTIONS = ("match", "fullmatch", "search")
-
-
-def regex_call(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """``re.match(pattern, text)`` (or ``regex``'s) on a literal pattern and a known
-    short text; Ellipsis when this is not such a call."""
-    module, _, function = name.rpartition(".")
-    if module not in ("re", "regex") or function not in REGEX_FUNCTIONS or kwargs:
-        return Ellipsis
-    if len(args) != 2 or not all(type(a) is str for a in args) or len(args[1]) > MAX_MATCHED:
-        return Ellipsis
-    try:
-        found = getattr(re, function)(args[0], args[1])
-    except re.error as exc:
-        raise Raised("error", str(exc)) from None
-    return None if found is None else MatchResult(found)

@@ -9,15 +9,20 @@ capability is the one the question is about; the toolchain vLLM looks for on
 PATH, nvcc and ninja, is there; FlashAttention versions are those its build
 supports on that GPU). Anything else from outside the
 tree (a call into torch, a kernel) is :class:`Unknown`.
+
+It is the evaluator's :class:`~sphinxext_attn.pyeval.world.World` for vLLM: plain
+Python's answers come from there, vLLM's are added here
+(``Interpreter(tree, Machine(environment))``).
 """
 
 from __future__ import annotations
 
 import ast
-import math
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from sphinxext_attn.knowledge import devices, probes
+from sphinxext_attn.knowledge.engine_config import ConfigDefaults, config_attr
 from sphinxext_attn.model.environment import (
     DEFAULT_ROCM_ARCH,
     REFERENCE,
@@ -25,26 +30,30 @@ from sphinxext_attn.model.environment import (
     literal_of,
     truth_of,
 )
-from sphinxext_attn.pyeval import devices, engine_config, probes, stdlib
-from sphinxext_attn.pyeval.scope import MISSING, Scope
+from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import (
-    ConfigDefaults,
+    NODE,
     External,
+    Foreign,
     Instance,
     PyFunction,
     Raised,
     Unknown,
+    Value,
 )
+from sphinxext_attn.pyeval.world import World
 from sphinxext_attn.vocab.paths import (
     CUDA_PLATFORM_FILE,
     CUDA_PLATFORM_MODULE,
     FA_INTERFACE_MODULE,
+    PLATFORM_INTERFACE_FILE,
     PLATFORM_INTERFACE_MODULE,
     PLATFORM_PACKAGE,
 )
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval.scope import ModuleScope
 
 #: FlashAttention version -> the GPU major versions a full build runs it on (FA2: SM 8.0 on).
 FA_MAJORS = {2: range(8, 100), 3: (9,), 4: (9, 10, 11)}
@@ -64,25 +73,35 @@ ENVIRON_READS = frozenset(
 )
 
 
-class Machine:
+class Machine(World):
     """Answers for everything outside the tree."""
-
-    MISSING = MISSING
 
     def __init__(self, environment: Environment = REFERENCE) -> None:
         self.environment = environment
-        self._platform: Any = None
+        self._platform: Value = None
         self._installed: dict[str, bool] = {}
         #: facts read that nobody set and the machine only guesses (see selection.settled)
         self.guessed: set[str] = set()
 
     # -- names -------------------------------------------------------------------
-    def module_attr(self, interp: Interpreter, dotted: str, name: str) -> Any:
+    def module_attr(self, interp: Interpreter, dotted: str, name: str) -> Value:
         if dotted == PLATFORM_PACKAGE and name == "current_platform":
             return self.platform(interp)
         return MISSING
 
-    def platform(self, interp: Interpreter) -> Any:
+    def absent_module_attr(
+        self, interp: Interpreter, mod: ModuleScope, name: str, node: ast.AST
+    ) -> Value:
+        if mod.dotted.split(".", 1)[0] in interp.tree.plugin_roots and name.startswith("_"):
+            # a plugin's private module its build writes (vllm-ascend's SoC version)
+            raise Unknown(
+                f"{mod.dotted}.{name} is not in the plugin's folder (written when it is built)",
+                mod.path,
+                getattr(node, "lineno", 0),
+            )
+        return super().absent_module_attr(interp, mod, name, node)
+
+    def platform(self, interp: Interpreter) -> Value:
         """``current_platform``: an instance of the tree's class for the machine's
         platform (CUDA: the platform class of ``vllm/platforms/cuda.py``; another:
         the class its detection plugin names, see :mod:`.devices`)."""
@@ -110,36 +129,48 @@ class Machine:
         """The ROCm GPU amdsmi reports (``--arch``; gfx942 when none is named)."""
         return self.environment.arch or DEFAULT_ROCM_ARCH
 
-    def external_attr(self, interp: Interpreter, obj: External, name: str) -> Any:
+    def external_attr(self, interp: Interpreter, obj: External, name: str) -> Value:
         qualname = f"{obj.qualname}.{name}"
-        if qualname in ("typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"):
-            return False
         if qualname == "requests.Response.status_code":
             return 200
-        if obj.qualname == "math":  # this Python's own constants; no such name: an error
-            if not hasattr(math, name):
-                raise Raised("AttributeError", f"module 'math' has no attribute {name!r}")
-            if isinstance(getattr(math, name), float):
-                return getattr(math, name)
-        return External(TORCH_ALIASES.get(qualname, qualname))
+        if qualname in TORCH_ALIASES:
+            return External(TORCH_ALIASES[qualname])
+        return super().external_attr(interp, obj, name)
 
     def external_truth(self, value: External, node: ast.AST, path: str) -> bool:
         if value.qualname == "importlib.machinery.ModuleSpec":
             return True
-        raise Unknown(
-            f"truth of {value.qualname} (outside the tree)", path, getattr(node, "lineno", 0)
-        )
+        return super().external_truth(value, node, path)
 
-    def external_subscript(self, value: External, index: Any) -> Any:
-        return stdlib.subscript(value, index)
+    def external_subscript(self, interp: Interpreter, value: External, index: Value) -> Value:
+        if value.qualname == "os.environ":
+            return self.environ_item(interp, index)
+        return super().external_subscript(interp, value, index)
+
+    def compare(
+        self, interp: Interpreter, op: ast.cmpop, left: Value, right: Value
+    ) -> bool | None:
+        """A feature probe of a dependency's signature; ``name in os.environ``."""
+        probed = probes.compare(self, interp, op, left, right)
+        if probed is not None:
+            return probed
+        if isinstance(op, ast.In | ast.NotIn) and _is_environ(right):
+            return self.environ_has(interp, left) == isinstance(op, ast.In)
+        return None
+
+    def foreign_attr(self, interp: Interpreter, obj: Foreign, name: str, path: str) -> Value:
+        if isinstance(obj, ConfigDefaults):
+            # a field of the engine config: as set (``--option``), else its declared default
+            return config_attr(self.environment, interp, obj, name)
+        return super().foreign_attr(interp, obj, name, path)
 
     def call_external(
-        self, interp: Interpreter, func: External, args: list[Any], kwargs: dict[str, Any]
-    ) -> Any:
-        name = func.qualname
-        answer = stdlib.call(name, args, kwargs)
+        self, interp: Interpreter, func: External, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
+        answer = super().call_external(interp, func, args, kwargs)
         if answer is not MISSING:
             return answer
+        name = func.qualname
         if name in ENVIRON_READS and args and isinstance(args[0], str):
             return self.getenv(
                 interp, args[0], args[1] if len(args) > 1 else kwargs.get("default")
@@ -153,14 +184,12 @@ class Machine:
         if name in ("os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.dirname"):
             return True if name != "os.path.dirname" else ""
         if name == "importlib.import_module" and args and isinstance(args[0], str):
-            module = interp.module(args[0])
-            if module is not None:
-                return module
+            # (a module of the tree is the world's answer above)
             if args[0].split(".")[0] != "vllm":
                 return External(args[0])  # packages outside the tree import
             raise Raised("ModuleNotFoundError", f"No module named {args[0]!r}")
         if name == "inspect.signature":
-            return probes.signature(interp, args, kwargs)
+            return probes.signature(self, interp, args, kwargs)
         if name == f"{FA_INTERFACE_MODULE}.is_fa_version_supported" and len(args) == 1:
             return self.fa_version_supported(interp, args[0], func)
         if name.startswith("amdsmi.") and self.environment.platform == "rocm":
@@ -175,9 +204,6 @@ class Machine:
             probed = self.probe(interp, name)
             if probed is not MISSING:
                 return probed
-        matched = devices.regex_call(name, args, kwargs)
-        if matched is not Ellipsis:
-            return matched
         if name == "importlib.util.find_spec" and args and isinstance(args[0], str):
             return (
                 External("importlib.machinery.ModuleSpec")
@@ -190,7 +216,7 @@ class Machine:
             return External("requests.Response")
         return MISSING
 
-    def probe(self, interp: Interpreter, name: str) -> Any:
+    def probe(self, interp: Interpreter, name: str) -> Value:
         """A question to the hardware (``platform.machine()``, ``torch.cpu._is_*_supported()``)
         on a platform whose reference machine is not the recorded CUDA one: as assumed;
         the CPU type of the reference machine (x86_64); a yes/no probe nobody set is
@@ -205,13 +231,13 @@ class Machine:
             self.guessed.add(name)
         return self.fact_truth(interp, name, False)
 
-    def getenv(self, interp: Interpreter, name: str, default: Any) -> Any:
+    def getenv(self, interp: Interpreter, name: str, default: Value) -> Value:
         """``os.getenv(name, default)``: the variable as set, else the default."""
         value = self.environment.env.get(name)
         interp.note_fact(name, "unset" if value is None else value)
         return default if value is None else value
 
-    def environ_item(self, interp: Interpreter, name: Any) -> Any:
+    def environ_item(self, interp: Interpreter, name: Value) -> Value:
         """``os.environ[name]``: the variable as set, else a KeyError (a read, as
         ``os.getenv`` is: the answer rests on it)."""
         if not isinstance(name, str):
@@ -221,7 +247,7 @@ class Machine:
             raise Raised("KeyError", repr(name))
         return value
 
-    def environ_has(self, interp: Interpreter, name: Any) -> bool:
+    def environ_has(self, interp: Interpreter, name: Value) -> bool:
         """``name in os.environ``: whether the variable is set (a read)."""
         return isinstance(name, str) and self.getenv(interp, name, None) is not None
 
@@ -273,8 +299,8 @@ class Machine:
 
     # -- functions of the tree that stand for the machine --------------------------
     def function_hook(
-        self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
-    ) -> Any:
+        self, interp: Interpreter, func: PyFunction, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
         name = func.name
         assumed = self.environment.assume.get(name)
         if assumed is not None:
@@ -296,13 +322,7 @@ class Machine:
             return ConfigDefaults(func.module.lookup("VllmConfig", interp, func.node))
         return MISSING
 
-    def config_attr(
-        self, interp: Interpreter, config: ConfigDefaults, name: str, path: str
-    ) -> Any:
-        """A field of the engine config: as set (``--option``), else its declared default."""
-        return engine_config.config_attr(self.environment, interp, config, name)
-
-    def fa_version_supported(self, interp: Interpreter, version: Any, func: External) -> bool:
+    def fa_version_supported(self, interp: Interpreter, version: Value, func: External) -> bool:
         """``is_fa_version_supported(v)`` of a full build, for a tree without the
         module's source: what the module says where releases ship it (FA2 from
         SM 8.0, FA3 on 9.x, FA4 on 9.x, 10.x and 11.x), for the GPU asked about."""
@@ -322,19 +342,34 @@ class Machine:
             raise Unknown(f"{asker} depends on the GPU's compute capability".lstrip(), path, line)
         return interp.capability
 
-    def decorate(
-        self, interp: Interpreter, func: PyFunction, decorator: ast.expr, scope: Scope
-    ) -> str:
-        """The kind a decorator gives a function (classmethod, property, ...)."""
-        return stdlib.decorator_kind(interp, func, decorator, scope)
-
-    def capability(self, interp: Interpreter, func: PyFunction) -> Any:
+    def capability(self, interp: Interpreter, func: PyFunction) -> Value:
         capability = self.gpu(interp, path=func.path, line=func.node.lineno)
         module = interp.module(PLATFORM_INTERFACE_MODULE)
         if module is None:
             raise Unknown("no DeviceCapability class in the tree", func.path)
         cls = module.lookup("DeviceCapability", interp, func.node)
         return interp.call(cls, list(capability), {}, func.node, func.path)
+
+
+def machine_of(interp: Interpreter) -> Machine:
+    """The vLLM machine an interpreter evaluates for (its world)."""
+    world = interp.world
+    if not isinstance(world, Machine):
+        raise TypeError(f"the interpreter's world is a {type(world).__name__}, not vLLM's machine")
+    return world
+
+
+def capability_class(interp: Interpreter) -> Value:
+    """The tree's ``DeviceCapability`` class."""
+    module = interp.module(PLATFORM_INTERFACE_MODULE)
+    if module is None:
+        raise Unknown(f"no {PLATFORM_INTERFACE_FILE} in the tree", PLATFORM_INTERFACE_FILE)
+    return module.lookup("DeviceCapability", interp, NODE)
+
+
+def _is_environ(value: Value) -> bool:
+    """``os.environ``: its reads are facts the answer rests on (as ``os.getenv``'s)."""
+    return isinstance(value, External) and value.qualname == "os.environ"
 
 
 def _assigned(stmt: ast.Assign | ast.AnnAssign) -> list[str]:

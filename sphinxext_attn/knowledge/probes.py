@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.values import External
+from sphinxext_attn.pyeval.values import External, Value
 
 if TYPE_CHECKING:
+    from sphinxext_attn.knowledge.machine import Machine
     from sphinxext_attn.pyeval.interp import Interpreter
 
 #: ``inspect.signature(<probed>).parameters`` and one parameter's ``.kind``
@@ -25,27 +26,31 @@ _PARAMETERS = re.compile(r"inspect\.signature\((?P<probed>[\w.]+)\)\.parameters"
 _KIND = re.compile(_PARAMETERS.pattern + r"\['\w+'\]\.kind")
 
 
-def signature(interp: Interpreter, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def signature(
+    machine: Machine, interp: Interpreter, args: list[Value], kwargs: dict[str, Value]
+) -> Value:
     """``inspect.signature(f)`` of a function of an installed package outside the
     tree: a name standing for it; MISSING for anything else."""
     if len(args) != 1 or kwargs or not isinstance(args[0], External):
         return MISSING
     probed = args[0].qualname
-    if not re.fullmatch(r"[\w.]+", probed) or not interp.machine.installed(interp, probed):
+    if not re.fullmatch(r"[\w.]+", probed) or not machine.installed(interp, probed):
         return MISSING
     return External(f"inspect.signature({probed})")
 
 
-def compare(interp: Interpreter, op: ast.cmpop, left: Any, right: Any) -> bool | None:
+def compare(
+    machine: Machine, interp: Interpreter, op: ast.cmpop, left: Value, right: Value
+) -> bool | None:
     """``"name" in params`` and ``params["name"].kind is inspect.Parameter.KIND``
     of a probed signature: the installed package's feature fact; None for
     other comparisons."""
     if isinstance(op, ast.In | ast.NotIn) and isinstance(left, str):
-        found = _feature(interp, right, _PARAMETERS)
+        found = _feature(machine, interp, right, _PARAMETERS)
     elif isinstance(op, ast.Is | ast.IsNot):
-        found = _feature(interp, left, _KIND, right)
+        found = _feature(machine, interp, left, _KIND, right)
         if found is None:
-            found = _feature(interp, right, _KIND, left)
+            found = _feature(machine, interp, right, _KIND, left)
     else:
         return None
     if found is None:
@@ -54,7 +59,11 @@ def compare(interp: Interpreter, op: ast.cmpop, left: Any, right: Any) -> bool |
 
 
 def _feature(
-    interp: Interpreter, value: Any, pattern: re.Pattern[str], kind: Any = None
+    machine: Machine,
+    interp: Interpreter,
+    value: Value,
+    pattern: re.Pattern[str],
+    kind: Value = None,
 ) -> bool | None:
     if not isinstance(value, External):
         return None
@@ -66,4 +75,4 @@ def _feature(
     ):
         return None
     package = match["probed"].split(".")[0]
-    return interp.machine.fact_truth(interp, f"features.{package}", True)
+    return machine.fact_truth(interp, f"features.{package}", True)

@@ -4,20 +4,32 @@ else their declared defaults (never constructed: vLLM's ``VllmConfig()``)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.model.environment import Environment, literal_of
 from sphinxext_attn.pyeval.lazyclass import statements_for
+from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.stdlib import label
-from sphinxext_attn.pyeval.values import ConfigDefaults, PyClass, Unknown
+from sphinxext_attn.pyeval.values import Foreign, PyClass, Unknown, Value
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
 
 
+@dataclass(eq=False)
+class ConfigDefaults(Foreign):
+    """vLLM's default engine config, read from the field defaults of its config
+    classes (``attention_config`` -> ``AttentionConfig()``), never constructed."""
+
+    cls: PyClass
+    #: the dotted path of this config in ``VllmConfig`` (``attention_config.``)
+    prefix: str = ""
+
+
 def config_attr(
     environment: Environment, interp: Interpreter, config: ConfigDefaults, name: str
-) -> Any:
+) -> Value:
     """A field of the engine config: as set (``--option``), else its declared default."""
     field = f"{config.prefix}{name}"
     if field in environment.options:
@@ -34,10 +46,8 @@ def config_attr(
     return value
 
 
-def _config_class(interp: Interpreter, config: ConfigDefaults, name: str) -> Any:
+def _config_class(interp: Interpreter, config: ConfigDefaults, name: str) -> Value:
     """The config class a field is declared with (``model_config: ModelConfig``)."""
-    from sphinxext_attn.pyeval.members import class_mro
-
     for klass in class_mro(config.cls, interp):
         if not isinstance(klass, PyClass):
             continue
@@ -54,9 +64,7 @@ def _config_class(interp: Interpreter, config: ConfigDefaults, name: str) -> Any
     return None
 
 
-def _config_default(interp: Interpreter, config: ConfigDefaults, name: str) -> Any:
-    from sphinxext_attn.pyeval.members import class_mro
-
+def _config_default(interp: Interpreter, config: ConfigDefaults, name: str) -> Value:
     for klass in class_mro(config.cls, interp):
         if not isinstance(klass, PyClass):
             continue
