@@ -12,10 +12,10 @@ import pytest
 import vllm_trees
 from treebuilder import DEMO_TREE
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import REFERENCE
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.machine import Machine
 from sphinxext_attn.pyeval.stmtmemo import key_part
 from sphinxext_attn.pyeval.values import CAPABILITY, GpuInstance
 from sphinxext_attn.selection.decision import Selector
