@@ -12,7 +12,7 @@ import pytest
 import vllm_trees
 from treebuilder import DEMO_TREE
 
-from sphinxext_attn.knowledge.machine import Machine
+from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import REFERENCE
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter
@@ -42,7 +42,7 @@ def _answers(root: str, share: bool, platforms: tuple[str, ...] = ("cuda",)) -> 
         build_selector_table(root, sample=0, platforms=platforms)
     out = [
         (
-            p.interp.machine.environment.key(),
+            machine_of(p.interp).environment.key(),
             {k: (a.reasons, a.facts, a.read, a.portable) for k, a in p._answers.items()},
         )
         for p in probers
