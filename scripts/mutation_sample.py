@@ -43,7 +43,8 @@ SUITES = {
     ),
     "selection": (
         "sphinxext_attn/selection",
-        f"{FAST} tests/selection tests/runtime/test_demo_tree.py {PINNED} tests/models",
+        f"{FAST} tests/selection tests/runtime/test_demo_tree.py {PINNED} tests/models"
+        " tests/analysis/test_plugin_faults.py",
     ),
     "selector": (
         "sphinxext_attn/selector",

@@ -205,6 +205,31 @@ def test_the_evaluator_knows_no_library() -> None:
     assert room_imports()["pyeval"] <= {"source"}
 
 
+def test_code_outside_the_evaluator_enters_by_its_front_door() -> None:
+    """Outside ``pyeval/`` the evaluator is imported from ``sphinxext_attn.pyeval``
+    (its public names), never from one of its modules."""
+    inside = f"{PACKAGE.name}.pyeval"
+    graph = import_graph(PACKAGE)
+    through_a_side_door = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if not module.startswith(inside)
+        for target in targets
+        if target.startswith(f"{inside}.")
+    )
+    assert through_a_side_door == []
+
+
+def test_the_front_door_names_what_it_loads() -> None:
+    import sphinxext_attn.pyeval as front
+
+    homes = front._HOMES
+    assert front.__all__ == sorted(homes)
+    for name, home in homes.items():
+        module = __import__(f"{front.__name__}.{home}", fromlist=[name])
+        assert getattr(front, name) is getattr(module, name), name
+
+
 def test_the_core_never_imports_sphinx_or_docutils() -> None:
     graph = room_imports()
     for room in CORE:

@@ -15,7 +15,7 @@ from sphinxext_attn.source.registry import RegistryEntry
 
 if TYPE_CHECKING:
     from sphinxext_attn.page.variants import FlashAttnFacts, FlashInferFacts
-    from sphinxext_attn.pyeval.values import Unknown
+    from sphinxext_attn.pyeval import Unknown
 
 A = TypeVar("A")
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from sphinxext_attn.source.views import Compare, View
 
 #: Bumped when what is stored changes shape.
-FORMAT = 5
+FORMAT = 6
 ENV_DIR = "SPHINXEXT_ATTN_CACHE_DIR"
 #: An entry larger than this is not written (a decision map of many thousand cases).
 MAX_ENTRY_BYTES = 64 * 1024 * 1024

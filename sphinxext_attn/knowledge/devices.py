@@ -16,12 +16,12 @@ import re
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.knowledge.plugin_registry import apply_overrides
-from sphinxext_attn.pyeval.values import NODE, External, Instance, PyClass, Unknown, Value
+from sphinxext_attn.pyeval import NODE, External, Instance, PyClass, Unknown, Value
 from sphinxext_attn.source.plugin_platforms import plugin_platforms
 from sphinxext_attn.vocab.paths import PLATFORM_INIT_FILE, PLATFORM_PACKAGE
 
 if TYPE_CHECKING:
-    from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval import Interpreter
 
 PLUGINS = "builtin_platform_plugins"
 #: A qualified class name in a plugin's answer (``"vllm.platforms.rocm.RocmPlatform"``).

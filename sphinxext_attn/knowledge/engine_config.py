@@ -8,13 +8,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.model.environment import Environment, literal_of
-from sphinxext_attn.pyeval.lazyclass import statements_for
-from sphinxext_attn.pyeval.members import class_mro
-from sphinxext_attn.pyeval.stdlib import label
-from sphinxext_attn.pyeval.values import Foreign, PyClass, Unknown, Value
+from sphinxext_attn.pyeval import (
+    Foreign,
+    PyClass,
+    Unknown,
+    Value,
+    class_mro,
+    label,
+    statements_for,
+)
 
 if TYPE_CHECKING:
-    from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval import Interpreter
 
 
 @dataclass(eq=False)

@@ -30,8 +30,8 @@ from sphinxext_attn.model.environment import (
     literal_of,
     truth_of,
 )
-from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.values import (
+from sphinxext_attn.pyeval import (
+    MISSING,
     NODE,
     External,
     Foreign,
@@ -40,8 +40,8 @@ from sphinxext_attn.pyeval.values import (
     Raised,
     Unknown,
     Value,
+    World,
 )
-from sphinxext_attn.pyeval.world import World
 from sphinxext_attn.vocab.paths import (
     CUDA_PLATFORM_FILE,
     CUDA_PLATFORM_MODULE,
@@ -52,8 +52,7 @@ from sphinxext_attn.vocab.paths import (
 )
 
 if TYPE_CHECKING:
-    from sphinxext_attn.pyeval.interp import Interpreter
-    from sphinxext_attn.pyeval.scope import ModuleScope
+    from sphinxext_attn.pyeval import Interpreter, ModuleScope
 
 #: FlashAttention version -> the GPU major versions a full build runs it on (FA2: SM 8.0 on).
 FA_MAJORS = {2: range(8, 100), 3: (9,), 4: (9, 10, 11)}

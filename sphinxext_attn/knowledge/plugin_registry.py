@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sphinxext_attn.pyeval.values import NODE, EnumMember, PyClass, Raised, Unknown
+from sphinxext_attn.pyeval import NODE, EnumMember, PyClass, Raised, Unknown
 from sphinxext_attn.source.plugin_platforms import Override, registry_overrides
 from sphinxext_attn.vocab.names import REGISTRY_ENUM
 from sphinxext_attn.vocab.paths import REGISTRY_FILES
 
 if TYPE_CHECKING:
-    from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval import Interpreter
 
 #: the registry's dict of overridden class paths (``get_path`` reads it first)
 OVERRIDES_DICT = "_ATTN_OVERRIDES"

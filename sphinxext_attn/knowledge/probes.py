@@ -14,12 +14,11 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.values import External, Value
+from sphinxext_attn.pyeval import MISSING, External, Value
 
 if TYPE_CHECKING:
     from sphinxext_attn.knowledge.machine import Machine
-    from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval import Interpreter
 
 #: ``inspect.signature(<probed>).parameters`` and one parameter's ``.kind``
 _PARAMETERS = re.compile(r"inspect\.signature\((?P<probed>[\w.]+)\)\.parameters")

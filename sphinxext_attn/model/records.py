@@ -149,6 +149,10 @@ class BackendFeatures:
     #: runtime profile: head_sizes ("any", or ints and {"min", "max", "multiple_of"}
     #: rules whose union is the set), block_sizes, compute_capabilities ("any" or values)
     supports: JsonObject = field(default_factory=dict, compare=False, hash=False)
+    #: runtime profile: ``supports``' shape, what vLLM's full check
+    #: (``validate_configuration``) accepts for at least one configuration, and
+    #: ``unknown`` (column -> why not evaluated) where it could not be found
+    accepts: JsonObject = field(default_factory=dict, compare=False, hash=False)
     #: runtime profile: other capability flags of the interface (method -> answer)
     extras: JsonObject = field(default_factory=dict, compare=False, hash=False)
     #: runtime profile: column -> the machine facts its answer rests on (``NAME=VALUE``)

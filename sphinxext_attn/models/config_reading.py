@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.values import NODE, Instance, PyClass
+from sphinxext_attn.pyeval import NODE, Instance, Interpreter, PyClass, Raised, Unknown
 from sphinxext_attn.vocab.paths import CONFIG_CONVERTOR_MODULE
 
 CONVERTOR_MODULE = CONFIG_CONVERTOR_MODULE

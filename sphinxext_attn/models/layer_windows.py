@@ -9,8 +9,7 @@ from typing import Any
 
 from sphinxext_attn.models.lenient import Refused, Run, new_frame, run_until
 from sphinxext_attn.models.model_file import WindowSite
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.values import NODE, Instance, PyClass
+from sphinxext_attn.pyeval import NODE, Instance, Interpreter, PyClass, Raised, Unknown
 
 STEPS = 100_000
 

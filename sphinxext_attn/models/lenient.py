@@ -15,9 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.scope import Frame, ModuleScope
-from sphinxext_attn.pyeval.values import PyClass, PyFunction
+from sphinxext_attn.pyeval import (
+    Frame,
+    Interpreter,
+    ModuleScope,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unknown,
+)
 
 #: parents' constructors followed through ``super().__init__``
 MAX_SUPER_DEPTH = 4

@@ -12,8 +12,16 @@ from typing import Any
 
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.models.lenient import Refused, Run, new_frame, run_until
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.values import NODE, EnumMember, Instance, PyClass, PyFunction
+from sphinxext_attn.pyeval import (
+    NODE,
+    EnumMember,
+    Instance,
+    Interpreter,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unknown,
+)
 from sphinxext_attn.source.registry import read_registry
 
 STEPS = 200_000

@@ -17,10 +17,9 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
-from typing import Any
 
 from sphinxext_attn.pyeval.intsets import IntSet, TooComplex, run
-from sphinxext_attn.pyeval.values import EnumMember, LimitExceeded, Raised, Unknown
+from sphinxext_attn.pyeval.values import EnumMember, LimitExceeded, Raised, Unknown, Value
 
 Where = tuple[str, int]
 #: Most paths one question may take before it is given up as too many cases.
@@ -82,16 +81,16 @@ class AbstractInt:
         raise Unknown("a head size compared outside the evaluator's operators")
 
     # ``min``/``max``/``sorted`` order their items natively: each test is a decision
-    def __lt__(self, other: Any) -> bool:
+    def __lt__(self, other: Value) -> bool:
         return compare(ast.Lt(), self, other, ("", 0))
 
-    def __le__(self, other: Any) -> bool:
+    def __le__(self, other: Value) -> bool:
         return compare(ast.LtE(), self, other, ("", 0))
 
-    def __gt__(self, other: Any) -> bool:
+    def __gt__(self, other: Value) -> bool:
         return compare(ast.Gt(), self, other, ("", 0))
 
-    def __ge__(self, other: Any) -> bool:
+    def __ge__(self, other: Value) -> bool:
         return compare(ast.GtE(), self, other, ("", 0))
 
     def truth(self, where: Where) -> bool:
@@ -105,7 +104,7 @@ def _guard(make: Callable[[], IntSet], where: Where) -> IntSet:
         raise Unknown(f"head sizes tested in a way too complex to keep ({exc})", *where) from None
 
 
-def _number(value: Any, where: Where) -> int | float | None:
+def _number(value: Value, where: Where) -> int | float | None:
     """A plain number the abstract value may be compared with; None: never equal."""
     if isinstance(value, EnumMember) and value.plain:
         value = value.value
@@ -122,7 +121,7 @@ def _number(value: Any, where: Where) -> int | float | None:
 
 #: ``value OP c`` written as ``c OP' value`` (operands swapped).
 _SWAPPED = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
-_TESTS: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+_TESTS: dict[type[ast.cmpop], Callable[[Value, Value], bool]] = {
     ast.Eq: lambda a, b: a == b,
     ast.NotEq: lambda a, b: a != b,
     ast.Lt: lambda a, b: a < b,
@@ -132,7 +131,7 @@ _TESTS: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
 }
 
 
-def compare(op: ast.cmpop, left: Any, right: Any, where: Where) -> bool:
+def compare(op: ast.cmpop, left: Value, right: Value, where: Where) -> bool:
     """``left OP right`` with one side abstract: decided on this path."""
     if isinstance(right, AbstractInt) and not isinstance(left, AbstractInt):
         swapped = _SWAPPED.get(type(op))
@@ -179,10 +178,10 @@ def _solve(value: AbstractInt, op: ast.cmpop, c: float, where: Where) -> IntSet:
     return _guard(lambda: IntSet.of([run(lo, hi)]), where)
 
 
-def member(item: AbstractInt, container: Any, where: Where) -> bool:
+def member(item: AbstractInt, container: Value, where: Where) -> bool:
     """``item in container`` for a collection of plain values (or a range)."""
     if isinstance(container, range):
-        values: list[Any] = []
+        values: list[Value] = []
         if item.mod is None and (item.scale, item.offset) == (1, 0) and container.step > 0:
             start, stop, step = container.start, container.stop, container.step
             found = _guard(lambda: IntSet.of([run(start, stop - 1, step, [start % step])]), where)
@@ -205,7 +204,7 @@ def member(item: AbstractInt, container: Any, where: Where) -> bool:
     return item.explorer.decide(found, where)
 
 
-def binop(op: ast.operator, left: Any, right: Any, where: Where) -> Any:
+def binop(op: ast.operator, left: Value, right: Value, where: Where) -> Value:
     """Arithmetic with an abstract int: ``x + c``, ``c * x``, ``x % m``, ``-x``."""
     if isinstance(left, AbstractInt) and isinstance(right, AbstractInt):
         raise Unknown("arithmetic on two head sizes is not evaluated", *where)
@@ -238,7 +237,7 @@ def binop(op: ast.operator, left: Any, right: Any, where: Where) -> Any:
     raise Unknown(f"head size arithmetic ({type(op).__name__}) not evaluated", *where)
 
 
-def _made(sym: AbstractInt, scale: int, offset: int, mod: int | None, where: Where) -> Any:
+def _made(sym: AbstractInt, scale: int, offset: int, mod: int | None, where: Where) -> Value:
     if abs(scale) > 2**32 or abs(offset) > 2**32 or (mod or 0) > 4096:
         raise LimitExceeded(
             "head size arithmetic with numbers too large to keep", *where, kind="size"

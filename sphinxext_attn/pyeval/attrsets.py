@@ -12,10 +12,10 @@ module is scanned; a write from another module is not seen.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.mutations import top_level_statements
-from sphinxext_attn.pyeval.values import PyClass, Unknown
+from sphinxext_attn.pyeval.values import PyClass, Unknown, Value
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -90,7 +90,7 @@ def set_after_class(interp: Interpreter, cls: PyClass, name: str) -> list[Settin
     return [s for s in settings if s[1] is None or s[1] == name]
 
 
-def value_set(interp: Interpreter, cls: PyClass, settings: list[Setting]) -> Any:
+def value_set(interp: Interpreter, cls: PyClass, settings: list[Setting]) -> Value:
     """The value the last module-level setting gives (only a plain ``Cls.x = v``)."""
     stmt, _, plain = settings[-1]
     if not plain or not isinstance(stmt, ast.Assign):

@@ -7,7 +7,7 @@ builtin can allocate without bound (``range(10**12)`` is unknown, not built).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import abstract, ops, plain
 from sphinxext_attn.pyeval.members import PLAIN_TYPES, class_mro
@@ -21,16 +21,17 @@ from sphinxext_attn.pyeval.values import (
     PyClass,
     Raised,
     Unknown,
+    Value,
 )
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
 
-Args = list[Any]
-Kw = dict[str, Any]
+Args = list[Value]
+Kw = dict[str, Value]
 
 
-def _len(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _len(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     value = args[0]
     if isinstance(value, Instance) and value.items is not None:
         return len(value.items)
@@ -39,21 +40,21 @@ def _len(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     raise Unknown(f"len() of {type(value).__name__} not evaluated", *ops.node_where(node, path))
 
 
-def _items(it: Interpreter, args: Args, node: ast.AST, path: str) -> list[Any]:
+def _items(it: Interpreter, args: Args, node: ast.AST, path: str) -> list[Value]:
     if len(args) == 1:
         return it.iterate(args[0], node, path)
     return list(args)
 
 
-def _key(it: Interpreter, kw: Kw, node: ast.AST, path: str) -> Any:
+def _key(it: Interpreter, kw: Kw, node: ast.AST, path: str) -> Value:
     fn = kw.get("key")
     if fn is None:
         return lambda v: plain.plain_value(v)
     return lambda v: plain.plain_value(it.call(fn, [v], {}, node, path))
 
 
-def _minmax(pick: Any) -> Any:
-    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _minmax(pick: Value) -> Value:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
         if "default" in kw and len(args) != 1:
             raise Raised(
                 "TypeError", "Cannot specify a default with multiple positional arguments"
@@ -75,8 +76,8 @@ def _minmax(pick: Any) -> Any:
     return run
 
 
-def _anyall(want: bool) -> Any:
-    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _anyall(want: bool) -> Value:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
         source = args[0]
         items = source.items if isinstance(source, LazyGen) else it.iterate(source, node, path)
         for value in items:  # a generator expression's items only up to the answer
@@ -88,7 +89,7 @@ def _anyall(want: bool) -> Any:
     return run
 
 
-def _sorted(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _sorted(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     items = _walked(it, it.iterate(args[0], node, path), node, path)
     key = _key(it, kw, node, path)
     try:
@@ -97,7 +98,7 @@ def _sorted(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> An
         raise Unknown("sorting values that do not order", *ops.node_where(node, path)) from None
 
 
-def _walked(it: Interpreter, items: list[Any], node: ast.AST, path: str) -> list[Any]:
+def _walked(it: Interpreter, items: list[Value], node: ast.AST, path: str) -> list[Value]:
     """``items`` about to be compared natively (sorted, min, max): a step each,
     and the walk of nested values charged first."""
     where = ops.node_where(node, path)
@@ -106,7 +107,7 @@ def _walked(it: Interpreter, items: list[Any], node: ast.AST, path: str) -> list
     return items
 
 
-def is_instance(it: Interpreter, value: Any, kind: Any, node: ast.AST, path: str) -> bool:
+def is_instance(it: Interpreter, value: Value, kind: Value, node: ast.AST, path: str) -> bool:
     if isinstance(kind, tuple):
         return any(is_instance(it, value, k, node, path) for k in kind)
     if isinstance(value, abstract.AbstractInt):  # an int, whatever its value
@@ -135,11 +136,11 @@ def is_instance(it: Interpreter, value: Any, kind: Any, node: ast.AST, path: str
     raise Unknown("isinstance() with a type outside the tree", *ops.node_where(node, path))
 
 
-def _isinstance(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _isinstance(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     return is_instance(it, args[0], args[1], node, path)
 
 
-def _issubclass(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _issubclass(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     value, kind = args
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if isinstance(value, PyClass) and all(isinstance(k, PyClass) for k in kinds):
@@ -147,7 +148,7 @@ def _issubclass(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -
     raise Unknown("issubclass() with a type outside the tree", *ops.node_where(node, path))
 
 
-def _getattr(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _getattr(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     if not isinstance(args[1], str):
         raise Raised("TypeError", "attribute name must be string")
     try:
@@ -158,7 +159,7 @@ def _getattr(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> A
         raise
 
 
-def _hasattr(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _hasattr(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     try:
         it.getattr(args[0], args[1], node, path)
     except Raised as exc:
@@ -168,10 +169,10 @@ def _hasattr(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> A
     return True
 
 
-def _convert(kind: str) -> Any:
+def _convert(kind: str) -> Value:
     py = PLAIN_TYPES[kind]
 
-    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
         if kind == "dict":
             value = args[0] if args else {}
             items = value.items() if isinstance(value, dict) else it.iterate(value, node, path)
@@ -214,8 +215,8 @@ def _convert(kind: str) -> Any:
     return run
 
 
-def _pairs(it: Interpreter, items: Any, node: ast.AST, path: str) -> dict[Any, Any]:
-    out: dict[Any, Any] = {}
+def _pairs(it: Interpreter, items: Value, node: ast.AST, path: str) -> dict[Value, Value]:
+    out: dict[Value, Value] = {}
     for pair in items:
         pair = it.iterate(pair, node, path)
         if len(pair) != 2:
@@ -224,7 +225,7 @@ def _pairs(it: Interpreter, items: Any, node: ast.AST, path: str) -> dict[Any, A
     return out
 
 
-def _range(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _range(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     args = [plain.plain_value(a) for a in args]  # an IntEnum member is an int
     if not all(isinstance(a, int) for a in args):
         raise Raised("TypeError", "range() needs integers")
@@ -237,14 +238,14 @@ def _range(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any
     return result
 
 
-def _enumerate(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _enumerate(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     start = args[1] if len(args) > 1 else kw.get("start", 0)
     items = it.iterate(args[0], node, path)
     ops.charge(it.budget, 64 * len(items), ops.node_where(node, path))
     return list(enumerate(items, start))
 
 
-def _zip(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _zip(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     columns = [it.iterate(a, node, path) for a in args]
     ops.charge(it.budget, 64 * min(map(len, columns), default=0), ops.node_where(node, path))
     if kw.get("strict") and len({len(c) for c in columns}) > 1:
@@ -252,11 +253,11 @@ def _zip(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     return list(zip(*columns, strict=False))
 
 
-def _reversed(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _reversed(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     return list(reversed(it.iterate(args[0], node, path)))
 
 
-def _sum(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _sum(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     total = args[1] if len(args) > 1 else kw.get("start", 0)
     if isinstance(total, str):
         raise Raised("TypeError", "sum() can't sum strings [use ''.join(seq) instead]")
@@ -267,13 +268,13 @@ def _sum(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     return total
 
 
-def _abs(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _abs(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     if isinstance(args[0], int | float):
         return abs(args[0])
     raise Unknown("abs() of a non-number", *ops.node_where(node, path))
 
 
-def _type(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _type(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     value = args[0]
     if isinstance(value, Instance | EnumMember):
         return value.cls
@@ -283,7 +284,7 @@ def _type(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
     raise Unknown("type() of this value not evaluated", *ops.node_where(node, path))
 
 
-def _callable(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _callable(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     from sphinxext_attn.pyeval.values import Bound, PyFunction
 
     value = args[0]
@@ -294,19 +295,19 @@ def _callable(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> 
     return False
 
 
-def _none(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _none(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
     return None
 
 
-def _decorator(name: str) -> Any:
-    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _decorator(name: str) -> Value:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
         raise Unknown(f"{name}() called directly", *ops.node_where(node, path))
 
     return run
 
 
-def _unevaluated(name: str) -> Any:
-    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+def _unevaluated(name: str) -> Value:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
         raise Unknown(f"{name}() not evaluated", *ops.node_where(node, path))
 
     return run

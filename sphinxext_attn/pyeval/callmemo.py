@@ -21,14 +21,23 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.scope import ClassBodyScope, Frame
-from sphinxext_attn.pyeval.stmtmemo import KEY_KEPT, KEY_PLAIN, NO_KEY, key_part, reads_frame
-from sphinxext_attn.pyeval.values import CAPABILITY, PyFunction
+from sphinxext_attn.pyeval.stmtmemo import (
+    KEY_KEPT,
+    KEY_PLAIN,
+    NO_KEY,
+    Key,
+    key_part,
+    reads_frame,
+)
+from sphinxext_attn.pyeval.values import CAPABILITY, PyFunction, Value
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval.scope import Scope
 
 #: A parameter not passed: its default (evaluated in the defining scope).
 _DEFAULT = ("default",)
@@ -80,7 +89,7 @@ class _Signature:
         # (a closure, which reads its defining frame, is never remembered)
         self.tracked = not reads_frame(func.node)
 
-    def value(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def value(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
         if name == self.kwarg:
             extra = {k: v for k, v in kwargs.items() if k not in self.named}
             return extra or _DEFAULT  # a dict is mutable: unkeyable unless empty
@@ -109,7 +118,7 @@ def _constant_default(node: ast.expr) -> bool:
     return True
 
 
-def _in_frame(scope: Any) -> bool:
+def _in_frame(scope: Scope | None) -> bool:
     while isinstance(scope, ClassBodyScope):
         scope = scope.parent
     return isinstance(scope, Frame)
@@ -127,7 +136,7 @@ class CallMemo:
         #: the parameter sets each function was seen to read, and whether it read
         #: the device capability, newest last
         self.read_sets: dict[PyFunction, list[tuple[tuple[str, ...], bool]]] = {}
-        self.answers: dict[tuple[Any, ...], tuple[bool, Any, int]] = {}
+        self.answers: dict[Key, tuple[bool, Value, int]] = {}
 
     def signature(self, func: PyFunction) -> _Signature:
         sig = self.signatures.get(func)
@@ -145,11 +154,11 @@ class CallMemo:
         func: PyFunction,
         sig: _Signature,
         read: tuple[str, ...],
-        args: list[Any],
-        kwargs: dict[str, Any],
+        args: list[Value],
+        kwargs: dict[str, Value],
         by_gpu: bool = True,
-    ) -> tuple[Any, ...] | None:
-        parts: list[Any] = [func, len(args), tuple(sorted(kwargs)) if kwargs else ()]
+    ) -> Key | None:
+        parts: list[Hashable] = [func, len(args), tuple(sorted(kwargs)) if kwargs else ()]
         capability = interp.capability if by_gpu else _ANY_GPU
         # a class or global set since: ask again (``functools.cache`` does not)
         parts += (read, capability, 0 if func.cached else interp.class_writes)
@@ -169,8 +178,8 @@ class CallMemo:
         return tuple(parts)
 
     def lookup(
-        self, interp: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
-    ) -> tuple[bool, Any, int] | None:
+        self, interp: Interpreter, func: PyFunction, args: list[Value], kwargs: dict[str, Value]
+    ) -> tuple[bool, Value, int] | None:
         if func.name in interp.lenient_functions or _in_frame(func.scope):
             # asked once per configuration (its checks are remembered); a closure
             # reads its defining frame, whose names may have changed since
@@ -203,10 +212,10 @@ class CallMemo:
         self,
         interp: Interpreter,
         func: PyFunction,
-        args: list[Any],
-        kwargs: dict[str, Any],
+        args: list[Value],
+        kwargs: dict[str, Value],
         looked_up: dict[str, None] | None,
-        answer: tuple[bool, Any, int],
+        answer: tuple[bool, Value, int],
     ) -> None:
         if func.name in interp.lenient_functions or _in_frame(func.scope):
             return

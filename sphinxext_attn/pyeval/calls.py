@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import abstract, ops
 from sphinxext_attn.pyeval.fields import Fields, dataclass_eq, is_dataclass, record_fields
 from sphinxext_attn.pyeval.members import PLAIN_TYPES, class_mro
-from sphinxext_attn.pyeval.scope import MISSING, Frame, cached, remember
+from sphinxext_attn.pyeval.scope import MISSING, Frame, Scope, cached, remember
 from sphinxext_attn.pyeval.values import (
     Bound,
     Builtin,
@@ -31,6 +31,7 @@ from sphinxext_attn.pyeval.values import (
     Raised,
     SuperProxy,
     Unknown,
+    Value,
     out_of_steps,
 )
 
@@ -41,15 +42,15 @@ if TYPE_CHECKING:
 class CallMixin:
     """Calling values, for :class:`Interpreter`."""
 
-    def _call(self: Interpreter, node: ast.Call, scope: Any) -> Any:
+    def _call(self: Interpreter, node: ast.Call, scope: Scope) -> Value:
         func = self.eval(node.func, scope)
-        args: list[Any] = []
+        args: list[Value] = []
         for arg in node.args:
             if isinstance(arg, ast.Starred):
                 args.extend(self.iterate(self.eval(arg.value, scope), arg, scope.module.path))
             else:
                 args.append(self.eval(arg, scope))
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Value] = {}
         for kw in node.keywords:
             value = self.eval(kw.value, scope)
             named = value if kw.arg is None else {kw.arg: value}
@@ -65,11 +66,11 @@ class CallMixin:
             return self._super(scope, node)
         return self.call(func, args, kwargs, node, scope.module.path)
 
-    def _super(self: Interpreter, scope: Any, node: ast.AST) -> SuperProxy:
-        frame = scope
+    def _super(self: Interpreter, scope: Scope, node: ast.AST) -> SuperProxy:
+        frame: Scope | None = scope
         while isinstance(frame, Frame) and frame.func is None:
             frame = frame.parent
-        if not isinstance(frame, Frame) or frame.func.owner is None:
+        if not isinstance(frame, Frame) or frame.func is None or frame.func.owner is None:
             raise Unknown(
                 "super() outside a method", scope.module.path, getattr(node, "lineno", 0)
             )
@@ -77,12 +78,12 @@ class CallMixin:
 
     def call(
         self: Interpreter,
-        func: Any,
-        args: list[Any],
-        kwargs: dict[str, Any],
+        func: Value,
+        args: list[Value],
+        kwargs: dict[str, Value],
         node: ast.AST,
         path: str,
-    ) -> Any:
+    ) -> Value:
         line = getattr(node, "lineno", 0)
         if isinstance(func, Bound):
             target = func.target
@@ -117,11 +118,11 @@ class CallMixin:
     def invoke(
         self: Interpreter,
         func: PyFunction,
-        args: list[Any],
-        kwargs: dict[str, Any],
+        args: list[Value],
+        kwargs: dict[str, Value],
         node: ast.AST,
         watched: bool = True,
-    ) -> Any:
+    ) -> Value:
         if watched and self.call_watcher is not None:
             return self.call_watcher(func, args, kwargs, node)
         if self.gpu_observer is not None:  # (the selector's table: see GpuObserver)
@@ -130,8 +131,12 @@ class CallMixin:
         return self._invoke(func, args, kwargs, node)
 
     def _invoke(
-        self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any], node: ast.AST
-    ) -> Any:
+        self: Interpreter,
+        func: PyFunction,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: ast.AST,
+    ) -> Value:
         if self.called is not None:
             self.called[id(func.node)] = func
         hooked = self.world.function_hook(self, func, args, kwargs)
@@ -189,10 +194,10 @@ class CallMixin:
     def run_function(
         self: Interpreter,
         func: PyFunction,
-        args: list[Any],
-        kwargs: dict[str, Any],
+        args: list[Value],
+        kwargs: dict[str, Value],
         reads: dict[str, None] | None = None,
-    ) -> Any:
+    ) -> Value:
         """``func`` called, not through the call memo (an answer that depends on
         something the memo does not key on); ``reads`` collects the names of the
         arguments the body read, in order."""
@@ -207,7 +212,7 @@ class CallMixin:
             return self.run_lenient(node.body, frame)
         return self.run_body(node.body, frame)
 
-    def _fresh(self: Interpreter, value: Any) -> Any:
+    def _fresh(self: Interpreter, value: Value) -> Value:
         """A remembered answer as a new call gives it: a list, dict or set the call
         built is a new object each time (the caller may change it: ``.remove()``),
         one a module or class holds is that same object."""
@@ -218,17 +223,17 @@ class CallMixin:
         return value
 
     def _run_wrapped(
-        self: Interpreter, func: PyFunction, args: list[Any], kwargs: dict[str, Any]
-    ) -> Any:
+        self: Interpreter, func: PyFunction, args: list[Value], kwargs: dict[str, Value]
+    ) -> Value:
         """A function under decorators of the tree: each decorator is called on the
         plain function (innermost first), and what they return is called."""
-        wrapped: Any = replace(func, kind="function", wrappers=(), defaults=func.defaults)
+        wrapped: Value = replace(func, kind="function", wrappers=(), defaults=func.defaults)
         for decorator in reversed(func.wrappers):
             wrapper = self.eval(decorator, func.scope)
             wrapped = self.call(wrapper, [wrapped], {}, decorator, func.path)
         return self.call(wrapped, args, kwargs, func.node, func.path)
 
-    def _default(self: Interpreter, func: PyFunction, node: ast.expr) -> Any:
+    def _default(self: Interpreter, func: PyFunction, node: ast.expr) -> Value:
         """A default is one object for every call (a list default keeps its appends),
         per GPU when evaluating it read the device capability."""
         key = f"{node.lineno}:{node.col_offset}"
@@ -256,8 +261,8 @@ class CallMixin:
         self: Interpreter,
         func: PyFunction,
         spec: ast.arguments,
-        args: list[Any],
-        kwargs: dict[str, Any],
+        args: list[Value],
+        kwargs: dict[str, Value],
         frame: Frame,
     ) -> None:
         positional = [*spec.posonlyargs, *spec.args]
@@ -273,7 +278,7 @@ class CallMixin:
             local[name] = value
         if spec.vararg is not None:
             local[spec.vararg.arg] = tuple(args[len(positional) :])
-        extra: dict[str, Any] = {}
+        extra: dict[str, Value] = {}
         for key, value in kwargs.items():
             if key in names[len(spec.posonlyargs) :] or any(a.arg == key for a in spec.kwonlyargs):
                 if key in local:
@@ -303,11 +308,11 @@ class CallMixin:
     def instantiate(
         self: Interpreter,
         cls: PyClass,
-        args: list[Any],
-        kwargs: dict[str, Any],
+        args: list[Value],
+        kwargs: dict[str, Value],
         node: ast.AST,
         path: str,
-    ) -> Any:
+    ) -> Value:
         if self.is_enum(cls):
             where = (path, getattr(node, "lineno", 0))
             if args and isinstance(args[0], EnumMember) and args[0].cls is cls:
@@ -335,7 +340,7 @@ class CallMixin:
             return self._construct(cls, args, kwargs, node, path)
         if len(args) > len(fields):
             raise Raised("TypeError", f"{cls.name}() takes {len(fields)} positional arguments")
-        values: dict[str, Any] = {}
+        values: dict[str, Value] = {}
         for (name, _default), value in zip(fields, args, strict=False):
             values[name] = value
         for name, value in kwargs.items():
@@ -360,11 +365,11 @@ class CallMixin:
     def _construct(
         self: Interpreter,
         cls: PyClass,
-        args: list[Any],
-        kwargs: dict[str, Any],
+        args: list[Value],
+        kwargs: dict[str, Value],
         node: ast.AST,
         path: str,
-    ) -> Any:
+    ) -> Value:
         """A plain class of the tree: an instance, then its ``__init__`` if it has one.
         Classes deriving from something outside the tree (``torch.nn.Module``) are unknown."""
         line = getattr(node, "lineno", 0)
@@ -384,7 +389,7 @@ class CallMixin:
         """Fields of a named tuple or dataclass (annotated class-level names), else None."""
         return record_fields(self, cls)
 
-    def builtins_value(self: Interpreter, name: str) -> Any:
+    def builtins_value(self: Interpreter, name: str) -> Value:
         from sphinxext_attn.pyeval.builtins import BUILTINS
 
         if name in BUILTINS:
@@ -395,7 +400,9 @@ class CallMixin:
             return External(f"builtins.{name}")
         return MISSING
 
-    def primitive_method(self: Interpreter, obj: Any, name: str, node: ast.AST, path: str) -> Any:
+    def primitive_method(
+        self: Interpreter, obj: Value, name: str, node: ast.AST, path: str
+    ) -> Value:
         from sphinxext_attn.pyeval.methods import method_of
 
         return method_of(obj, name)

@@ -12,8 +12,9 @@ together as one :class:`_Block`, since their values repeat the most.
 from __future__ import annotations
 
 import ast
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.scope import Frame
 from sphinxext_attn.pyeval.stmtmemo import (
@@ -24,7 +25,7 @@ from sphinxext_attn.pyeval.stmtmemo import (
     key_parts,
     sinks_of,
 )
-from sphinxext_attn.pyeval.values import CAPABILITY, Unknown, out_of_steps
+from sphinxext_attn.pyeval.values import CAPABILITY, Unknown, Value, out_of_steps
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -36,13 +37,13 @@ class SkippedChecks:
     lists of the frame and their sizes when it was skipped (its place in them)."""
 
     unknowns: list[Unknown] = field(default_factory=list)
-    places: list[tuple[tuple[list[Any], int], ...]] = field(default_factory=list)
+    places: list[tuple[tuple[list[Value], int], ...]] = field(default_factory=list)
 
     def add(self, exc: Unknown, frame: Frame) -> None:
         self.unknowns.append(exc)
         self.places.append(tuple((v, len(v)) for v in frame.locals.values() if type(v) is list))
 
-    def gaps(self, reasons: list[Any]) -> list[tuple[int, Unknown]]:
+    def gaps(self, reasons: list[Value]) -> list[tuple[int, Unknown]]:
         """Where in ``reasons`` each skipped check stood (its end when ``reasons``
         is no list of the frame), one per place: checks skipped with no reason
         appended between them leave one gap, named by the first."""
@@ -68,7 +69,7 @@ def run_checks(
     if found is None or found[0] is not body:
         found = memo.units[id(body)] = (body, _units(memo, body, frame))
     for unit in found[1]:
-        if type(unit) is _Block:
+        if isinstance(unit, _Block):
             if unit.run(memo, interp, frame, skipped):
                 continue
             stmts = unit.stmts
@@ -83,7 +84,7 @@ def run_checks(
                 skipped.add(exc, frame)
 
 
-def _units(memo: StatementMemo, body: list[ast.stmt], frame: Frame) -> list[Any]:
+def _units(memo: StatementMemo, body: list[ast.stmt], frame: Frame) -> list[ast.stmt | _Block]:
     func = frame.func
     node = getattr(func, "node", None)
     if not isinstance(node, ast.FunctionDef):
@@ -95,7 +96,7 @@ def _units(memo: StatementMemo, body: list[ast.stmt], frame: Frame) -> list[Any]
     }
     if params:
         flags.add(params[0].arg)  # the class (or instance) every check asks
-    units: list[Any] = []
+    units: list[ast.stmt | _Block] = []
     run: list[ast.stmt] = []
     run_sinks: tuple[str, ...] = ()  # of the run's first check
 
@@ -140,7 +141,7 @@ class _Block:
         if type(frame.parent) is Frame:
             return False
         local = frame.locals
-        key: list[Any] = [self, interp.class_writes]
+        key: list[Hashable] = [self, interp.class_writes]
         lists = sinks_of(self.sinks, local)
         if lists is None or not key_parts(key, self.reads, local):
             return False

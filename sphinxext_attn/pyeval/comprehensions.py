@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import ops
 from sphinxext_attn.pyeval.scope import Frame, Scope
-from sphinxext_attn.pyeval.values import LazyGen, Unknown
+from sphinxext_attn.pyeval.values import LazyGen, Unknown, Value
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
+
+#: the four comprehension expressions
+Comprehension = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
 
 
 class ComprehensionMixin:
     """Comprehensions, for :class:`Interpreter`."""
 
-    def _namedexpr(self: Interpreter, node: ast.NamedExpr, scope: Scope) -> Any:
+    def _namedexpr(self: Interpreter, node: ast.NamedExpr, scope: Scope) -> Value:
         value = self.eval(node.value, scope)
         target_scope: Scope | None = scope
         while isinstance(target_scope, Frame) and target_scope.comprehension:
@@ -33,7 +36,7 @@ class ComprehensionMixin:
         target_scope.locals[node.target.id] = value
         return value
 
-    def _comprehension(self: Interpreter, node: Any, scope: Scope) -> Any:
+    def _comprehension(self: Interpreter, node: Comprehension, scope: Scope) -> Value:
         frame = Frame(scope.module, scope, comprehension=True)
         # the first iterable is evaluated where the comprehension stands (in a class
         # body, the only part that sees the class's names)
@@ -41,7 +44,7 @@ class ComprehensionMixin:
         items = self._items(node, node.generators, 0, frame, first)
         if isinstance(node, ast.GeneratorExp):
             return LazyGen(items)
-        results: list[Any] = []
+        results: list[Value] = []
         where = self.where(node, frame)
         for item in items:
             results.append(item)
@@ -54,12 +57,12 @@ class ComprehensionMixin:
 
     def _items(
         self: Interpreter,
-        node: Any,
+        node: Comprehension,
         gens: list[ast.comprehension],
         i: int,
         frame: Frame,
-        first: Any,
-    ) -> Iterator[Any]:
+        first: Value,
+    ) -> Iterator[Value]:
         """A comprehension's items (``(key, value)`` for a dict), evaluated as they are
         taken: a generator expression hands them out one by one."""
         if i == len(gens):

@@ -7,7 +7,7 @@ Raising something that is not an exception is Python's TypeError.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.values import (
@@ -17,6 +17,7 @@ from sphinxext_attn.pyeval.values import (
     PyClass,
     Raised,
     Unknown,
+    Value,
 )
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 class ExceptionMixin:
     """Exceptions, for :class:`Interpreter`."""
 
-    def raised(self: Interpreter, value: Any, message: str, where: tuple[str, int]) -> Raised:
+    def raised(self: Interpreter, value: Value, message: str, where: tuple[str, int]) -> Raised:
         """The exception ``raise value(message)`` raises, with its bases' names."""
         kind = self.exception_name(value)
         if kind is None:
@@ -41,7 +42,9 @@ class ExceptionMixin:
                     bases.append(name)
         return Raised(kind, message, tuple(bases))
 
-    def _derives_from_base_exception(self: Interpreter, value: Any, where: Any) -> bool:
+    def _derives_from_base_exception(
+        self: Interpreter, value: Value, where: tuple[str, int]
+    ) -> bool:
         """``raise NotImplemented`` or a plain class raises TypeError instead."""
         if isinstance(value, PyClass):
             mro = class_mro(value, self)[1:]
@@ -54,7 +57,7 @@ class ExceptionMixin:
         name = self.exception_name(value) or ""
         return name in EXCEPTION_MRO or not isinstance(value, External)
 
-    def exception_name(self: Interpreter, value: Any) -> str | None:
+    def exception_name(self: Interpreter, value: Value) -> str | None:
         if isinstance(value, External) and value.qualname.startswith("builtins."):
             return value.qualname.removeprefix("builtins.")
         if isinstance(value, Builtin) and value.name.endswith(("Error", "Exception")):

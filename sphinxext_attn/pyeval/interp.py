@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from sphinxext_attn.pyeval import ops, plain
+from sphinxext_attn.pyeval.bindings import Binding
 from sphinxext_attn.pyeval.callmemo import CallMemo
 from sphinxext_attn.pyeval.calls import CallMixin
 from sphinxext_attn.pyeval.comprehensions import ComprehensionMixin
@@ -40,6 +41,7 @@ from sphinxext_attn.pyeval.values import (
     PyFunction,
     Unbound,
     Unknown,
+    Value,
 )
 from sphinxext_attn.pyeval.world import World
 from sphinxext_attn.source.classes import absolute_module
@@ -71,20 +73,23 @@ class Interpreter(
         self._fact_bits = {}
         #: facts behind remembered module and class values, by (id(store), name)
         self.fact_masks: dict[tuple[int, str], int] = {}
-        self._class_index: dict[int, dict[str, Any]] = {}
+        self._class_index: dict[int, dict[str, list[Binding]]] = {}
         #: functions whose top-level checks are evaluated one by one (see run_lenient)
         self.lenient_functions: frozenset[str] = frozenset()
         self.skipped_checks: list[Unknown] = []
         self.returns = None
         #: when a dict: every tree function called (by id of its node), for the capabilities
         #: the code tells apart (runtime/capability_points.py)
-        self.called: dict[int, Any] | None = None
+        self.called: dict[int, PyFunction] | None = None
         #: sees every call of a function of the tree instead of it (the caller runs
         #: it with ``invoke(..., watched=False)``): how a question learns which call
         #: its loop made without patching the instance
-        self.call_watcher: Callable[[Any, list[Any], dict[str, Any], Any], Any] | None = None
+        self.call_watcher: (
+            Callable[[PyFunction, list[Value], dict[str, Value], ast.AST], Value] | None
+        ) = None
         self.statement_memo, self.call_memo = StatementMemo(), CallMemo()
-        self._exprs: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
+        # (each handler takes its own node class: nothing narrower fits them all)
+        self._exprs: dict[type[ast.AST], Callable[[Any, Scope], Value]] = {
             ast.Constant: self._constant,
             ast.Name: self._name,
             ast.Attribute: self._attribute,
@@ -111,7 +116,7 @@ class Interpreter(
         }
 
     # -- modules ---------------------------------------------------------------
-    def first_defined(self, modules: Iterable[str], name: str) -> Any:
+    def first_defined(self, modules: Iterable[str], name: str) -> Value:
         """``name`` from the first of ``modules`` (dotted) that defines it; None when
         none does (a helper that moved between releases is looked for in each home)."""
         for dotted in modules:
@@ -146,11 +151,11 @@ class Interpreter(
         self.modules[dotted] = scope
         return scope
 
-    def import_value(self, dotted: str) -> Any:
+    def import_value(self, dotted: str) -> Value:
         scope = self.module(dotted)
         return scope if scope is not None else External(dotted)
 
-    def module_attr(self, mod: ModuleScope, name: str, node: ast.AST) -> Any:
+    def module_attr(self, mod: ModuleScope, name: str, node: ast.AST) -> Value:
         hooked = self.world.module_attr(self, mod.dotted, name)
         if hooked is not MISSING:
             return hooked
@@ -167,7 +172,7 @@ class Interpreter(
             return self.call(mod.lookup("__getattr__", self, node), [name], {}, node, mod.path)
         return self.world.absent_module_attr(self, mod, name, node)
 
-    def builtin(self, name: str, scope: ModuleScope, node: ast.AST) -> Any:
+    def builtin(self, name: str, scope: ModuleScope, node: ast.AST) -> Value:
         if name == "__name__":
             return scope.dotted
         value = self.builtins_value(name)
@@ -175,7 +180,7 @@ class Interpreter(
             raise Unknown(f"name {name} is not defined", scope.path, getattr(node, "lineno", 0))
         return value
 
-    def bind_statement(self, stmt: ast.stmt, name: str, scope: Scope) -> Any:
+    def bind_statement(self, stmt: ast.stmt, name: str, scope: Scope) -> Value:
         """The value ``stmt`` gives ``name`` (a module- or class-level binding)."""
         path = scope.module.path
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
@@ -199,7 +204,7 @@ class Interpreter(
 
     def _import_binding(
         self, stmt: ast.Import | ast.ImportFrom, name: str, mod: ModuleScope
-    ) -> Any:
+    ) -> Value:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname == name:
@@ -225,7 +230,7 @@ class Interpreter(
         raise Unknown(f"import of {name} not understood", mod.path, stmt.lineno)
 
     # -- expressions -----------------------------------------------------------
-    def eval(self, node: ast.expr, scope: Scope) -> Any:
+    def eval(self, node: ast.expr, scope: Scope) -> Value:
         budget = self.budget  # the step, as Budget.tick charges it (inline: the hottest call)
         budget.steps -= 1
         if budget.steps < 0:
@@ -240,7 +245,7 @@ class Interpreter(
     def where(self, node: ast.AST, scope: Scope) -> tuple[str, int]:
         return scope.module.path, getattr(node, "lineno", 0)
 
-    def truth(self, value: Any, node: ast.AST, path: str) -> bool:
+    def truth(self, value: Value, node: ast.AST, path: str) -> bool:
         if isinstance(value, int | float | str | bytes | list | tuple | dict | set | frozenset):
             return bool(value)
         if value is None:
@@ -249,19 +254,19 @@ class Interpreter(
             return True
         return self.object_truth(value, node, path)
 
-    def _constant(self, node: ast.Constant, scope: Scope) -> Any:
+    def _constant(self, node: ast.Constant, scope: Scope) -> Value:
         if isinstance(node.value, bytes | complex) or node.value is Ellipsis:
             raise Unknown("constant not evaluated", *self.where(node, scope))
         return node.value
 
-    def _name(self, node: ast.Name, scope: Scope) -> Any:
+    def _name(self, node: ast.Name, scope: Scope) -> Value:
         return scope.lookup(node.id, self, node)
 
-    def _attribute(self, node: ast.Attribute, scope: Scope) -> Any:
+    def _attribute(self, node: ast.Attribute, scope: Scope) -> Value:
         return self.getattr(self.eval(node.value, scope), node.attr, node, scope.module.path)
 
-    def _boolop(self, node: ast.BoolOp, scope: Scope) -> Any:
-        value: Any = None
+    def _boolop(self, node: ast.BoolOp, scope: Scope) -> Value:
+        value: Value = None
         for operand in node.values:
             value = self.eval(operand, scope)
             truth = self.truth(value, operand, scope.module.path)
@@ -271,18 +276,18 @@ class Interpreter(
                 return value
         return value
 
-    def _unaryop(self, node: ast.UnaryOp, scope: Scope) -> Any:
+    def _unaryop(self, node: ast.UnaryOp, scope: Scope) -> Value:
         value = self.eval(node.operand, scope)
         if isinstance(node.op, ast.Not):
             return not self.truth(value, node.operand, scope.module.path)
         return ops.unary(node.op, value, self.where(node, scope))
 
-    def _binop(self, node: ast.BinOp, scope: Scope) -> Any:
+    def _binop(self, node: ast.BinOp, scope: Scope) -> Value:
         left = self.eval(node.left, scope)
         right = self.eval(node.right, scope)
         return ops.binop(node.op, left, right, self.where(node, scope), self.budget)
 
-    def _compare(self, node: ast.Compare, scope: Scope) -> Any:
+    def _compare(self, node: ast.Compare, scope: Scope) -> Value:
         left = self.eval(node.left, scope)
         for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = self.eval(comparator, scope)
@@ -291,12 +296,12 @@ class Interpreter(
             left = right
         return True
 
-    def _ifexp(self, node: ast.IfExp, scope: Scope) -> Any:
+    def _ifexp(self, node: ast.IfExp, scope: Scope) -> Value:
         test = self.truth(self.eval(node.test, scope), node.test, scope.module.path)
         return self.eval(node.body if test else node.orelse, scope)
 
-    def _elements(self, elts: list[ast.expr], scope: Scope) -> list[Any]:
-        out: list[Any] = []
+    def _elements(self, elts: list[ast.expr], scope: Scope) -> list[Value]:
+        out: list[Value] = []
         for elt in elts:
             if isinstance(elt, ast.Starred):
                 out.extend(self.iterate(self.eval(elt.value, scope), elt, scope.module.path))
@@ -304,17 +309,17 @@ class Interpreter(
                 out.append(self.eval(elt, scope))
         return ops.check_size(out, self.where(elts[0], scope) if elts else ("", 0))
 
-    def _tuple(self, node: ast.Tuple, scope: Scope) -> Any:
+    def _tuple(self, node: ast.Tuple, scope: Scope) -> Value:
         return tuple(self._elements(node.elts, scope))
 
-    def _list(self, node: ast.List, scope: Scope) -> Any:
+    def _list(self, node: ast.List, scope: Scope) -> Value:
         return self._elements(node.elts, scope)
 
-    def _set(self, node: ast.Set, scope: Scope) -> Any:
+    def _set(self, node: ast.Set, scope: Scope) -> Value:
         return self.make_set(self._elements(node.elts, scope), node, scope.module.path)
 
-    def _dict(self, node: ast.Dict, scope: Scope) -> Any:
-        out: dict[Any, Any] = {}
+    def _dict(self, node: ast.Dict, scope: Scope) -> Value:
+        out: dict[Value, Value] = {}
         for key, value in zip(node.keys, node.values, strict=True):
             if key is None:
                 merged = self.eval(value, scope)
@@ -326,23 +331,23 @@ class Interpreter(
                 out[key_value] = self.eval(value, scope)
         return out
 
-    def _slice(self, node: ast.Slice, scope: Scope) -> Any:
+    def _slice(self, node: ast.Slice, scope: Scope) -> Value:
         parts = [
             None if p is None else plain.plain_value(self.eval(p, scope))  # IntEnum: its int
             for p in (node.lower, node.upper, node.step)
         ]
         return slice(*parts)
 
-    def _subscript(self, node: ast.Subscript, scope: Scope) -> Any:
+    def _subscript(self, node: ast.Subscript, scope: Scope) -> Value:
         value = self.eval(node.value, scope)
         index = self.eval(node.slice, scope)
         return self.subscript(value, index, node, scope.module.path)
 
-    def _joinedstr(self, node: ast.JoinedStr, scope: Scope) -> Any:
+    def _joinedstr(self, node: ast.JoinedStr, scope: Scope) -> Value:
         out = "".join(str(self.eval(v, scope)) for v in node.values)
         return ops.paid(out, self.budget, self.where(node, scope))
 
-    def _formatted(self, node: ast.FormattedValue, scope: Scope) -> Any:
+    def _formatted(self, node: ast.FormattedValue, scope: Scope) -> Value:
         value = self.eval(node.value, scope)
         spec = self.eval(node.format_spec, scope) if node.format_spec is not None else ""
         if isinstance(value, EnumMember):
@@ -350,12 +355,12 @@ class Interpreter(
             return ops.paid(text, self.budget, self.where(node, scope))
         return ops.format_value(value, node.conversion, spec, self.budget, self.where(node, scope))
 
-    def _lambda(self, node: ast.Lambda, scope: Scope) -> Any:
+    def _lambda(self, node: ast.Lambda, scope: Scope) -> Value:
         return self.defaults_now(PyFunction("<lambda>", node, scope.module, scope))
 
     def make_function(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, owner: PyClass | None
-    ) -> Any:
+    ) -> Value:
         func = PyFunction(node.name, node, scope.module, scope, owner=owner)
         if isinstance(node, ast.AsyncFunctionDef):
             func.kind = "opaque"
@@ -373,7 +378,7 @@ class Interpreter(
 _NOT_HERE = object()
 
 
-def _pick_target(target: ast.expr, name: str, value: Any) -> Any:
+def _pick_target(target: ast.expr, name: str, value: Value) -> Value:
     if isinstance(target, ast.Name):
         return value if target.id == name else _NOT_HERE
     if (

@@ -81,7 +81,7 @@ class LazyBody(list):  # type: ignore[type-arg]
         self._load()
         return list.__len__(self)
 
-    def __getitem__(self, index: Any) -> Any:
+    def __getitem__(self, index: Any) -> Any:  # (list's two overloads: int and slice)
         self._load()
         return list.__getitem__(self, index)
 

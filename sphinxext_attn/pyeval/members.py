@@ -10,7 +10,7 @@ named tuple's ``_replace``) is unknown rather than missing.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import plain
 from sphinxext_attn.pyeval.attrsets import set_after_class, value_set
@@ -26,11 +26,13 @@ from sphinxext_attn.pyeval.values import (
     Instance,
     PyClass,
     Unknown,
+    Value,
 )
 
 if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.bindings import Binding
     from sphinxext_attn.pyeval.interp import Interpreter
-    from sphinxext_attn.pyeval.scope import ModuleScope
+    from sphinxext_attn.pyeval.scope import ModuleScope, Scope
 
 ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
 #: Class decorators of the standard library that add no member a question reads.
@@ -60,7 +62,7 @@ def is_enum_member_name(name: str, class_name: str) -> bool:
 METACLASSES = frozenset({"abc.ABCMeta", "enum.EnumMeta", "enum.EnumType"})
 NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 #: Builtin types the evaluator knows by name (for ``isinstance`` and conversions).
-PLAIN_TYPES: dict[str, Any] = {
+PLAIN_TYPES: dict[str, type] = {
     "int": int,
     "float": float,
     "str": str,
@@ -73,9 +75,9 @@ PLAIN_TYPES: dict[str, Any] = {
 }
 
 
-def _bases(interp: Interpreter, cls: PyClass) -> list[Any]:
+def _bases(interp: Interpreter, cls: PyClass) -> list[Value]:
     if cls.bases_cache is None:
-        bases: list[Any] = []
+        bases: list[Value] = []
         scope = cls.scope
         for expr in cls.node.bases:
             if isinstance(expr, ast.Subscript):
@@ -91,7 +93,7 @@ def _bases(interp: Interpreter, cls: PyClass) -> list[Any]:
     return cls.bases_cache
 
 
-def class_mro(cls: PyClass, interp: Interpreter | None = None) -> list[Any]:
+def class_mro(cls: PyClass, interp: Interpreter | None = None) -> list[Value]:
     """C3 linearisation over tree classes; bases from outside the tree are kept
     as :class:`External` entries (``enum.Enum``, ``builtins.str``)."""
     if cls.mro_cache is not None:
@@ -107,7 +109,7 @@ def class_mro(cls: PyClass, interp: Interpreter | None = None) -> list[Any]:
         cls.mro_cache = None
         raise
     seqs.append(list(bases))
-    result: list[Any] = [cls]
+    result: list[Value] = [cls]
     while any(seqs):
         for seq in seqs:
             if not seq:
@@ -137,7 +139,7 @@ class MemberMixin:
     #: long as the evaluator: its caches keep them)
     shared_ids: set[int] | None = None
 
-    def share(self: Interpreter, value: Any) -> None:
+    def share(self: Interpreter, value: Value) -> None:
         """Note the mutable parts of a value a module or class binds: changing one
         later (``REGISTRY.append(x)``) changes what remembered answers read."""
         if self.shared_ids is None:
@@ -157,7 +159,7 @@ class MemberMixin:
             elif isinstance(item, tuple):
                 todo += item
 
-    def mutated(self: Interpreter, target: Any, added: Any = ()) -> None:
+    def mutated(self: Interpreter, target: Value, added: Value = ()) -> None:
         """``target`` changed: remembered answers that read it are stale if a module
         or class value holds it (what it now holds is shared too)."""
         if self.shared_ids is not None and id(target) in self.shared_ids:
@@ -165,7 +167,7 @@ class MemberMixin:
             for value in added:
                 self.share(value)
 
-    def rebind_global(self: Interpreter, module: ModuleScope, name: str, value: Any) -> None:
+    def rebind_global(self: Interpreter, module: ModuleScope, name: str, value: Value) -> None:
         """A function's ``global name; name = value``: the module's name is ``value``
         from now on (as a class attribute set, remembered answers that read it are
         stale), whatever it was when the module ran."""
@@ -194,7 +196,7 @@ class MemberMixin:
             for c in class_mro(cls, self)
         )
 
-    def class_own_attr(self: Interpreter, cls: PyClass, name: str) -> Any:
+    def class_own_attr(self: Interpreter, cls: PyClass, name: str) -> Value:
         """An attribute defined in ``cls``'s own body (or set on it), evaluated once."""
         found = cached(cls.attrs, name, self)
         if found is not MISSING:
@@ -220,7 +222,9 @@ class MemberMixin:
             return remember(cls.attrs, name, self, self.make_function(stmt, scope, owner=cls))
         return remember(cls.attrs, name, self, lambda: self._class_value(cls, stmt, name, scope))
 
-    def _live(self: Interpreter, cls: PyClass, bindings: Any, name: str, scope: Any) -> Any:
+    def _live(
+        self: Interpreter, cls: PyClass, bindings: list[Binding], name: str, scope: Scope
+    ) -> Value:
         """The member the class body's blocks bind (MISSING: none runs; a base has it)."""
         binding = live_binding(bindings, self, scope, cls.path)
         stmt = binding.stmt if binding is not None else None
@@ -230,7 +234,9 @@ class MemberMixin:
             return self.make_function(stmt, scope, owner=cls)
         return self._class_value(cls, stmt, name, scope)
 
-    def _class_value(self: Interpreter, cls: PyClass, stmt: Any, name: str, scope: Any) -> Any:
+    def _class_value(
+        self: Interpreter, cls: PyClass, stmt: ast.stmt, name: str, scope: Scope
+    ) -> Value:
         value = self.bind_statement(stmt, name, scope)
         container = isinstance(value, list | dict | set)
         if isinstance(stmt, ast.Assign | ast.AnnAssign) and (
@@ -250,7 +256,7 @@ class MemberMixin:
 
     def class_attr(
         self: Interpreter, cls: PyClass, name: str, after: PyClass | None = None
-    ) -> tuple[Any, Any]:
+    ) -> tuple[Value, Value]:
         """(value, defining class) along the MRO, starting after ``after`` if given."""
         mro = class_mro(cls, self)
         if after is not None:

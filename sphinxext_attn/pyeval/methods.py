@@ -9,26 +9,26 @@ allocate or loop without bound.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import ops, plain
 from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.values import Builtin, LimitExceeded, Raised, Unknown
+from sphinxext_attn.pyeval.values import Builtin, LimitExceeded, Raised, Unknown, Value
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
 
-Args = list[Any]
-Kw = dict[str, Any]
+Args = list[Value]
+Kw = dict[str, Value]
 
 
-def _method(obj: Any, name: str) -> Any:
+def _method(obj: Value, name: str) -> Value:
     """A bound method of a plain value, as a :class:`Builtin`."""
     attr = getattr(obj, name, None)
     if attr is None or not callable(attr):
         return MISSING
 
-    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
         where = ops.node_where(node, path)
         # the method hashes or compares its arguments (and a list its items) natively
         ops.weigh([args, kw, obj if name in SCANS else ()], it.budget, where)
@@ -67,7 +67,7 @@ CHANGES = frozenset(
 COMPARES = SCANS | {"get", "pop", "setdefault", "add", "discard"}
 
 
-def custom_equality(it: Interpreter, values: Any) -> bool:
+def custom_equality(it: Interpreter, values: Value) -> bool:
     """Whether one of ``values`` is an instance whose ``==`` is not identity (a
     dataclass, a class defining ``__eq__``): native comparison would not call it."""
     from sphinxext_attn.pyeval.values import Instance
@@ -114,7 +114,7 @@ SAFE_METHODS = {
 }
 
 
-def method_of(obj: Any, name: str) -> Any:
+def method_of(obj: Value, name: str) -> Value:
     for kind, names in SAFE_METHODS.items():
         if type(obj) is kind and name in names:
             if name in ("replace",) and isinstance(obj, str):
@@ -124,7 +124,7 @@ def method_of(obj: Any, name: str) -> Any:
 
 
 def _sized_replace(text: str) -> Builtin:
-    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Any:
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
         old, new = plain.plain_value(args[0]), plain.plain_value(args[1])
         count = args[2] if len(args) > 2 else kw.get("count", -1)
         if not isinstance(old, str) or not isinstance(new, str) or not isinstance(count, int):

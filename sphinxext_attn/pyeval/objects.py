@@ -4,7 +4,7 @@ and the method resolution order: :mod:`.members`)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import abstract, ops, plain
 from sphinxext_attn.pyeval.members import MemberMixin, is_enum_member_name
@@ -24,6 +24,7 @@ from sphinxext_attn.pyeval.values import (
     Raised,
     SuperProxy,
     Unknown,
+    Value,
 )
 
 if TYPE_CHECKING:
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
 def cache_clear(func: PyFunction) -> Builtin:
     """``func.cache_clear`` of a ``functools.cache``/``lru_cache`` function of the tree."""
 
-    def run(interp: Any, args: list[Any], kwargs: dict[str, Any], node: Any, path: str) -> None:
+    def run(
+        interp: Interpreter, args: list[Value], kwargs: dict[str, Value], node: ast.AST, path: str
+    ) -> None:
         if args or kwargs:
             raise Raised("TypeError", "cache_clear() takes no arguments")
         interp.call_memo.forget(func)
@@ -44,7 +47,7 @@ def cache_clear(func: PyFunction) -> Builtin:
 class ObjectMixin(MemberMixin):
     """Attribute access and the protocols of values, for :class:`Interpreter`."""
 
-    def getattr(self: Interpreter, obj: Any, name: str, node: ast.AST, path: str) -> Any:
+    def getattr(self: Interpreter, obj: Value, name: str, node: ast.AST, path: str) -> Value:
         if isinstance(obj, ModuleScope):
             return self.module_attr(obj, name, node)
         if isinstance(obj, PyClass):
@@ -109,7 +112,7 @@ class ObjectMixin(MemberMixin):
             getattr(node, "lineno", 0),
         )
 
-    def _class_getattr(self: Interpreter, cls: PyClass, name: str, node: ast.AST) -> Any:
+    def _class_getattr(self: Interpreter, cls: PyClass, name: str, node: ast.AST) -> Value:
         value, _ = self.class_attr(cls, name)
         if value is MISSING:
             if name in ("__name__", "__qualname__"):
@@ -120,7 +123,7 @@ class ObjectMixin(MemberMixin):
             raise Raised("AttributeError", f"type object {cls.name!r} has no attribute {name!r}")
         return self._bind(value, cls, cls)
 
-    def _instance_getattr(self: Interpreter, inst: Instance, name: str, node: ast.AST) -> Any:
+    def _instance_getattr(self: Interpreter, inst: Instance, name: str, node: ast.AST) -> Value:
         if name in inst.fields:
             return inst.fields[name]
         if name == "_asdict" and inst.items is not None:
@@ -139,7 +142,7 @@ class ObjectMixin(MemberMixin):
             return self.invoke(value, [inst], {}, node)
         return self._bind(value, inst, inst.cls)
 
-    def _bind(self: Interpreter, value: Any, target: Any, cls: PyClass) -> Any:
+    def _bind(self: Interpreter, value: Value, target: Value, cls: PyClass) -> Value:
         if isinstance(value, PyFunction):
             if value.kind == "classmethod":
                 return Bound(value, cls)
@@ -150,7 +153,7 @@ class ObjectMixin(MemberMixin):
         return value
 
     def setattr(
-        self: Interpreter, obj: Any, name: str, value: Any, node: ast.AST, path: str
+        self: Interpreter, obj: Value, name: str, value: Value, node: ast.AST, path: str
     ) -> None:
         if isinstance(obj, PyClass):
             obj.attrs[name] = value
@@ -167,7 +170,7 @@ class ObjectMixin(MemberMixin):
             raise Unknown(f"setting {name} not evaluated", path, getattr(node, "lineno", 0))
 
     def set_item(
-        self: Interpreter, container: Any, key: Any, value: Any, node: ast.AST, path: str
+        self: Interpreter, container: Value, key: Value, value: Value, node: ast.AST, path: str
     ) -> None:
         """``container[key] = value`` for a dict or a list (a slice sized first)."""
         self.mutated(container, [key, value])
@@ -187,7 +190,7 @@ class ObjectMixin(MemberMixin):
         except (TypeError, IndexError, ValueError) as exc:
             raise Raised(type(exc).__name__, str(exc)) from None
 
-    def object_truth(self: Interpreter, value: Any, node: ast.AST, path: str) -> bool:
+    def object_truth(self: Interpreter, value: Value, node: ast.AST, path: str) -> bool:
         if isinstance(value, abstract.AbstractInt):
             return value.truth((path, getattr(node, "lineno", 0)))
         if isinstance(value, Instance):
@@ -215,7 +218,7 @@ class ObjectMixin(MemberMixin):
         )
 
     def enum_text(
-        self: Interpreter, member: EnumMember, conversion: int, spec: str, node: Any, path: str
+        self: Interpreter, member: EnumMember, conversion: int, spec: str, node: ast.AST, path: str
     ) -> str:
         """``str()``, ``repr()`` or an f-string field of an enum member; unknown where
         the enum defines its own, and for a format spec (its meaning changed between
@@ -234,7 +237,7 @@ class ObjectMixin(MemberMixin):
         return f"<{member.cls.name}.{member.name}: {member.value!r}>"
 
     def compare(
-        self: Interpreter, op: ast.cmpop, left: Any, right: Any, node: ast.AST, path: str
+        self: Interpreter, op: ast.cmpop, left: Value, right: Value, node: ast.AST, path: str
     ) -> bool:
         where = (path, getattr(node, "lineno", 0))
         if isinstance(left, External) or isinstance(right, External):
@@ -273,7 +276,9 @@ class ObjectMixin(MemberMixin):
             return not self.compare(ast.Eq(), left, right, node, path)
         return ops.order(op, left, right, where, self.budget)
 
-    def subscript(self: Interpreter, value: Any, index: Any, node: ast.AST, path: str) -> Any:
+    def subscript(
+        self: Interpreter, value: Value, index: Value, node: ast.AST, path: str
+    ) -> Value:
         if isinstance(value, External):
             return self.world.external_subscript(self, value, index)
         if isinstance(value, Instance) and value.items is not None:
@@ -303,7 +308,7 @@ class ObjectMixin(MemberMixin):
             f"subscript of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
         )
 
-    def iterate(self: Interpreter, value: Any, node: ast.AST, path: str) -> list[Any]:
+    def iterate(self: Interpreter, value: Value, node: ast.AST, path: str) -> list[Value]:
         if isinstance(value, LazyGen):
             value = value.take()  # every item left (each evaluation is budgeted)
         if isinstance(value, Instance) and value.items is not None:
@@ -324,7 +329,7 @@ class ObjectMixin(MemberMixin):
             getattr(node, "lineno", 0),
         )
 
-    def make_set(self: Interpreter, items: list[Any], node: ast.AST, path: str) -> Any:
+    def make_set(self: Interpreter, items: list[Value], node: ast.AST, path: str) -> Value:
         where = (path, getattr(node, "lineno", 0))
         ops.weigh(items, self.budget, where)
         ops.charge(self.budget, 32 * len(items), where)
@@ -335,7 +340,7 @@ class ObjectMixin(MemberMixin):
         except Unknown as exc:  # an abstract value (see .abstract): its place is here
             raise Unknown(exc.reason, *where) from None
 
-    def hashable(self: Interpreter, value: Any, node: ast.AST, path: str) -> Any:
+    def hashable(self: Interpreter, value: Value, node: ast.AST, path: str) -> Value:
         """``value`` as a dict key: its hash (a native walk) charged first."""
         ops.weigh(value, self.budget, (path, getattr(node, "lineno", 0)))
         try:
@@ -375,7 +380,7 @@ _REFLECT = {
 }
 
 
-def _same(left: Any, right: Any) -> bool:
+def _same(left: Value, right: Value) -> bool:
     if left is right:
         return True
     if isinstance(left, EnumMember) and isinstance(right, EnumMember):

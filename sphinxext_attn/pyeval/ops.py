@@ -11,7 +11,7 @@ import ast
 import operator
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from sphinxext_attn.pyeval import abstract
 from sphinxext_attn.pyeval.plain import (  # what plain Python sees
@@ -29,6 +29,7 @@ from sphinxext_attn.pyeval.values import (
     PyClass,
     Raised,
     Unknown,
+    Value,
 )
 
 T = TypeVar("T")
@@ -46,7 +47,7 @@ MAX_NESTING = 1000
 #: Values a native walk (hash, ``==``, ordering, ``str``) descends into.
 NESTED = (list, tuple, dict, set, frozenset, Instance)
 
-BINOPS: dict[type[ast.operator], Any] = {
+BINOPS: dict[type[ast.operator], Callable[[Value, Value], Value]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -67,7 +68,7 @@ def node_where(node: ast.AST, path: str) -> tuple[str, int]:
     return path, getattr(node, "lineno", 0)
 
 
-def _size(value: Any) -> int:
+def _size(value: Value) -> int:
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):
@@ -75,7 +76,7 @@ def _size(value: Any) -> int:
     return 0
 
 
-def _length(value: Any) -> int:
+def _length(value: Value) -> int:
     return len(value) if isinstance(value, str | list | tuple | bytes) else 0
 
 
@@ -87,7 +88,7 @@ def check_size(value: T, where: tuple[str, int]) -> T:
     return value
 
 
-def footprint(value: Any) -> int:
+def footprint(value: Value) -> int:
     """Bytes a new value of this size takes, roughly (what its copy is charged)."""
     if isinstance(value, str | bytes):
         return len(value)
@@ -111,7 +112,7 @@ def paid(value: T, budget: Budget, where: tuple[str, int]) -> T:
     return value
 
 
-def weigh(value: Any, budget: Budget, where: tuple[str, int], text: bool = False) -> None:
+def weigh(value: Value, budget: Budget, where: tuple[str, int], text: bool = False) -> None:
     """Charge the budget for a native walk of ``value`` (hash, ``==``, ordering,
     ``str``) before it is made: a step per nested container, counted as often as
     the walk visits it (``t = (t, t)`` sixty times is 2**60 visits, not 60).
@@ -125,7 +126,7 @@ def weigh(value: Any, budget: Budget, where: tuple[str, int], text: bool = False
         if depth > MAX_NESTING:  # hashing a deeper tuple can overflow the C stack
             raise LimitExceeded("value nested too deeply", *where, kind="nesting")
         if isinstance(item, Instance):
-            parts: Any = item.items
+            parts: Value = item.items
             if parts is None:
                 parts = tuple(item.fields.values()) if text or item.by_fields else ()
         elif isinstance(item, dict):
@@ -140,13 +141,15 @@ def weigh(value: Any, budget: Budget, where: tuple[str, int], text: bool = False
     budget.steps = steps
 
 
-def text(value: Any, budget: Budget, where: tuple[str, int]) -> str:
+def text(value: Value, budget: Budget, where: tuple[str, int]) -> str:
     """``str(value)`` for a message, its walk charged first."""
     weigh(value, budget, where, text=True)
     return str(value)[:1000]
 
 
-def binop(op: ast.operator, left: Any, right: Any, where: tuple[str, int], budget: Budget) -> Any:
+def binop(
+    op: ast.operator, left: Value, right: Value, where: tuple[str, int], budget: Budget
+) -> Value:
     if isinstance(left, abstract.AbstractInt) or isinstance(right, abstract.AbstractInt):
         return abstract.binop(op, left, right, where)
     fn = BINOPS.get(type(op))
@@ -199,7 +202,7 @@ def binop(op: ast.operator, left: Any, right: Any, where: tuple[str, int], budge
 _CONVERSION = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)?", re.S)
 
 
-def printf_size(fmt: str, args: Any, where: tuple[str, int]) -> int:
+def printf_size(fmt: str, args: Value, where: tuple[str, int]) -> int:
     """An upper bound of the length of ``fmt % args``, before it is built: too
     long or not a plain format (``*`` widths, arguments that are not scalars)
     is unknown, as Python's ``str()`` of nested values is not bounded."""
@@ -220,7 +223,7 @@ def printf_size(fmt: str, args: Any, where: tuple[str, int]) -> int:
 _SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[a-zA-Z%]?", re.S)
 
 
-def format_spec(spec: Any, where: tuple[str, int]) -> str:
+def format_spec(spec: Value, where: tuple[str, int]) -> str:
     """A format spec whose width and precision are checked before formatting."""
     if not isinstance(spec, str):
         raise Unknown("format spec not evaluated", *where)
@@ -233,7 +236,7 @@ def format_spec(spec: Any, where: tuple[str, int]) -> str:
     return spec
 
 
-def join_size(sep: Any, items: list[Any], where: tuple[str, int]) -> None:
+def join_size(sep: Value, items: list[Value], where: tuple[str, int]) -> None:
     """``sep.join(items)`` too long is unknown before it is built."""
     if isinstance(sep, str):
         size = len(sep) * max(len(items) - 1, 0)
@@ -243,7 +246,7 @@ def join_size(sep: Any, items: list[Any], where: tuple[str, int]) -> None:
 
 
 def format_value(
-    value: Any, conversion: int, spec: str, budget: Budget, where: tuple[str, int]
+    value: Value, conversion: int, spec: str, budget: Budget, where: tuple[str, int]
 ) -> str:
     """A replacement field of an f-string, its size checked before it is built."""
     if isinstance(value, EnumMember):
@@ -275,7 +278,7 @@ def format_value(
     return paid(text, budget, where)
 
 
-def _zero_div() -> Any:
+def _zero_div() -> Value:
     raise Raised("ZeroDivisionError", "division by zero")
 
 
@@ -283,7 +286,7 @@ def _zero_div() -> Any:
 SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def _plain_items(value: list[Any] | tuple[Any, ...]) -> bool:
+def _plain_items(value: list[Value] | tuple[Value, ...]) -> bool:
     """Whether every item is a scalar (``str()`` of the sequence is then Python's); a
     text standing for a check not evaluated counts, so a refusal listing it reads."""
     return all(type(item) in SCALARS or isinstance(item, str) for item in value)
@@ -295,7 +298,7 @@ def torch_symbol(value: External) -> bool:
     return value.qualname.startswith("torch.")
 
 
-def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool:
+def equal(left: Value, right: Value, budget: Budget, where: tuple[str, int]) -> bool:
     """``left == right``, a step for each item of the sequences compared."""
     if left is right and not isinstance(left, float):  # nan is not equal to itself
         return True
@@ -340,7 +343,7 @@ def equal(left: Any, right: Any, budget: Budget, where: tuple[str, int]) -> bool
         return False
 
 
-def contains(container: Any, item: Any, where: tuple[str, int], budget: Budget) -> bool:
+def contains(container: Value, item: Value, where: tuple[str, int], budget: Budget) -> bool:
     if isinstance(item, abstract.AbstractInt):
         budget.spend(1 + _length(container), where)
         return abstract.member(item, container, where)
@@ -372,7 +375,7 @@ ORDER = {
 }
 
 
-def _deep_plain(value: Any) -> Any:
+def _deep_plain(value: Value) -> Value:
     """Sequences ordered item by item see named tuples and str/int enum members
     inside them as tuples, strings and ints too (their size already weighed)."""
     value = plain_value(value)
@@ -381,7 +384,9 @@ def _deep_plain(value: Any) -> Any:
     return value
 
 
-def order(op: ast.cmpop, left: Any, right: Any, where: tuple[str, int], budget: Budget) -> bool:
+def order(
+    op: ast.cmpop, left: Value, right: Value, where: tuple[str, int], budget: Budget
+) -> bool:
     if isinstance(left, abstract.AbstractInt) or isinstance(right, abstract.AbstractInt):
         return abstract.compare(op, left, right, where)
     weigh(left, budget, where)
@@ -398,7 +403,7 @@ def order(op: ast.cmpop, left: Any, right: Any, where: tuple[str, int], budget: 
         raise Raised("TypeError", str(exc)) from None
 
 
-def unary(op: ast.unaryop, value: Any, where: tuple[str, int]) -> Any:
+def unary(op: ast.unaryop, value: Value, where: tuple[str, int]) -> Value:
     if isinstance(value, abstract.AbstractInt) and isinstance(op, ast.USub | ast.UAdd):
         return abstract.binop(ast.Mult(), value, -1 if isinstance(op, ast.USub) else 1, where)
     if isinstance(op, ast.USub) and isinstance(value, int | float):

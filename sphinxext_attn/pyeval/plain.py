@@ -4,12 +4,10 @@ tuple its tuple (comparisons, ``str()``, methods of ``str``).
 
 from __future__ import annotations
 
-from typing import Any
-
-from sphinxext_attn.pyeval.values import EnumMember, External, Instance, Unknown
+from sphinxext_attn.pyeval.values import EnumMember, External, Instance, Unknown, Value
 
 
-def plain_enum_class(mro: list[Any]) -> bool:
+def plain_enum_class(mro: list[Value]) -> bool:
     """Members of a ``str``/``int`` enum compare equal to their values (``AttentionType``)."""
     return any(
         isinstance(c, External)
@@ -18,7 +16,7 @@ def plain_enum_class(mro: list[Any]) -> bool:
     )
 
 
-def check_not_auto(value: Any, where: tuple[str, int]) -> None:
+def check_not_auto(value: Value, where: tuple[str, int]) -> None:
     """The value of an ``enum.auto()`` member depends on ``_generate_next_value_``
     and the members before it: unknown, never the marker compared as a value."""
     if isinstance(value, External) and value.qualname == "enum.auto()":
@@ -37,7 +35,7 @@ def enum_str(member: EnumMember) -> str:
     return f"{member.cls.name}.{member.name}"
 
 
-def plain_value(value: Any) -> Any:
+def plain_value(value: Value) -> Value:
     """The value a plain comparison sees (``str``-enum members compare as strings)."""
     if isinstance(value, EnumMember) and enum_is_plain(value):
         return value.value

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sphinxext_attn.pyeval.callmemo import CallMemo
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
-from sphinxext_attn.pyeval.values import CAPABILITY, Budget, LimitExceeded, Return
+from sphinxext_attn.pyeval.values import CAPABILITY, Budget, LimitExceeded, PyFunction, Return
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.scope import ModuleScope
@@ -133,6 +133,8 @@ class QuestionMixin:
     returns: list[Return] | None
     call_memo: CallMemo
     statement_memo: StatementMemo
+    #: when a dict: every tree function called (by id of its node), see :meth:`tracing`
+    called: dict[int, PyFunction] | None
     modules: dict[str, ModuleScope | None]
     #: the machine facts read so far (bit ``2 << i`` is ``facts[i]``: name, value)
     facts: list[tuple[str, str]]
@@ -205,6 +207,19 @@ class QuestionMixin:
                     budget.steps = saved[2]
             if fresh_memos:
                 self.call_memo, self.statement_memo = saved_memos
+
+    @contextmanager
+    def tracing(self) -> Iterator[dict[int, PyFunction]]:
+        """Every function of the tree called inside, by id of its node, with fresh
+        memos (so a call a memo would answer runs and is seen); the memos and any
+        outer trace come back after."""
+        saved = self.call_memo, self.statement_memo, self.called
+        called: dict[int, PyFunction] = {}
+        self.call_memo, self.statement_memo, self.called = CallMemo(), StatementMemo(), called
+        try:
+            yield called
+        finally:
+            self.call_memo, self.statement_memo, self.called = saved
 
     @contextmanager
     def guarded(self, where: tuple[str, int] = ("", 0)) -> Iterator[None]:

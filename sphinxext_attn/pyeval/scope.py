@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.bindings import (
     Binding,
@@ -26,9 +26,12 @@ from sphinxext_attn.pyeval.values import (
     CAPABILITY,
     Instance,
     LimitExceeded,
+    PyClass,
+    PyFunction,
     Raised,
     Unbound,
     Unknown,
+    Value,
 )
 from sphinxext_attn.source.chunks import Chunk, ChunkError, chunk_names, note_view
 
@@ -43,7 +46,7 @@ class Scope:
 
     module: ModuleScope
 
-    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
+    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Value:
         raise NotImplementedError
 
 
@@ -58,9 +61,9 @@ class ModuleScope(Scope):
     #: parses the whole file when a piece does not parse alone
     reparse: Callable[[], ast.Module | None]
     index: dict[str, list[Binding]] = field(default_factory=dict)
-    values: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, Value] = field(default_factory=dict)
     #: owner name -> module-level statements setting its attributes (see attrsets)
-    settings: dict[str, list[Any]] | None = None
+    settings: dict[str, list[Value]] | None = None
     #: name -> line of module-level code that may change its value (see mutations)
     changes: dict[str, int] = field(default_factory=dict)
     #: whether any top-level piece holds the word ``global`` (None: not looked)
@@ -151,7 +154,7 @@ class ModuleScope(Scope):
             note_view(self.path, ("mention", "class "))
         for bindings in self.index.values():
             for binding in bindings:
-                stmt: Any = binding.stmt
+                stmt: Value = binding.stmt
                 if isinstance(stmt, Chunk) and stmt.unnoted().startswith("class "):
                     try:
                         out += [n for n in stmt.nodes() if isinstance(n, ast.ClassDef)]
@@ -165,7 +168,7 @@ class ModuleScope(Scope):
     def has(self, name: str) -> bool:
         return name in self.index
 
-    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
+    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Value:
         value = cached(self.values, name, interp)
         if value is _PENDING:
             raise LimitExceeded(
@@ -182,7 +185,7 @@ class ModuleScope(Scope):
             forget(self.values, name, interp)
             raise
 
-    def _evaluate(self, name: str, interp: Interpreter) -> Any:
+    def _evaluate(self, name: str, interp: Interpreter) -> Value:
         binding = live_binding(self.index[name], interp, self, self.path)
         if binding is None:
             raise Unbound(f"{name} is never bound when the module runs", self.path)
@@ -209,7 +212,7 @@ class PerCapability(dict):  # type: ignore[type-arg]
     """The values of a name whose evaluation read the device capability, by capability."""
 
 
-def cached(store: dict[str, Any], name: str, interp: Interpreter) -> Any:
+def cached(store: dict[str, Value], name: str, interp: Interpreter) -> Value:
     """The value remembered for ``name`` (for the question's capability), or MISSING."""
     value = store.get(name, MISSING)
     if interp.fact_masks:  # the machine facts computing it read
@@ -220,7 +223,12 @@ def cached(store: dict[str, Any], name: str, interp: Interpreter) -> Any:
     return value
 
 
-def remember(store: dict[str, Any], name: str, interp: Interpreter, compute: Any) -> Any:
+def remember(
+    store: dict[str, Value],
+    name: str,
+    interp: Interpreter,
+    compute: Value | Callable[[], Value],
+) -> Value:
     """``compute()`` remembered as ``name``: per capability if computing it read the
     capability (a module or class value of one GPU is not the value of another)."""
     if not callable(compute):
@@ -247,7 +255,7 @@ def remember(store: dict[str, Any], name: str, interp: Interpreter, compute: Any
     return value
 
 
-def forget(store: dict[str, Any], name: str, interp: Interpreter) -> None:
+def forget(store: dict[str, Value], name: str, interp: Interpreter) -> None:
     per = store.get(name)
     if isinstance(per, PerCapability):
         per.pop(interp.capability, None)
@@ -265,10 +273,10 @@ class Frame(Scope):
 
     module: ModuleScope
     parent: Scope | None
-    locals: dict[str, Any] = field(default_factory=dict)
+    locals: dict[str, Value] = field(default_factory=dict)
     #: the function running (for ``super()``) and its first argument
-    func: Any = None
-    first: Any = None
+    func: PyFunction | None = None
+    first: Value = None
     #: names looked up in this frame, in first-read order (a dict used as an ordered
     #: set), when the call memo keys on them or the priority paths branch on them
     reads: dict[str, None] | None = None
@@ -277,7 +285,7 @@ class Frame(Scope):
     #: names the function declared ``global``: assigning one rebinds the module's
     global_names: frozenset[str] = frozenset()
 
-    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
+    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Value:
         scope: Scope | None = self
         while isinstance(scope, Frame):
             if name in scope.locals:
@@ -299,9 +307,9 @@ class ClassBodyScope(Scope):
 
     module: ModuleScope
     parent: Scope
-    owner: Any
+    owner: PyClass
 
-    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Any:
+    def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Value:
         own = interp.class_own_attr(self.owner, name)
         if own is not _MISSING:
             return own

@@ -2,20 +2,20 @@
 
 Function bodies run here: ``return``, ``if``, assignments (names, tuples,
 attributes, items), ``for`` over known finite values, ``try``/``except``,
-``raise``, ``assert``, nested ``def`` and ``class``, imports. Any other
+``raise``, ``assert``, nested ``def`` and ``class``, imports. Value other
 statement (``while``, ``global``, ``del`` ...) is :class:`Unknown`, never skipped.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import ops
 from sphinxext_attn.pyeval.bindings import bound_names
 from sphinxext_attn.pyeval.checks import SkippedChecks, run_checks
 from sphinxext_attn.pyeval.scope import DELETED, Frame
-from sphinxext_attn.pyeval.values import Caught, Raised, Return, Unknown, out_of_steps
+from sphinxext_attn.pyeval.values import Caught, Raised, Return, Unknown, Value, out_of_steps
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -56,7 +56,7 @@ class NotEvaluated(str):
 
 
 class _Return(Exception):
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: Value) -> None:
         self.value = value
 
 
@@ -71,7 +71,7 @@ class _Continue(Exception):
 class StatementMixin:
     """Running statements, for :class:`Interpreter`."""
 
-    def run_body(self: Interpreter, body: list[ast.stmt], frame: Frame) -> Any:
+    def run_body(self: Interpreter, body: list[ast.stmt], frame: Frame) -> Value:
         """Run a function body; the returned value (``None`` when it falls off the end)."""
         try:
             self.exec_block(body, frame)
@@ -81,14 +81,14 @@ class StatementMixin:
             raise Unknown("break outside a loop", frame.module.path) from None
         return None
 
-    def run_lenient(self: Interpreter, body: list[ast.stmt], frame: Frame) -> Any:
+    def run_lenient(self: Interpreter, body: list[ast.stmt], frame: Frame) -> Value:
         """Run a list-of-reasons function (``validate_configuration``) so that a
         check that cannot be evaluated does not hide the others: its statement is
         skipped and recorded, and a ``not evaluated: ...`` reason takes its place
         in the list, so no reason vLLM gives goes missing unseen and a result
         with a skipped check is never counted as valid."""
         skipped = SkippedChecks()
-        value: Any = None
+        value: Value = None
         try:
             run_checks(self.statement_memo, self, body, frame, skipped)
         except _Return as ret:
@@ -258,7 +258,7 @@ class StatementMixin:
                     raise
         raise self.raised(kind, message, (path, stmt.lineno))
 
-    def assign(self: Interpreter, target: ast.expr, value: Any, frame: Frame) -> None:
+    def assign(self: Interpreter, target: ast.expr, value: Value, frame: Frame) -> None:
         if isinstance(target, ast.Name):
             if target.id in frame.global_names:
                 self.rebind_global(frame.module, target.id, value)

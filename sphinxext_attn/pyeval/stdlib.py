@@ -12,7 +12,8 @@ import ast
 import math
 import posixpath
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.scope import MISSING, Scope
 from sphinxext_attn.pyeval.values import (
@@ -45,7 +46,7 @@ TRANSPARENT_DECORATORS = frozenset(
 )
 
 #: Pure functions of the standard library, evaluated on known numbers.
-MATH: dict[str, Any] = {
+MATH: dict[str, Callable[..., int | float]] = {
     "math.gcd": math.gcd,
     "math.lcm": math.lcm,
     "math.ceil": math.ceil,
@@ -58,11 +59,11 @@ MATH: dict[str, Any] = {
 class LiteralType:
     """``Literal["auto", "fp8", ...]``: its arguments, for ``get_args``."""
 
-    def __init__(self, items: tuple[Any, ...]) -> None:
+    def __init__(self, items: tuple[Value, ...]) -> None:
         self.items = items
 
 
-def label(value: Any) -> str:
+def label(value: Value) -> str:
     """A value as a fact or a type argument names it (``torch.float16``, a class name)."""
     if isinstance(value, External):
         return value.qualname
@@ -71,7 +72,7 @@ def label(value: Any) -> str:
     return repr(value)
 
 
-def call(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def call(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """The answer of the call ``name(*args, **kwargs)`` where Python's is the same
     on every machine; MISSING when it is not such a call."""
     if name in ("os.path.join", "os.path.dirname", "os.path.basename") and all(
@@ -100,7 +101,7 @@ def call(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     return MISSING
 
 
-def subscript(value: External, index: Any) -> Any:
+def subscript(value: External, index: Value) -> Value:
     """``value[index]`` of a name outside the tree (``Literal[...]`` keeps its items)."""
     items = index if isinstance(index, tuple) else (index,)
     return (

@@ -23,7 +23,8 @@ call memo (:mod:`.callmemo`) does.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from sphinxext_attn.pyeval.bindings import NESTED_SCOPES
 from sphinxext_attn.pyeval.scope import Frame
@@ -36,6 +37,7 @@ from sphinxext_attn.pyeval.values import (
     PyFunction,
     Raised,
     Unknown,
+    Value,
     out_of_steps,
 )
 
@@ -119,11 +121,17 @@ def _plan(stmt: ast.stmt) -> _Plan | None:
     return _Plan(tuple(sorted(reads | stores)), tuple(sorted(sinks)), tuple(sorted(stores)))
 
 
+#: a memo key: parts that compare like the values they stand for (:func:`key_part`)
+Key: TypeAlias = tuple[Hashable, ...]
+#: a remembered effect: the failure (or None), the capability and facts read, the
+#: items each list of the frame gained, the stored names' values after
+Effect: TypeAlias = tuple[Exception | None, int, tuple[tuple[Value, ...], ...], tuple[Value, ...]]
+
 KEY_PLAIN = frozenset({type(None), bool, int, str})  # floats: see key_part (-0.0)
 KEY_KEPT = frozenset({PyClass, EnumMember, External})
 
 
-def key_part(value: Any, instances: bool = True) -> Any:
+def key_part(value: Value, instances: bool = True) -> Hashable:
     """A key part that keeps ``value`` alive and compares like it, or NO_KEY.
     Named-tuple instances are keyed by their items (``instances``); they are
     never replayed as an effect, since the evaluator can set their fields."""
@@ -133,7 +141,8 @@ def key_part(value: Any, instances: bool = True) -> Any:
     if kind is float:
         return (float, value.hex())  # -0.0 == 0.0, yet str() tells them apart
     if kind in KEY_KEPT:
-        return value
+        kept: Hashable = value  # (compared by identity or name)
+        return kept
     if kind is PyFunction:
         return NO_KEY if isinstance(value.scope, Frame) else value
     if kind is tuple:
@@ -159,7 +168,7 @@ class StatementMemo:
 
     def __init__(self) -> None:
         self.plans: dict[ast.stmt, _Plan | None] = {}
-        self.effects: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self.effects: dict[Key, Effect] = {}
         #: the units of each checks body: statements, or runs of flag checks (.checks)
         self.units: dict[int, tuple[list[ast.stmt], list[Any]]] = {}
         #: statement -> [times recorded, times replayed]
@@ -178,7 +187,7 @@ class StatementMemo:
         if frame.reads is not None:
             frame.reads.update(dict.fromkeys(plan.reads))  # the call memo keys on what was read
         local = frame.locals
-        key: list[Any] = [stmt, interp.class_writes]
+        key: list[Hashable] = [stmt, interp.class_writes]
         if not key_parts(key, plan.reads, local):
             interp.exec_stmt(stmt, frame)
             return
@@ -216,7 +225,7 @@ class StatementMemo:
             else:
                 local[name] = value
 
-    def remember(self, interp: Interpreter, base: tuple[Any, ...], entry: tuple[Any, ...]) -> None:
+    def remember(self, interp: Interpreter, base: Key, entry: Effect) -> None:
         if entry[1] & CAPABILITY:
             self.effects[base] = BY_CAPABILITY
             self.effects[(*base, interp.capability)] = entry
@@ -229,8 +238,8 @@ class StatementMemo:
         stmt: ast.stmt,
         frame: Frame,
         plan: _Plan,
-        lists: list[list[Any]],
-        base: tuple[Any, ...],
+        lists: list[list[Value]],
+        base: Key,
     ) -> None:
         local = frame.locals
         sizes = [len(s) for s in lists]
@@ -246,7 +255,7 @@ class StatementMemo:
         interp.capability_read = saved_read | read
         added = tuple(tuple(s[n:]) for s, n in zip(lists, sizes, strict=True))
         after = tuple(local.get(name, NO_KEY) for name in plan.stores)
-        entry: tuple[Any, ...] | None = None
+        entry: Effect | None = None
         if failure is not None:
             changed = any(added) or any(a is not b for a, b in zip(after, before, strict=True))
             budget = out_of_steps(failure)
@@ -262,7 +271,7 @@ class StatementMemo:
             raise failure
 
 
-def key_parts(key: list[Any], names: tuple[str, ...], local: dict[str, Any]) -> bool:
+def key_parts(key: list[Hashable], names: tuple[str, ...], local: dict[str, Value]) -> bool:
     """Append the key parts of ``names`` (False: a value that cannot be a key)."""
     append = key.append
     for name in names:
@@ -283,9 +292,9 @@ def key_parts(key: list[Any], names: tuple[str, ...], local: dict[str, Any]) -> 
     return True
 
 
-def sinks_of(names: tuple[str, ...], local: dict[str, Any]) -> list[list[Any]] | None:
+def sinks_of(names: tuple[str, ...], local: dict[str, Value]) -> list[list[Value]] | None:
     """The distinct lists the sink names hold, or None."""
-    lists: list[list[Any]] = []
+    lists: list[list[Value]] = []
     for name in names:
         sink = local.get(name)
         if type(sink) is not list or any(sink is other for other in lists):
@@ -294,7 +303,7 @@ def sinks_of(names: tuple[str, ...], local: dict[str, Any]) -> list[list[Any]] |
     return lists
 
 
-def reads_frame(node: Any) -> bool:
+def reads_frame(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> bool:
     """A ``def`` or ``lambda`` whose body names ``super``, ``locals`` and the like
     (they read the calling frame itself, not a name in it), or defines a class,
     function or lambda: that can read the frame after the call returned (a class

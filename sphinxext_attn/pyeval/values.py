@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TypeAlias
 
@@ -39,7 +39,7 @@ class Return(NamedTuple):
 
     path: str
     line: int
-    value: Any
+    value: Value
     #: the returned expression (None: a bare ``return``)
     expr: ast.expr | None
 
@@ -105,10 +105,10 @@ class LazyGen:
     ``any(...)`` stops at the first true one (later items may raise or be unknown),
     and once taken they are gone, as in Python."""
 
-    def __init__(self, items: Iterator[Any]) -> None:
+    def __init__(self, items: Iterator[Value]) -> None:
         self.items = items
 
-    def take(self) -> list[Any]:
+    def take(self) -> list[Value]:
         """Every item left."""
         return list(self.items)
 
@@ -187,9 +187,9 @@ class PyClass:
     module: ModuleScope
     #: the scope the class statement ran in (a function frame for nested classes)
     scope: Scope
-    attrs: dict[str, Any] = field(default_factory=dict)
-    mro_cache: list[Any] | None = None
-    bases_cache: list[Any] | None = None
+    attrs: dict[str, Value] = field(default_factory=dict)
+    mro_cache: list[Value] | None = None
+    bases_cache: list[Value] | None = None
 
     @property
     def path(self) -> str:
@@ -212,7 +212,7 @@ class PyFunction:
     #: the class whose body defines it (for ``super()``)
     owner: PyClass | None = None
     #: default values, evaluated once (as at ``def`` time) when first needed
-    defaults: dict[str, Any] = field(default_factory=dict)
+    defaults: dict[str, Value] = field(default_factory=dict)
     #: ``functools.cache``/``lru_cache``: its answers are kept even when running it
     #: changed shared values (Python does not run it again)
     cached: bool = False
@@ -233,7 +233,7 @@ class Bound:
     """A function bound to a class (classmethods) or an instance."""
 
     func: PyFunction
-    target: Any
+    target: Value
 
 
 @dataclass(eq=False)
@@ -241,9 +241,9 @@ class Instance:
     """An instance of a tree class: named tuples, dataclasses, the platform."""
 
     cls: PyClass
-    fields: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, Value] = field(default_factory=dict)
     #: the items of a ``NamedTuple`` instance, in field order
-    items: tuple[Any, ...] | None = None
+    items: tuple[Value, ...] | None = None
     #: a dataclass instance: ``==`` compares the fields
     by_fields: bool = False
 
@@ -304,7 +304,7 @@ class EnumMember:
 
     cls: PyClass
     name: str
-    value: Any
+    value: Value
     #: a ``str``/``int`` enum member: equal to its value and hashed like it
     plain: bool = False
 
@@ -327,7 +327,8 @@ class Builtin:
     """A builtin function or bound method, implemented by the evaluator."""
 
     name: str
-    fn: Any
+    #: called as ``fn(interp, args, kwargs, node, path)``
+    fn: Callable[..., Value]
 
     def __repr__(self) -> str:
         return f"<builtin {self.name}>"
@@ -338,7 +339,7 @@ class SuperProxy:
     """``super()`` inside a method: attribute lookup starts after ``start`` in the MRO."""
 
     start: PyClass
-    target: Any
+    target: Value
 
 
 @dataclass(eq=False)

@@ -12,7 +12,9 @@ Shape (``schema`` 2)::
                    "attn_types", "compute_capability", "is_mla", "supports_sink",
                    "is_sparse", "supports_mm_prefix", "supports_non_causal",
                    "supports_dcp", "sources": {column: "path:line"},
-                   runtime profile: "supports", "unknown", "extras", "assumptions",
+                   runtime profile: "supports", "accepts" (supports' shape: what
+                   vLLM's full check accepts, and "unknown" where not found),
+                   "unknown", "extras", "assumptions",
                    "cudagraph" (the builder's level, ``UNIFORM_BATCH``, or
                    {"unknown": why} / {"level", "assumptions": {fact: value}}),
                    and "notes" ({column: text}) where a cell has one}],
@@ -69,6 +71,7 @@ def _backend(row: BackendFeatures) -> JsonObject:
         **(
             {
                 "supports": dict(row.supports),
+                "accepts": dict(row.accepts),
                 "unknown": dict(row.unknown),
                 "extras": dict(row.extras),
                 "assumptions": {

@@ -33,7 +33,9 @@ NOTATION: tuple[tuple[str, str], ...] = (
         "§",
         "See the note under the table. KV Dtypes lists what the class declares "
         "(`supported_kv_cache_dtypes`); vLLM's selection asks `supports_kv_cache_dtype()`, "
-        "and the note says where that accepts other dtypes",
+        "and the note says where that accepts other dtypes. Head Sizes, Block Sizes and "
+        "Compute Cap. show what vLLM's full check (`validate_configuration`) accepts; the "
+        "note names the check that refuses a value the column's own method admits",
     ),
 )
 

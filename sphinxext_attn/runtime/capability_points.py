@@ -18,10 +18,7 @@ import ast
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.callmemo import CallMemo
-from sphinxext_attn.pyeval.stmtmemo import StatementMemo
-from sphinxext_attn.pyeval.values import PyFunction
+from sphinxext_attn.pyeval import Interpreter, PyFunction, Raised, Unknown
 
 Capability = tuple[int, int]
 #: Majors outside this range are not GPUs (a size, a count): not capabilities.
@@ -33,17 +30,13 @@ def traced_functions(
 ) -> list[PyFunction]:
     """The tree functions ``ask`` runs on the grid, with fresh memos (so a call a
     memo would answer runs and is seen)."""
-    saved = interp.call_memo, interp.statement_memo, interp.called
-    interp.call_memo, interp.statement_memo, interp.called = CallMemo(), StatementMemo(), {}
-    try:
+    with interp.tracing() as called:
         for cap in grid:
             try:
                 ask(cap)
             except (Unknown, Raised):
                 continue
-        return list((interp.called or {}).values())
-    finally:
-        interp.call_memo, interp.statement_memo, interp.called = saved
+        return list(called.values())
 
 
 def named_capabilities(functions: Iterable[PyFunction]) -> set[Capability]:

@@ -43,6 +43,11 @@ class ClassAnswers:
     blocks_by_gpu: dict[Capability, list[str]] | None = None
     #: the metadata builder's CUDA-graph support (see :mod:`.cudagraph`; empty: not asked)
     cudagraph: CudagraphAnswer = field(default_factory=lambda: CudagraphAnswer())
+    #: column -> the values vLLM's full check accepts, where it refuses some the
+    #: column's own method admits (see :mod:`.accepts`; absent: the same values)
+    accepts: dict[str, Any] = field(default_factory=dict)
+    #: column -> why what the full check accepts was not found
+    accepts_unknown: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def not_evaluated(cls, columns: list[str], reason: str, limited: bool) -> ClassAnswers:

@@ -13,8 +13,16 @@ from __future__ import annotations
 import ast
 
 from sphinxext_attn.model.records import CudagraphAnswer
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.values import NODE, Bound, External, PyClass, PyFunction
+from sphinxext_attn.pyeval import (
+    NODE,
+    Bound,
+    External,
+    Interpreter,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unknown,
+)
 from sphinxext_attn.runtime.declared import CUDAGRAPH_ATTRIBUTE
 from sphinxext_attn.runtime.questions import Answer, Asker
 

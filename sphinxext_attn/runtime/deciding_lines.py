@@ -19,10 +19,19 @@ from typing import Any
 from sphinxext_attn.knowledge.machine import capability_class
 from sphinxext_attn.model.columns import ASKED
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.members import class_mro
-from sphinxext_attn.pyeval.question import Return
-from sphinxext_attn.pyeval.values import NODE, Bound, External, PyClass, PyFunction
+from sphinxext_attn.pyeval import (
+    NODE,
+    STEPS_PER_CELL,
+    Bound,
+    External,
+    Interpreter,
+    PyClass,
+    PyFunction,
+    Raised,
+    Return,
+    Unknown,
+    class_mro,
+)
 from sphinxext_attn.runtime.cell_text import first_head_size
 from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.questions import attention_types

@@ -15,9 +15,7 @@ import ast
 
 from sphinxext_attn.model.columns import ASKED, COLUMN, Column
 from sphinxext_attn.model.records import BackendFeatures
-from sphinxext_attn.pyeval import Interpreter
-from sphinxext_attn.pyeval.members import class_mro
-from sphinxext_attn.pyeval.values import NODE, PyClass, Raised, Unknown
+from sphinxext_attn.pyeval import NODE, Interpreter, PyClass, Raised, Unknown, class_mro
 
 #: the text of a cell the plugin class does not declare
 NOT_DECLARED = "not declared"

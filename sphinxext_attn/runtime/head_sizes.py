@@ -13,10 +13,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from sphinxext_attn.pyeval import Raised, Unknown
-from sphinxext_attn.pyeval.abstract import AbstractInt, explore
-from sphinxext_attn.pyeval.intsets import IntSet, Run
-from sphinxext_attn.pyeval.values import CAPABILITY, NODE, Bound, PyFunction
+from sphinxext_attn.pyeval import (
+    CAPABILITY,
+    NODE,
+    AbstractInt,
+    Bound,
+    IntSet,
+    PyFunction,
+    Raised,
+    Run,
+    Unknown,
+    explore,
+)
 from sphinxext_attn.runtime.cell_text import size_rule
 from sphinxext_attn.runtime.questions import Answer, Asker
 from sphinxext_attn.vocab.names import CAPABILITIES

@@ -18,9 +18,7 @@ import ast
 from dataclasses import dataclass
 
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.members import class_mro
-from sphinxext_attn.pyeval.values import PyClass
+from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, PyClass, Raised, Unknown, class_mro
 
 ATTRIBUTE = "supported_kv_cache_dtypes"
 METHOD = "supports_kv_cache_dtype"

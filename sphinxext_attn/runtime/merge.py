@@ -19,7 +19,7 @@ from sphinxext_attn.model.records import (
     PriorityList,
 )
 from sphinxext_attn.page.backends import SKIPPED, model_family, unreachable_only
-from sphinxext_attn.pyeval.values import Unknown
+from sphinxext_attn.pyeval import Unknown
 from sphinxext_attn.runtime.class_answers import BackendAnswer
 from sphinxext_attn.runtime.rows import apply_facts, keep_for, new_row
 from sphinxext_attn.source.registry import read_registry
@@ -50,7 +50,7 @@ def evaluate_runtime(
     """Ask every registered class (and the priority function) through one interpreter
     (``extras`` False: only the questions of the columns vLLM's page has)."""
     from sphinxext_attn.knowledge.machine import Machine
-    from sphinxext_attn.pyeval.interp import Interpreter
+    from sphinxext_attn.pyeval import Interpreter
     from sphinxext_attn.runtime.priority_titles import safe_evaluated_priorities
     from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
 

@@ -17,8 +17,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from sphinxext_attn.knowledge.machine import capability_class
-from sphinxext_attn.pyeval import STEPS_PER_PRIORITY_RUN, Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.values import NODE, EnumMember, PyFunction
+from sphinxext_attn.pyeval import (
+    NODE,
+    STEPS_PER_PRIORITY_RUN,
+    EnumMember,
+    Interpreter,
+    PyFunction,
+    Raised,
+    Unknown,
+)
 from sphinxext_attn.runtime.questions import kv_cache_dtypes
 from sphinxext_attn.vocab.names import CAPABILITIES, PRIORITY_FUNCTION
 from sphinxext_attn.vocab.paths import CUDA_PLATFORM_MODULE

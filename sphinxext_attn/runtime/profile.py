@@ -14,8 +14,8 @@ from typing import Any
 
 from sphinxext_attn.model.columns import ASKED, FLAGS
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.pyeval import Interpreter, LimitExceeded, Raised, Unknown
-from sphinxext_attn.pyeval.values import NODE, PyClass
+from sphinxext_attn.pyeval import NODE, Interpreter, LimitExceeded, PyClass, Raised, Unknown
+from sphinxext_attn.runtime.accepts import narrow
 from sphinxext_attn.runtime.block_sizes import block_facts, restrict_to_supported
 from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.cudagraph import cudagraph_support
@@ -128,6 +128,7 @@ class RuntimeReader:
                 facts.sources["KV Dtypes"] = kv_declared_at
         if self.extras:  # last: the evaluator's caches keep every earlier answer as it was
             facts.cudagraph = cudagraph_support(self.interp, cls)
+        narrow(self.interp, cls, facts)  # the full check, on the answers above
         return facts
 
     def kv_cell(self, ask: Asker, cls: PyClass, facts: ClassAnswers, take: Any) -> Location | None:
@@ -159,7 +160,7 @@ class RuntimeReader:
         """The methods of the release's backend interface: those of the root
         class of ``cls`` (``AttentionBackend``). A question it lacks is one
         vLLM of that release never asks: a class without it is no unknown."""
-        from sphinxext_attn.pyeval.members import class_mro
+        from sphinxext_attn.pyeval import class_mro
 
         mro = [c for c in class_mro(cls, self.interp) if isinstance(c, PyClass)]
         return [s for s in mro[-1].node.body if isinstance(s, ast.FunctionDef)]

@@ -12,17 +12,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.knowledge.machine import capability_class
-from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, Question, Raised, Unknown
-from sphinxext_attn.pyeval.stdlib import LiteralType
-from sphinxext_attn.pyeval.values import (
+from sphinxext_attn.pyeval import (
     CAPABILITY,
     NODE,
+    STEPS_PER_CELL,
     Bound,
     EnumMember,
     External,
     Instance,
+    Interpreter,
+    LiteralType,
     PyClass,
     PyFunction,
+    Question,
+    Raised,
+    Unknown,
 )
 from sphinxext_attn.vocab.names import (
     ATTENTION_TYPE_ENUM,
@@ -293,7 +297,7 @@ def attention_types(interp: Interpreter, cls: PyClass) -> list[tuple[str, Any]]:
     """``(name, value)`` of each attention type the backend's interface module
     defines: the members of the ``AttentionType`` enum, or, before it was an
     enum (vLLM 0.13), the string constants of the plain class."""
-    from sphinxext_attn.pyeval.members import class_mro
+    from sphinxext_attn.pyeval import class_mro
 
     for klass in reversed(class_mro(cls, interp)):
         if isinstance(klass, PyClass) and klass.module.has(ATTENTION_TYPE_ENUM):
@@ -308,7 +312,7 @@ def attention_types(interp: Interpreter, cls: PyClass) -> list[tuple[str, Any]]:
 
 
 def _attention_types(interp: Interpreter, klass: PyClass) -> list[tuple[str, Any]] | None:
-    from sphinxext_attn.pyeval.objects import member_names
+    from sphinxext_attn.pyeval import member_names
 
     kind = klass.module.lookup(ATTENTION_TYPE_ENUM, interp, NODE)
     if not isinstance(kind, PyClass):

@@ -30,6 +30,8 @@ def apply_facts(row: BackendFeatures, facts: ClassAnswers, keep: set[str]) -> Ba
     cells = facts.cells
     unknown = {k: v for k, v in facts.unknown.items() if k not in keep}
     supports: dict[str, Any] = {}
+    #: what vLLM's full check accepts (the cells shown; see runtime.accepts)
+    accepts: dict[str, Any] = {}
     if "Dtypes" not in keep and cells.get("Dtypes") is not None:
         changes["dtypes"] = tuple(cells["Dtypes"])
     if "KV Dtypes" not in keep and cells.get("KV Dtypes") is not None:
@@ -45,20 +47,30 @@ def apply_facts(row: BackendFeatures, facts: ClassAnswers, keep: set[str]) -> Ba
                 for (a, b), v in by_gpu.items()
                 if (a, b) in SCORED_CAPABILITIES
             }
-        changes["block_sizes"] = tuple(labels)
         supports["block_sizes"] = "any" if "%1" in blocks or not blocks else list(blocks)
+        accepts.update(supports)
+        kept = facts.accepts.get("Block Sizes")
+        if kept is not None:  # sizes the full check refuses everywhere left out
+            labels = [b for b in labels if b.split(" ")[0] in kept]
+            accepts["block_sizes"] = list(kept)
+            if "block_sizes_by_capability" in supports:
+                accepts["block_sizes_by_capability"] = {
+                    gpu: [b for b in sizes if b in kept]
+                    for gpu, sizes in supports["block_sizes_by_capability"].items()
+                }
+        changes["block_sizes"] = tuple(labels)
     if "Head Sizes" not in keep and cells.get("Head Sizes") is not None:
-        changes["head_sizes"] = head_size_text(cells["Head Sizes"])
+        shown = facts.accepts.get("Head Sizes", cells["Head Sizes"])
+        changes["head_sizes"] = head_size_text(shown)
         supports["head_sizes"] = cells["Head Sizes"]
+        accepts["head_sizes"] = shown
     caps = cells.get("Compute Cap.")
     if "Compute Cap." not in keep and caps is not None and row.compute_capability != "N/A":
         told = facts.capability_points or CAPABILITIES
-        changes["compute_capability"] = capability_text(caps, told)
-        supports["compute_capabilities"] = (
-            "any"
-            if set(caps) == set(told)
-            else [f"{a}.{b}" for a, b in caps if (a, b) in SCORED_CAPABILITIES]
-        )
+        shown = facts.accepts.get("Compute Cap.", caps)
+        changes["compute_capability"] = capability_text(shown, told)
+        supports["compute_capabilities"] = _capabilities(caps, told)
+        accepts["compute_capabilities"] = _capabilities(shown, told)
     if cells.get("Attention Types") is not None:
         names = [ATTN_TYPE_NAMES.get(n, n) for n in cells["Attention Types"]]
         every = set(ATTN_TYPE_NAMES.values())
@@ -75,12 +87,27 @@ def apply_facts(row: BackendFeatures, facts: ClassAnswers, keep: set[str]) -> Ba
         **changes,
         unknown=unknown,
         supports=supports,
+        accepts=_accepts(accepts, facts, keep),
         extras=dict(facts.extras),
         cudagraph=CudagraphAnswer(**facts.cudagraph),
         sources=sources,
         assumptions={c: tuple(v) for c, v in facts.assumptions.items() if c not in keep},
         notes={c: v for c, v in facts.notes.items() if c not in keep},
     )
+
+
+def _capabilities(caps: Any, told: Any) -> Any:
+    """``"any"`` or the scored capabilities of ``caps`` (the JSON's form)."""
+    if set(caps) == set(told):
+        return "any"
+    return [f"{a}.{b}" for a, b in caps if (a, b) in SCORED_CAPABILITIES]
+
+
+def _accepts(accepts: dict[str, Any], facts: ClassAnswers, keep: set[str]) -> dict[str, Any]:
+    """The JSON's ``accepts``: ``supports``' shape, and ``unknown`` where the full
+    check was not evaluated."""
+    unknown = {c: v for c, v in facts.accepts_unknown.items() if c not in keep}
+    return {**accepts, "unknown": unknown} if unknown else accepts
 
 
 def new_row(

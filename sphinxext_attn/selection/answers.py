@@ -7,9 +7,7 @@ import itertools
 from typing import Any
 
 from sphinxext_attn.model.selection import Decision
-from sphinxext_attn.pyeval import Unknown
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED, NotEvaluated
-from sphinxext_attn.pyeval.values import EnumMember, Instance
+from sphinxext_attn.pyeval import NOT_EVALUATED, EnumMember, Instance, NotEvaluated, Unknown
 
 
 def read_valid_backends(result: Any, where: str) -> Decision:

@@ -21,16 +21,19 @@ from sphinxext_attn.model.selection import (
     Config,
     Decision,
 )
-from sphinxext_attn.pyeval import STEPS_PER_DECISION, Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.values import (
+from sphinxext_attn.pyeval import (
+    MISSING,
     NODE,
+    STEPS_PER_DECISION,
     Bound,
     EnumMember,
     External,
     GpuInstance,
     Instance,
+    Interpreter,
     PyClass,
+    Raised,
+    Unknown,
 )
 from sphinxext_attn.selection.answers import param_names, read_valid_backends
 from sphinxext_attn.selection.platform_rules import decide_by_rule

@@ -13,8 +13,7 @@ import ast
 from typing import Any
 
 from sphinxext_attn.model.selection import Config
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.values import NODE, PyFunction
+from sphinxext_attn.pyeval import NODE, Interpreter, PyFunction, Raised, Unknown
 from sphinxext_attn.source.registry import read_registry
 from sphinxext_attn.vocab.paths import FA_UTILS_MODULES
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sphinxext_attn.model.environment import MODEL_ATTN_TYPE, literal_of
-from sphinxext_attn.pyeval.members import is_enum_member_name
+from sphinxext_attn.pyeval import is_enum_member_name
 from sphinxext_attn.source.classes import absolute_module
 from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.paths import CONFIG_MODULE

@@ -14,8 +14,7 @@ from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.platform import Rule
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.model.selection import Config, Decision
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.values import NODE, Bound, Instance
+from sphinxext_attn.pyeval import NODE, Bound, Instance, Interpreter, Raised, Unknown
 from sphinxext_attn.selection.answers import param_names
 from sphinxext_attn.selection.rule_requests import (
     note_request,

@@ -11,9 +11,7 @@ from sphinxext_attn.knowledge.devices import platform_class
 from sphinxext_attn.knowledge.machine import Machine, capability_class
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.platform import PlatformSelection
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.values import NODE
+from sphinxext_attn.pyeval import MISSING, NODE, Interpreter, Raised, Unknown
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selection.platform_lists import (
     machine_selector,

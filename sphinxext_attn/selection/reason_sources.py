@@ -16,10 +16,7 @@ import bisect
 import re
 
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.lazyclass import LazyBody
-from sphinxext_attn.pyeval.members import class_mro
-from sphinxext_attn.pyeval.values import PyClass
+from sphinxext_attn.pyeval import Interpreter, LazyBody, PyClass, Raised, Unknown, class_mro
 from sphinxext_attn.runtime.profile import resolve_class
 from sphinxext_attn.source.chunks import ChunkError
 from sphinxext_attn.source.registry import read_registry

@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.selection import Config, Decision
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED
-from sphinxext_attn.pyeval.values import NODE
+from sphinxext_attn.pyeval import NODE, NOT_EVALUATED, Interpreter, Raised, Unknown
 from sphinxext_attn.selection.platform_rules import RULES_METHOD, backend_of_path, rule_arguments
 from sphinxext_attn.selection.rule_requests import note_request, plugin_class_path
 from sphinxext_attn.source.registry import read_registry

@@ -7,9 +7,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.statements import LOG_METHODS, LOGGER_NAMES
-from sphinxext_attn.pyeval.values import Bound, EnumMember
+from sphinxext_attn.pyeval import (
+    LOG_METHODS,
+    LOGGER_NAMES,
+    Bound,
+    EnumMember,
+    Interpreter,
+    Raised,
+    Unknown,
+)
 from sphinxext_attn.source.layout import in_package
 from sphinxext_attn.vocab.names import REGISTRY_ENUM
 from sphinxext_attn.vocab.paths import REGISTRY_FILES

@@ -28,10 +28,19 @@ from typing import TYPE_CHECKING, Any
 from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.selection import Config
-from sphinxext_attn.pyeval import STEPS_PER_DECISION, Raised, Unknown
-from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED
-from sphinxext_attn.pyeval.values import NODE, Bound, EnumMember, Instance, PyClass, PyFunction
+from sphinxext_attn.pyeval import (
+    MISSING,
+    NODE,
+    NOT_EVALUATED,
+    STEPS_PER_DECISION,
+    Bound,
+    EnumMember,
+    Instance,
+    PyClass,
+    PyFunction,
+    Raised,
+    Unknown,
+)
 from sphinxext_attn.selection.platform_rules import RULES_METHOD, rule_arguments
 
 if TYPE_CHECKING:

@@ -38,8 +38,7 @@ from sphinxext_attn.model.selector_shape import (
     SelectorData,
     State,
 )
-from sphinxext_attn.pyeval import STEPS_PER_CELL, Raised, Unknown
-from sphinxext_attn.pyeval.values import NODE
+from sphinxext_attn.pyeval import NODE, STEPS_PER_CELL, Raised, Unknown
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selector.grid import Interner
 from sphinxext_attn.vocab.paths import ENVS_MODULE

@@ -23,8 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sphinxext_attn.pyeval import Raised, Unknown
-from sphinxext_attn.pyeval.values import (
+from sphinxext_attn.pyeval import (
     CAPABILITY,
     NODE,
     EnumMember,
@@ -33,6 +32,8 @@ from sphinxext_attn.pyeval.values import (
     Instance,
     PyClass,
     PyFunction,
+    Raised,
+    Unknown,
 )
 
 if TYPE_CHECKING:

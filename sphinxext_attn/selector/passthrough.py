@@ -28,10 +28,19 @@ from typing import TYPE_CHECKING
 
 from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.selection import Config
-from sphinxext_attn.pyeval import STEPS_PER_DECISION, Raised, Unknown
-from sphinxext_attn.pyeval.scope import MISSING, Frame, ModuleScope
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED
-from sphinxext_attn.pyeval.values import Bound, EnumMember, Instance, PyFunction
+from sphinxext_attn.pyeval import (
+    MISSING,
+    NOT_EVALUATED,
+    STEPS_PER_DECISION,
+    Bound,
+    EnumMember,
+    Frame,
+    Instance,
+    ModuleScope,
+    PyFunction,
+    Raised,
+    Unknown,
+)
 from sphinxext_attn.selector.checks import CHECK_METHOD
 from sphinxext_attn.selector.passthrough_loop import Loop, passed_through
 

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from sphinxext_attn.model.selection import Config, Decision
 from sphinxext_attn.model.selector_shape import BackendEntry, Grid, SelectorData
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED
+from sphinxext_attn.pyeval import NOT_EVALUATED
 from sphinxext_attn.selection.settled import conditional
 from sphinxext_attn.selector.facts import state_for, table_at
 from sphinxext_attn.selector.grid import (

@@ -26,9 +26,20 @@ from typing import Any
 from sphinxext_attn.knowledge.devices import platform_class
 from sphinxext_attn.knowledge.machine import machine_of
 from sphinxext_attn.model.selection import Config
-from sphinxext_attn.pyeval import STEPS_PER_DECISION, LimitExceeded, Question, Raised, Unknown
-from sphinxext_attn.pyeval.statements import NOT_EVALUATED
-from sphinxext_attn.pyeval.values import NODE, Bound, Builtin, EnumMember, Instance, PyFunction
+from sphinxext_attn.pyeval import (
+    NODE,
+    NOT_EVALUATED,
+    STEPS_PER_DECISION,
+    Bound,
+    Builtin,
+    EnumMember,
+    Instance,
+    LimitExceeded,
+    PyFunction,
+    Question,
+    Raised,
+    Unknown,
+)
 from sphinxext_attn.runtime.priority_paths import priority_function
 from sphinxext_attn.selection.answers import param_names
 from sphinxext_attn.selection.decision import Selector, read_valid_backends

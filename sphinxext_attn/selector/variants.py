@@ -21,9 +21,7 @@ from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.model.selector_shape import BackendEntry, PriorityTable, SelectorData
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
-from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.values import Instance
+from sphinxext_attn.pyeval import MISSING, Instance, Interpreter, Raised, Unknown
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selection.platform_lists import named_archs
 from sphinxext_attn.selector.builder import TableBuilder

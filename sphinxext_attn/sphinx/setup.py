@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
 #: bump when what is kept on the environment changes shape
-#: 4: analyses kept by AnalysisKey; 3: Analysis.page_columns, capability_columns,
-#: profile; PriorityList conditions
-ENV_VERSION = 4
+#: 5: BackendFeatures.accepts; 4: analyses kept by AnalysisKey; 3:
+#: Analysis.page_columns, capability_columns, profile; PriorityList conditions
+ENV_VERSION = 5
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -235,3 +235,19 @@ def test_an_entry_of_a_few_megabytes_is_kept_and_one_past_the_limit_is_not(tmp_p
     monkeypatch.setattr(runcache, "MAX_ENTRY_BYTES", len(big))  # the head makes it larger
     cache.store("decisions", tree, {"other": 1}, big, ["vllm"])
     assert cache.load("decisions", tree, {"other": 1}) is None
+
+
+def test_an_entry_of_a_user_whose_id_is_large_is_theirs(tmp_path, monkeypatch):
+    """Owner ids compare by value: a uid above the few small ints CPython shares
+    (root's 0 is one) must still match its own entries."""
+    tree = _tree(tmp_path)
+    cache = RunCache(tmp_path / "cache")
+    cache.store("x", tree, {}, "kept", [])
+    entry = cache._file("x", tree, {})
+    assert entry is not None
+    if os.getuid() == 0:  # as root (CI): give the entry to a user with a large id
+        os.chown(entry, 100_000, -1)
+        monkeypatch.setattr(os, "getuid", lambda: int("100000"))
+    assert cache.load("x", tree, {}) == "kept"
+    monkeypatch.setattr(os, "getuid", lambda: int("100001"))
+    assert cache.load("x", tree, {}) is None  # someone else's

@@ -249,3 +249,12 @@ def test_the_abstract_value_is_never_remembered_as_a_plain_answer(tmp_path: Path
     assert expand(head_size_answer(Asker(it, cls)).value) == set(range(32, 4097))
     with pytest.raises((Unknown, Raised)):
         hash(AbstractInt(None))  # type: ignore[arg-type]
+
+
+def test_a_number_minus_the_head_size_is_tested_as_python_does() -> None:
+    from sphinxext_attn.pyeval.abstract import binop, compare
+
+    def predicate(x: AbstractInt) -> bool:
+        return compare(ast.GtE(), binop(ast.Sub(), 300, x, ("", 0)), 44, ("", 0))
+
+    assert members(explore(predicate, ("", 0))) == {h for h in SIZES if 300 - h >= 44}

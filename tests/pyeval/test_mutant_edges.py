@@ -54,3 +54,38 @@ def test_values_that_memo_keys_hold_cannot_change():
     proxy = values.SuperProxy(*[None] * len(dataclasses.fields(values.SuperProxy)))
     with pytest.raises(dataclasses.FrozenInstanceError):
         proxy.__setattr__(dataclasses.fields(values.SuperProxy)[0].name, 1)
+
+
+def test_an_except_clause_catches_its_exception_and_its_subclasses_only(tmp_path):
+    from evaluator import our_answer, python_answer
+
+    body = [
+        "out = []",
+        "for error in (ValueError, KeyError, ZeroDivisionError):",
+        "    try:",
+        "        raise error()",
+        "    except ZeroDivisionError:",
+        "        out.append('zero')",
+        "    except LookupError:",
+        "        out.append('lookup')",
+        "    except ValueError:",
+        "        out.append('value')",
+        "return out",
+    ]
+    want = python_answer("", "\n".join(body))
+    assert want == ("ok", ["value", "lookup", "zero"])
+    assert our_answer(tmp_path, "", body) == want
+
+
+def test_each_statement_costs_one_step(tmp_path):
+    """``y = 2`` is a step for the statement and one for its constant."""
+    from evaluator import ask, cm, load
+
+    spent = []
+    for extra in (0, 5):
+        lines = ["x = 1", *["y = 2"] * extra, "return x"]
+        it, cls = load(tmp_path / str(extra), cm("f", *lines))
+        with it.question(steps=10_000) as q:
+            ask(it, cls, "f")
+        spent.append(q.steps_spent)
+    assert spent[1] - spent[0] == 5 * 2

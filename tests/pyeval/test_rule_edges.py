@@ -95,6 +95,7 @@ ENGINE_CONFIG = (
     "    middle: str = 'm'\n"
     "    not_annotated = 'plain'\n"
     "    zeta: int = field(default=3)\n"
+    "    late: int = field(repr=False, default=7)\n"
     "    bare: int\n\n"
     "def get_current_vllm_config():\n    return VllmConfig()\n"
 )
@@ -106,6 +107,7 @@ ENGINE_CONFIG = (
         ("c.middle", ("ok", "m")),
         ("c.a_first", ("ok", 1)),
         ("c.zeta", ("ok", 3)),
+        ("c.late", ("ok", 7)),
         ("c.cache_config.block_size", ("ok", 16)),
     ],
 )

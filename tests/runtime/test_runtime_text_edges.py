@@ -50,3 +50,35 @@ def test_sizes_that_fit_the_cell_are_listed_and_longer_ones_shortened():
     assert len(", ".join(map(str, fits))) == MAX_CELL == 40
     assert head_size_text(fits) == tuple(map(str, fits))
     assert head_size_text([*fits, 320]) == ("%32, ≤320",)
+
+
+def test_a_parameter_is_a_flag_only_where_it_is_tested_as_one():
+    import ast
+
+    from sphinxext_attn.runtime.priority_paths import _tested_as_flag
+
+    assert _tested_as_flag(ast.parse("def f(x):\n    if x:\n        return 1"), "x")
+    assert _tested_as_flag(ast.parse("def f(x, y):\n    return y and not x"), "x")
+    assert not _tested_as_flag(ast.parse("def f(x):\n    return x + 1"), "x")
+    assert not _tested_as_flag(ast.parse("def f(x, y):\n    if y:\n        return x"), "x")
+
+
+def test_a_method_takes_as_many_arguments_as_it_binds(tmp_path):
+    from evaluator import cm, load
+
+    from sphinxext_attn.pyeval.values import NODE
+    from sphinxext_attn.runtime.questions import takes
+
+    it, cls = load(tmp_path, cm("m", "return a", args="a, b=1"))
+    method = it.getattr(cls, "m", NODE, "")
+    assert [takes(method, n) for n in range(4)] == [False, True, True, False]
+
+
+def test_only_the_numbers_a_parameter_is_compared_with_are_its_own():
+    import ast
+
+    from sphinxext_attn.runtime.priority_paths import _compared_numbers
+
+    body = ast.parse("def f(a, b):\n    if b > 3:\n        pass\n    if 7 > a:\n        pass\n")
+    assert _compared_numbers(body, "a") == [7]
+    assert _compared_numbers(body, "b") == [3]

@@ -141,3 +141,22 @@ def test_a_kv_cache_dtype_is_checked_against_the_release_only_when_it_lists_some
     inputs.check_kv_cache_dtype("fp8", ("auto", "fp8"))
     with pytest.raises(ValueError, match="'int4' is not a KV cache dtype of this release; choose"):
         inputs.check_kv_cache_dtype("int4", ("auto", "fp8"))
+
+
+def test_the_config_classes_are_found_by_following_imports(tmp_path):
+    from sphinxext_attn.selection.option_fields import ConfigReader
+    from sphinxext_attn.source.tree import SourceTree
+
+    files = {
+        "vllm/__init__.py": "",
+        "vllm/config/__init__.py": "from vllm.config.cache import CacheConfig\n",
+        "vllm/config/cache.py": "class CacheConfig:\n    block_size: int = 16\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    reader = ConfigReader(SourceTree(tmp_path))
+    found = reader.binding("vllm.config", "CacheConfig")
+    assert found is not None and found[0] == "vllm/config/cache.py"
+    assert getattr(found[1], "name", "") == "CacheConfig"
+    assert reader.binding("vllm.config", "ModelConfig") is None

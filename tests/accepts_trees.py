@@ -1,0 +1,202 @@
+"""A small tree whose backends' full checks (``validate_configuration`` and
+``supports_combination``) refuse what their own column methods admit, in the
+ways vLLM writes them: a helper that reads the GPU (only Hopper for the dense
+kernel), a head-size route, a block-size rule, a refusal only with one KV cache
+dtype (another configuration passes), a package not installed (every
+configuration refused), and a class that keeps the interface's check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from treebuilder import (
+    BACKEND_INTERFACE,
+    DEFAULT_ENTRIES,
+    REGISTRY,
+    RUNTIME_BACKEND_SOURCE,
+    dedent,
+    registry_source,
+    runtime_tree,
+)
+
+MODULE = "vllm/v1/attention/backends/checked.py"
+HELPERS = "vllm/v1/attention/ops/kernels.py"
+
+#: the interface's full check, shaped as vLLM's: each column's method on its own
+#: input, then the combination on the whole configuration
+CHECK_SOURCE = """
+
+    @classmethod
+    def supports_block_size(cls, block_size):
+        return True
+
+    @classmethod
+    def supports_combination(
+        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+        use_sparse, use_mm_prefix, device_capability,
+    ):
+        return None
+
+    @classmethod
+    def validate_configuration(
+        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+        use_sparse, use_mm_prefix, device_capability, attn_type,
+    ):
+        invalid_reasons = []
+        if not cls.supports_head_size(head_size):
+            invalid_reasons.append("head_size not supported")
+        if not cls.supports_block_size(block_size):
+            invalid_reasons.append("block_size not supported")
+        if use_mla != cls.is_mla():
+            invalid_reasons.append("MLA not supported")
+        if use_sparse != cls.is_sparse():
+            invalid_reasons.append("sparse not supported")
+        if not cls.supports_compute_capability(device_capability):
+            invalid_reasons.append("compute capability not supported")
+        reason = cls.supports_combination(
+            head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+            use_sparse, use_mm_prefix, device_capability,
+        )
+        if reason is not None:
+            invalid_reasons.append(reason)
+        return invalid_reasons
+"""
+
+HELPERS_SOURCE = """
+from vllm.platforms import current_platform
+
+
+def is_dense_supported():
+    if not current_platform.is_device_capability_family(90):
+        return False, "Dense kernel is only supported on Hopper devices."
+    return True, None
+
+
+def is_sparse_supported():
+    if current_platform.get_device_capability().major not in (9, 10):
+        return False, "Sparse kernel is only supported on Hopper and Blackwell."
+    return True, None
+"""
+
+BACKENDS_SOURCE = """
+import torch
+
+from vllm.v1.attention.backend import AttentionBackend, MultipleOf
+
+
+class DenseBackend(AttentionBackend):
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [576]
+
+    @classmethod
+    def is_mla(cls):
+        return True
+
+    @classmethod
+    def supports_compute_capability(cls, capability):
+        return capability.major in [9, 10]
+
+    @classmethod
+    def supports_combination(
+        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+        use_sparse, use_mm_prefix, device_capability,
+    ):
+        if use_sparse:
+            from vllm.v1.attention.ops.kernels import is_sparse_supported
+
+            return is_sparse_supported()[1]
+        from vllm.v1.attention.ops.kernels import is_dense_supported
+
+        return is_dense_supported()[1]
+
+
+class RoutedBackend(AttentionBackend):
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [256, 512]
+
+    @classmethod
+    def supports_combination(
+        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+        use_sparse, use_mm_prefix, device_capability,
+    ):
+        if head_size <= 256:
+            return "the causal route requires the newer kernel"
+        return None
+
+
+class BlockBackend(AttentionBackend):
+    @staticmethod
+    def get_supported_kernel_block_sizes():
+        return [16, 64, 128]
+
+    @classmethod
+    def supports_combination(
+        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+        use_sparse, use_mm_prefix, device_capability,
+    ):
+        if block_size is not None and block_size % 64 != 0:
+            return "the kernel needs a block size divisible by 64"
+        return None
+
+
+class KvBackend(AttentionBackend):
+    supported_kv_cache_dtypes = ["auto", "fp8"]
+
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [128, 512]
+
+    @classmethod
+    def supports_combination(
+        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+        use_sparse, use_mm_prefix, device_capability,
+    ):
+        if kv_cache_dtype == "fp8" and head_size == 512:
+            return "fp8 KV needs head size 128"
+        return None
+
+
+class AbsentBackend(AttentionBackend):
+    @classmethod
+    def supports_combination(
+        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+        use_sparse, use_mm_prefix, device_capability,
+    ):
+        return "the kernel package is not installed"
+
+
+class PlainBackend(AttentionBackend):
+    @classmethod
+    def supports_compute_capability(cls, capability):
+        return capability.major >= 8
+"""
+
+NAMES = {
+    "DENSE_ATTN": "DenseBackend",
+    "ROUTED_ATTN": "RoutedBackend",
+    "BLOCK_ATTN": "BlockBackend",
+    "KV_ATTN": "KvBackend",
+    "ABSENT_ATTN": "AbsentBackend",
+    "PLAIN_ATTN": "PlainBackend",
+}
+
+
+def accepts_tree(root: Path, *, with_check: bool = True) -> Path:
+    """The runtime test tree plus :data:`NAMES`; ``with_check`` False: an interface
+    without ``supports_combination`` (releases before it)."""
+    module = MODULE[:-3].replace("/", ".")
+    entries = dict(DEFAULT_ENTRIES, **{n: f"{module}.{c}" for n, c in NAMES.items()})
+    interface = dedent(RUNTIME_BACKEND_SOURCE)
+    if with_check:
+        interface = interface.rstrip("\n") + "\n" + CHECK_SOURCE
+    return runtime_tree(
+        root,
+        {
+            REGISTRY: registry_source(entries),
+            BACKEND_INTERFACE: interface,
+            HELPERS: dedent(HELPERS_SOURCE),
+            MODULE: dedent(BACKENDS_SOURCE),
+        },
+    )
