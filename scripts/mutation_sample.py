@@ -44,7 +44,7 @@ SUITES = {
     "selection": (
         "sphinxext_attn/selection",
         f"{FAST} tests/selection tests/runtime/test_demo_tree.py {PINNED} tests/models"
-        " tests/analysis/test_plugin_faults.py",
+        " tests/analysis/test_plugin_faults.py tests/cli/test_unhonoured_input.py",
     ),
     "selector": (
         "sphinxext_attn/selector",

@@ -31,7 +31,6 @@ from sphinxext_attn.model.environment import (
     truth_of,
 )
 from sphinxext_attn.pyeval import (
-    CAPABILITY,
     MISSING,
     NODE,
     External,
@@ -337,7 +336,7 @@ class Machine(World):
     ) -> tuple[int, int]:
         """The capability of the GPU the question is about (read: the answer is
         per GPU); :class:`Unknown` when the question names none."""
-        interp.capability_read |= CAPABILITY
+        interp.read_gpu()
         if interp.capability is None:
             raise Unknown(f"{asker} depends on the GPU's compute capability".lstrip(), path, line)
         return interp.capability

@@ -125,6 +125,18 @@ class CallMixin:
     ) -> Value:
         if watched and self.call_watcher is not None:
             return self.call_watcher(func, args, kwargs, node)
+        if self.gpu_observer is not None:  # (the selector's table: see GpuObserver)
+            run = lambda: self._invoke(func, args, kwargs, node)  # noqa: E731
+            return self.gpu_observer.observe((func, args, kwargs), run)
+        return self._invoke(func, args, kwargs, node)
+
+    def _invoke(
+        self: Interpreter,
+        func: PyFunction,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: ast.AST,
+    ) -> Value:
         if self.called is not None:
             self.called[id(func.node)] = func
         hooked = self.world.function_hook(self, func, args, kwargs)
@@ -139,7 +151,7 @@ class CallMixin:
         found = self.call_memo.lookup(self, func, args, kwargs)
         if found is not None:
             ok, value, read = found
-            self.capability_read |= read
+            self.read_gpu(read)
             if ok:
                 return self._fresh(value)
             raise value

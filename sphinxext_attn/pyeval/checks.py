@@ -25,7 +25,7 @@ from sphinxext_attn.pyeval.stmtmemo import (
     key_parts,
     sinks_of,
 )
-from sphinxext_attn.pyeval.values import Unknown, Value, out_of_steps
+from sphinxext_attn.pyeval.values import CAPABILITY, Unknown, Value, out_of_steps
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -151,6 +151,8 @@ class _Block:
         found = memo.effects.get(base)
         if found is BY_CAPABILITY:
             found = memo.effects.get((*base, interp.capability))
+        if found is not None and found[1] & CAPABILITY and interp.gpu_observer is not None:
+            return False  # (one by one: the observer hears the GPU read where it is)
         if found is not None:
             interp.capability_read |= found[1]
             for sink, items in zip(lists, found[2], strict=True):

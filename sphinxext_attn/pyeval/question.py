@@ -15,10 +15,10 @@ inside, so nothing one question set leaks into the next.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sphinxext_attn.pyeval.callmemo import CallMemo
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
@@ -102,6 +102,19 @@ class Question:
         return [f"{name}={value}" for name, value in self.facts]
 
 
+class GpuObserver(Protocol):
+    """Told, while set on an interpreter, of every call of a tree function (it runs
+    it: ``run()``) and of every read of the GPU: what lets an answer that looks at
+    the GPU only through a few calls be reused on another GPU where those calls
+    answer alike (the selector's table)."""
+
+    def observe(
+        self, call: tuple[Any, list[Any], dict[str, Any]], run: Callable[[], Any]
+    ) -> Any: ...
+
+    def read_gpu(self) -> None: ...
+
+
 class QuestionMixin:
     """The question API, for :class:`Interpreter`.
 
@@ -126,6 +139,16 @@ class QuestionMixin:
     #: the machine facts read so far (bit ``2 << i`` is ``facts[i]``: name, value)
     facts: list[tuple[str, str]]
     _fact_bits: dict[str, int]
+
+    #: told of calls and GPU reads (None: nobody asks, the usual case)
+    gpu_observer: GpuObserver | None = None
+
+    def read_gpu(self, mask: int = CAPABILITY) -> None:
+        """The evaluation read what ``mask`` holds (a remembered answer's reads, or
+        the GPU itself); the observer hears of it where that is the GPU."""
+        self.capability_read |= mask
+        if mask & CAPABILITY and self.gpu_observer is not None:
+            self.gpu_observer.read_gpu()
 
     def note_fact(self, name: str, value: str) -> None:
         """The evaluation read the machine fact ``name`` (its value as assumed)."""
@@ -213,6 +236,7 @@ __all__ = [
     "STEPS_PER_DECISION",
     "STEPS_PER_PRIORITY_RUN",
     "SAME_GPU",
+    "GpuObserver",
     "Question",
     "QuestionMixin",
     "Return",

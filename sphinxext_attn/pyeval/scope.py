@@ -218,7 +218,7 @@ def cached(store: dict[str, Value], name: str, interp: Interpreter) -> Value:
     if interp.fact_masks:  # the machine facts computing it read
         interp.capability_read |= interp.fact_masks.get((id(store), name), 0)
     if isinstance(value, PerCapability):
-        interp.capability_read |= CAPABILITY
+        interp.read_gpu()
         return value.get(interp.capability, MISSING)
     return value
 

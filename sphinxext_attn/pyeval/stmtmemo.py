@@ -148,8 +148,9 @@ def key_part(value: Value, instances: bool = True) -> Hashable:
     if kind is tuple:
         parts = tuple(key_part(v, instances) for v in value)
         return NO_KEY if any(p is NO_KEY for p in parts) else (tuple, parts)
-    if instances and kind is Instance and value.items is not None:
-        parts = tuple(key_part(v) for v in value.items)
+    if instances and isinstance(value, Instance) and vars(value)["items"] is not None:
+        # (its items as stored: keying a GpuInstance does not look at the GPU)
+        parts = tuple(key_part(v) for v in vars(value)["items"])
         return NO_KEY if any(p is NO_KEY for p in parts) else (Instance, value.cls, parts)
     return NO_KEY
 
@@ -207,8 +208,11 @@ class StatementMemo:
                 self.plans[stmt] = None  # its values rarely repeat: just run it
             self._record(interp, stmt, frame, plan, lists, base)
             return
-        counts[1] += 1
         failure, read, added, after = found
+        if read & CAPABILITY and interp.gpu_observer is not None:
+            interp.exec_stmt(stmt, frame)  # (the observer hears the GPU read where it is)
+            return
+        counts[1] += 1
         interp.capability_read |= read
         if failure is not None:
             raise failure.with_traceback(None)

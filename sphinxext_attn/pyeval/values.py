@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TypeAlias
 
 if TYPE_CHECKING:
+    from sphinxext_attn.pyeval.question import QuestionMixin
     from sphinxext_attn.pyeval.scope import ModuleScope, Scope
 
 #: A value of the analysed program: genuinely dynamic (plain data, or one of the
@@ -261,6 +262,40 @@ class Instance:
 
     def __hash__(self) -> int:
         return id(self) if self.items is None else hash(self.items)
+
+
+class GpuInstance(Instance):
+    """The ``DeviceCapability`` a question is asked about, passed as an argument:
+    looking at what it holds (a field, an item, ``==``, its hash) reads the GPU, as
+    :meth:`Machine.gpu` does, so an answer that never looked at it answers alike on
+    every GPU. Passing it on reads nothing; memo keys take its items quietly
+    (:func:`.stmtmemo.key_part`)."""
+
+    def __init__(self, base: Instance, reader: QuestionMixin) -> None:
+        #: the interpreter a look is a read of the GPU of (:meth:`~.QuestionMixin.read_gpu`)
+        self.reader = reader
+        super().__init__(base.cls, base.fields, base.items, base.by_fields)
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        self.reader.read_gpu()
+        return self.__dict__["fields"]  # type: ignore[no-any-return]
+
+    @fields.setter
+    def fields(self, value: dict[str, Any]) -> None:
+        self.__dict__["fields"] = value
+
+    @property
+    def items(self) -> tuple[Any, ...] | None:
+        self.reader.read_gpu()
+        return self.__dict__["items"]  # type: ignore[no-any-return]
+
+    @items.setter
+    def items(self, value: tuple[Any, ...] | None) -> None:
+        self.__dict__["items"] = value
+
+    __eq__ = Instance.__eq__
+    __hash__ = Instance.__hash__
 
 
 @dataclass(frozen=True, eq=False)

@@ -28,6 +28,7 @@ from sphinxext_attn.pyeval import (
     Bound,
     EnumMember,
     External,
+    GpuInstance,
     Instance,
     Interpreter,
     PyClass,
@@ -62,6 +63,9 @@ class Selector:
         #: by the fields a selector config holds, those whose build read nothing
         self._shared_configs: dict[tuple[Any, ...], Instance] = {}
         self._capabilities: dict[tuple[int, int], Any] = {}
+        #: the DeviceCapability argument is a :class:`GpuInstance` (looking at it reads
+        #: the GPU): set by the selector's table, which shares answers across GPUs
+        self.gpu_argument_read = False
         self._platform_gpu: tuple[int, int] | None = None
         #: the platform's ``get_valid_backends`` (by the class writes it was found at)
         #: and whether it takes ``num_heads``
@@ -276,13 +280,23 @@ class Selector:
             kwargs["num_heads"] = config.num_heads
         return method, kwargs
 
+    def read_gpu_argument(self) -> None:
+        """From now on, a question that looks at the ``device_capability`` argument
+        reads the GPU (:class:`GpuInstance`), as one reading the machine's does."""
+        if not self.gpu_argument_read:
+            self.gpu_argument_read = True
+            self._capabilities.clear()
+
     def device_capability(self, config: Config) -> Any:
         """The tree's ``DeviceCapability`` of ``config``'s GPU."""
         key = self.gpu(config)
         found = self._capabilities.get(key)
         if found is None:
             cls = capability_class(self.interp)
-            found = self._capabilities[key] = self.interp.call(cls, list(key), {}, NODE, "")
+            found = self.interp.call(cls, list(key), {}, NODE, "")
+            if self.gpu_argument_read and isinstance(found, Instance):
+                found = GpuInstance(found, self.interp)
+            self._capabilities[key] = found
         return found
 
 

@@ -148,7 +148,7 @@ class PassThrough:
         reasons, read, loop_steps = found
         if steps - budget.steps + loop_steps > STEP_MARGIN:
             return None
-        interp.capability_read |= read
+        interp.read_gpu(read)
         return reasons
 
     def _keywords(self, method: Bound, kwargs: dict[str, object], loop: Loop) -> dict[str, object]:

@@ -43,12 +43,15 @@ from sphinxext_attn.pyeval import (
 from sphinxext_attn.runtime.priority_paths import priority_function
 from sphinxext_attn.selection.answers import param_names
 from sphinxext_attn.selection.decision import Selector, read_valid_backends
+from sphinxext_attn.selector.gpu_reads import GpuReads, Observed, replay
 from sphinxext_attn.selector.passthrough import PassThrough
 from sphinxext_attn.vocab.names import PRIORITY_FUNCTION
 from sphinxext_attn.vocab.paths import CUDA_PLATFORM_FILE, CUDA_PLATFORM_MODULE
 
 #: parameters of the priority function that are not configuration fields
 CAPABILITY_PARAM = "device_capability"
+#: answers kept per backend and configuration (on different GPUs) to try on another
+MAX_OBSERVED = 4
 #: a question of a prober: a backend and a configuration (:meth:`Config.key`)
 QuestionKey = tuple[str, tuple[object, ...]]
 #: the "reason" of a backend ``get_valid_backends`` takes out of the list it tries (the
@@ -97,6 +100,12 @@ class Prober:
         self.module = module
         self.members: dict[str, EnumMember] = {}
         self._answers: dict[QuestionKey, ProbeAnswer] = {}
+        #: by backend and configuration without its GPU: answers asked, each with the
+        #: calls through which it looked at the GPU (:mod:`.gpu_reads`)
+        self._observed: dict[QuestionKey, list[tuple[tuple[Observed, ...], ProbeAnswer]]] = {}
+        #: full questions asked, and answers found on another GPU
+        self.asked_in_full = self.from_other_gpus = 0
+        selector.read_gpu_argument()
         #: answers asked by another process (:meth:`adopt`), and the facts it guessed
         self._adopted: dict[QuestionKey, ProbeAnswer] = {}
         self._guessed_there: set[str] = set()
@@ -191,10 +200,35 @@ class Prober:
         found = self._answers.get(key)
         if found is None:
             found = self._answers[key] = (
-                self._lent(backend, config) or self._taken(key) or self._ask(backend, config)
+                self._lent(backend, config)
+                or self._taken(key)
+                or self._on_other_gpu(backend, config)
+                or self._ask(backend, config)
             )
         self.read.update(found.facts)
         return found.reasons
+
+    def _on_other_gpu(self, backend: str, config: Config) -> ProbeAnswer | None:
+        """An answer asked on another GPU whose calls that looked at the GPU answer
+        alike on this one (:mod:`.gpu_reads`): the question takes the same path here."""
+        candidates = self._observed.get((backend, _without_gpu(config)))
+        if not candidates:
+            return None
+        interp = self.interp
+        try:
+            with (
+                self.selector.model(config),
+                interp.question(capability=config.capability_tuple, steps=STEPS_PER_DECISION),
+            ):
+                gpu = self.selector.device_capability(config)
+                for observed, found in candidates:
+                    if replay(interp, observed, gpu):
+                        self.member(backend)  # (as asking would)
+                        self.from_other_gpus += 1
+                        return found
+        except (Unknown, Raised):
+            pass
+        return None
 
     def _lent(self, backend: str, config: Config) -> ProbeAnswer | None:
         """The donor's answer, where it read none of the facts set otherwise here."""
@@ -236,6 +270,23 @@ class Prober:
         return found
 
     def _ask(self, backend: str, config: Config) -> ProbeAnswer:
+        """``backend``'s reasons asked in full, noting for other GPUs the calls
+        through which the answer looked at the GPU."""
+        interp = self.interp
+        saved, interp.gpu_observer = interp.gpu_observer, GpuReads(interp)
+        try:
+            found = self._asked(backend, config)
+            observed = interp.gpu_observer.observed()
+        finally:
+            interp.gpu_observer = saved
+        self.asked_in_full += 1
+        if found.portable and observed is not None:
+            kept = self._observed.setdefault((backend, _without_gpu(config)), [])
+            if len(kept) < MAX_OBSERVED:
+                kept.append((observed, found))
+        return found
+
+    def _asked(self, backend: str, config: Config) -> ProbeAnswer:
         interp = self.interp
         member = self.member(backend)
         saved = self.module.values.get(PRIORITY_FUNCTION)
@@ -309,6 +360,11 @@ class Prober:
         if backend in decision.unknown:
             return (f"{NOT_EVALUATED}{decision.unknown[backend]}",)
         return tuple(decision.rejected.get(backend, ()))
+
+
+def _without_gpu(config: Config) -> tuple[object, ...]:
+    """``config``'s key without its GPU (the capability)."""
+    return tuple(v for name, v in vars(config).items() if name != "capability")
 
 
 __all__ = ["LEFT_OUT", "ProbeAnswer", "Prober", "QuestionKey"]
