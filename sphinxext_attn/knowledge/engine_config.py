@@ -4,6 +4,7 @@ else their declared defaults (never constructed: vLLM's ``VllmConfig()``)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,50 +54,54 @@ def config_attr(
 
 def _config_class(interp: Interpreter, config: ConfigDefaults, name: str) -> Value:
     """The config class a field is declared with (``model_config: ModelConfig``)."""
-    for klass in class_mro(config.cls, interp):
-        if not isinstance(klass, PyClass):
-            continue
-        for stmt in statements_for(klass.node, name):
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                annotation = stmt.annotation
-                if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-                    annotation = ast.parse(annotation.value, mode="eval").body
-                try:
-                    cls = interp.eval(annotation, interp.class_body_scope(klass))
-                except Unknown:
-                    return None
-                return ConfigDefaults(cls) if isinstance(cls, PyClass) else None
+    for klass, stmt in _declarations(interp, config, name):
+        annotation = stmt.annotation
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            annotation = ast.parse(annotation.value, mode="eval").body
+        try:
+            cls = interp.eval(annotation, interp.class_body_scope(klass))
+        except Unknown:
+            return None
+        return ConfigDefaults(cls) if isinstance(cls, PyClass) else None
     return None
 
 
-def _config_default(interp: Interpreter, config: ConfigDefaults, name: str) -> Value:
+def _declarations(
+    interp: Interpreter, config: ConfigDefaults, name: str
+) -> Iterator[tuple[PyClass, ast.AnnAssign]]:
+    """Each annotated declaration of field ``name`` along the config class's MRO, nearest first
+    (a class body parsed whole holds other fields too: the name is checked here, once)."""
     for klass in class_mro(config.cls, interp):
         if not isinstance(klass, PyClass):
             continue
         for stmt in statements_for(klass.node, name):
-            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            if not isinstance(stmt, ast.AnnAssign):
                 continue
-            if stmt.target.id != name:
-                continue
-            scope = interp.class_body_scope(klass)
-            value = stmt.value
-            if value is None:
-                raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
-            if isinstance(value, ast.Call) and getattr(
-                value.func, "id", getattr(value.func, "attr", "")
-            ) in ("Field", "field"):
-                for kw in value.keywords:
-                    if kw.arg == "default_factory":
-                        factory = interp.eval(kw.value, scope)
-                        if isinstance(factory, PyClass):
-                            return ConfigDefaults(factory)
-                        raise Unknown(
-                            f"config field {name}: factory not evaluated",
-                            klass.path,
-                            stmt.lineno,
-                        )
-                    if kw.arg == "default":
-                        return interp.eval(kw.value, scope)
-                raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
-            return interp.eval(value, scope)
+            if isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+                yield klass, stmt
+
+
+def _config_default(interp: Interpreter, config: ConfigDefaults, name: str) -> Value:
+    for klass, stmt in _declarations(interp, config, name):
+        scope = interp.class_body_scope(klass)
+        value = stmt.value
+        if value is None:
+            raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
+        if isinstance(value, ast.Call) and getattr(
+            value.func, "id", getattr(value.func, "attr", "")
+        ) in ("Field", "field"):
+            for kw in value.keywords:
+                if kw.arg == "default_factory":
+                    factory = interp.eval(kw.value, scope)
+                    if isinstance(factory, PyClass):
+                        return ConfigDefaults(factory)
+                    raise Unknown(
+                        f"config field {name}: factory not evaluated",
+                        klass.path,
+                        stmt.lineno,
+                    )
+                if kw.arg == "default":
+                    return interp.eval(kw.value, scope)
+            raise Unknown(f"config field {name} has no default", klass.path, stmt.lineno)
+        return interp.eval(value, scope)
     raise Unknown(f"engine config has no field {name}", config.cls.path)
