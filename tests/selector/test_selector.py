@@ -28,7 +28,7 @@ from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selector.grid import GRID, query_value
 from sphinxext_attn.selector.predict import agreement, predict, sample_configs
 from sphinxext_attn.source.tree import SourceTree
-from sphinxext_attn.sphinx import selector as selector_ext
+from sphinxext_attn.sphinx.build_state import state_of
 
 CONTROLS = (
     "capability",
@@ -81,13 +81,19 @@ def tree033() -> Path:
 
 
 @pytest.fixture(scope="module")
-def site(tree033: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The HTML of a small project with the selector (default and narrowed)."""
+def site_app(tree033: Path, tmp_path_factory: pytest.TempPathFactory) -> SphinxTestApp:
+    """A built small project with the selector (default and narrowed)."""
     base = tmp_path_factory.mktemp("selector-site")
     src = _project(base, PAGES)
     app, warnings = _build(src, "html", tree033, base / "_build")
     assert "WARNING" not in warnings, warnings
-    return Path(app.outdir)
+    return app
+
+
+@pytest.fixture(scope="module")
+def site(site_app: SphinxTestApp) -> Path:
+    """The HTML of that project."""
+    return Path(site_app.outdir)
 
 
 @pytest.mark.realtree
@@ -191,8 +197,8 @@ def cases033() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def table033(tree033: Path, site: Path) -> dict[str, Any]:
-    built = selector_ext._MEMO[str(tree033)][1]
+def table033(tree033: Path, site_app: SphinxTestApp) -> dict[str, Any]:
+    built = state_of(site_app.env).selector_tables[str(tree033)][1]
     assert built.table is not None
     return built.table
 
