@@ -131,7 +131,7 @@ def test_consecutive_sizes_stay_a_list():
 
 
 def test_a_rule_of_head_sizes_is_tried_at_its_smallest_member():
-    from sphinxext_attn.runtime.accepts import _head_values
+    from sphinxext_attn.runtime.full_check import _head_values
 
     rules = [
         {"min": 40, "max": None, "multiple_of": 32},
