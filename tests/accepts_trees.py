@@ -3,7 +3,8 @@
 ways vLLM writes them: a helper that reads the GPU (only Hopper for the dense
 kernel), a head-size route, a block-size rule, a refusal only with one KV cache
 dtype (another configuration passes), a package not installed (every
-configuration refused), and a class that keeps the interface's check."""
+configuration refused), a route that reads the engine config where one is
+current, and a class that keeps the interface's check."""
 
 from __future__ import annotations
 
@@ -171,7 +172,46 @@ class PlainBackend(AttentionBackend):
     @classmethod
     def supports_compute_capability(cls, capability):
         return capability.major >= 8
+
+
+class ConfiguredBackend(AttentionBackend):
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [128, 256]
+
+    @classmethod
+    def supports_combination(
+        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+        use_sparse, use_mm_prefix, device_capability,
+    ):
+        from vllm.config import get_current_vllm_config_or_none
+
+        version = 2
+        config = get_current_vllm_config_or_none()
+        if config is not None and config.attention_config.flash_attn_version is not None:
+            version = config.attention_config.flash_attn_version
+        if head_size > 128 and version != 4:
+            return "head size 256 requires FlashAttention 4"
+        return None
 """
+
+#: the engine config that route reads, and its getter (no config is current while
+#: the docs build)
+CONFIG_FILES = {
+    "vllm/config/__init__.py": (
+        "from vllm.config.vllm import VllmConfig\n\n\n"
+        "def get_current_vllm_config_or_none():\n    return None\n"
+    ),
+    "vllm/config/vllm.py": (
+        "from pydantic import Field\n\nfrom .attention import AttentionConfig\n\n\n"
+        "class VllmConfig:\n"
+        "    attention_config: AttentionConfig = Field(default_factory=AttentionConfig)\n"
+    ),
+    "vllm/config/attention.py": (
+        "from typing import Literal\n\n\n"
+        "class AttentionConfig:\n    flash_attn_version: Literal[2, 3, 4] | None = None\n"
+    ),
+}
 
 NAMES = {
     "DENSE_ATTN": "DenseBackend",
@@ -180,6 +220,7 @@ NAMES = {
     "KV_ATTN": "KvBackend",
     "ABSENT_ATTN": "AbsentBackend",
     "PLAIN_ATTN": "PlainBackend",
+    "CONFIGURED_ATTN": "ConfiguredBackend",
 }
 
 
@@ -198,5 +239,6 @@ def accepts_tree(root: Path, *, with_check: bool = True) -> Path:
             BACKEND_INTERFACE: interface,
             HELPERS: dedent(HELPERS_SOURCE),
             MODULE: dedent(BACKENDS_SOURCE),
+            **CONFIG_FILES,
         },
     )

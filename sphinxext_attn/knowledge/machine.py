@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.knowledge import devices, probes
@@ -81,6 +83,9 @@ class Machine(World):
         self._installed: dict[str, bool] = {}
         #: facts read that nobody set and the machine only guesses (see selection.settled)
         self.guessed: set[str] = set()
+        #: whether vLLM's default engine config counts as current where the code asks
+        #: for one that may be missing (see :meth:`config_current`)
+        self._config_current = False
 
     # -- names -------------------------------------------------------------------
     def module_attr(self, interp: Interpreter, dotted: str, name: str) -> Value:
@@ -313,7 +318,8 @@ class Machine(World):
         ):  # elsewhere the platform's own code derives it (ROCm: from the arch)
             return self.capability(interp, func)
         if name == "get_current_vllm_config_or_none":
-            if self.environment.options and func.module.has("VllmConfig"):
+            current = self.environment.options or self._config_current
+            if current and func.module.has("VllmConfig"):
                 return ConfigDefaults(func.module.lookup("VllmConfig", interp, func.node))
             return None  # no engine config is current while the docs build
         if name == "get_current_vllm_config" and func.module.has("VllmConfig"):
@@ -340,6 +346,17 @@ class Machine(World):
         if interp.capability is None:
             raise Unknown(f"{asker} depends on the GPU's compute capability".lstrip(), path, line)
         return interp.capability
+
+    @contextmanager
+    def config_current(self) -> Iterator[None]:
+        """Inside, vLLM's default engine config is current also where the code asks
+        ``get_current_vllm_config_or_none()`` (None while the docs build): so an
+        answer that holds under the defaults names the fields it reads."""
+        saved, self._config_current = self._config_current, True
+        try:
+            yield
+        finally:
+            self._config_current = saved
 
     def capability(self, interp: Interpreter, func: PyFunction) -> Value:
         capability = self.gpu(interp, path=func.path, line=func.node.lineno)

@@ -1,10 +1,14 @@
 """Edges of the command line a sampled mutation run found unpinned, each test
 failing with the mutant it was written for.
 
-Mutant argued equivalent: in ``check_source_links`` the trial ``line=1`` ->
-``line=2``: the check only asks whether the format string takes a path, a line
-and a version; any field spec that formats one positive one-digit int formats
-the other (and both fail alike otherwise)."""
+Mutants argued equivalent:
+- in ``check_source_links`` the trial ``line=1`` -> ``line=2``: the check only asks
+  whether the format string takes a path, a line and a version; any field spec that
+  formats one positive one-digit int formats the other (and both fail alike otherwise).
+- ``write_diff`` reading the old tree without its extra capabilities (``extras``
+  True -> False): a diff compares only the page's columns (model/diff.DIFF_COLUMNS),
+  never the extras, so only the run cache's key differs (the diffs of 0.33.0 against
+  0.32.0 and 0.16.0 came out byte-identical, markdown and JSON)."""
 
 from __future__ import annotations
 
@@ -63,3 +67,42 @@ def test_a_case_asking_for_a_backend_the_release_lacks_is_refused(capsys, tmp_pa
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "case 1: selected_backend" in err and "NOT_A_BACKEND" in err
+
+
+def test_select_help_names_the_attention_type_flags_value_type(capsys):
+    """``--attn-type TYPE`` (not ATTN_TYPE); the other flags keep argparse's name."""
+    with pytest.raises(SystemExit):
+        main(["select", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--attn-type TYPE " in text and "ATTN_TYPE" not in text
+    assert "--head-size HEAD_SIZE " in text and "--dtype DTYPE " in text
+
+
+def test_the_documented_number_of_run_cache_entries_is_kept(tmp_path):
+    """docs/cli.rst says how many entries the run cache keeps: that many are kept."""
+    import re
+    from pathlib import Path
+
+    from sphinxext_attn.cli.runcache import RunCache
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cli.rst").read_text(encoding="utf-8")
+    found = re.search(r"The (\d+) most recently used entries are kept", " ".join(docs.split()))
+    assert found is not None
+    kept = int(found.group(1))
+    store = RunCache(tmp_path / "cache")
+    for i in range(kept + 1):
+        store.store("x", tmp_path, {"i": i}, i, [])
+    assert len(list((tmp_path / "cache").glob("*.pickle"))) == kept
+
+
+def test_check_leaves_a_marker_page_alone_only_for_the_markdown_page(tmp_path, capsys):
+    """``--check`` of the markdown page passes on a page holding vLLM's gen: markers
+    (vLLM fills them); asked for JSON there, the page is never written over."""
+    page = tmp_path / "page.md"
+    page.write_text('# Attention backends\n\n--8<-- "gen:table-main"\n', encoding="utf-8")
+    argv = ["--root", str(DEMO_TREE), "-o", str(page), "--check", "--no-cache"]
+    assert main(argv) == 0
+    assert "Left as it is" in capsys.readouterr().out
+    assert main([*argv, "--format", "json"]) == 2
+    assert "not written over" in capsys.readouterr().err
+    assert page.read_text(encoding="utf-8").endswith('"gen:table-main"\n')

@@ -126,6 +126,20 @@ def test_explore_runs_each_path_once() -> None:
     assert len(calls) == 3
 
 
+def test_a_residue_taken_again_by_a_divisor_of_its_modulus_stays_abstract() -> None:
+    """``x % 24 % 8`` is ``x % 8``; ``x % 8 % 3`` is not evaluated (no run of sizes)."""
+    from sphinxext_attn.pyeval.abstract import binop, compare
+
+    def predicate(x: AbstractInt) -> bool:
+        twice = binop(ast.Mod(), binop(ast.Mod(), x, 24, ("", 0)), 8, ("", 0))
+        assert isinstance(twice, AbstractInt) and twice.mod == 8
+        return compare(ast.Eq(), twice, 0, ("", 0))
+
+    assert members(explore(predicate, ("", 0))) == {h for h in SIZES if h % 8 == 0}
+    with pytest.raises(Unknown, match="not evaluated"):
+        explore(lambda x: binop(ast.Mod(), binop(ast.Mod(), x, 8, ("", 0)), 3, ("", 0)), ("", 0))
+
+
 PREDICATES = [
     "return head_size >= 32",
     "return head_size > 0",

@@ -263,3 +263,29 @@ def test_a_check_stopped_by_the_budget_is_not_remembered(tmp_path):
         it.budget = Budget()
         assert ask(it, cls, "heavy", size) == ["head_size not supported"]
     assert ask(it, cls, "heavy", 320) == ["too big"]
+
+
+PAIRS = """
+@classmethod
+def pairs(cls, head_size):
+    reasons = []
+    if head_size > 64:
+        reasons.append(Pair(head_size, 1))
+    return reasons
+"""
+
+
+def test_a_named_tuple_appended_is_made_anew_on_every_call(tmp_path):
+    """The evaluator can set a named tuple's fields, so an effect that appends one is
+    never replayed: each call holds its own instance, as in Python."""
+    header = (
+        HEADER
+        + "from typing import NamedTuple\n\nclass Pair(NamedTuple):\n    a: int\n    b: int\n"
+    )
+    runtime_backend(tmp_path, PAIRS, header=header)
+    it = Interpreter(SourceTree(tmp_path), Machine())
+    cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
+    it.lenient_functions = frozenset({"pairs"})
+    first, second = ask(it, cls, "pairs", 96), ask(it, cls, "pairs", 96)
+    assert len(first) == len(second) == 1
+    assert first[0] is not second[0]

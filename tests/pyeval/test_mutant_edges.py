@@ -89,3 +89,90 @@ def test_each_statement_costs_one_step(tmp_path):
             ask(it, cls, "f")
         spent.append(q.steps_spent)
     assert spent[1] - spent[0] == 5 * 2
+
+
+def test_a_global_rebound_at_import_is_found_in_a_module_parsed_whole(tmp_path):
+    """A module the page reader already parsed whole has no pieces to look for the
+    word ``global`` in: the rebinding is still found."""
+    source = "_x = None\n\n\ndef init():\n    global _x\n    _x = 5\n\n\ninit()\n"
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "__init__.py").write_text("")
+    (tmp_path / "vllm" / "mod.py").write_text(source)
+    for whole in (False, True):
+        tree = SourceTree(tmp_path)
+        if whole:
+            assert tree.parse("vllm/mod.py") is not None
+        it = Interpreter(tree)
+        module = it.module("vllm.mod")
+        assert (module.chunks is None) is whole
+        with pytest.raises(Unknown, match="changed by module-level code") as raised:
+            it.module_attr(module, "_x", NODE)
+        assert raised.value.where == "vllm/mod.py:9"
+
+
+def test_a_named_tuple_is_formatted_as_python_formats_it(tmp_path):
+    from evaluator import our_answer, python_answer
+
+    prelude = "from typing import NamedTuple\nclass NT(NamedTuple):\n    a: int\n    b: str\n"
+    body = ["nt = NT(1, 'x')", "return f'{nt}!'"]
+    want = python_answer(prelude, "\n".join(body))
+    assert want == ("ok", "NT(a=1, b='x')!")
+    assert our_answer(tmp_path, prelude, body) == want
+
+
+BLOCKED = """
+@classmethod
+def checks(cls, use_mla: bool, head_size):
+    reasons = []
+    if use_mla and not cls.MLA:
+        reasons.append("mla")
+    if cls.MLA and not use_mla:
+        reasons.append("not mla")
+    if head_size > 256:
+        reasons.append("big")
+    return reasons
+
+MLA = False
+"""
+
+
+def test_consecutive_checks_reading_every_flag_are_one_block(tmp_path):
+    """Checks that read the class and every ``bool`` parameter (no other name) are
+    remembered together, as one block."""
+    from evaluator import ask, load
+
+    from sphinxext_attn.pyeval.checks import _Block
+
+    it, cls = load(tmp_path, BLOCKED)
+    it.lenient_functions = frozenset({"checks"})
+    assert [ask(it, cls, "checks", m, 64) for m in (True, False, True)] == [["mla"], [], ["mla"]]
+    assert ask(it, cls, "checks", True, 512) == ["mla", "big"]
+    (units,) = [units for _, units in it.statement_memo.units.values()]
+    blocks = [u for u in units if isinstance(u, _Block)]
+    assert len(blocks) == 1 and len(blocks[0].stmts) == 2
+
+
+STORED_THEN_UNKNOWN = """
+@classmethod
+def vet(cls, head_size, flag):
+    reasons = []
+    for size in (head_size, 0):
+        if outside_pkg.probe(size):
+            reasons.append("probe failed")
+    if size > 100:
+        reasons.append("big")
+    return reasons
+"""
+
+
+def test_a_check_that_binds_a_name_before_it_is_not_evaluated_is_run_again(tmp_path):
+    """A skipped check that had bound a name is never replayed as its failure alone:
+    the next check reads the name it bound, each time."""
+    from evaluator import HEADER, ask, load
+
+    it, cls = load(tmp_path, STORED_THEN_UNKNOWN, header=HEADER + "import outside_pkg\n")
+    it.lenient_functions = frozenset({"vet"})
+    for flag in (0, 1):  # (another argument each time: the call memo does not answer)
+        reasons = ask(it, cls, "vet", 128, flag)
+        assert len(reasons) == 2 and "not evaluated" in reasons[0], reasons
+        assert reasons[1] == "big"

@@ -46,6 +46,18 @@ def test_head_and_block_sizes_narrowed_by_the_values_the_check_reads(tmp_path):
     assert block.accepts["block_sizes"] == ["64", "128"]
 
 
+def test_the_engine_config_fields_a_refusal_reads_are_named(tmp_path):
+    # no engine config is current while the docs build, so the route reads no field;
+    # under vLLM's defaults it reads flash_attn_version and refuses alike: named
+    _, by_name = _rows(tmp_path)
+    configured = by_name["CONFIGURED_ATTN"]
+    assert configured.head_sizes == ("128",)
+    note = configured.notes["Head Sizes"]
+    assert "also accepts 256" in note and "requires FlashAttention 4" in note
+    assert note.endswith("(assuming attention_config.flash_attn_version=default (None))")
+    assert "default engine config" not in note
+
+
 def test_a_value_another_configuration_accepts_stays(tmp_path):
     # head size 512 is refused with an fp8 KV cache only: auto passes
     _, by_name = _rows(tmp_path)

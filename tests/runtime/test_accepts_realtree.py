@@ -46,4 +46,5 @@ def test_0_30_routed_composite_head_sizes_and_the_engine_config_it_assumes():
     assert row.supports["head_sizes"] == [256, 512]
     note = row.notes["Head Sizes"]
     assert "also accepts 256" in note and "causal route requires FlashAttention v4" in note
-    assert "triton_flash_attn.py:" in note and "vLLM's default engine config" in note
+    assert "triton_flash_attn.py:" in note
+    assert "attention_config.flash_attn_version=default (None)" in note

@@ -59,3 +59,23 @@ def test_a_class_attribute_is_decided_where_the_nearest_class_assigns_it(tmp_pat
     assert where.path == "vllm/v1/attention/backends/my_attn.py"
     text = (root / where.path).read_text().splitlines()[where.line - 1]
     assert text.strip() == "supported_dtypes = [torch.float16]"
+
+
+GPU_BODY = """
+@classmethod
+def supports_sink(cls):
+    if current_platform.get_device_capability() >= (9, 0):
+        return True
+    return False
+"""
+
+
+def test_a_cell_not_asked_per_gpu_is_decided_on_the_reference_gpu(tmp_path):
+    """A flag that reads the GPU is linked to the line it ends on for the reference
+    machine's capability (9.0)."""
+    header = "from vllm.platforms import current_platform\n"
+    root = runtime_backend(tmp_path, GPU_BODY, header=header)
+    row = rows(analyze(root), "MY_ATTN")[0]
+    sink = row.sources["Sink"]
+    source = (root / sink.path).read_text()
+    assert source.splitlines()[sink.line - 1].strip() == "return True"

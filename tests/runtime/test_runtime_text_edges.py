@@ -82,3 +82,28 @@ def test_only_the_numbers_a_parameter_is_compared_with_are_its_own():
     body = ast.parse("def f(a, b):\n    if b > 3:\n        pass\n    if 7 > a:\n        pass\n")
     assert _compared_numbers(body, "a") == [7]
     assert _compared_numbers(body, "b") == [3]
+
+
+def test_conditions_are_joined_only_where_they_differ_in_one_parameter():
+    from sphinxext_attn.runtime.priority_titles import _merge
+
+    one = [{"a": frozenset({0}), "b": frozenset({0})}, {"a": frozenset({1}), "b": frozenset({0})}]
+    assert _merge(one) == [{"a": frozenset({0, 1}), "b": frozenset({0})}]
+    two = [{"a": frozenset({0}), "b": frozenset({0})}, {"a": frozenset({1}), "b": frozenset({1})}]
+    assert _merge([dict(c) for c in two]) == two
+    same = [{"a": frozenset({0}), "b": frozenset({1})}] * 2
+    assert _merge(list(same)) == same[:1]
+
+
+def test_consecutive_sizes_stay_a_list():
+    """Only multiples of a step above one are written as a rule (``%32, ≤320``); a run
+    of consecutive sizes is no such rule and is listed as the sizes it is."""
+    from sphinxext_attn.runtime.cell_text import head_size_text
+
+    assert _chains(set(range(100, 112))) == []
+    assert head_size_text(list(range(100, 112))) == tuple(map(str, range(100, 112)))
+
+
+# Equivalent mutant: in Asker.method, ``interp.class_writes == key[1]`` -> ``is``: the
+# count only grows, so it is the very object read into the key until a write replaces it
+# with a larger number (never equal): ``is`` and ``==`` agree on every run.

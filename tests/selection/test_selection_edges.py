@@ -1,0 +1,139 @@
+"""Edges of the selection code a sampled mutation run found unpinned, each test
+failing with the mutant it was written for.
+
+Mutant argued equivalent (no input tells it from the product):
+- platform_lists._titled ``range(3)`` -> ``range(4)`` widening rounds: a round is a
+  function of the conditions alone and the first round already reaches its fixed
+  point (test_one_widening_round_reaches_the_fixed_point), so later rounds change nothing.
+- platform_rules ``zip(literal.keys, literal.values, strict=True)`` -> ``strict=False``:
+  an ``ast.Dict`` always has as many keys as values (a ``**x`` entry's key is None).
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import random
+from typing import NamedTuple
+
+import pytest
+from treebuilder import DEFAULT_ENTRIES, runtime_tree
+
+from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.selection.answers import read_valid_backends
+from sphinxext_attn.selection.inputs import check_case
+from sphinxext_attn.selection.option_fields import MAX_HOPS, ConfigReader
+from sphinxext_attn.selection.platform_lists import _factored, _merge, _widened
+from sphinxext_attn.selection.platform_rules import backend_of_path
+from sphinxext_attn.selection.requested import _refused
+from sphinxext_attn.selection.rule_requests import registry_names
+from sphinxext_attn.selection.settled import conditional
+from sphinxext_attn.source.tree import SourceTree
+
+
+def test_a_join_of_no_answers_selects_nothing():
+    """No answer to join (no value of the fact was asked): no candidate, no pick."""
+    joined = conditional("installed.aiter", [])
+    assert joined.selected is None and joined.candidates == []
+
+
+def test_the_registry_names_are_its_members_in_order(tmp_path):
+    root = runtime_tree(tmp_path / "with")
+    assert registry_names(Interpreter(SourceTree(root))) == list(DEFAULT_ENTRIES)
+    (tmp_path / "without" / "vllm").mkdir(parents=True)
+    (tmp_path / "without" / "vllm" / "__init__.py").write_text("")
+    assert registry_names(Interpreter(SourceTree(tmp_path / "without"))) == []
+
+
+def test_one_widening_round_reaches_the_fixed_point():
+    """The lists' conditions, widened and merged once, stay as they are when widened
+    and merged again (point sets over 2-5 facts of 2-3 values)."""
+    rng = random.Random(49)
+    for _ in range(150):
+        sizes = [rng.randint(2, 3) for _ in range(rng.randint(2, 5))]
+        names = [f"f{i}" for i in range(len(sizes))]
+        every = list(itertools.product(*(range(n) for n in sizes)))
+        share = rng.choice((0.3, 0.5, 0.7))
+        mine = {p for p in every if rng.random() < share} or {every[0]}
+        start = [{n: frozenset({p[i]}) for i, n in enumerate(names)} for p in sorted(mine)]
+        once = _merge(_widened(_merge(start), mine, names))
+        assert _merge(_widened([dict(c) for c in once], mine, names)) == once
+
+
+class _Member(NamedTuple):
+    name: str
+
+
+def test_a_backend_rejected_with_no_reason_is_read_as_rejected():
+    """An empty list of reasons is still a rejection, not an answer of unknown shape."""
+    backend = _Member("FLASH_ATTN")
+    decision = read_valid_backends(([], {backend: (0, [])}), "x.py:1")
+    assert decision.rejected == {"FLASH_ATTN": []} and decision.unknown == {}
+
+
+def test_a_refusal_whose_reasons_are_all_not_evaluated_is_open_on_the_first():
+    message = "ValueError: no: ['not evaluated: first', 'not evaluated: second']"
+    decision = _refused("MY_ATTN", message, [])
+    assert decision.unknown == {"MY_ATTN": "not evaluated: first"}
+    assert [c["backend"] for c in decision.candidates] == ["MY_ATTN", "none"]
+
+
+def test_an_unknown_key_of_a_case_is_named_with_the_keys_there_are():
+    named = r"case 3: unknown key 'bogus'; the keys are config, "
+    with pytest.raises(ValueError, match=named) as e:
+        check_case(3, {"config": {}, "bogus": 1})
+    assert str(e.value).endswith(": a recorded answer, ignored)")
+    with pytest.raises(ValueError, match=r"case 0: config: unknown key 'nope'; the keys are "):
+        check_case(0, {"config": {"nope": 1}})
+
+
+def test_conditions_share_a_restriction_only_when_each_has_it_alike():
+    dims = {"VLLM_A": ["unset", "1", "0"], "VLLM_B": ["unset", "1", "0"]}
+    conditions = [
+        {"VLLM_A": frozenset({0, 1}), "VLLM_B": frozenset({0})},
+        {"VLLM_A": frozenset({0}), "VLLM_B": frozenset({1})},
+    ]
+    assert _factored(conditions, dims) == (
+        "(VLLM_A=unset|1, VLLM_B=unset) or (VLLM_A=unset, VLLM_B=1)"
+    )
+    conditions[1]["VLLM_A"] = frozenset({0, 1})
+    assert _factored(conditions, dims) == "VLLM_A=unset|1, and VLLM_B=unset or VLLM_B=1"
+
+
+MINE = """
+class Mine:
+    @staticmethod
+    def get_name():
+        return "MINE"
+
+
+class Broken:
+    @staticmethod
+    def get_name():
+        raise NotImplementedError
+"""
+
+
+def test_a_class_outside_the_registry_is_named_by_get_name_else_by_its_class(tmp_path):
+    root = runtime_tree(tmp_path, {"vllm/mine.py": MINE})
+    interp = Interpreter(SourceTree(root))
+    assert backend_of_path(interp, "vllm.mine.Mine") == "MINE"
+    assert backend_of_path(interp, "vllm.mine.Broken") == "Broken"
+
+
+def test_an_import_chain_is_followed_up_to_the_hop_limit(tmp_path):
+    """A name imported through MAX_HOPS modules is found; one more hop is too many."""
+    for extra in (0, 1):
+        root = tmp_path / str(extra)
+        (root / "vllm").mkdir(parents=True)
+        (root / "vllm" / "__init__.py").write_text("")
+        last = MAX_HOPS + extra
+        for i in range(last):
+            (root / "vllm" / f"m{i}.py").write_text(f"from vllm.m{i + 1} import Field\n")
+        (root / "vllm" / f"m{last}.py").write_text("class Field:\n    pass\n")
+        found = ConfigReader(SourceTree(root)).binding("vllm.m0", "Field")
+        if extra:
+            assert found is None
+        else:
+            assert found is not None and found[0] == f"vllm/m{last}.py"
+            assert isinstance(found[1], ast.ClassDef)
