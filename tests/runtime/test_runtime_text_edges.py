@@ -74,6 +74,18 @@ def test_a_method_takes_as_many_arguments_as_it_binds(tmp_path):
     assert [takes(method, n) for n in range(4)] == [False, True, True, False]
 
 
+def test_a_static_method_takes_as_many_arguments_as_it_declares(tmp_path):
+    """No first argument is bound to a static method: each parameter is the caller's."""
+    from evaluator import load
+
+    from sphinxext_attn.pyeval.values import NODE
+    from sphinxext_attn.runtime.questions import takes
+
+    it, cls = load(tmp_path, "@staticmethod\ndef m(a, b=1):\n    return a\n")
+    method = it.getattr(cls, "m", NODE, "")
+    assert [takes(method, n) for n in range(4)] == [False, True, True, False]
+
+
 def test_only_the_numbers_a_parameter_is_compared_with_are_its_own():
     import ast
 
@@ -107,3 +119,24 @@ def test_consecutive_sizes_stay_a_list():
 # Equivalent mutant: in Asker.method, ``interp.class_writes == key[1]`` -> ``is``: the
 # count only grows, so it is the very object read into the key until a write replaces it
 # with a larger number (never equal): ``is`` and ``==`` agree on every run.
+
+
+# Equivalent mutants:
+# - evaluated_priorities: the sort key of a group without GPUs ``(0, 0)`` -> ``(0, 1)``: a
+#   group has no GPUs only when the function reads no capability, and then there is one
+#   group (``[[0]]``): nothing to order, whichever pair stands in.
+# - capability_points._from_call ``name == "DeviceCapability"`` -> ``is``: the name comes
+#   from ast.parse, which interns identifiers, as CPython interns the identifier-like
+#   literal: equal names are the same object.
+
+
+def test_a_rule_of_head_sizes_is_tried_at_its_smallest_member():
+    from sphinxext_attn.runtime.full_check import _head_values
+
+    rules = [
+        {"min": 40, "max": None, "multiple_of": 32},
+        {"min": None, "max": 512, "multiple_of": 8},
+        {"min": 72, "max": 96, "multiple_of": None},
+    ]
+    assert _head_values([80, *rules, 128]) == [128, 80, 64, 8, 72]
+    assert _head_values("any") == [128]
