@@ -129,7 +129,7 @@ def model_cases(
 
 def start_check(
     answers: Answers, environment: Environment, config: Config, selected: str | None
-) -> dict[str, Any]:
+) -> JsonObject:
     """JSON ``start_error`` (and its source) of one configuration's pick."""
     from sphinxext_attn.models.start_check import check_start
 

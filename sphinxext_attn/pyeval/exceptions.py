@@ -24,44 +24,43 @@ if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
 
 
-class ExceptionMixin:
-    """Exceptions, for :class:`Interpreter`."""
+def raised(interp: Interpreter, value: Value, message: str, where: tuple[str, int]) -> Raised:
+    """The exception ``raise value(message)`` raises, with its bases' names."""
+    kind = exception_name(value)
+    if kind is None:
+        raise Unknown("raise of an unknown exception", *where)
+    if not _derives_from_base_exception(interp, value, where):
+        return Raised("TypeError", "exceptions must derive from BaseException")
+    bases: list[str] = []
+    if isinstance(value, PyClass):
+        for klass in class_mro(value, interp)[1:]:
+            name = exception_name(klass)
+            if name is not None:
+                bases.append(name)
+    return Raised(kind, message, tuple(bases))
 
-    def raised(self: Interpreter, value: Value, message: str, where: tuple[str, int]) -> Raised:
-        """The exception ``raise value(message)`` raises, with its bases' names."""
-        kind = self.exception_name(value)
-        if kind is None:
-            raise Unknown("raise of an unknown exception", *where)
-        if not self._derives_from_base_exception(value, where):
-            return Raised("TypeError", "exceptions must derive from BaseException")
-        bases: list[str] = []
-        if isinstance(value, PyClass):
-            for klass in class_mro(value, self)[1:]:
-                name = self.exception_name(klass)
-                if name is not None:
-                    bases.append(name)
-        return Raised(kind, message, tuple(bases))
 
-    def _derives_from_base_exception(
-        self: Interpreter, value: Value, where: tuple[str, int]
-    ) -> bool:
-        """``raise NotImplemented`` or a plain class raises TypeError instead."""
-        if isinstance(value, PyClass):
-            mro = class_mro(value, self)[1:]
-            names = [c.qualname for c in mro if isinstance(c, External)]
-            if any(n.removeprefix("builtins.") in EXCEPTION_MRO for n in names):
-                return True
-            if any(n != "builtins.object" for n in names):
-                raise Unknown(f"{value.name} has a base outside the tree", *where)
-            return False
-        name = self.exception_name(value) or ""
-        return name in EXCEPTION_MRO or not isinstance(value, External)
+def _derives_from_base_exception(
+    interp: Interpreter, value: Value, where: tuple[str, int]
+) -> bool:
+    """``raise NotImplemented`` or a plain class raises TypeError instead."""
+    if isinstance(value, PyClass):
+        mro = class_mro(value, interp)[1:]
+        names = [c.qualname for c in mro if isinstance(c, External)]
+        if any(n.removeprefix("builtins.") in EXCEPTION_MRO for n in names):
+            return True
+        if any(n != "builtins.object" for n in names):
+            raise Unknown(f"{value.name} has a base outside the tree", *where)
+        return False
+    name = exception_name(value) or ""
+    return name in EXCEPTION_MRO or not isinstance(value, External)
 
-    def exception_name(self: Interpreter, value: Value) -> str | None:
-        if isinstance(value, External) and value.qualname.startswith("builtins."):
-            return value.qualname.removeprefix("builtins.")
-        if isinstance(value, Builtin) and value.name.endswith(("Error", "Exception")):
-            return value.name
-        if isinstance(value, PyClass):
-            return value.name
-        return None
+
+def exception_name(value: Value) -> str | None:
+    if isinstance(value, External) and value.qualname.startswith("builtins."):
+        return value.qualname.removeprefix("builtins.")
+    if isinstance(value, Builtin) and value.name.endswith(("Error", "Exception")):
+        return value.name
+    if isinstance(value, PyClass):
+        return value.name
+    return None

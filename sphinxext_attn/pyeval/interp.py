@@ -16,48 +16,102 @@ Expressions are evaluated here; statements in :mod:`.statements`, calls in
 from __future__ import annotations
 
 import ast
-import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
-from sphinxext_attn.pyeval import ops, plain
+from sphinxext_attn.pyeval import (
+    calls,
+    comprehensions,
+    loading,
+    members,
+    objects,
+    ops,
+    plain,
+    statements,
+)
 from sphinxext_attn.pyeval.bindings import Binding
 from sphinxext_attn.pyeval.callmemo import CallMemo
-from sphinxext_attn.pyeval.calls import CallMixin
-from sphinxext_attn.pyeval.comprehensions import ComprehensionMixin
-from sphinxext_attn.pyeval.exceptions import ExceptionMixin
+from sphinxext_attn.pyeval.fields import record_fields
+from sphinxext_attn.pyeval.instances import instantiate
 from sphinxext_attn.pyeval.members import class_mro
-from sphinxext_attn.pyeval.objects import ObjectMixin
 from sphinxext_attn.pyeval.question import QuestionMixin
-from sphinxext_attn.pyeval.scope import MISSING, ClassBodyScope, ModuleScope, Scope
-from sphinxext_attn.pyeval.statements import StatementMixin
+from sphinxext_attn.pyeval.scope import ClassBodyScope, ModuleScope, Scope
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.pyeval.values import (
-    NODE,
     Budget,
     EnumMember,
-    External,
     PyClass,
     PyFunction,
-    Unbound,
     Unknown,
     Value,
 )
 from sphinxext_attn.pyeval.world import World
-from sphinxext_attn.source.classes import absolute_module
 from sphinxext_attn.source.tree import SourceTree
 
 __all__ = ["Interpreter", "class_mro"]
 
 
-class Interpreter(
-    QuestionMixin, StatementMixin, CallMixin, ComprehensionMixin, ExceptionMixin, ObjectMixin
-):
+class Interpreter(QuestionMixin):
     """Evaluates code of one tree; modules are parsed once and names evaluated lazily.
     What the code reaches outside the tree is its :class:`World`'s to answer (plain
-    Python when none is given)."""
+    Python when none is given).
 
-    capability_read: int  # (what the mixins assign is the question's: see QuestionMixin)
+    Its parts are modules of functions that take the interpreter first (statements,
+    calls, objects, members, ...); the class binds the ones its callers use as its
+    methods below, so ``interp.call(...)`` is ``calls.call(interp, ...)`` at the cost
+    of a method call. The state they share is the interpreter's (set up here)."""
+
+    capability_read: int  # (the question's: see QuestionMixin)
+
+    # -- the parts' functions, as methods ---------------------------------------
+    # modules of the tree and what their statements bind (:mod:`.loading`)
+    module = loading.module
+    first_defined = loading.first_defined
+    import_value = loading.import_value
+    module_attr = loading.module_attr
+    builtin = loading.builtin
+    bind_statement = loading.bind_statement
+    import_binding = loading.import_binding
+    # statements: running function bodies (:mod:`.statements`)
+    run_body = statements.run_body
+    run_lenient = statements.run_lenient
+    exec_block = statements.exec_block
+    exec_stmt = statements.exec_stmt
+    assign = statements.assign
+    # calls and instances (:mod:`.calls`, :mod:`.instances`, :mod:`.fields`)
+    call = calls.call
+    invoke = calls.invoke
+    run_function = calls.run_function
+    defaults_now = calls.defaults_now
+    bind_args = calls.bind_args
+    builtins_value = calls.builtins_value
+    primitive_method = calls.primitive_method
+    instantiate = instantiate
+    dataclass_fields = record_fields
+    # values: attributes, protocols, comparisons, iteration (:mod:`.objects`)
+    getattr = objects.get_attr
+    setattr = objects.set_attr
+    set_item = objects.set_item
+    object_truth = objects.object_truth
+    enum_text = objects.enum_text
+    compare = objects.compare
+    subscript = objects.subscript
+    iterate = objects.iterate
+    make_set = objects.make_set
+    hashable = objects.hashable
+    # classes: members along the MRO, and what module and class values share (:mod:`.members`)
+    class_attr = members.class_attr
+    class_own_attr = members.class_own_attr
+    defines = members.defines
+    is_enum = members.is_enum
+    is_namedtuple = members.is_namedtuple
+    share = members.share
+    mutated = members.mutated
+    rebind_global = members.rebind_global
+    # expression handlers of other parts (see ``_exprs``)
+    _call = calls.call_node
+    _namedexpr = comprehensions.namedexpr
+    _comprehension = comprehensions.comprehension
 
     def __init__(self, tree: SourceTree, world: World | None = None) -> None:
         self.tree = tree
@@ -74,6 +128,12 @@ class Interpreter(
         #: facts behind remembered module and class values, by (id(store), name)
         self.fact_masks: dict[tuple[int, str], int] = {}
         self._class_index: dict[int, dict[str, list[Binding]]] = {}
+        #: writes of class attributes so far (part of every statement memo key), and of
+        #: the lists, dicts, sets and instances module or class values hold
+        self.class_writes = 0
+        #: ids of the containers and instances module and class values hold (alive as
+        #: long as the evaluator: its caches keep them)
+        self.shared_ids: set[int] | None = None
         #: functions whose top-level checks are evaluated one by one (see run_lenient)
         self.lenient_functions: frozenset[str] = frozenset()
         self.skipped_checks: list[Unknown] = []
@@ -116,118 +176,6 @@ class Interpreter(
         }
 
     # -- modules ---------------------------------------------------------------
-    def first_defined(self, modules: Iterable[str], name: str) -> Value:
-        """``name`` from the first of ``modules`` (dotted) that defines it; None when
-        none does (a helper that moved between releases is looked for in each home)."""
-        for dotted in modules:
-            module = self.module(dotted)
-            if module is not None and module.has(name):
-                return module.lookup(name, self, NODE)
-        return None
-
-    def module(self, dotted: str) -> ModuleScope | None:
-        """A module of the tree by dotted name, parsed once; None when not in the tree."""
-        if dotted in self.modules:
-            failed = self.module_failures.get(dotted)
-            if failed is not None:  # unknown each time it is asked, not only the first
-                raise copy.copy(failed)
-            return self.modules[dotted]
-        self.modules[dotted] = None
-        path = self.tree.module_file(dotted)
-        if path is None:
-            return None
-        try:
-            # a file the page reader already parsed whole is not parsed again piece by piece
-            whole = self.tree.parsed(path)
-            chunks = None if whole is not None else self.tree.chunks(path)
-            if whole is None and chunks is None:
-                raise Unknown(f"module {dotted} cannot be read", path)
-            scope = ModuleScope(
-                dotted, path, chunks, lambda: self.tree.parse(path), indexes=self.tree.indexes
-            )
-        except Unknown as exc:
-            self.module_failures[dotted] = copy.copy(exc)
-            raise
-        self.modules[dotted] = scope
-        return scope
-
-    def import_value(self, dotted: str) -> Value:
-        scope = self.module(dotted)
-        return scope if scope is not None else External(dotted)
-
-    def module_attr(self, mod: ModuleScope, name: str, node: ast.AST) -> Value:
-        hooked = self.world.module_attr(self, mod.dotted, name)
-        if hooked is not MISSING:
-            return hooked
-        if mod.has(name):
-            try:
-                return mod.lookup(name, self, node)
-            except Unbound:
-                if not mod.has("__getattr__"):
-                    raise
-        sub = self.module(f"{mod.dotted}.{name}")
-        if sub is not None:
-            return sub
-        if mod.has("__getattr__"):
-            return self.call(mod.lookup("__getattr__", self, node), [name], {}, node, mod.path)
-        return self.world.absent_module_attr(self, mod, name, node)
-
-    def builtin(self, name: str, scope: ModuleScope, node: ast.AST) -> Value:
-        if name == "__name__":
-            return scope.dotted
-        value = self.builtins_value(name)
-        if value is MISSING:
-            raise Unknown(f"name {name} is not defined", scope.path, getattr(node, "lineno", 0))
-        return value
-
-    def bind_statement(self, stmt: ast.stmt, name: str, scope: Scope) -> Value:
-        """The value ``stmt`` gives ``name`` (a module- or class-level binding)."""
-        path = scope.module.path
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
-            stmt.name != name
-        ):  # a ``:=`` in its decorators, bases or defaults
-            raise Unknown(f"binding of {name} not evaluated", path, stmt.lineno)
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            return self.make_function(stmt, scope, owner=None)
-        if isinstance(stmt, ast.ClassDef):
-            return self.make_class(stmt, scope)
-        if isinstance(stmt, ast.Import | ast.ImportFrom):
-            return self._import_binding(stmt, name, scope.module)
-        if isinstance(stmt, ast.Assign | ast.AnnAssign):
-            value = self.eval(stmt.value, scope) if stmt.value is not None else None
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for target in targets:
-                found = _pick_target(target, name, value)
-                if found is not _NOT_HERE:
-                    return found
-        raise Unknown(f"binding of {name} not evaluated", path, stmt.lineno)
-
-    def _import_binding(
-        self, stmt: ast.Import | ast.ImportFrom, name: str, mod: ModuleScope
-    ) -> Value:
-        if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                if alias.asname == name:
-                    return self.import_value(alias.name)
-                if alias.asname is None and alias.name.split(".")[0] == name:
-                    return self.import_value(name)
-            raise Unknown(f"import of {name} not understood", mod.path, stmt.lineno)
-        base = absolute_module(mod.path, stmt.module, stmt.level)
-        if base is None:
-            raise Unknown("relative import leaves the tree", mod.path, stmt.lineno)
-        for alias in stmt.names:
-            if (alias.asname or alias.name) != name:
-                continue
-            source = self.module(base)
-            if source is None:
-                sub = self.module(f"{base}.{alias.name}")
-                if sub is not None:
-                    return sub
-                if base.split(".")[0] == mod.dotted.split(".")[0]:  # the package's own
-                    self.world.check_built_module(self, base)
-                return self.world.external_attr(self, External(base), alias.name)
-            return self.module_attr(source, alias.name, stmt)
-        raise Unknown(f"import of {name} not understood", mod.path, stmt.lineno)
 
     # -- expressions -----------------------------------------------------------
     def eval(self, node: ast.expr, scope: Scope) -> Value:
@@ -373,21 +321,3 @@ class Interpreter(
 
     def class_body_scope(self, cls: PyClass) -> ClassBodyScope:
         return ClassBodyScope(cls.module, cls.scope, cls)
-
-
-_NOT_HERE = object()
-
-
-def _pick_target(target: ast.expr, name: str, value: Value) -> Value:
-    if isinstance(target, ast.Name):
-        return value if target.id == name else _NOT_HERE
-    if (
-        isinstance(target, ast.Tuple | ast.List)
-        and isinstance(value, tuple | list)
-        and len(value) == len(target.elts)
-    ):
-        for elt, item in zip(target.elts, value, strict=True):
-            found = _pick_target(elt, name, item)
-            if found is not _NOT_HERE:
-                return found
-    return _NOT_HERE

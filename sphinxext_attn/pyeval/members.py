@@ -125,200 +125,201 @@ def class_mro(cls: PyClass, interp: Interpreter | None = None) -> list[Value]:
     return result
 
 
-#: parts of one value walked by :meth:`MemberMixin.share` at most
+#: parts of one value walked by :func:`share` at most
 SHARE_LIMIT = 10_000
 
 
-class MemberMixin:
-    """Class attribute lookup along the MRO, for :class:`Interpreter`."""
-
-    #: writes of class attributes so far (part of every statement memo key), and of
-    #: the lists, dicts, sets and instances module or class values hold
-    class_writes = 0
-    #: ids of the containers and instances module and class values hold (alive as
-    #: long as the evaluator: its caches keep them)
-    shared_ids: set[int] | None = None
-
-    def share(self: Interpreter, value: Value) -> None:
-        """Note the mutable parts of a value a module or class binds: changing one
-        later (``REGISTRY.append(x)``) changes what remembered answers read."""
-        if self.shared_ids is None:
-            self.shared_ids = set()
-        todo, seen = [value], 0
-        while todo and seen < SHARE_LIMIT:
-            item = todo.pop()
-            seen += 1
-            if isinstance(item, list | set | dict | Instance) and id(item) not in self.shared_ids:
-                self.shared_ids.add(id(item))
-                if isinstance(item, dict):
-                    todo += [*item.keys(), *item.values()]
-                elif isinstance(item, Instance):
-                    todo += item.fields.values()
-                else:
-                    todo += item
-            elif isinstance(item, tuple):
-                todo += item
-
-    def mutated(self: Interpreter, target: Value, added: Value = ()) -> None:
-        """``target`` changed: remembered answers that read it are stale if a module
-        or class value holds it (what it now holds is shared too)."""
-        if self.shared_ids is not None and id(target) in self.shared_ids:
-            self.class_writes += 1
-            for value in added:
-                self.share(value)
-
-    def rebind_global(self: Interpreter, module: ModuleScope, name: str, value: Value) -> None:
-        """A function's ``global name; name = value``: the module's name is ``value``
-        from now on (as a class attribute set, remembered answers that read it are
-        stale), whatever it was when the module ran."""
-        remember(module.values, name, self, value)
-        facts = self.capability_read & ~CAPABILITY  # what this call read so far
-        if facts:
-            self.fact_masks[id(module.values), name] = facts
-        else:
-            self.fact_masks.pop((id(module.values), name), None)
-        self.share(value)
-        self.class_writes += 1
-
-    def defines(self: Interpreter, cls: PyClass, *names: str) -> str | None:
-        """The first of ``names`` that ``cls`` or a base in the tree defines (dunders
-        such as ``__bool__``: where Python would run one, an answer depends on it)."""
-        return next((n for n in names if self.class_attr(cls, n)[0] is not MISSING), None)
-
-    def is_enum(self: Interpreter, cls: PyClass) -> bool:
-        return any(
-            isinstance(c, External) and c.qualname in ENUM_BASES for c in class_mro(cls, self)
-        )
-
-    def is_namedtuple(self: Interpreter, cls: PyClass) -> bool:
-        return any(
-            isinstance(c, External) and c.qualname in NAMEDTUPLE_BASES
-            for c in class_mro(cls, self)
-        )
-
-    def class_own_attr(self: Interpreter, cls: PyClass, name: str) -> Value:
-        """An attribute defined in ``cls``'s own body (or set on it), evaluated once."""
-        found = cached(cls.attrs, name, self)
-        if found is not MISSING:
-            return found
-        settings = set_after_class(self, cls, name)
-        if settings:  # set by module-level code after the class statement: it wins
-            return remember(cls.attrs, name, self, lambda: value_set(self, cls, settings))
-        index = self._class_index.get(id(cls.node))
-        if isinstance(cls.node.body, LazyBody) and not cls.node.body.loaded:
-            walrus = ":=" in cls.node.body.chunk.text
-            index = index_bindings(statements_for(cls.node, name), True, walrus)
-        elif index is None:
-            walrus = cls.module.has_walrus
-            index = self._class_index[id(cls.node)] = index_bindings(cls.node.body, True, walrus)
-        bindings = index.get(name)
-        if not bindings:
-            return MISSING
-        scope = self.class_body_scope(cls)
-        if bindings[-1].guards:  # bound inside ``if``/``try``: the block that runs
-            return remember(cls.attrs, name, self, lambda: self._live(cls, bindings, name, scope))
-        stmt = bindings[-1].stmt
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            return remember(cls.attrs, name, self, self.make_function(stmt, scope, owner=cls))
-        return remember(cls.attrs, name, self, lambda: self._class_value(cls, stmt, name, scope))
-
-    def _live(
-        self: Interpreter, cls: PyClass, bindings: list[Binding], name: str, scope: Scope
-    ) -> Value:
-        """The member the class body's blocks bind (MISSING: none runs; a base has it)."""
-        binding = live_binding(bindings, self, scope, cls.path)
-        stmt = binding.stmt if binding is not None else None
-        if stmt is None:
-            return MISSING
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            return self.make_function(stmt, scope, owner=cls)
-        return self._class_value(cls, stmt, name, scope)
-
-    def _class_value(
-        self: Interpreter, cls: PyClass, stmt: ast.stmt, name: str, scope: Scope
-    ) -> Value:
-        value = self.bind_statement(stmt, name, scope)
-        container = isinstance(value, list | dict | set)
-        if isinstance(stmt, ast.Assign | ast.AnnAssign) and (
-            container or (isinstance(value, Instance) and value.items is None)
-        ):
-            body = cls.node.body
-            if isinstance(body, LazyBody):
-                later = body.run_after(stmt.lineno, name)
+def share(interp: Interpreter, value: Value) -> None:
+    """Note the mutable parts of a value a module or class binds: changing one
+    later (``REGISTRY.append(x)``) changes what remembered answers read."""
+    if interp.shared_ids is None:
+        interp.shared_ids = set()
+    todo, seen = [value], 0
+    while todo and seen < SHARE_LIMIT:
+        item = todo.pop()
+        seen += 1
+        if isinstance(item, list | set | dict | Instance) and id(item) not in interp.shared_ids:
+            interp.shared_ids.add(id(item))
+            if isinstance(item, dict):
+                todo += [*item.keys(), *item.values()]
+            elif isinstance(item, Instance):
+                todo += item.fields.values()
             else:
-                later = [s for s in body if s.lineno > stmt.lineno]
-            line = changed_in_class_body(later, name, container)
-            if line:
-                raise Unknown(f"{cls.name}.{name} is changed in the class body", cls.path, line)
-        if self.is_enum(cls) and is_enum_member_name(name, cls.name):
-            value = EnumMember(cls, name, value, plain.plain_enum_class(class_mro(cls, self)))
-        return value
+                todo += item
+        elif isinstance(item, tuple):
+            todo += item
 
-    def class_attr(
-        self: Interpreter, cls: PyClass, name: str, after: PyClass | None = None
-    ) -> tuple[Value, Value]:
-        """(value, defining class) along the MRO, starting after ``after`` if given."""
-        mro = class_mro(cls, self)
-        if after is not None:
-            mro = mro[mro.index(after) + 1 :] if after in mro else []
-        for klass in mro:
-            if isinstance(klass, PyClass):
-                value = self.class_own_attr(klass, name)
-                if value is not MISSING:
-                    return value, klass
-            elif isinstance(klass, External) and klass.qualname == "<unknown base>":
+
+def mutated(interp: Interpreter, target: Value, added: Value = ()) -> None:
+    """``target`` changed: remembered answers that read it are stale if a module
+    or class value holds it (what it now holds is shared too)."""
+    if interp.shared_ids is not None and id(target) in interp.shared_ids:
+        interp.class_writes += 1
+        for value in added:
+            share(interp, value)
+
+
+def rebind_global(interp: Interpreter, module: ModuleScope, name: str, value: Value) -> None:
+    """A function's ``global name; name = value``: the module's name is ``value``
+    from now on (as a class attribute set, remembered answers that read it are
+    stale), whatever it was when the module ran."""
+    remember(module.values, name, interp, value)
+    facts = interp.capability_read & ~CAPABILITY  # what this call read so far
+    if facts:
+        interp.fact_masks[id(module.values), name] = facts
+    else:
+        interp.fact_masks.pop((id(module.values), name), None)
+    share(interp, value)
+    interp.class_writes += 1
+
+
+def defines(interp: Interpreter, cls: PyClass, *names: str) -> str | None:
+    """The first of ``names`` that ``cls`` or a base in the tree defines (dunders
+    such as ``__bool__``: where Python would run one, an answer depends on it)."""
+    return next((n for n in names if class_attr(interp, cls, n)[0] is not MISSING), None)
+
+
+def is_enum(interp: Interpreter, cls: PyClass) -> bool:
+    return any(
+        isinstance(c, External) and c.qualname in ENUM_BASES for c in class_mro(cls, interp)
+    )
+
+
+def is_namedtuple(interp: Interpreter, cls: PyClass) -> bool:
+    return any(
+        isinstance(c, External) and c.qualname in NAMEDTUPLE_BASES for c in class_mro(cls, interp)
+    )
+
+
+def class_own_attr(interp: Interpreter, cls: PyClass, name: str) -> Value:
+    """An attribute defined in ``cls``'s own body (or set on it), evaluated once."""
+    found = cached(cls.attrs, name, interp)
+    if found is not MISSING:
+        return found
+    settings = set_after_class(interp, cls, name)
+    if settings:  # set by module-level code after the class statement: it wins
+        return remember(cls.attrs, name, interp, lambda: value_set(interp, cls, settings))
+    index = interp._class_index.get(id(cls.node))
+    if isinstance(cls.node.body, LazyBody) and not cls.node.body.loaded:
+        walrus = ":=" in cls.node.body.chunk.text
+        index = index_bindings(statements_for(cls.node, name), True, walrus)
+    elif index is None:
+        walrus = cls.module.has_walrus
+        index = interp._class_index[id(cls.node)] = index_bindings(cls.node.body, True, walrus)
+    bindings = index.get(name)
+    if not bindings:
+        return MISSING
+    scope = interp.class_body_scope(cls)
+    if bindings[-1].guards:  # bound inside ``if``/``try``: the block that runs
+        return remember(cls.attrs, name, interp, lambda: _live(interp, cls, bindings, name, scope))
+    stmt = bindings[-1].stmt
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        return remember(cls.attrs, name, interp, interp.make_function(stmt, scope, owner=cls))
+    return remember(cls.attrs, name, interp, lambda: _class_value(interp, cls, stmt, name, scope))
+
+
+def _live(
+    interp: Interpreter, cls: PyClass, bindings: list[Binding], name: str, scope: Scope
+) -> Value:
+    """The member the class body's blocks bind (MISSING: none runs; a base has it)."""
+    binding = live_binding(bindings, interp, scope, cls.path)
+    stmt = binding.stmt if binding is not None else None
+    if stmt is None:
+        return MISSING
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        return interp.make_function(stmt, scope, owner=cls)
+    return _class_value(interp, cls, stmt, name, scope)
+
+
+def _class_value(
+    interp: Interpreter, cls: PyClass, stmt: ast.stmt, name: str, scope: Scope
+) -> Value:
+    value = interp.bind_statement(stmt, name, scope)
+    container = isinstance(value, list | dict | set)
+    if isinstance(stmt, ast.Assign | ast.AnnAssign) and (
+        container or (isinstance(value, Instance) and value.items is None)
+    ):
+        body = cls.node.body
+        if isinstance(body, LazyBody):
+            later = body.run_after(stmt.lineno, name)
+        else:
+            later = [s for s in body if s.lineno > stmt.lineno]
+        line = changed_in_class_body(later, name, container)
+        if line:
+            raise Unknown(f"{cls.name}.{name} is changed in the class body", cls.path, line)
+    if is_enum(interp, cls) and is_enum_member_name(name, cls.name):
+        value = EnumMember(cls, name, value, plain.plain_enum_class(class_mro(cls, interp)))
+    return value
+
+
+def class_attr(
+    interp: Interpreter, cls: PyClass, name: str, after: PyClass | None = None
+) -> tuple[Value, Value]:
+    """(value, defining class) along the MRO, starting after ``after`` if given."""
+    mro = class_mro(cls, interp)
+    if after is not None:
+        mro = mro[mro.index(after) + 1 :] if after in mro else []
+    for klass in mro:
+        if isinstance(klass, PyClass):
+            value = class_own_attr(interp, klass, name)
+            if value is not MISSING:
+                return value, klass
+        elif isinstance(klass, External) and klass.qualname == "<unknown base>":
+            raise Unknown(
+                f"{cls.name} has a base class that could not be resolved",
+                cls.path,
+                cls.node.lineno,
+            )
+    return MISSING, None
+
+
+def unmodelled(interp: Interpreter, cls: PyClass, name: str, node: ast.AST) -> None:
+    """Unknown for what Python's own machinery gives a class the tree does not
+    define: dunders (``__mro__``, ``__dict__``) and a named tuple's ``_`` API."""
+    dunder = name.startswith("__") and name.endswith("__")
+    if dunder or (name.startswith("_") and is_namedtuple(interp, cls)):
+        line = getattr(node, "lineno", 0) or cls.node.lineno
+        raise Unknown(f"{cls.name}.{name} (Python's own) not evaluated", cls.path, line)
+    for klass in class_mro(cls, interp):
+        if isinstance(klass, PyClass):
+            why = _adds_members(interp, klass, cls)
+            if why:
                 raise Unknown(
-                    f"{cls.name} has a base class that could not be resolved",
-                    cls.path,
-                    cls.node.lineno,
+                    f"{klass.name} {why} that is not evaluated (it may add {name})",
+                    klass.path,
+                    klass.node.lineno,
                 )
-        return MISSING, None
-
-    def _unmodelled(self: Interpreter, cls: PyClass, name: str, node: ast.AST) -> None:
-        """Unknown for what Python's own machinery gives a class the tree does not
-        define: dunders (``__mro__``, ``__dict__``) and a named tuple's ``_`` API."""
-        dunder = name.startswith("__") and name.endswith("__")
-        if dunder or (name.startswith("_") and self.is_namedtuple(cls)):
-            line = getattr(node, "lineno", 0) or cls.node.lineno
-            raise Unknown(f"{cls.name}.{name} (Python's own) not evaluated", cls.path, line)
-        for klass in class_mro(cls, self):
-            if isinstance(klass, PyClass):
-                why = self._adds_members(klass, cls)
-                if why:
+            for decorator in klass.node.decorator_list:
+                if not _keeps_members(interp, klass, decorator):
                     raise Unknown(
-                        f"{klass.name} {why} that is not evaluated (it may add {name})",
+                        f"{klass.name} has a class decorator that is not evaluated "
+                        f"(it may add {name})",
                         klass.path,
-                        klass.node.lineno,
+                        decorator.lineno,
                     )
-                for decorator in klass.node.decorator_list:
-                    if not self._keeps_members(klass, decorator):
-                        raise Unknown(
-                            f"{klass.name} has a class decorator that is not evaluated "
-                            f"(it may add {name})",
-                            klass.path,
-                            decorator.lineno,
-                        )
 
-    def _adds_members(self: Interpreter, klass: PyClass, cls: PyClass) -> str:
-        """What in ``klass`` may give ``cls`` members its body does not bind: a
-        base's ``__init_subclass__``, or a metaclass other than ABCMeta/EnumMeta."""
-        if klass is not cls and self.class_own_attr(klass, "__init_subclass__") is not MISSING:
-            return "has an __init_subclass__"
-        for keyword in klass.node.keywords:
-            if keyword.arg == "metaclass":
-                try:
-                    meta = self.eval(keyword.value, klass.scope)
-                except (Unknown, RecursionError):
-                    meta = None
-                if not (isinstance(meta, External) and meta.qualname in METACLASSES):
-                    return "has a metaclass"
-        return ""
 
-    def _keeps_members(self: Interpreter, cls: PyClass, decorator: ast.expr) -> bool:
-        """A class decorator known to add no attribute a question reads."""
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        try:
-            value = self.eval(target, cls.scope)
-        except (Unknown, RecursionError):
-            return False
-        return isinstance(value, External) and value.qualname in CLASS_DECORATORS
+def _adds_members(interp: Interpreter, klass: PyClass, cls: PyClass) -> str:
+    """What in ``klass`` may give ``cls`` members its body does not bind: a
+    base's ``__init_subclass__``, or a metaclass other than ABCMeta/EnumMeta."""
+    if klass is not cls and class_own_attr(interp, klass, "__init_subclass__") is not MISSING:
+        return "has an __init_subclass__"
+    for keyword in klass.node.keywords:
+        if keyword.arg == "metaclass":
+            try:
+                meta = interp.eval(keyword.value, klass.scope)
+            except (Unknown, RecursionError):
+                meta = None
+            if not (isinstance(meta, External) and meta.qualname in METACLASSES):
+                return "has a metaclass"
+    return ""
+
+
+def _keeps_members(interp: Interpreter, cls: PyClass, decorator: ast.expr) -> bool:
+    """A class decorator known to add no attribute a question reads."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    try:
+        value = interp.eval(target, cls.scope)
+    except (Unknown, RecursionError):
+        return False
+    return isinstance(value, External) and value.qualname in CLASS_DECORATORS

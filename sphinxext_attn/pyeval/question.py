@@ -18,11 +18,18 @@ import itertools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from sphinxext_attn.pyeval.callmemo import CallMemo
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
-from sphinxext_attn.pyeval.values import CAPABILITY, Budget, LimitExceeded, PyFunction, Return
+from sphinxext_attn.pyeval.values import (
+    CAPABILITY,
+    Budget,
+    LimitExceeded,
+    PyFunction,
+    Return,
+    Value,
+)
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.scope import ModuleScope
@@ -102,15 +109,18 @@ class Question:
         return [f"{name}={value}" for name, value in self.facts]
 
 
+#: one call of a function of the tree, as an observer is told of it: the function,
+#: its positional and its keyword arguments
+ObservedCall: TypeAlias = tuple[PyFunction, list[Value], dict[str, Value]]
+
+
 class GpuObserver(Protocol):
     """Told, while set on an interpreter, of every call of a tree function (it runs
     it: ``run()``) and of every read of the GPU: what lets an answer that looks at
     the GPU only through a few calls be reused on another GPU where those calls
     answer alike (the selector's table)."""
 
-    def observe(
-        self, call: tuple[Any, list[Any], dict[str, Any]], run: Callable[[], Any]
-    ) -> Any: ...
+    def observe(self, call: ObservedCall, run: Callable[[], Value]) -> Value: ...
 
     def read_gpu(self) -> None: ...
 
@@ -237,6 +247,7 @@ __all__ = [
     "STEPS_PER_PRIORITY_RUN",
     "SAME_GPU",
     "GpuObserver",
+    "ObservedCall",
     "Question",
     "QuestionMixin",
     "Return",

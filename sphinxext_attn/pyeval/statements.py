@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from sphinxext_attn.pyeval import ops
 from sphinxext_attn.pyeval.bindings import bound_names
 from sphinxext_attn.pyeval.checks import SkippedChecks, run_checks
+from sphinxext_attn.pyeval.exceptions import exception_name, raised
 from sphinxext_attn.pyeval.scope import DELETED, Frame
 from sphinxext_attn.pyeval.values import Caught, Raised, Return, Unknown, Value, out_of_steps
 
@@ -68,220 +69,222 @@ class _Continue(Exception):
     pass
 
 
-class StatementMixin:
-    """Running statements, for :class:`Interpreter`."""
+def run_body(interp: Interpreter, body: list[ast.stmt], frame: Frame) -> Value:
+    """Run a function body; the returned value (``None`` when it falls off the end)."""
+    try:
+        exec_block(interp, body, frame)
+    except _Return as ret:
+        return ret.value
+    except (_Break, _Continue):
+        raise Unknown("break outside a loop", frame.module.path) from None
+    return None
 
-    def run_body(self: Interpreter, body: list[ast.stmt], frame: Frame) -> Value:
-        """Run a function body; the returned value (``None`` when it falls off the end)."""
-        try:
-            self.exec_block(body, frame)
-        except _Return as ret:
-            return ret.value
-        except (_Break, _Continue):
-            raise Unknown("break outside a loop", frame.module.path) from None
-        return None
 
-    def run_lenient(self: Interpreter, body: list[ast.stmt], frame: Frame) -> Value:
-        """Run a list-of-reasons function (``validate_configuration``) so that a
-        check that cannot be evaluated does not hide the others: its statement is
-        skipped and recorded, and a ``not evaluated: ...`` reason takes its place
-        in the list, so no reason vLLM gives goes missing unseen and a result
-        with a skipped check is never counted as valid."""
-        skipped = SkippedChecks()
-        value: Value = None
-        try:
-            run_checks(self.statement_memo, self, body, frame, skipped)
-        except _Return as ret:
-            value = ret.value
-        if skipped.unknowns and isinstance(value, list):
-            reasons, value = value, list(value)
-            for shift, (at, exc) in enumerate(skipped.gaps(reasons)):
-                value.insert(at + shift, NotEvaluated(exc))
-            self.skipped_checks.extend(skipped.unknowns)
-        return value
+def run_lenient(interp: Interpreter, body: list[ast.stmt], frame: Frame) -> Value:
+    """Run a list-of-reasons function (``validate_configuration``) so that a
+    check that cannot be evaluated does not hide the others: its statement is
+    skipped and recorded, and a ``not evaluated: ...`` reason takes its place
+    in the list, so no reason vLLM gives goes missing unseen and a result
+    with a skipped check is never counted as valid."""
+    skipped = SkippedChecks()
+    value: Value = None
+    try:
+        run_checks(interp.statement_memo, interp, body, frame, skipped)
+    except _Return as ret:
+        value = ret.value
+    if skipped.unknowns and isinstance(value, list):
+        reasons, value = value, list(value)
+        for shift, (at, exc) in enumerate(skipped.gaps(reasons)):
+            value.insert(at + shift, NotEvaluated(exc))
+        interp.skipped_checks.extend(skipped.unknowns)
+    return value
 
-    def exec_block(self: Interpreter, body: list[ast.stmt], frame: Frame) -> None:
-        for stmt in body:
-            self.exec_stmt(stmt, frame)
 
-    def exec_stmt(self: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
-        path = frame.module.path
-        budget = self.budget
-        budget.steps -= 1
-        if budget.steps < 0:
-            budget.fail(stmt, path)
-        if isinstance(stmt, ast.Return):
-            value = None if stmt.value is None else self.eval(stmt.value, frame)
-            if self.returns is not None:
-                self.returns.append(Return(path, stmt.lineno, value, stmt.value))
-            raise _Return(value)
-        if isinstance(stmt, ast.If):
-            test = self.truth(self.eval(stmt.test, frame), stmt.test, path)
-            self.exec_block(stmt.body if test else stmt.orelse, frame)
-        elif isinstance(stmt, ast.Expr):
-            if not _is_log_call(stmt.value) and not isinstance(stmt.value, ast.Constant):
-                self.eval(stmt.value, frame)
-        elif isinstance(stmt, ast.Assign):
-            value = self.eval(stmt.value, frame)
-            for target in stmt.targets:
-                self.assign(target, value, frame)
-        elif isinstance(stmt, ast.AnnAssign):
-            if stmt.value is not None:
-                self.assign(stmt.target, self.eval(stmt.value, frame), frame)
-        elif isinstance(stmt, ast.AugAssign):
-            current = self.eval(_as_load(stmt.target), frame)
-            value = self.eval(stmt.value, frame)
-            where = (path, stmt.lineno)
-            if isinstance(current, list) and isinstance(stmt.op, ast.Add):
-                added = self.iterate(value, stmt, path)
-                self.mutated(current, added)
-                current.extend(added)
-                ops.check_size(current, where)
+def exec_block(interp: Interpreter, body: list[ast.stmt], frame: Frame) -> None:
+    for stmt in body:
+        exec_stmt(interp, stmt, frame)
+
+
+def exec_stmt(interp: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
+    path = frame.module.path
+    budget = interp.budget
+    budget.steps -= 1
+    if budget.steps < 0:
+        budget.fail(stmt, path)
+    if isinstance(stmt, ast.Return):
+        value = None if stmt.value is None else interp.eval(stmt.value, frame)
+        if interp.returns is not None:
+            interp.returns.append(Return(path, stmt.lineno, value, stmt.value))
+        raise _Return(value)
+    if isinstance(stmt, ast.If):
+        test = interp.truth(interp.eval(stmt.test, frame), stmt.test, path)
+        exec_block(interp, stmt.body if test else stmt.orelse, frame)
+    elif isinstance(stmt, ast.Expr):
+        if not _is_log_call(stmt.value) and not isinstance(stmt.value, ast.Constant):
+            interp.eval(stmt.value, frame)
+    elif isinstance(stmt, ast.Assign):
+        value = interp.eval(stmt.value, frame)
+        for target in stmt.targets:
+            assign(interp, target, value, frame)
+    elif isinstance(stmt, ast.AnnAssign):
+        if stmt.value is not None:
+            assign(interp, stmt.target, interp.eval(stmt.value, frame), frame)
+    elif isinstance(stmt, ast.AugAssign):
+        current = interp.eval(_as_load(stmt.target), frame)
+        value = interp.eval(stmt.value, frame)
+        where = (path, stmt.lineno)
+        if isinstance(current, list) and isinstance(stmt.op, ast.Add):
+            added = interp.iterate(value, stmt, path)
+            interp.mutated(current, added)
+            current.extend(added)
+            ops.check_size(current, where)
+            value = current
+        else:
+            value = ops.binop(stmt.op, current, value, where, interp.budget)
+            if isinstance(stmt.op, IN_PLACE.get(type(current), ())):
+                # ``a *= 2``, ``s |= t``, ``d |= e`` change the object (and its aliases)
+                interp.mutated(current, [value])
+                if isinstance(current, list):
+                    current[:] = value
+                else:
+                    current.clear()
+                    current.update(value)
                 value = current
-            else:
-                value = ops.binop(stmt.op, current, value, where, self.budget)
-                if isinstance(stmt.op, IN_PLACE.get(type(current), ())):
-                    # ``a *= 2``, ``s |= t``, ``d |= e`` change the object (and its aliases)
-                    self.mutated(current, [value])
-                    if isinstance(current, list):
-                        current[:] = value
-                    else:
-                        current.clear()
-                        current.update(value)
-                    value = current
-            self.assign(stmt.target, value, frame)
-        elif isinstance(stmt, ast.For):
-            self._for(stmt, frame)
-        elif isinstance(stmt, ast.Try):
-            self._try(stmt, frame)
-        elif isinstance(stmt, ast.Raise):
-            self._raise(stmt, frame)
-        elif isinstance(stmt, ast.Assert):
-            if not self.truth(self.eval(stmt.test, frame), stmt.test, path):
-                self._run_parts([stmt.msg] if stmt.msg is not None else [], frame)
-                raise Raised("AssertionError")
-        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            frame.locals[stmt.name] = self.make_function(stmt, frame, owner=None)
-        elif isinstance(stmt, ast.ClassDef):
-            frame.locals[stmt.name] = self.make_class(stmt, frame)
-        elif isinstance(stmt, ast.Import | ast.ImportFrom):
-            for name in bound_names(stmt):
-                frame.locals[name] = self._import_binding(stmt, name, frame.module)
-        elif isinstance(stmt, ast.With):
-            self.exec_block(stmt.body, frame)
-        elif isinstance(stmt, ast.Delete) and _deleted_locals(stmt, frame):
-            for name in _deleted_locals(stmt, frame):
-                frame.locals[name] = DELETED
-        elif isinstance(stmt, ast.Global):
-            frame.global_names |= frozenset(stmt.names)
-        elif isinstance(stmt, ast.Break):
-            raise _Break
-        elif isinstance(stmt, ast.Continue):
-            raise _Continue
-        elif not isinstance(stmt, ast.Pass):
-            raise Unknown(f"{type(stmt).__name__} statement not evaluated", path, stmt.lineno)
+        assign(interp, stmt.target, value, frame)
+    elif isinstance(stmt, ast.For):
+        _for(interp, stmt, frame)
+    elif isinstance(stmt, ast.Try):
+        _try(interp, stmt, frame)
+    elif isinstance(stmt, ast.Raise):
+        _raise(interp, stmt, frame)
+    elif isinstance(stmt, ast.Assert):
+        if not interp.truth(interp.eval(stmt.test, frame), stmt.test, path):
+            _run_parts(interp, [stmt.msg] if stmt.msg is not None else [], frame)
+            raise Raised("AssertionError")
+    elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        frame.locals[stmt.name] = interp.make_function(stmt, frame, owner=None)
+    elif isinstance(stmt, ast.ClassDef):
+        frame.locals[stmt.name] = interp.make_class(stmt, frame)
+    elif isinstance(stmt, ast.Import | ast.ImportFrom):
+        for name in bound_names(stmt):
+            frame.locals[name] = interp.import_binding(stmt, name, frame.module)
+    elif isinstance(stmt, ast.With):
+        exec_block(interp, stmt.body, frame)
+    elif isinstance(stmt, ast.Delete) and _deleted_locals(stmt, frame):
+        for name in _deleted_locals(stmt, frame):
+            frame.locals[name] = DELETED
+    elif isinstance(stmt, ast.Global):
+        frame.global_names |= frozenset(stmt.names)
+    elif isinstance(stmt, ast.Break):
+        raise _Break
+    elif isinstance(stmt, ast.Continue):
+        raise _Continue
+    elif not isinstance(stmt, ast.Pass):
+        raise Unknown(f"{type(stmt).__name__} statement not evaluated", path, stmt.lineno)
 
-    def _for(self: Interpreter, stmt: ast.For, frame: Frame) -> None:
-        items = self.iterate(self.eval(stmt.iter, frame), stmt.iter, frame.module.path)
-        for item in items:
-            self.assign(stmt.target, item, frame)
-            try:
-                self.exec_block(stmt.body, frame)
-            except _Break:
-                return
-            except _Continue:
-                continue
-        self.exec_block(stmt.orelse, frame)
 
-    def _try(self: Interpreter, stmt: ast.Try, frame: Frame) -> None:
+def _for(interp: Interpreter, stmt: ast.For, frame: Frame) -> None:
+    items = interp.iterate(interp.eval(stmt.iter, frame), stmt.iter, frame.module.path)
+    for item in items:
+        assign(interp, stmt.target, item, frame)
         try:
-            self.exec_block(stmt.body, frame)
-        except Raised as exc:
-            for handler in stmt.handlers:
-                if self._handles(handler, exc, frame):
-                    if handler.name:
-                        known = exc.message if exc.exact else None
-                        frame.locals[handler.name] = Caught(exc.kind, known)
-                    try:
-                        self.exec_block(handler.body, frame)
-                    finally:
-                        if handler.name:  # Python unbinds it when the handler ends
-                            frame.locals.pop(handler.name, None)
-                    break
-            else:
-                raise
-        else:
-            self.exec_block(stmt.orelse, frame)
-        finally:
-            if stmt.finalbody:
-                self.exec_block(stmt.finalbody, frame)
+            exec_block(interp, stmt.body, frame)
+        except _Break:
+            return
+        except _Continue:
+            continue
+    exec_block(interp, stmt.orelse, frame)
 
-    def _handles(self: Interpreter, handler: ast.ExceptHandler, exc: Raised, frame: Frame) -> bool:
-        if handler.type is None:
+
+def _try(interp: Interpreter, stmt: ast.Try, frame: Frame) -> None:
+    try:
+        exec_block(interp, stmt.body, frame)
+    except Raised as exc:
+        for handler in stmt.handlers:
+            if _handles(interp, handler, exc, frame):
+                if handler.name:
+                    known = exc.message if exc.exact else None
+                    frame.locals[handler.name] = Caught(exc.kind, known)
+                try:
+                    exec_block(interp, handler.body, frame)
+                finally:
+                    if handler.name:  # Python unbinds it when the handler ends
+                        frame.locals.pop(handler.name, None)
+                break
+        else:
+            raise
+    else:
+        exec_block(interp, stmt.orelse, frame)
+    finally:
+        if stmt.finalbody:
+            exec_block(interp, stmt.finalbody, frame)
+
+
+def _handles(interp: Interpreter, handler: ast.ExceptHandler, exc: Raised, frame: Frame) -> bool:
+    if handler.type is None:
+        return True
+    kinds = interp.eval(handler.type, frame)
+    for kind in kinds if isinstance(kinds, tuple) else (kinds,):
+        name = exception_name(kind)
+        if name is None:
+            raise Unknown("except clause not understood", frame.module.path, handler.lineno)
+        if exc.matches(name):
             return True
-        kinds = self.eval(handler.type, frame)
-        for kind in kinds if isinstance(kinds, tuple) else (kinds,):
-            name = self.exception_name(kind)
-            if name is None:
-                raise Unknown("except clause not understood", frame.module.path, handler.lineno)
-            if exc.matches(name):
-                return True
-        return False
+    return False
 
-    def _run_parts(self: Interpreter, parts: list[ast.expr], frame: Frame) -> None:
-        """The other arguments of a ``raise`` or ``assert``: they run first, and an
-        exception they raise wins; one not evaluated leaves the statement's own."""
-        for part in parts:
-            try:
-                self.eval(part.value if isinstance(part, ast.Starred) else part, frame)
-            except Unknown as unknown:
-                if out_of_steps(unknown):
-                    raise
 
-    def _raise(self: Interpreter, stmt: ast.Raise, frame: Frame) -> None:
-        path = frame.module.path
-        if stmt.exc is None:
-            raise Unknown("bare raise not evaluated", path, stmt.lineno)
-        exc = stmt.exc
-        kind = self.eval(exc.func if isinstance(exc, ast.Call) else exc, frame)
-        parts = (
-            [*exc.args[1:], *(k.value for k in exc.keywords)] if isinstance(exc, ast.Call) else []
-        )
-        self._run_parts([*parts, *([stmt.cause] if stmt.cause is not None else [])], frame)
-        message = ""
-        if isinstance(exc, ast.Call) and exc.args and not isinstance(exc.args[0], ast.Starred):
-            try:
-                where = (path, stmt.lineno)
-                message = ops.text(self.eval(exc.args[0], frame), self.budget, where)
-            except Unknown as unknown:
-                if out_of_steps(unknown):
-                    raise
-        raise self.raised(kind, message, (path, stmt.lineno))
+def _run_parts(interp: Interpreter, parts: list[ast.expr], frame: Frame) -> None:
+    """The other arguments of a ``raise`` or ``assert``: they run first, and an
+    exception they raise wins; one not evaluated leaves the statement's own."""
+    for part in parts:
+        try:
+            interp.eval(part.value if isinstance(part, ast.Starred) else part, frame)
+        except Unknown as unknown:
+            if out_of_steps(unknown):
+                raise
 
-    def assign(self: Interpreter, target: ast.expr, value: Value, frame: Frame) -> None:
-        if isinstance(target, ast.Name):
-            if target.id in frame.global_names:
-                self.rebind_global(frame.module, target.id, value)
-            else:
-                frame.locals[target.id] = value
-        elif isinstance(target, ast.Tuple | ast.List):
-            items = self.iterate(value, target, frame.module.path)
-            if len(items) != len(target.elts) or any(
-                isinstance(e, ast.Starred) for e in target.elts
-            ):
-                raise Unknown("unpacking not evaluated", frame.module.path, target.lineno)
-            for elt, item in zip(target.elts, items, strict=True):
-                self.assign(elt, item, frame)
-        elif isinstance(target, ast.Attribute):
-            self.setattr(
-                self.eval(target.value, frame), target.attr, value, target, frame.module.path
-            )
-        elif isinstance(target, ast.Subscript):
-            container = self.eval(target.value, frame)
-            key = self.eval(target.slice, frame)
-            self.set_item(container, key, value, target, frame.module.path)
+
+def _raise(interp: Interpreter, stmt: ast.Raise, frame: Frame) -> None:
+    path = frame.module.path
+    if stmt.exc is None:
+        raise Unknown("bare raise not evaluated", path, stmt.lineno)
+    exc = stmt.exc
+    kind = interp.eval(exc.func if isinstance(exc, ast.Call) else exc, frame)
+    parts = [*exc.args[1:], *(k.value for k in exc.keywords)] if isinstance(exc, ast.Call) else []
+    _run_parts(interp, [*parts, *([stmt.cause] if stmt.cause is not None else [])], frame)
+    message = ""
+    if isinstance(exc, ast.Call) and exc.args and not isinstance(exc.args[0], ast.Starred):
+        try:
+            where = (path, stmt.lineno)
+            message = ops.text(interp.eval(exc.args[0], frame), interp.budget, where)
+        except Unknown as unknown:
+            if out_of_steps(unknown):
+                raise
+    raise raised(interp, kind, message, (path, stmt.lineno))
+
+
+def assign(interp: Interpreter, target: ast.expr, value: Value, frame: Frame) -> None:
+    if isinstance(target, ast.Name):
+        if target.id in frame.global_names:
+            interp.rebind_global(frame.module, target.id, value)
         else:
-            raise Unknown("assignment target not evaluated", frame.module.path, target.lineno)
+            frame.locals[target.id] = value
+    elif isinstance(target, ast.Tuple | ast.List):
+        items = interp.iterate(value, target, frame.module.path)
+        if len(items) != len(target.elts) or any(isinstance(e, ast.Starred) for e in target.elts):
+            raise Unknown("unpacking not evaluated", frame.module.path, target.lineno)
+        for elt, item in zip(target.elts, items, strict=True):
+            assign(interp, elt, item, frame)
+    elif isinstance(target, ast.Attribute):
+        interp.setattr(
+            interp.eval(target.value, frame), target.attr, value, target, frame.module.path
+        )
+    elif isinstance(target, ast.Subscript):
+        container = interp.eval(target.value, frame)
+        key = interp.eval(target.slice, frame)
+        interp.set_item(container, key, value, target, frame.module.path)
+    else:
+        raise Unknown("assignment target not evaluated", frame.module.path, target.lineno)
 
 
 #: Augmented assignments that change a list, set or dict in place.

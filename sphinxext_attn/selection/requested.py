@@ -27,8 +27,8 @@ from sphinxext_attn.vocab.paths import REGISTRY_FILES, SELECTOR_MODULES
 if TYPE_CHECKING:
     from sphinxext_attn.selection.decision import Selector
 
-#: the list a refusal message ends with (``... Reason: ['head_size not supported']``)
-_REASONS_AT_END = re.compile(r"(\[[^\[\]]*\])\s*\.?\s*$", re.S)
+#: the end of a refusal message after its list (``... Reason: ['...']``, maybe a full stop)
+_AFTER_LIST = re.compile(r"\]\s*\.?\s*$")
 
 
 def backend_names(interp: Interpreter) -> list[str]:
@@ -141,17 +141,22 @@ def _open(name: str, why: str) -> Decision:
 
 def reasons_in(message: str) -> list[str] | None:
     """The list of reasons a refusal message ends with, as vLLM wrote them; None
-    where it ends with none (or with a list that is not of texts)."""
-    found = _REASONS_AT_END.search(message)
-    if found is None:
+    where it ends with none (or with a list that is not of texts). A reason may
+    hold brackets itself (``pip install vllm[b12x]``): the list is the first
+    ``[`` from which the rest of the message reads as one literal."""
+    end = _AFTER_LIST.search(message)
+    if end is None:
         return None
-    try:
-        value: Any = ast.literal_eval(found.group(1))
-    except (ValueError, SyntaxError):
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        return None  # reasons are texts; another list is part of the message
-    return value
+    text = message[: end.start() + 1]
+    for start in (i for i, ch in enumerate(text) if ch == "["):
+        try:
+            value: Any = ast.literal_eval(text[start:])
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return None  # reasons are texts; another list is part of the message
+        return value
+    return None
 
 
 # -- per-KV-kind requests (``attention_config.backend_per_kind``, 0.34) ---------------

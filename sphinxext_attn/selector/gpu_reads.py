@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import (
     CAPABILITY,
@@ -34,10 +34,12 @@ from sphinxext_attn.pyeval import (
     PyFunction,
     Raised,
     Unknown,
+    Value,
 )
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval import Interpreter
+    from sphinxext_attn.pyeval.question import ObservedCall
 
 #: values a call's argument or answer may be to be compared or passed again as is
 _PLAIN = (type(None), bool, int, float, str)
@@ -51,9 +53,9 @@ class Observed:
     facts it read."""
 
     func: PyFunction
-    args: tuple[Any, ...]
-    kwargs: tuple[tuple[str, Any], ...]
-    answer: Any
+    args: tuple[Value, ...]
+    kwargs: tuple[tuple[str, Value], ...]
+    answer: Value
     facts: int
 
 
@@ -78,7 +80,7 @@ class GpuReads:
     def read_gpu(self) -> None:
         (self._stack[-1] if self._stack else self._top).direct = True
 
-    def observe(self, call: tuple[Any, list[Any], dict[str, Any]], run: Callable[[], Any]) -> Any:
+    def observe(self, call: ObservedCall, run: Callable[[], Value]) -> Value:
         """Run one call, noting it where it is the outermost to read the GPU itself."""
         interp = self.interp
         saved, interp.capability_read = interp.capability_read, 0  # (this call's reads)
@@ -105,9 +107,7 @@ class GpuReads:
             else:
                 self.kept = True
 
-    def _kept_for_later(
-        self, call: tuple[Any, list[Any], dict[str, Any]], value: object, writes: int
-    ) -> bool:
+    def _kept_for_later(self, call: ObservedCall, value: object, writes: int) -> bool:
         """Whether the call can be asked again on another GPU and compared: it changed
         no class, its arguments and its answer are data that stay as they are."""
         func, args, kwargs = call

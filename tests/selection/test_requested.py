@@ -159,6 +159,14 @@ def test_reasons_are_read_from_the_list_the_message_ends_with():
     assert reasons_in("ValueError: x. Reason: [ImportError: no module]") is None
     assert reasons_in("ValueError: nothing listed") is None
     assert reasons_in("ValueError: head sizes [64, 128]") is None
+    # a reason with brackets of its own (B12X's install hint): still the whole list
+    hint = "Install the b12x backend with `pip install vllm[b12x]`"
+    assert reasons_in(f"ValueError: x. Reason: ['block_size not supported', '{hint}']") == [
+        "block_size not supported",
+        hint,
+    ]
+    assert reasons_in("ValueError: see vllm[b12x]. Reason: ['a']") == ["a"]
+    assert reasons_in("ValueError: x. Reason: ['a'].") == ["a"]
 
 
 def _select(*args: str) -> subprocess.CompletedProcess[str]:
