@@ -96,6 +96,10 @@ class CapEntry(TypedDict):
 
     priorities: PriorityTable
     backends: dict[str, BackendEntry]
+    #: what vLLM does with a request for each backend name the release has: the
+    #: index of its answers in the table's ``requests`` (factored like reasons,
+    #: :mod:`sphinxext_attn.selector.requests`)
+    requests: NotRequired[dict[str, int]]
 
 
 class CapOverride(TypedDict, total=False):
@@ -151,6 +155,9 @@ class SelectorData(TypedDict):
     same: NotRequired[list[str]]
     platform: NotRequired[str]
     arch: NotRequired[str]
+    #: the answers to requests for a backend, each different one once (the page's
+    #: ``:backend-control:``; indexed by each capability's ``requests``)
+    requests: NotRequired[list[BackendEntry]]
     #: each backend's exact head-size rule (added by the page, see the directive)
     head_rules: NotRequired[dict[str, Any]]
 

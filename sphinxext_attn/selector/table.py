@@ -67,7 +67,7 @@ class SelectorTable:
 
 
 def _default_table(
-    tree: SourceTree, platforms: Sequence[str], environment: Environment
+    tree: SourceTree, platforms: Sequence[str], environment: Environment, requests: bool
 ) -> tuple[SelectorData | None, dict[str, SelectorData], list[str], str, str]:
     """The page's default table (None when not evaluated), every table by key, the
     problems met, the default's key and the error that left no table."""
@@ -78,7 +78,7 @@ def _default_table(
     default = ""
     try:
         with Interpreter(tree).guarded():
-            tables, problems = build_variants(tree, platforms, environment)
+            tables, problems = build_variants(tree, platforms, environment, requests)
         default = next(iter(tables), "")
         mine = f"rocm:{environment.arch or DEFAULT_ROCM_ARCH}"
         if platforms[0] == "rocm" and mine in tables:  # the machine's GPU (MI300X)
@@ -100,10 +100,12 @@ def build_selector_table(
     sample: int = 200,
     platforms: Sequence[str] = ("cuda",),
     environment: Environment = REFERENCE,
+    requests: bool = False,
 ) -> SelectorTable:
     """The factored tables of the tree at ``root`` over :data:`GRID`, one per platform
-    (and ROCm GPU) of ``platforms``, each with its environment controls; the first
-    is the page's default and is checked against full decisions on a sample."""
+    (and ROCm GPU) of ``platforms``, each with its environment controls (and with
+    ``requests``, the answers to a backend asked for); the first is the page's
+    default and is checked against full decisions on a sample."""
     started = time.perf_counter()
     tree = SourceTree(root)
     configs = sample_configs(GRID, sample, 1) if sample else []
@@ -112,7 +114,9 @@ def build_selector_table(
     deciding = decide_in_child(tree, judged, configs) if platforms[0] == "cuda" else None
     table: SelectorData | None = None
     try:
-        table, tables, problems, default, error = _default_table(tree, platforms, environment)
+        table, tables, problems, default, error = _default_table(
+            tree, platforms, environment, requests
+        )
         seconds = time.perf_counter() - started
     finally:  # the check's child: its decisions are wanted only with a table
         decided = None

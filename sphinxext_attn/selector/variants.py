@@ -29,6 +29,7 @@ from sphinxext_attn.selector.checks import StandInMachine
 from sphinxext_attn.selector.facts import explore
 from sphinxext_attn.selector.grid import GRID, LAYER_GRID
 from sphinxext_attn.selector.parallel import build_and_explore
+from sphinxext_attn.selector.requests import add_requests
 from sphinxext_attn.selector.rules import RuleTableBuilder
 from sphinxext_attn.source.tree import SourceTree
 
@@ -73,8 +74,11 @@ def builder_for(tree: SourceTree, environment: Environment) -> TableBuilder | Ru
     return TableBuilder(selector, {**GRID, "capability": (f"{major}.{minor}",), **LAYER_GRID})
 
 
-def build_variant(tree: SourceTree, base: Environment, variant: Variant) -> SelectorData:
-    """One platform's (and GPU's) table with its environment controls."""
+def build_variant(
+    tree: SourceTree, base: Environment, variant: Variant, requests: bool = False
+) -> SelectorData:
+    """One platform's (and GPU's) table with its environment controls (and, with
+    ``requests``, the answers to a backend asked for: :mod:`.requests`)."""
     platform, arch = variant
     environment = Environment(base.env, base.options, base.assume, platform, arch)
     builder = builder_for(tree, environment)
@@ -84,6 +88,10 @@ def build_variant(tree: SourceTree, base: Environment, variant: Variant) -> Sele
         else:
             table = builder.build()
             explore(table, builder, environment, lambda env: builder_for(tree, env))
+    if requests:  # asked as select --backend asks, on a machine of its own
+        asking = Selector(Interpreter(tree, Machine(environment)))
+        with asking.interp.guarded():
+            add_requests(table, asking, builder.grid)
     table["platform"], table["arch"] = platform, arch
     return keep_used(table)
 
@@ -133,10 +141,11 @@ def _entries(
     for state in table.get("states", {}).values():
         for override in state.get("caps", {}).values():
             yield override.get("priorities"), override.get("backends", {})
+    yield None, {str(i): entry for i, entry in enumerate(table.get("requests", []))}
 
 
 def build_variants(
-    tree: SourceTree, platforms: Sequence[str], base: Environment
+    tree: SourceTree, platforms: Sequence[str], base: Environment, requests: bool = False
 ) -> tuple[dict[str, SelectorData], list[str]]:
     """Every table of a page (by :func:`variant_key`), and the problems of those
     that could not be built (``key: why``; a page shows the others). The first
@@ -153,7 +162,7 @@ def build_variants(
             continue
         for index, variant in enumerate(found):
             try:
-                tables[variant_key(*variant)] = build_variant(tree, base, variant)
+                tables[variant_key(*variant)] = build_variant(tree, base, variant, requests)
             except (Unknown, Raised, KeyError) as exc:
                 if number == index == 0:  # the page's default: no selector without it
                     raise

@@ -93,19 +93,23 @@ def table_of(
     root: str,
     platforms: Sequence[str] = ("cuda",),
     environment: Environment = REFERENCE,
+    requests: bool = False,
 ) -> SelectorTable:
-    """The selector tables of ``root`` for ``platforms`` in ``environment``: memo,
-    then the build environment, then built."""
+    """The selector tables of ``root`` for ``platforms`` in ``environment`` (with
+    ``requests``: the answers to a backend asked for too): memo, then the build
+    environment, then built."""
     stored = getattr(env, "attention_backends_selector", None)
     if stored is None:
         stored = env.attention_backends_selector = {}  # type: ignore[attr-defined]
-    key = table_key(root, platforms, environment)
+    key = table_key(root, platforms, environment) + ("|requests" if requests else "")
     memo = state_of(env).selector_tables
     for candidate in (memo.get(key), stored.get(key)):
         if candidate is not None and cache.fingerprint(root, candidate[1]) == candidate[0]:  # type: ignore[arg-type]
             break
     else:
-        built = build_selector_table(root, platforms=platforms, environment=environment)
+        built = build_selector_table(
+            root, platforms=platforms, environment=environment, requests=requests
+        )
         candidate = (cache.fingerprint(root, built), built)  # type: ignore[arg-type]
         if built.table is not None:
             same, chosen, total = built.agreement
@@ -138,6 +142,7 @@ class SelectorDirective(AttentionBackendsDirective):
         "env": COMMON_OPTIONS["env"],
         "option": COMMON_OPTIONS["option"],
         "assume": COMMON_OPTIONS["assume"],
+        "backend-control": directives.flag,
         **{opt: values_option(dim) for opt, dim in OPTION_FIELDS.items()},
     }
 
@@ -149,7 +154,7 @@ class SelectorDirective(AttentionBackendsDirective):
         environment = self.environment()
         platforms = self.options.get("platforms") or (environment.platform,)
         base = Environment(environment.env, environment.options, environment.assume)
-        built = table_of(self.env, root, platforms, base)
+        built = table_of(self.env, root, platforms, base, "backend-control" in self.options)
         for rel in built.files:
             path = os.path.join(root, rel)
             if os.path.isfile(path):
@@ -229,10 +234,12 @@ class SelectorDirective(AttentionBackendsDirective):
         multiple_of}`` rules), so the widget answers head sizes the grid does not
         hold. Only where the analysis states head sizes as exact sets (issue 23's
         ``runtime.head_sizes``; before it they were a sample), and only for a
-        backend whose rows all give the same rule."""
+        backend whose rows all give the same rule (the backends one may ask for
+        too, on a page with the backend control)."""
         if importlib.util.find_spec("sphinxext_attn.runtime.head_sizes") is None:
             return {}
         names = {n for cap in table["caps"].values() for n in cap["backends"]}
+        names |= {n for cap in table["caps"].values() for n in cap.get("requests", {})}
         analysis = self.analysis_of(root, "runtime")
         found: dict[str, list[Any]] = {}
         for row in analysis.backends:

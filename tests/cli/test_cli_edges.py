@@ -8,7 +8,10 @@ Mutants argued equivalent:
 - ``write_diff`` reading the old tree without its extra capabilities (``extras``
   True -> False): a diff compares only the page's columns (model/diff.DIFF_COLUMNS),
   never the extras, so only the run cache's key differs (the diffs of 0.33.0 against
-  0.32.0 and 0.16.0 came out byte-identical, markdown and JSON)."""
+  0.32.0 and 0.16.0 came out byte-identical, markdown and JSON).
+- select's ``environment.platform == "rocm"`` -> ``>=`` (also tpu, xpu): the capability
+  derived there is read only by ``echo``, and only for rocm; the lookup is guarded and
+  runs on a tree of its own (select --platform xpu/cpu on the demo tree byte-identical)."""
 
 from __future__ import annotations
 
@@ -106,3 +109,42 @@ def test_check_leaves_a_marker_page_alone_only_for_the_markdown_page(tmp_path, c
     assert main([*argv, "--format", "json"]) == 2
     assert "not written over" in capsys.readouterr().err
     assert page.read_text(encoding="utf-8").endswith('"gen:table-main"\n')
+
+
+def test_a_kept_copy_of_a_file_is_read_only_when_it_is_the_users_own(tmp_path, monkeypatch):
+    """A kept text owned by another user is not trusted, whichever id is larger."""
+    import os
+
+    from sphinxext_attn.cli.runcache import RunCache
+
+    if not hasattr(os, "getuid"):
+        pytest.skip("no user ids here")
+    cache = RunCache(tmp_path / "cache")
+    cache.keep_text(tmp_path, "vllm/x.py", (1, 2, 3), b"text")
+    assert cache.kept_text(tmp_path, "vllm/x.py", (1, 2, 3)) == b"text"
+    owner = os.getuid()
+    for other in (owner + 1, owner - 1):
+        if other >= 0:
+            monkeypatch.setattr(os, "getuid", lambda other=other: other)
+            assert cache.kept_text(tmp_path, "vllm/x.py", (1, 2, 3)) is None
+
+
+def test_an_output_that_cannot_be_written_is_said_in_words(tmp_path):
+    """The system's reason (``Not a directory``), not the exception's own text."""
+    from sphinxext_attn.cli.checks import BadInput, write_output
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(BadInput) as raised:
+        write_output(blocker / "page.md", "text")
+    message = str(raised.value)
+    assert message.startswith(f"-o {blocker / 'page.md'}: cannot write: ")
+    assert "Errno" not in message and "[" not in message
+
+
+def test_a_link_template_that_fails_on_a_cell_is_refused(tmp_path, capsys):
+    """``{version[4]}`` passes the trial version 0.0.0 but not a tree without one."""
+    argv = ["--root", str(DEMO_TREE), "-o", str(tmp_path / "page.md"), "--no-cache"]
+    assert main([*argv, "--source-links", "https://x/{path}#L{line}?v={version[4]}"]) == 2
+    assert "bad --source-links template: IndexError" in capsys.readouterr().err
+    assert not (tmp_path / "page.md").exists()

@@ -455,11 +455,12 @@ def fuzz_method_bodies(root: Path, bodies: Any, capability: Any) -> None:
     run_fuzzed(root, IMPORTS + backend_source("MyBackend", source), capability)
 
 
+#: garbage for a file, a class body or a method (a name: warmed before the fork, see below)
+GARBAGE = st.one_of(st.text(max_size=300), st.binary(max_size=300))
+
+
 @FUZZ
-@given(
-    garbage=st.one_of(st.text(max_size=300), st.binary(max_size=300)),
-    where=st.sampled_from(["body", "file", "method"]),
-)
+@given(garbage=GARBAGE, where=st.sampled_from(["body", "file", "method"]))
 def fuzz_garbage(root: Path, garbage: str | bytes, where: str) -> None:
     text = garbage.decode("latin-1") if isinstance(garbage, bytes) else garbage
     if where == "file":
@@ -489,6 +490,11 @@ def test_fuzzed_sources_answer_or_say_why(fuzz_root, which):
     """Random small method bodies, and garbage in a backend file, a class body or a method:
     every question ends as an answer, Unknown or Raised (the child reports any other
     exception, with Hypothesis's falsifying example)."""
+    # Hypothesis builds its table of characters for text() when it first validates the
+    # strategy: done here, so the traced child (about 15 times slower) inherits it and
+    # the wait for its first example is not that table (a loaded CI machine took 120 s).
+    GARBAGE.validate()
+    BODY.validate()
     # a thousand examples: the peak in use, not the resident size the allocator keeps
     outcome, peak = contained(_fuzz, which, fuzz_root, limit=IDLE, traced=True)
     assert outcome == "done", outcome
