@@ -84,6 +84,55 @@
     assuming(box, resolved);
   }
 
+  // What vLLM does with a backend asked for, in `select --backend`'s words (the
+  // directive's: model/selection.py request_summary).
+  function renderRequest(box, req, resolved) {
+    box.textContent = "";
+    resolved.hints.forEach(function (text) {
+      box.appendChild(el("p", "attn-selector-hint", text));
+    });
+    if (req === null) {
+      box.appendChild(el("p", "attn-selector-result", "This configuration is not in the table."));
+      return;
+    }
+    var asked = req.requested;
+    var line = null;
+    var items = [];
+    if (req.kind === "refused") {
+      line = "Requested: " + asked + ": vLLM refuses it" + (req.reasons.length ? ":" : "");
+      items = req.reasons.concat(req.unsettled.map(function (why) { return "(not evaluated: " + why + ")"; }));
+    } else if (req.kind === "ignored") {
+      line = "Requested: " + asked + ": vLLM ignores the request and uses " + req.selected;
+      if (req.note) { items = [req.note]; }
+    } else if (req.kind === "uses") {
+      line = "Requested: " + asked + ": vLLM uses it";
+    } else if (req.kind === "open") {
+      line = "Requested: " + asked + ": not settled (see the candidates)";
+    }
+    if (line !== null) { box.appendChild(el("p", "attn-request", line)); }
+    if (items.length) {
+      var list = el("ul", "attn-request-reasons");
+      items.forEach(function (text) { list.appendChild(el("li", "", text)); });
+      box.appendChild(list);
+    }
+    var result = el("p", "attn-selector-result", "Selected: ");
+    if (req.kind === "refused") {
+      result.appendChild(el("strong", "attn-selected", "none"));
+      result.appendChild(document.createTextNode(" (vLLM raises: " + req.raised + ")"));
+    } else if (req.kind === "open" || req.kind === "settled") {
+      result.appendChild(el("strong", "attn-conditional", "conditional"));
+      result.appendChild(document.createTextNode(" (the code cannot settle it statically)"));
+    } else if (req.kind === "unknown") {
+      result.appendChild(el("strong", "attn-unknown", "not evaluated"));
+      result.appendChild(document.createTextNode(" (" + req.unknown + ")"));
+    } else {
+      result.appendChild(el("strong", "attn-selected", req.selected));
+    }
+    box.appendChild(result);
+    if (req.candidates.length) { box.appendChild(candidateList(req.candidates)); }
+    assuming(box, resolved);
+  }
+
   // Each candidate with its condition (and, decided by a fact, the list it comes from).
   function candidateList(candidates) {
     var list = el("ul", "attn-selector-candidates");
@@ -146,7 +195,8 @@
       control.value = raw;
       return true;
     }
-    if (want === "none" || want === "null" || want === "default" || want === "unknown") {
+    if (want === "none" || want === "null" || want === "default" || want === "unknown" ||
+        want === "automatic") {
       want = "";
     }
     for (var i = 0; i < control.options.length; i++) {
@@ -240,7 +290,7 @@
       });
     });
     var fixed = {};
-    var names = ["platform", "arch"];
+    var names = ["platform", "arch", "backend"];
     Object.keys(data.variants || {"": first}).forEach(function (key) {
       (data.variants ? data.variants[key] : first).dims.forEach(function (d) {
         if (names.indexOf(d[0]) < 0) { names.push(d[0]); }
@@ -293,7 +343,8 @@
       if ((table.platform || "cuda") !== "cuda") {  // the GPU is the platform's own
         asked.capability = Object.keys(table.caps)[0];
       }
-      var resolved = T.resolve(table, asked);
+      var asking = values.backend || "";
+      var resolved = T.resolve(table, asked, asking ? [asking] : []);
       Object.keys(unheld).forEach(function (name) {
         resolved.notices.push({dim: name, text: name === "platform" ?
           "Platform \u201c" + unheld[name] + "\u201d: this page holds decisions for " +
@@ -312,8 +363,24 @@
         var v = facts[f.name];
         return f.name + "=" + (v === "" ? "true|false" : v);
       });
-      var decision = resolved.notices.length ? null : T.decideAll(table, resolved.values, facts);
-      render(box, decision, resolved);
+      var askable = T.requestNames(table);
+      if (asking && askable.indexOf(asking) < 0) {  // as select --backend refuses the name
+        resolved.notices.push({dim: "backend", text: "'" + asking + "' is not a backend of " +
+          "this release; choose from " + askable.join(", ") + " (or automatic)."});
+      } else if (asking && !(table.facts || []).every(function (f) {
+        return facts[f.name] === f["default"];
+      })) {
+        resolved.notices.push({dim: "backend", text: "This page holds what vLLM does with a " +
+          "backend asked for in the environment the docs were built with only; " +
+          "\u201csphinxext-attn select --backend " + asking + " --env NAME=VALUE --assume " +
+          "FACT=VALUE ...\u201d answers this combination."});
+      }
+      if (asking && !resolved.notices.length) {
+        renderRequest(box, T.decideRequest(table, resolved.values, asking), resolved);
+      } else {
+        var decision = resolved.notices.length ? null : T.decideAll(table, resolved.values, facts);
+        render(box, decision, resolved);
+      }
       Object.keys(fixed).forEach(function (name) {
         var bad = resolved.notices.some(function (n) { return n.dim === name; });
         if (bad) { fixed[name].setAttribute("aria-invalid", "true"); }
@@ -327,7 +394,9 @@
       var now = update();
       var query = new URLSearchParams(window.location.search);
       Object.keys(now.values).forEach(function (name) {
-        query.set(name, name in unheld ? unheld[name] : now.values[name]);
+        var value = name in unheld ? unheld[name] : now.values[name];
+        if (name === "backend" && value === "") { query.delete(name); return; }  // automatic
+        query.set(name, value);
       });
       Object.keys(now.facts).forEach(function (name) { query.set(name, now.facts[name]); });
       try {

@@ -267,12 +267,13 @@
   }
 
   // A head size the grid does not hold is decided as a grid size every backend
-  // treats alike (accepts both or refuses both), by the exact rules in the data.
-  function headSizeLike(data, capability, size) {
+  // treats alike (accepts both or refuses both), by the exact rules in the data
+  // (`asked`: a backend asked for, whose rule must treat them alike too).
+  function headSizeLike(data, capability, size, asked) {
     var rules = data.head_rules;
     var cap = data.caps[capability];
     if (!rules || !cap) { return null; }
-    var names = Object.keys(cap.backends);
+    var names = Object.keys(cap.backends).concat(asked || []);
     if (names.some(function (n) { return !rules[n]; })) { return null; }
     var sizes = gridValues(data, "head_size").filter(function (v) { return v !== ""; });
     for (var i = 0; i < sizes.length; i++) {
@@ -285,7 +286,7 @@
   }
 
   // values -> {values: as the table spells them, notices: [why a value cannot be answered]}
-  function resolve(data, values) {
+  function resolve(data, values, asked) {
     var out = {};
     Object.keys(values).forEach(function (k) { out[k] = values[k]; });
     var notices = [];
@@ -309,7 +310,7 @@
         notices.push({dim: "head_size",
           text: "Head size \u201c" + values.head_size + "\u201d is not a positive whole number."});
       } else {
-        var like = caps.indexOf(cap) >= 0 ? headSizeLike(data, cap, Number(head)) : null;
+        var like = caps.indexOf(cap) >= 0 ? headSizeLike(data, cap, Number(head), asked) : null;
         if (like !== null) {
           out.head_size = like;
           hints.push("Head size " + head + " is decided as " + like + " is: by the rules of " +
@@ -335,8 +336,77 @@
     return {values: out, notices: notices, hints: hints};
   }
 
+  // -- a backend asked for (selector/requests.py: the same texts, read back) --------
+
+  var MARK = "\u001f";
+
+  // Python's repr of a list of texts (vLLM's message writes its reasons so).
+  function pyRepr(list) {
+    return "[" + list.map(function (text) {
+      var quote = text.indexOf("'") >= 0 && text.indexOf('"') < 0 ? '"' : "'";
+      var out = "";
+      for (var i = 0; i < text.length; i++) {
+        var c = text.charAt(i);
+        var code = text.charCodeAt(i);
+        if (c === "\\" || c === quote) { out += "\\" + c; }
+        else if (c === "\n") { out += "\\n"; }
+        else if (c === "\r") { out += "\\r"; }
+        else if (c === "\t") { out += "\\t"; }
+        else if (code < 32 || code === 127) { out += "\\x" + ("0" + code.toString(16)).slice(-2); }
+        else { out += c; }
+      }
+      return quote + out + quote;
+    }).join(", ") + "]";
+  }
+
+  function requestNames(table) {
+    var caps = Object.keys(table.caps);
+    return caps.length && table.caps[caps[0]].requests ? Object.keys(table.caps[caps[0]].requests) : [];
+  }
+
+  // What vLLM does with a request for `name` (as `select --backend` reports it);
+  // null: not in the table.
+  function decideRequest(table, values, name) {
+    var found = lookup(table, values);
+    if (!found || !found.cap.requests || !(name in found.cap.requests)) { return null; }
+    var entry = table.requests[found.cap.requests[name]];
+    var texts = backendReasons(entry, found.point).map(function (r) { return table.reasons[r]; });
+    var out = {requested: name, selected: null, reasons: [], unsettled: [], candidates: []};
+    if (!texts.length) { out.kind = "uses"; out.selected = name; return out; }
+    var first = texts[0];
+    var rest = texts.slice(1);
+    function after(prefix) { return first.slice(MARK.length + prefix.length); }
+    if (first.indexOf(MARK + "raises ") === 0) {
+      out.kind = "refused";
+      rest.forEach(function (t) {
+        if (t.indexOf(MARK + "unsettled ") === 0) { out.unsettled.push(t.slice(MARK.length + 10)); }
+        else if (t.indexOf(MARK) !== 0) { out.reasons.push(t.split(MARK + "again ")[0]); }
+      });
+      out.raised = after("raises ").replace("{reasons}", pyRepr(out.reasons));
+    } else if (first.indexOf(MARK + "ignored ") === 0) {
+      out.kind = "ignored";
+      out.selected = after("ignored ");
+      rest.forEach(function (t) {
+        if (t.indexOf(MARK + "note ") === 0) { out.note = t.slice(MARK.length + 5); }
+      });
+    } else if (first === MARK + "open" || first === MARK + "settled") {
+      out.kind = first === MARK + "open" ? "open" : "settled";
+      rest.forEach(function (t) {
+        var parts = t.slice(MARK.length + 3).split(MARK);
+        out.candidates.push({backend: parts[0], condition: parts.slice(1).join(MARK)});
+      });
+    } else {
+      out.kind = "unknown";
+      out.unknown = after("unknown ");
+    }
+    return out;
+  }
+
   window.attnSelectorTable = {
     NOT_EVALUATED: NOT_EVALUATED,
+    decideRequest: decideRequest,
+    requestNames: requestNames,
+    pyRepr: pyRepr,
     decideAll: decideAll,
     resolve: resolve,
     variantOf: variantOf

@@ -43,7 +43,10 @@ LABELS = {
     "use_non_causal": "Non-causal attention",
     "use_kv_connector": "KV connector (the KV cache is transferred)",
     "model_attn_type": "Model attention type (ModelConfig.attn_type)",
+    "backend": "Backend asked for (--attention-backend)",
 }
+#: the backend control's first value: no backend asked for
+AUTOMATIC = "automatic (vLLM chooses)"
 #: how an empty value (None) reads in a list
 NONE_TEXT = {
     "block_size": "default (any)",
@@ -106,6 +109,7 @@ def selector_html(
     out.append('<form class="attn-selector-form" action="#" onsubmit="return false;">')
     out.append('<fieldset class="attn-selector-choices"><legend>Configuration</legend>')
     out.extend(platform_controls(ident, table))
+    out.extend(backend_control(ident, table))
     for dim, values in allowed.items():
         cid = f"{ident}-{dim}"
         # a setting only some tables have: the script shows it with those
@@ -190,6 +194,30 @@ def platform_controls(ident: str, table: Shipped) -> list[str]:
             f'<select id="{ident}-{name}" name="{name}">{opts}</select></div>'
         )
     return out
+
+
+def request_names(table: Shipped) -> list[str]:
+    """The backend names a request may give, as the page's tables hold them (the
+    release's registry: the same on every platform; none without the control)."""
+    first = table["variants"][table["default"]] if "variants" in table else table
+    caps = list(first["caps"].values())
+    return list(caps[0].get("requests", {})) if caps else []
+
+
+def backend_control(ident: str, table: Shipped) -> list[str]:
+    """The list of backends one may ask for (``select --backend``), automatic first."""
+    names = request_names(table)
+    if not names:
+        return []
+    esc = html.escape
+    opts = f'<option value="" selected>{esc(AUTOMATIC)}</option>' + "".join(
+        f'<option value="{esc(n)}">{esc(n)}</option>' for n in names
+    )
+    return [
+        f'<div class="attn-selector-field attn-selector-backend">'
+        f'<label for="{ident}-backend">{esc(LABELS["backend"])}</label> '
+        f'<select id="{ident}-backend" name="backend">{opts}</select></div>'
+    ]
 
 
 #: the values of a rule platform's check (:mod:`.selector_checks`), as the table indexes them

@@ -23,6 +23,7 @@ from sphinxext_attn.model.environment import environment_from
 from sphinxext_attn.model.selection import Config, Decision, request_summary
 from sphinxext_attn.model.selector_shape import SelectorData
 from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.render.selector_html import request_names, selector_html
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selection.requested import backend_names
 from sphinxext_attn.selector.grid import GRID, Grid, config_at, dims_of, query_value
@@ -128,13 +129,28 @@ def test_a_refusal_without_a_list_keeps_its_message() -> None:
     assert (again.refused, again.rejected) == ("ValueError: MLA is not supported", {})
 
 
+def test_the_backend_control_offers_automatic_and_every_name(tree: Path) -> None:
+    table = _table(_selector(tree, "cuda"), SMALL)
+    names = request_names(table)
+    assert names == backend_names(_selector(tree, "cuda").interp)
+    html = selector_html("s", table, {}, {})
+    assert '<select id="s-backend" name="backend"><option value="" selected>automatic' in html
+    assert all(f'<option value="{n}">{n}</option>' in html for n in names)
+    without = json.loads(json.dumps(table))
+    for cap in without["caps"].values():
+        del cap["requests"]
+    del without["requests"]
+    assert request_names(without) == []
+    assert 'name="backend"' not in selector_html("s", without, {}, {})
+
+
 def test_a_setting_dropped_from_the_table_is_dropped_from_the_answers(tree: Path) -> None:
     grid = {**SMALL, "capability": ("9.0",), "use_kv_connector": (False, True)}
     table = _table(_selector(tree, "cuda"), grid)
     kept = keep_used(json.loads(json.dumps(table)))
     assert [d for d, _ in kept["dims"]] == list(SMALL)  # nothing reads the KV connector
     small = {**SMALL, "capability": ("9.0",)}
-    for config, name in itertools.product(_every_point(small), table["caps"]["9.0"]["requests"]):
+    for config, name in itertools.product(_every_point(small), request_names(table)):
         assert _said(predict_request(kept, config, name)) == _said(
             predict_request(table, config, name)
         )
@@ -159,11 +175,13 @@ def _page(tree: Path, dest: Path, options: str) -> str:
     return (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
 
 
-def test_the_page_holds_the_answers_where_asked(tree: Path, tmp_path: Path) -> None:
-    """``:backend-control:`` adds the answers; a page without it is as it was."""
+def test_the_page_offers_the_control_where_asked(tree: Path, tmp_path: Path) -> None:
+    """``:backend-control:`` adds the control and the answers; a page without it is
+    as it was (no control, no answers in its data)."""
     asked = _page(tree, tmp_path / "asked", "   :backend-control:\n")
     plain = _page(tree, tmp_path / "plain", "")
     data = json.loads(re.search(r'class="attn-selector-data">(.*?)</script>', asked, re.S)[1])
     names = backend_names(_selector(tree, "cuda").interp)
     assert all(list(cap["requests"]) == names for cap in data["caps"].values())
-    assert '"requests"' not in plain
+    assert 'name="backend"' in asked
+    assert 'name="backend"' not in plain and '"requests"' not in plain
