@@ -7,6 +7,8 @@ Mutant argued equivalent (no input tells it from the product):
   point (test_one_widening_round_reaches_the_fixed_point), so later rounds change nothing.
 - platform_rules ``zip(literal.keys, literal.values, strict=True)`` -> ``strict=False``:
   an ``ast.Dict`` always has as many keys as values (a ``**x`` entry's key is None).
+- platform_lists._words ``chosen[0]`` -> ``chosen[-1]`` for a flag: a flag has two values
+  and a condition that restricts it allows one of them, so ``chosen`` holds one value.
 """
 
 from __future__ import annotations
@@ -137,3 +139,15 @@ def test_an_import_chain_is_followed_up_to_the_hop_limit(tmp_path):
         else:
             assert found is not None and found[0] == f"vllm/m{last}.py"
             assert isinstance(found[1], ast.ClassDef)
+
+
+def test_twelve_fields_are_listed_whole_and_more_are_cut(tmp_path):
+    from sphinxext_attn.selection.option_fields import _field_list
+
+    reader = ConfigReader(SourceTree(tmp_path))
+    for count, tail in ((12, "f11"), (13, "f11, ...")):
+        body = "".join(f"    f{i}: int = {i}\n" for i in range(count))
+        node = ast.parse(f"class C:\n{body}").body[0]
+        assert isinstance(node, ast.ClassDef)
+        shown = _field_list(reader, ("x.py", node))
+        assert shown.startswith("its fields: f0, f1, ") and shown.endswith(tail)
