@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, NotRequired, TypedDict, final
 
 from sphinxext_attn.model.environment import MODEL_ATTN_TYPES
+from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.vocab.names import ATTN_TYPES
 
 FLAGS = ("use_mla", "use_sparse", "has_sink", "use_mm_prefix", "use_non_causal")
@@ -159,7 +160,7 @@ class SelectorData(TypedDict):
     #: ``:backend-control:``; indexed by each capability's ``requests``)
     requests: NotRequired[list[BackendEntry]]
     #: each backend's exact head-size rule (added by the page, see the directive)
-    head_rules: NotRequired[dict[str, Any]]
+    head_rules: NotRequired[JsonObject]
 
 
 @final

@@ -20,7 +20,6 @@ every argument. A read parameter whose value is mutable is not remembered.
 from __future__ import annotations
 
 import ast
-import weakref
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
@@ -124,28 +123,27 @@ def _in_frame(scope: Scope | None) -> bool:
     return isinstance(scope, Frame)
 
 
-#: signatures by function node (nodes live as long as their tree's cache)
-_BY_NODE: weakref.WeakKeyDictionary[ast.AST, _Signature] = weakref.WeakKeyDictionary()
+#: call signatures by function node
+Signatures = dict[ast.AST, _Signature]
 
 
 class CallMemo:
     """Per interpreter: answers by (function, read parameters and their values)."""
 
-    def __init__(self) -> None:
-        self.signatures: dict[PyFunction, _Signature] = {}
+    def __init__(self, signatures: Signatures | None = None) -> None:
+        #: by function node (a signature is the node's alone: one for every function
+        #: object a ``def`` run many times makes), the interpreter's: kept when a
+        #: question asks with fresh memos
+        self.signatures: Signatures = signatures if signatures is not None else {}
         #: the parameter sets each function was seen to read, and whether it read
         #: the device capability, newest last
         self.read_sets: dict[PyFunction, list[tuple[tuple[str, ...], bool]]] = {}
         self.answers: dict[Key, tuple[bool, Value, int]] = {}
 
     def signature(self, func: PyFunction) -> _Signature:
-        sig = self.signatures.get(func)
+        sig = self.signatures.get(func.node)
         if sig is None:
-            # a function of the node alone: shared by the interpreters of a run
-            sig = _BY_NODE.get(func.node)
-            if sig is None:
-                sig = _BY_NODE[func.node] = _Signature(func)
-            self.signatures[func] = sig
+            sig = self.signatures[func.node] = _Signature(func)
         return sig
 
     def _key(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
 
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.values import PyClass
@@ -16,16 +15,15 @@ if TYPE_CHECKING:
 #: (name, default expression or None), in the order a call binds them
 Fields = list[tuple[str, ast.expr | None]]
 
-#: fields by class object (weak: a class is one tree's, and dies with it)
-_FIELDS: WeakKeyDictionary[PyClass, Fields | None] = WeakKeyDictionary()
-
 
 def record_fields(interp: Interpreter, cls: PyClass) -> Fields | None:
     """Fields of a named tuple or dataclass (annotated class-level names), else None.
-    Read once per class (its statements and bases do not change)."""
-    if cls in _FIELDS:
-        return _FIELDS[cls]
-    _FIELDS[cls] = None
+    Read once per class (its statements and bases do not change), kept by the
+    interpreter the class is of."""
+    known = interp.record_fields_found
+    if cls in known:
+        return known[cls]
+    known[cls] = None
     if not (interp.is_namedtuple(cls) or is_dataclass(cls)):
         return None
     fields: dict[str, ast.expr | None] = {}
@@ -37,7 +35,7 @@ def record_fields(interp: Interpreter, cls: PyClass) -> Fields | None:
                 if "ClassVar" in ast.dump(stmt.annotation):
                     continue
                 fields[stmt.target.id] = stmt.value
-    found = _FIELDS[cls] = list(fields.items())
+    found = known[cls] = list(fields.items())
     return found
 
 

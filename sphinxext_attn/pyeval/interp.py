@@ -30,8 +30,8 @@ from sphinxext_attn.pyeval import (
     statements,
 )
 from sphinxext_attn.pyeval.bindings import Binding
-from sphinxext_attn.pyeval.callmemo import CallMemo
-from sphinxext_attn.pyeval.fields import record_fields
+from sphinxext_attn.pyeval.callmemo import CallMemo, Signatures
+from sphinxext_attn.pyeval.fields import Fields, record_fields
 from sphinxext_attn.pyeval.instances import instantiate
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.question import QuestionMixin
@@ -134,6 +134,8 @@ class Interpreter(QuestionMixin):
         #: ids of the containers and instances module and class values hold (alive as
         #: long as the evaluator: its caches keep them)
         self.shared_ids: set[int] | None = None
+        #: the fields of the named tuples and dataclasses met (:func:`.fields.record_fields`)
+        self.record_fields_found: dict[PyClass, Fields | None] = {}
         #: functions whose top-level checks are evaluated one by one (see run_lenient)
         self.lenient_functions: frozenset[str] = frozenset()
         self.skipped_checks: list[Unknown] = []
@@ -147,7 +149,8 @@ class Interpreter(QuestionMixin):
         self.call_watcher: (
             Callable[[PyFunction, list[Value], dict[str, Value], ast.AST], Value] | None
         ) = None
-        self.statement_memo, self.call_memo = StatementMemo(), CallMemo()
+        self.signatures: Signatures = {}
+        self.statement_memo, self.call_memo = StatementMemo(), CallMemo(self.signatures)
         # (each handler takes its own node class: nothing narrower fits them all)
         self._exprs: dict[type[ast.AST], Callable[[Any, Scope], Value]] = {
             ast.Constant: self._constant,

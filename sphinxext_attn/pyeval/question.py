@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
-from sphinxext_attn.pyeval.callmemo import CallMemo
+from sphinxext_attn.pyeval.callmemo import CallMemo, Signatures
 from sphinxext_attn.pyeval.stmtmemo import StatementMemo
 from sphinxext_attn.pyeval.values import (
     CAPABILITY,
@@ -142,6 +142,8 @@ class QuestionMixin:
     #: when a list: every return executed (path, line, value, expression), for provenance
     returns: list[Return] | None
     call_memo: CallMemo
+    #: call signatures by function node, for every call memo of the interpreter
+    signatures: Signatures
     statement_memo: StatementMemo
     #: when a dict: every tree function called (by id of its node), see :meth:`tracing`
     called: dict[int, PyFunction] | None
@@ -197,7 +199,7 @@ class QuestionMixin:
         if steps is not None:
             budget.steps, budget.depth = steps, 0
         if fresh_memos:
-            self.call_memo, self.statement_memo = CallMemo(), StatementMemo()
+            self.call_memo, self.statement_memo = CallMemo(self.signatures), StatementMemo()
 
         self.open_questions += 1
         try:
@@ -225,7 +227,8 @@ class QuestionMixin:
         outer trace come back after."""
         saved = self.call_memo, self.statement_memo, self.called
         called: dict[int, PyFunction] = {}
-        self.call_memo, self.statement_memo, self.called = CallMemo(), StatementMemo(), called
+        self.call_memo = CallMemo(self.signatures)
+        self.statement_memo, self.called = StatementMemo(), called
         try:
             yield called
         finally:

@@ -21,18 +21,7 @@ from sphinxext_attn.selection.platform_lists import (
 )
 from sphinxext_attn.selection.platform_rules import read_rules
 from sphinxext_attn.selection.requested import registry_enum
-from sphinxext_attn.source.plugins import FORGETTERS
 from sphinxext_attn.source.tree import SourceTree
-
-_KNOWN: dict[tuple[str, str], PlatformSelection] = {}
-
-
-def forget() -> None:
-    """Drop the selections kept (the tree's plugins changed)."""
-    _KNOWN.clear()
-
-
-FORGETTERS.append(forget)
 
 
 def evaluate_selection(tree: SourceTree, environment: Environment) -> PlatformSelection:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import re
-import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 
@@ -23,7 +22,6 @@ from sphinxext_attn.source.chunks import (
     word_boundary,
 )
 from sphinxext_attn.source.classes import absolute_module
-from sphinxext_attn.source.recording import Recording
 from sphinxext_attn.source.tree import SourceTree
 
 
@@ -133,19 +131,13 @@ def _header_only(
     return node
 
 
-#: tree -> (path, name, needing, header) -> class found (or None)
-_FOUND: weakref.WeakKeyDictionary[
-    SourceTree, dict[tuple[object, ...], tuple[ast.ClassDef | None, Recording]]
-] = weakref.WeakKeyDictionary()
-
-
 def find_class(
     tree: SourceTree, path: str, name: str, needing: str | None = None, header: bool = False
 ) -> ast.ClassDef | None:
     """A class of that name anywhere in the file (a top-level one first). With
     ``needing``, a class whose text lacks that word may come back as its header
     only; with ``header``, any top-level one does (callers then want its bases)."""
-    memo = _FOUND.setdefault(tree, {})
+    memo = tree.classes_found
     key = (path, name, needing, header)
     if key in memo:
         found, read = memo[key]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -183,9 +182,7 @@ def use_plugins(root: str | os.PathLike[str], folders: list[str]) -> tuple[Plugi
                     f"{plugin.folder}: package {package} is also in {taken[package]}"
                 )
             taken[package] = plugin.folder
-    if _PLUGINS.get(key, ()) != plugins:
-        _PLUGINS[key] = plugins
-        _forget_answers()
+    _PLUGINS[key] = plugins
     return plugins
 
 
@@ -196,13 +193,3 @@ def plugins_of(root: str | os.PathLike[str]) -> tuple[Plugin, ...]:
 def package_folders(root: str | os.PathLike[str]) -> dict[str, Path]:
     """Top-level package name -> the plugin folder holding it."""
     return {p: plugin.folder for plugin in plugins_of(root) for p in plugin.packages}
-
-
-#: what forgets the answers kept for the process (a module keeping some adds its own)
-FORGETTERS: list[Callable[[], None]] = []
-
-
-def _forget_answers() -> None:
-    """Answers kept for the process were made with other plugins."""
-    for forget in FORGETTERS:
-        forget()

@@ -27,6 +27,7 @@ from docutils.parsers.rst import directives
 from sphinx.util import logging
 
 from sphinxext_attn.model.environment import REFERENCE, Environment, known_platforms
+from sphinxext_attn.model.json_value import JsonObject, JsonValue
 from sphinxext_attn.model.selection import OPTION_FIELDS
 from sphinxext_attn.model.selector_shape import (
     GRID,
@@ -229,7 +230,7 @@ class SelectorDirective(AttentionBackendsDirective):
             raise self.error(f"{self.name}: none of the capabilities was evaluated")
         return out
 
-    def head_rules(self, root: str, table: SelectorData) -> dict[str, Any]:
+    def head_rules(self, root: str, table: SelectorData) -> JsonObject:
         """Each backend's exact head-size rule ("any", or ints and ``{min, max,
         multiple_of}`` rules), so the widget answers head sizes the grid does not
         hold. Only where the analysis states head sizes as exact sets (issue 23's
@@ -241,11 +242,11 @@ class SelectorDirective(AttentionBackendsDirective):
         names = {n for cap in table["caps"].values() for n in cap["backends"]}
         names |= {n for cap in table["caps"].values() for n in cap.get("requests", {})}
         analysis = self.analysis_of(root, "runtime")
-        found: dict[str, list[Any]] = {}
+        found: dict[str, list[JsonValue]] = {}
         for row in analysis.backends:
             if row.name in names:
                 found.setdefault(row.name, []).append(row.supports.get("head_sizes"))
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         for name, rules in found.items():
             first = rules[0]
             if first is not None and all(r == first for r in rules):
