@@ -176,3 +176,21 @@ def test_a_check_that_binds_a_name_before_it_is_not_evaluated_is_run_again(tmp_p
         reasons = ask(it, cls, "vet", 128, flag)
         assert len(reasons) == 2 and "not evaluated" in reasons[0], reasons
         assert reasons[1] == "big"
+
+
+def test_a_call_that_raises_is_remembered_like_one_that_answers(tmp_path):
+    """Asked again with the same arguments, a call that raised raises the same at
+    once (the call memo keeps failures too): no step is spent running it again."""
+    from evaluator import ask, cm, load
+
+    from sphinxext_attn.pyeval import Raised
+
+    body = cm("f", "n = 0", "for i in range(40):", "    n += i", "raise ValueError(n)")
+    it, cls = load(tmp_path, body)
+    spent = []
+    for _ in range(2):
+        with it.question(steps=10_000) as q, pytest.raises(Raised) as raised:
+            ask(it, cls, "f")
+        assert raised.value.kind == "ValueError"
+        spent.append(q.steps_spent)
+    assert spent[0] > 40 and spent[1] < 5, spent
