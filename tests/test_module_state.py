@@ -29,10 +29,9 @@ KNOWN: dict[str, str] = {
     # the trees of one root (share_parsing) and noted by code that holds no tree (the
     # evaluator's scopes); each recording takes itself off when its work ends
     "source/chunks.py:READERS": "the recorders listening while a question is asked",
-    # one-entry memos (the entry is replaced, never grows). Without both (0.33.0,
-    # 5 interleaved runs, CPU medians): vllm-page cold +6% (the generator module is
-    # walked six times); without _LAST_NAMES alone: page cold +1.7%, select cold +1.2%
-    "source/chunks.py:_LAST_NAMES": "the last file's names (one-entry memo)",
+    # a one-entry memo (the entry is replaced, never grows): without it, vllm-page
+    # cold spends 6% more CPU (0.33.0, 5 interleaved runs, medians; the generator
+    # module is walked six times by readers that are handed the module alone)
     "source/astwalk.py:_LAST": "the last walked node (one-entry memo)",
     # the plugin folders the front end gave for a root (read_plugins, once per run or
     # build): every tree of the root made later reads them (SourceTree.plugin_roots),

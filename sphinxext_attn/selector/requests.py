@@ -34,7 +34,13 @@ from sphinxext_attn.model.selector_shape import BackendEntry, CapEntry, Selector
 from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selection.requested import backend_names
 from sphinxext_attn.selector.builder import factor_reasons
-from sphinxext_attn.selector.grid import Grid, Interner, config_at, query_value
+from sphinxext_attn.selector.grid import (
+    Grid,
+    Interner,
+    config_at,
+    consistent_order,
+    query_value,
+)
 from sphinxext_attn.selector.predict import backend_reasons
 from sphinxext_attn.selector.repair import repair_entries
 
@@ -128,6 +134,8 @@ class RequestAsker:
         self.grid = grid
         self.reasons = reasons
         self.probes = 0
+        #: every answer asked, by name and capability (their order of reasons)
+        self.seen: dict[tuple[str, str], list[list[int]]] = {}
         self._asked: dict[tuple[str, str, tuple[int, ...]], list[int]] = {}
 
     def reasons_at(self, backend: str, cap: str, point: Sequence[int]) -> list[int]:
@@ -137,6 +145,7 @@ class RequestAsker:
             config = replace(config_at(self.grid, cap, point), selected_backend=backend)
             decision = self.selector.decide(config)
             self._asked[key] = [self.reasons(t) for t in tokens(decision, backend)]
+            self.seen.setdefault((backend, cap), []).append(self._asked[key])
         return self._asked[key]
 
     def entries(self, cap: str, names: Sequence[str]) -> dict[str, BackendEntry]:
@@ -161,6 +170,10 @@ def add_requests(table: SelectorData, selector: Selector, grid: Grid) -> int:
         for cap, data in table["caps"].items()
     }
     repair_entries(asker, checked, names, REQUEST_SAMPLE)  # settings acting together
+    for cap, entries_of_cap in found.items():  # vLLM's order, as every answer asked shows it
+        for name, entry in entries_of_cap.items():
+            order = consistent_order(asker.seen.get((name, cap), []))
+            entry["order"] = order + [r for r in entry["order"] if r not in order]
     entries: Interner[str] = Interner()
     shipped: list[BackendEntry] = []
     for cap, data in table["caps"].items():

@@ -311,14 +311,10 @@ def is_word(name: str) -> bool:
     return _WORD.match(name) is not None
 
 
-#: the text asked last and its class names (a file is asked for several classes)
-_LAST_NAMES: list[tuple[str, set[str]]] = []
-
-
 def class_names(text: str) -> set[str]:
-    """Every ``NAME`` that ``class\\s+NAME\\b`` finds in ``text`` (for a word ``NAME``)."""
-    if _LAST_NAMES and _LAST_NAMES[0][0] is text:
-        return _LAST_NAMES[0][1]
+    """Every ``NAME`` that ``class\\s+NAME\\b`` finds in ``text`` (for a word ``NAME``);
+    a file is asked for several classes, so its owner keeps them (the tree per file,
+    a file's views)."""
     names = set()
     at = text.find("class")
     while at >= 0:
@@ -326,7 +322,6 @@ def class_names(text: str) -> set[str]:
         if match is not None:
             names.add(match.group(1))
         at = text.find("class", at + 1)
-    _LAST_NAMES[:] = [(text, names)]
     return names
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.model.records import Diagnostic
-from sphinxext_attn.source.chunks import READERS, has_class, note_view
+from sphinxext_attn.source.chunks import READERS, class_names, has_class, is_word, note_view
 from sphinxext_attn.source.views import View
 
 _BOUNDARY = re.compile(r"\b")
@@ -88,6 +88,8 @@ class RecordedReads:
     _modules: dict[str, ast.Module | None]
     _chunks: dict[str, list[Any] | None]
     _wholes: dict[str, ast.Module]
+    #: the class names of each file asked for a class (:meth:`has_class`)
+    _class_names: dict[str, set[str]]
     indexes: dict[str, Any]
 
     def _text(self, rel: str) -> str | None:
@@ -148,7 +150,13 @@ class RecordedReads:
     def has_class(self, rel: str, name: str) -> bool:
         """Whether ``class NAME`` occurs in the file (the result rests on that alone)."""
         note_view(rel, ("has-class", name))
-        return has_class(self._text(rel) or "", name)
+        text = self._text(rel) or ""
+        if not (is_word(name) and name in text):
+            return has_class(text, name)
+        names = self._class_names.get(rel)
+        if names is None:
+            names = self._class_names[rel] = class_names(text)
+        return name in names
 
     def read_text_matches(self, word: str, pattern: str) -> bool:
         """Whether a file read so far holds ``word`` where ``pattern`` (``re.M``)

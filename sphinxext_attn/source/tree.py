@@ -79,6 +79,7 @@ class SourceTree(RecordedReads):
         #: what the layers above compute from this tree and keep with it (a machine's
         #: selector, by the machine): it goes when the tree goes
         self.derived: dict[tuple[str, str], object] = {}
+        self._class_names: dict[str, set[str]] = {}
         #: (path, name, needing, header) -> the class found there (or None) and
         #: what finding it read (:func:`.lookup.find_class`)
         self.classes_found: dict[tuple[object, ...], tuple[ast.ClassDef | None, Recording]] = {}

@@ -37,7 +37,9 @@ from sphinxext_attn.source.chunks import (
     LAZY_CHARS,
     Chunk,
     chunk_names,
+    class_names,
     has_class,
+    is_word,
     parse_quietly,
     split_chunks,
 )
@@ -111,6 +113,7 @@ class FileViews:
         self.text = text
         self._chunks: list[Chunk] | None = None
         self._views: dict[View, Any] = {}
+        self._class_names: set[str] | None = None
 
     def chunks(self) -> list[Chunk]:
         if self._chunks is None:
@@ -149,7 +152,12 @@ class FileViews:
             word = key[1]
             return tuple((c.index, *piece_view(c)) for c in self.chunks() if word in c.unnoted())
         if kind == "has-class":
-            return has_class(self.text, key[1])
+            name = key[1]
+            if not (is_word(name) and name in self.text):
+                return has_class(self.text, name)
+            if self._class_names is None:
+                self._class_names = class_names(self.text)
+            return name in self._class_names
         if kind == "search":
             return re.search(key[1], self.text, re.M) is not None
         raise ValueError(f"unknown view {key!r}")  # a newer cache format: never equal
