@@ -323,3 +323,22 @@ def test_a_cpu_probe_on_cuda_is_answered_as_assumed():
         _select(*flags, facts[0], facts[1], facts[2], facts[3][:-4] + "false").stdout
     )
     assert refused["selected"] is None and refused.get("refused")
+
+
+def test_an_ignored_request_shows_the_list_vllm_walked_instead(tmp_path):
+    """CUDA code that drops a request and chooses as usual: the answer is the automatic
+    pick with the priority list vLLM walked for it."""
+    tree = _tree(tmp_path)
+    cuda = (tree / CUDA).read_text(encoding="utf-8")
+    drop = (
+        "        if selected_backend == AttentionBackendEnum.FLASHINFER:\n"
+        "            selected_backend = None\n"
+    )
+    at = "        if selected_backend is not None:\n"
+    (tree / CUDA).write_text(cuda.replace(at, drop + at, 1), encoding="utf-8")
+    selector = _selector(tree)
+    automatic = selector.decide(Config(head_size=128))
+    assert len(automatic.priorities) > 1
+    decision = selector.decide(Config(head_size=128, selected_backend="FLASHINFER"))
+    assert (decision.selected, decision.ignored) == (automatic.selected, True)
+    assert decision.priorities == automatic.priorities

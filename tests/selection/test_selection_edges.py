@@ -16,17 +16,20 @@ from __future__ import annotations
 import ast
 import itertools
 import random
+import shutil
 from typing import NamedTuple
 
 import pytest
-from treebuilder import DEFAULT_ENTRIES, runtime_tree
+from treebuilder import DEFAULT_ENTRIES, DEMO_TREE, runtime_tree
 
+from sphinxext_attn.knowledge.machine import Machine
+from sphinxext_attn.model.environment import environment_from
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.selection.answers import read_valid_backends
 from sphinxext_attn.selection.inputs import check_case
 from sphinxext_attn.selection.option_fields import MAX_HOPS, ConfigReader
 from sphinxext_attn.selection.platform_lists import _factored, _merge, _widened
-from sphinxext_attn.selection.platform_rules import backend_of_path
+from sphinxext_attn.selection.platform_rules import backend_of_path, read_rules
 from sphinxext_attn.selection.requested import _refused
 from sphinxext_attn.selection.rule_requests import registry_names
 from sphinxext_attn.selection.settled import conditional
@@ -151,3 +154,38 @@ def test_twelve_fields_are_listed_whole_and_more_are_cut(tmp_path):
         assert isinstance(node, ast.ClassDef)
         shown = _field_list(reader, ("x.py", node))
         assert shown.startswith("its fields: f0, f1, ") and shown.endswith(tail)
+
+
+def test_a_request_check_that_cannot_be_evaluated_stays_a_condition(tmp_path):
+    """A platform function asked about the request whose answer is not evaluated
+    (it calls outside the tree) leaves its test as a condition of the rule."""
+    root = tmp_path / "tree"
+    shutil.copytree(DEMO_TREE, root)
+    xpu = root / "vllm" / "platforms" / "xpu.py"
+    text = xpu.read_text(encoding="utf-8")
+    first = "        if attn_selector_config.use_sparse:"
+    text = text.replace(
+        first, "        if outside_ok(selected_backend):\n            return 'x.y.Z'\n" + first, 1
+    )
+    text = text.replace(
+        "\n\nclass XPUPlatform",
+        "\nimport outside_pkg\n\n\ndef outside_ok(backend):\n"
+        "    return outside_pkg.check(backend)\n\n\nclass XPUPlatform",
+        1,
+    )
+    xpu.write_text(text, encoding="utf-8")
+    interp = Interpreter(SourceTree(root), Machine(environment_from(platform="xpu")))
+    rules, _ = read_rules(interp, "xpu")
+    assert rules[0].conditions == ("outside_ok(selected_backend)",)
+    assert [r.outcome for r in rules[1:]][-1] == "FLASH_ATTN"
+
+
+def test_a_condition_another_covers_is_dropped_even_when_they_share_a_value():
+    """(a=0, b=0, c=0) lies inside (a=0|1, b=0|1, c=0): only the wider is kept, though
+    both allow the same c (neither can be widened: (2, 0, 0), (0, 2, 0) and (0, 0, 1)
+    are no points of the list)."""
+    names = ["a", "b", "c"]
+    mine = {(0, 0, 0), (0, 1, 0), (1, 0, 0), (1, 1, 0), (2, 2, 1)}
+    small = {"a": frozenset({0}), "b": frozenset({0}), "c": frozenset({0})}
+    wide = {"a": frozenset({0, 1}), "b": frozenset({0, 1}), "c": frozenset({0})}
+    assert _widened([small, wide], mine, names) == [wide]
