@@ -140,3 +140,38 @@ def test_a_rule_of_head_sizes_is_tried_at_its_smallest_member():
     ]
     assert _head_values([80, *rules, 128]) == [128, 80, 64, 8, 72]
     assert _head_values("any") == [128]
+
+
+def test_a_capability_asked_of_device_capability_is_a_pair_or_numbers():
+    import ast
+
+    from sphinxext_attn.runtime.capability_points import _from_call
+
+    def found(text: str) -> set[tuple[int, int]]:
+        call = ast.parse(text, mode="eval").body
+        assert isinstance(call, ast.Call)
+        return _from_call(call)
+
+    assert found("current_platform.has_device_capability((9, 0))") == {(9, 0)}
+    assert found("current_platform.has_device_capability(89)") == {(8, 9)}
+    # two numbers that are no pair literal: each a capability of its own
+    assert found("current_platform.has_device_capability([90, 100])") == {(9, 0), (10, 0)}
+
+
+def test_kv_cache_dtypes_are_read_from_the_next_module_when_one_cannot_be_evaluated(
+    tmp_path,
+):
+    from treebuilder import runtime_tree
+
+    from sphinxext_attn.pyeval import Interpreter
+    from sphinxext_attn.runtime.questions import kv_cache_dtypes
+    from sphinxext_attn.source.tree import SourceTree
+
+    files = {
+        "vllm/config/cache.py": "import outside_pkg\n\nCacheDType = outside_pkg.dtypes()\n",
+        "vllm/config/__init__.py": (
+            "from typing import Literal\n\nCacheDType = Literal['auto', 'fp8', 'fp8_e5m2']\n"
+        ),
+    }
+    root = runtime_tree(tmp_path, files)
+    assert kv_cache_dtypes(Interpreter(SourceTree(root))) == ("auto", "fp8", "fp8_e5m2")
