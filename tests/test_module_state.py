@@ -29,10 +29,6 @@ KNOWN: dict[str, str] = {
     # the trees of one root (share_parsing) and noted by code that holds no tree (the
     # evaluator's scopes); each recording takes itself off when its work ends
     "source/chunks.py:READERS": "the recorders listening while a question is asked",
-    # a one-entry memo (the entry is replaced, never grows): without it, vllm-page
-    # cold spends 6% more CPU (0.33.0, 5 interleaved runs, medians; the generator
-    # module is walked six times by readers that are handed the module alone)
-    "source/astwalk.py:_LAST": "the last walked node (one-entry memo)",
     # the plugin folders the front end gave for a root (read_plugins, once per run or
     # build): every tree of the root made later reads them (SourceTree.plugin_roots),
     # in this process and in the workers it forks; an owner would be handed to the

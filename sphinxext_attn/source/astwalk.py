@@ -1,16 +1,18 @@
-"""``ast.walk`` as one list, built by one loop and kept for the module walked last.
+"""``ast.walk`` as one list, built by one loop and kept on the node walked.
 
 ``ast.walk`` runs two Python generators per node, and the ``vllm-page`` readers
 walk the release's own generator module (66 kB on 0.33) six times over (its
-columns, layout, notes, annotations, markers): one list serves them all.
+columns, layout, notes, annotations, markers): one list serves them all. It is
+kept on the walked node itself, so it lives as long as the parse that owns the
+node (the tree's), and no module holds it.
 """
 
 from __future__ import annotations
 
 import ast
 
-#: The module walked last and its nodes (the readers walk one module in turn).
-_LAST: list[tuple[ast.AST, list[ast.AST]]] = []
+#: the attribute of a walked node holding its nodes (see :func:`walk_kept`)
+KEPT = "_sphinxext_attn_nodes"
 
 
 def walk(node: ast.AST) -> list[ast.AST]:
@@ -27,9 +29,10 @@ def walk(node: ast.AST) -> list[ast.AST]:
 
 
 def walk_kept(node: ast.AST) -> list[ast.AST]:
-    """:func:`walk`, kept for the last node asked (callers must not change the list)."""
-    if _LAST and _LAST[0][0] is node:
-        return _LAST[0][1]
-    found = walk(node)
-    _LAST[:] = [(node, found)]
+    """:func:`walk`, kept on ``node`` (callers must not change the list, nor the
+    tree below ``node`` once walked)."""
+    found: list[ast.AST] | None = getattr(node, KEPT, None)
+    if found is None:
+        found = walk(node)
+        setattr(node, KEPT, found)
     return found

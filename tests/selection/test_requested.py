@@ -5,13 +5,12 @@ vLLM writes it (CUDA checks the requested class; XPU's rules may ignore it)."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from treebuilder import DEMO_TREE
+from request_trees import CUDA, request_tree
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import environment_from
@@ -22,62 +21,9 @@ from sphinxext_attn.selection.decision import Selector
 from sphinxext_attn.selection.requested import reasons_in
 from sphinxext_attn.source.tree import SourceTree
 
-CUDA = "vllm/platforms/cuda.py"
-XPU = "vllm/platforms/xpu.py"
-
-#: A CUDA ``get_attn_backend_cls`` with vLLM's request branch: the requested class's
-#: own check, and a refusal listing its reasons.
-REQUEST_BRANCH = """
-    @classmethod
-    def get_attn_backend_cls(
-        cls,
-        selected_backend: "AttentionBackendEnum | None",
-        attn_selector_config: "AttentionSelectorConfig",
-        num_heads: int | None = None,
-    ) -> str:
-        device_capability = cls.get_device_capability()
-        if selected_backend is not None:
-            backend_class = selected_backend.get_class()
-            invalid_reasons = backend_class.validate_configuration(
-                device_capability=device_capability,
-                **attn_selector_config._asdict(),
-            )
-            if invalid_reasons:
-                raise ValueError(
-                    f"Selected backend {selected_backend} is not valid for "
-                    f"this configuration. Reason: {invalid_reasons}"
-                )
-            return selected_backend.get_path()
-        valid, invalid = cls.get_valid_backends(
-            device_capability, attn_selector_config, num_heads
-        )
-        return min(valid, key=lambda candidate: candidate.priority).backend.get_path()
-"""
-
-#: XPU rules that use a request only for the backends they know, else choose.
-XPU_RULES = """
-    @classmethod
-    def get_attn_backend_cls(cls, selected_backend, attn_selector_config, num_heads=None) -> str:
-        if selected_backend == AttentionBackendEnum.TRITON_ATTN:
-            return AttentionBackendEnum.TRITON_ATTN.get_path()
-        if selected_backend is not None and selected_backend != AttentionBackendEnum.FLASH_ATTN:
-            del selected_backend
-        if attn_selector_config.use_mla:
-            raise ValueError(f"MLA is not supported on XPU: {[attn_selector_config.head_size]}")
-        return AttentionBackendEnum.FLASH_ATTN.get_path()
-"""
-
 
 def _tree(tmp_path: Path) -> Path:
-    tree = tmp_path / "tree"
-    shutil.copytree(DEMO_TREE, tree)
-    cuda = (tree / CUDA).read_text(encoding="utf-8")
-    start = cuda.index("    @classmethod\n    def get_attn_backend_cls(")
-    (tree / CUDA).write_text(cuda[:start] + REQUEST_BRANCH.lstrip("\n"), encoding="utf-8")
-    xpu = (tree / XPU).read_text(encoding="utf-8")
-    start = xpu.index("    @classmethod\n    def get_attn_backend_cls(")
-    (tree / XPU).write_text(xpu[:start] + XPU_RULES.lstrip("\n"), encoding="utf-8")
-    return tree
+    return request_tree(tmp_path / "tree")
 
 
 def _selector(root: Path, platform: str = "cuda") -> Selector:
