@@ -11,7 +11,10 @@ Mutants argued equivalent:
   0.32.0 and 0.16.0 came out byte-identical, markdown and JSON).
 - select's ``environment.platform == "rocm"`` -> ``>=`` (also tpu, xpu): the capability
   derived there is read only by ``echo``, and only for rocm; the lookup is guarded and
-  runs on a tree of its own (select --platform xpu/cpu on the demo tree byte-identical)."""
+  runs on a tree of its own (select --platform xpu/cpu on the demo tree byte-identical).
+- decisions.decide_all ``pending.pop(0)`` -> ``pop(-1)``: the case decided first only
+  readies the evaluator; every answer is kept by its case's key and decisions do not
+  depend on order, so which pending case goes first changes nothing seen."""
 
 from __future__ import annotations
 
@@ -148,3 +151,12 @@ def test_a_link_template_that_fails_on_a_cell_is_refused(tmp_path, capsys):
     assert main([*argv, "--source-links", "https://x/{path}#L{line}?v={version[4]}"]) == 2
     assert "bad --source-links template: IndexError" in capsys.readouterr().err
     assert not (tmp_path / "page.md").exists()
+
+
+def test_diff_is_written_in_the_format_asked_for(tmp_path, capsys):
+    argv = ["--profile", "vllm-page", "--root", str(DEMO_TREE), "--diff", str(DEMO_TREE)]
+    assert main([*argv, "--no-cache", "-o", "-", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["added"] == [] and data["removed"] == [] and data["changes"] == []
+    assert main([*argv, "--no-cache", "-o", "-"]) == 0
+    assert capsys.readouterr().out.startswith("#")

@@ -251,3 +251,13 @@ def test_an_entry_of_a_user_whose_id_is_large_is_theirs(tmp_path, monkeypatch):
     assert cache.load("x", tree, {}) == "kept"
     monkeypatch.setattr(os, "getuid", lambda: int("100001"))
     assert cache.load("x", tree, {}) is None  # someone else's
+
+
+def test_kept_decisions_are_cut_to_the_newest_past_the_limit(tmp_path, monkeypatch):
+    from sphinxext_attn.cli import decisions
+
+    monkeypatch.setattr(decisions, "MAX_KEPT_DECISIONS", 1)
+    tree, cache = _tree(tmp_path, DEMO_TREE), tmp_path / "cache"
+    _select(tree, cache, tmp_path)
+    kept = RunCache(cache).load_entry("decisions", tree, {})
+    assert kept is not None and len(kept[0]) == 1
