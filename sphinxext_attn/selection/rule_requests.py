@@ -24,18 +24,6 @@ if TYPE_CHECKING:
     from sphinxext_attn.model.selection import Decision
 
 
-def registry_names(interp: Interpreter) -> list[str]:
-    """The names of the tree's ``AttentionBackendEnum``, in order."""
-    enum = _enum(interp)
-    if enum is None:
-        return []
-    return [
-        n.targets[0].id
-        for n in enum.node.body
-        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)
-    ]
-
-
 def requested_member(interp: Interpreter, name: str | None) -> Any:
     """``AttentionBackendEnum.NAME`` of the tree (None when nothing is asked for)."""
     if not name:

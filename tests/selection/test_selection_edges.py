@@ -20,7 +20,7 @@ import shutil
 from typing import NamedTuple
 
 import pytest
-from treebuilder import DEFAULT_ENTRIES, DEMO_TREE, runtime_tree
+from treebuilder import DEMO_TREE, runtime_tree
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import environment_from
@@ -31,7 +31,6 @@ from sphinxext_attn.selection.option_fields import MAX_HOPS, ConfigReader
 from sphinxext_attn.selection.platform_lists import _factored, _merge, _widened
 from sphinxext_attn.selection.platform_rules import backend_of_path, read_rules
 from sphinxext_attn.selection.requested import _refused
-from sphinxext_attn.selection.rule_requests import registry_names
 from sphinxext_attn.selection.settled import conditional
 from sphinxext_attn.source.tree import SourceTree
 
@@ -40,14 +39,6 @@ def test_a_join_of_no_answers_selects_nothing():
     """No answer to join (no value of the fact was asked): no candidate, no pick."""
     joined = conditional("installed.aiter", [])
     assert joined.selected is None and joined.candidates == []
-
-
-def test_the_registry_names_are_its_members_in_order(tmp_path):
-    root = runtime_tree(tmp_path / "with")
-    assert registry_names(Interpreter(SourceTree(root))) == list(DEFAULT_ENTRIES)
-    (tmp_path / "without" / "vllm").mkdir(parents=True)
-    (tmp_path / "without" / "vllm" / "__init__.py").write_text("")
-    assert registry_names(Interpreter(SourceTree(tmp_path / "without"))) == []
 
 
 def test_one_widening_round_reaches_the_fixed_point():
