@@ -23,6 +23,13 @@ if TYPE_CHECKING:
     from sphinxext_attn.pyeval import Interpreter
 
 
+#: vLLM's getters of the engine config in use: the first answers vLLM's default
+#: config when none is set, the second None
+CURRENT_CONFIG = "get_current_vllm_config"
+CURRENT_CONFIG_OR_NONE = "get_current_vllm_config_or_none"
+CONFIG_GETTERS = (CURRENT_CONFIG, CURRENT_CONFIG_OR_NONE)
+
+
 @dataclass(eq=False)
 class ConfigDefaults(Foreign):
     """vLLM's default engine config, read from the field defaults of its config

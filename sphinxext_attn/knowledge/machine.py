@@ -24,7 +24,12 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.knowledge import devices, probes
-from sphinxext_attn.knowledge.engine_config import ConfigDefaults, config_attr
+from sphinxext_attn.knowledge.engine_config import (
+    CURRENT_CONFIG,
+    CURRENT_CONFIG_OR_NONE,
+    ConfigDefaults,
+    config_attr,
+)
 from sphinxext_attn.model.environment import (
     DEFAULT_ROCM_ARCH,
     REFERENCE,
@@ -317,12 +322,12 @@ class Machine(World):
             and self.environment.platform == "cuda"
         ):  # elsewhere the platform's own code derives it (ROCm: from the arch)
             return self.capability(interp, func)
-        if name == "get_current_vllm_config_or_none":
+        if name == CURRENT_CONFIG_OR_NONE:
             current = self.environment.options or self._config_current
             if current and func.module.has("VllmConfig"):
                 return ConfigDefaults(func.module.lookup("VllmConfig", interp, func.node))
             return None  # no engine config is current while the docs build
-        if name == "get_current_vllm_config" and func.module.has("VllmConfig"):
+        if name == CURRENT_CONFIG and func.module.has("VllmConfig"):
             # vLLM's answers were collected under its default VllmConfig()
             return ConfigDefaults(func.module.lookup("VllmConfig", interp, func.node))
         return MISSING

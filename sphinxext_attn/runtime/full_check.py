@@ -9,6 +9,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinxext_attn.knowledge.engine_config import CONFIG_GETTERS
 from sphinxext_attn.knowledge.machine import Machine, capability_class
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.pyeval import (
@@ -42,8 +43,6 @@ FLAG_PARAMS = {
     "has_sink": ("Sink", False),
     "use_mm_prefix": ("MM Prefix", False),
 }
-#: functions that hand the engine config to the code (their answer is assumed)
-ENGINE_CONFIG_GETTERS = ("get_current_vllm_config", "get_current_vllm_config_or_none")
 
 
 @dataclass
@@ -231,7 +230,7 @@ class FullCheck:
         value, _, (q, called) = self.run({**self.seed, **fixed}, record=True)
         reason = str(value)
         where = _stated_at(q.returns, reason)
-        engine = any(getattr(f, "name", "") in ENGINE_CONFIG_GETTERS for f in called.values())
+        engine = any(getattr(f, "name", "") in CONFIG_GETTERS for f in called.values())
         assumed = q.assumptions
         if engine:
             named = self._engine_fields(fixed, reason)

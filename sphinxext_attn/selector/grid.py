@@ -87,7 +87,12 @@ class Interner(Generic[T]):
     """Strings (or lists of them) kept once, referred to by index."""
 
     items: list[T] = field(default_factory=list)
-    index: dict[str | tuple[str, ...], int] = field(default_factory=dict)
+    index: dict[str | tuple[str, ...], int] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        """Items given (a table's texts, added to): each is found at its place."""
+        for i, item in enumerate(self.items):
+            self.index.setdefault(item if isinstance(item, str) else tuple(item), i)
 
     def __call__(self, item: T) -> int:
         key = item if isinstance(item, str) else tuple(item)

@@ -162,7 +162,6 @@ def add_requests(table: SelectorData, selector: Selector, grid: Grid) -> int:
     ``table["caps"][cap]["requests"][name]`` its index. How many questions it took."""
     names = backend_names(selector.interp)
     reasons: Interner[str] = Interner(table["reasons"])
-    reasons.index = {r: i for i, r in enumerate(table["reasons"])}
     asker = RequestAsker(selector, grid, reasons)
     found = {cap: asker.entries(cap, names) for cap in table["caps"]}
     checked: dict[str, CapEntry] = {

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from attn_sphinx_util import sphinx_project
+from attn_sphinx_util import build, sphinx_project, warnings
 from request_trees import request_tree
 from sphinx.testing.util import SphinxTestApp
 
@@ -158,20 +158,16 @@ def test_a_setting_dropped_from_the_table_is_dropped_from_the_answers(tree: Path
 
 def _page(tree: Path, dest: Path, options: str) -> str:
     src = sphinx_project(dest, {"index": f"S\n=\n\n.. attention-backends-selector::\n{options}"})
-    warning = StringIO()
-    app = SphinxTestApp(
-        "html",
-        srcdir=src,
+    app = build(
+        SphinxTestApp,
+        src,
+        tree=tree,
+        profile=None,
         builddir=dest / "_build",
-        confoverrides={"attention_backends_root": str(tree)},
         status=StringIO(),
-        warning=warning,
+        warning=StringIO(),
     )
-    try:
-        app.build()
-    finally:
-        app.cleanup()
-    assert "WARNING" not in warning.getvalue(), warning.getvalue()
+    assert "WARNING" not in warnings(app), warnings(app)
     return (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
 
 
