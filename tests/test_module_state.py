@@ -29,11 +29,11 @@ KNOWN: dict[str, str] = {
     # the trees of one root (share_parsing) and noted by code that holds no tree (the
     # evaluator's scopes); each recording takes itself off when its work ends
     "source/chunks.py:READERS": "the recorders listening while a question is asked",
-    # the plugin folders the front end gave for a root (read_plugins, once per run or
-    # build): every tree of the root made later reads them (SourceTree.plugin_roots),
-    # in this process and in the workers it forks; an owner would be handed to the
-    # fifteen places that make a tree
-    "source/plugins.py:_PLUGINS": "plugin folders given per root (read_plugins)",
+    # the platforms the plugins read last bring (read_plugins, once per run or build):
+    # the names a --platform flag, a config value or a directive option is checked
+    # against, by argparse types and docutils option converters, which are handed no
+    # run or build; each read_plugins empties and fills it again
+    "model/environment.py:PLUGIN_PLATFORMS": "platform names the plugins read bring",
 }
 
 
@@ -45,10 +45,11 @@ def mutated_globals(root: Path = PACKAGE) -> set[str]:
         module = ast.parse(path.read_text(encoding="utf-8"), str(path))
         names: set[str] = set()
         imported: dict[str, str] = {}  # a name taken from another module of the package
+        for node in ast.walk(module):  # a function's own import of a global counts too
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(root.name):
+                home = (node.module or "").removeprefix(root.name).strip(".").replace(".", "/")
+                imported |= {a.asname or a.name: f"{home}.py:{a.name}" for a in node.names}
         for stmt in module.body:
-            if isinstance(stmt, ast.ImportFrom) and (stmt.module or "").startswith(root.name):
-                home = (stmt.module or "").removeprefix(root.name).strip(".").replace(".", "/")
-                imported |= {a.asname or a.name: f"{home}.py:{a.name}" for a in stmt.names}
             targets = stmt.targets if isinstance(stmt, ast.Assign) else []
             if isinstance(stmt, ast.AnnAssign):
                 targets = [stmt.target]
@@ -90,3 +91,13 @@ def test_the_search_sees_each_way_of_changing_a_global(tmp_path: Path) -> None:
         "    C = 3\n    return D.get(1)\n"
     )
     assert mutated_globals(tmp_path) == {"m.py:A", "m.py:B", "m.py:C", "m.py:E"}
+
+
+def test_the_search_sees_a_global_changed_through_a_functions_import(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text("NAMES = {}\nKEPT = {}\n")
+    (package / "b.py").write_text(
+        "def f():\n    from pkg.a import KEPT, NAMES\n    NAMES.clear()\n    return KEPT\n"
+    )
+    assert mutated_globals(package) == {"a.py:NAMES"}

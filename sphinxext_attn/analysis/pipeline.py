@@ -72,7 +72,9 @@ def analyze(
     paused = gc.isenabled()
     gc.disable()
     try:
-        tree = source if source is not None else SourceTree(key.root)
+        tree = source if source is not None else SourceTree(key.root, plugins=key.plugins)
+        if tree.plugins != key.plugins:
+            raise ValueError(f"the tree given reads other plugins than {key!r} names")
         if keep is not None:
             keep.append(tree)
         if key.is_platform_part:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import re
 
+from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.page.version import read_version
-from sphinxext_attn.source.plugins import plugins_of
 from sphinxext_attn.source.tree import SourceTree
 
 #: a pin of vLLM's release in a requirement, a Dockerfile or a docs configuration
@@ -45,11 +45,12 @@ def targeted_release(plugin_folder: os.PathLike[str] | str) -> tuple[str, str] |
     return None
 
 
-def release_mismatches(root: str | os.PathLike[str]) -> list[str]:
-    """One warning per plugin whose targeted vLLM release is not the tree's."""
-    version = read_version(SourceTree(root))
+def release_mismatches(root: str | os.PathLike[str], plugins: Plugins) -> list[str]:
+    """One warning per plugin of ``plugins`` whose targeted vLLM release is not the
+    tree's."""
+    version = read_version(SourceTree(root, plugins=plugins))
     out: list[str] = []
-    for plugin in plugins_of(root):
+    for plugin in plugins:
         found = targeted_release(plugin.folder)
         if found and version and found[0] != version:
             out.append(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
 from sphinxext_attn.analysis.unit_values import Answered
 from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.model.records import Diagnostic
 from sphinxext_attn.source.recording import Recording
 from sphinxext_attn.source.tree import SourceTree
@@ -85,9 +86,10 @@ class Runner:
         environment: Environment,
         store: UnitStore | None,
         source: SourceTree | None = None,
+        plugins: Plugins = (),
     ) -> None:
-        self.page = source if source is not None else SourceTree(root)
-        self.evaluator = SourceTree(self.page.root)
+        self.page = source if source is not None else SourceTree(root, plugins=plugins)
+        self.evaluator = SourceTree(self.page.root, plugins=self.page.plugins)
         self.evaluator.share_parsing(self.page)
         self.environment = environment
         self.store = store

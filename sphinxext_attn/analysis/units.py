@@ -261,7 +261,7 @@ def runtime_analysis(
     the evaluator's too)."""
     root, environment = key.root, key.environment
     provenance, extras = key.provenance, key.extras
-    runner = Runner(root, environment, store, source)
+    runner = Runner(root, environment, store, source, key.plugins)
     head = runner.run("head", _head, _registry_again)
     entries, excludes = head.page_value.entries, head.page_value.excludes
     todo = [e for e in entries if e.name not in SKIPPED]

@@ -71,7 +71,7 @@ class Answers:
     def selector(self, environment: Environment) -> Selector:
         """The evaluator of ``environment``'s answers, on this run's tree."""
         if self.tree is None:
-            self.tree = SourceTree(self.root)
+            self.tree = SourceTree(self.root, plugins=self.cache.plugins)
         selector = self.selectors.get(environment.key())
         if selector is None:
             machine = Machine(environment)

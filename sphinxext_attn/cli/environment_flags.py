@@ -14,6 +14,7 @@ from sphinxext_attn.model.environment import (
     known_platforms,
     parse_assignments,
 )
+from sphinxext_attn.model.plugin import Plugins
 
 #: a platform's name (vLLM's ``tpu``, a plugin's ``npu``): checked once the plugins
 #: are read (see :func:`check_platforms`)
@@ -123,27 +124,27 @@ def add_environment_options(parser: argparse.ArgumentParser, many: bool = False)
     )
 
 
-def read_plugin_flags(args: argparse.Namespace, root: str) -> None:
-    """The ``--plugin`` folders read as plugins of ``root`` (every run states its
-    own: none given, none read); :class:`EnvironmentError_` names a bad folder."""
+def read_plugin_flags(args: argparse.Namespace, root: str) -> Plugins:
+    """The plugins the ``--plugin`` folders hold, read as plugins of ``root``: the run
+    hands them to its trees (every run states its own: none given, none read);
+    :class:`EnvironmentError_` names a bad folder."""
     import sys
 
     if not getattr(args, "plugin", None) and "sphinxext_attn.source.plugins" not in sys.modules:
-        return  # no plugin given nor read: nothing to do (and no analysis module loaded)
+        return ()  # no plugin given nor read: nothing to do (and no analysis module loaded)
     from sphinxext_attn.source.plugin_platforms import read_plugins
     from sphinxext_attn.source.plugins import PluginError
 
     try:
-        read_plugins(root, list(getattr(args, "plugin", None) or []))
+        plugins = read_plugins(root, list(getattr(args, "plugin", None) or []))
     except PluginError as exc:
         raise EnvironmentError_(f"--plugin {exc}") from None
     if getattr(args, "plugin", None):
-        import sys
-
         from sphinxext_attn.analysis.plugin_release import release_mismatches
 
-        for message in release_mismatches(root):
+        for message in release_mismatches(root, plugins):
             print(f"warning: {message}", file=sys.stderr)
+    return plugins
 
 
 def environment_of(args: argparse.Namespace) -> Environment:

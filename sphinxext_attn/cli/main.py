@@ -39,6 +39,7 @@ from sphinxext_attn.cli.environment_flags import (
 from sphinxext_attn.cli.runcache import RunCache, add_cache_options, run_cache
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.key import AnalysisKey
+from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.model.records import Analysis, Diagnostic
 from sphinxext_attn.render import markers
 from sphinxext_attn.render.markdown import fill_markers, header_from_template, render_markdown
@@ -144,10 +145,13 @@ def analysis_of(
     from sphinxext_attn.cli.runcache import UnitEntries
     from sphinxext_attn.source.tree import SourceTree
 
-    key = AnalysisKey(str(root), profile, environment, provenance=provenance, extras=extras)
+    plugins = cache.plugins
+    key = AnalysisKey(
+        str(root), profile, environment, provenance=provenance, extras=extras, plugins=plugins
+    )
     # the runtime profile keeps its units: a run asks again only what read a changed file
     units = UnitEntries(cache, root, options) if profile == "runtime" and cache.directory else None
-    tree = SourceTree(root)
+    tree = SourceTree(root, plugins=plugins)
     analysis = analyze(key, source=tree, parallel=True, store=units, keep=cache.kept)
     if units is not None:
         units.save(tree.read_bytes())
@@ -169,7 +173,8 @@ def platform_part(
         return found
     from sphinxext_attn.analysis import analyze
 
-    part = analyze(AnalysisKey(str(root), "runtime", wanted, "features"), keep=cache.kept)
+    key = AnalysisKey(str(root), "runtime", wanted, "features", plugins=cache.plugins)
+    part = analyze(key, keep=cache.kept)
     cache.store("platform", root, options, part, [*part.files, *part.directories])
     return part
 
@@ -220,14 +225,12 @@ def unknown_command(argv: list[str]) -> str | None:
     )
 
 
-def plugin_diagnostics(root: Path, sections: list[Analysis]) -> list[Diagnostic]:
+def plugin_diagnostics(plugins: Plugins, sections: list[Analysis]) -> list[Diagnostic]:
     """The platform sections' warnings about a plugin's files (those about vLLM's own
     are the page's)."""
     if not sections:
         return []
-    from sphinxext_attn.source.plugins import package_folders
-
-    packages = package_folders(root)
+    packages = {p for plugin in plugins for p in plugin.packages}
     found = [
         d
         for s in sections
@@ -263,8 +266,7 @@ def write_page(args: argparse.Namespace) -> int:
     if args.root is None:
         return 2
     root = Path(args.root)
-    if root.is_dir():
-        read_plugin_flags(args, args.root)
+    plugins = read_plugin_flags(args, args.root) if root.is_dir() else ()
     check_platforms(page_platforms(args))
     environment = environment_of(args)
     if args.files and not any(is_relevant(f, root) for f in args.files):
@@ -291,13 +293,12 @@ def write_page(args: argparse.Namespace) -> int:
     page_environment = Environment(
         environment.env, environment.options, environment.assume, "cuda", ""
     )
-    analysis = analysis_of(
-        root, args.profile, wants_lines, run_cache(args), extras, page_environment
-    )
+    cache = run_cache(args, plugins)
+    analysis = analysis_of(root, args.profile, wants_lines, cache, extras, page_environment)
     for diag in analysis.diagnostics:
         print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
     if args.diff:
-        return write_diff(args, analysis)
+        return write_diff(args, analysis, cache)
     # each other platform asked for: its own analysis, of what its section shows
     platforms = page_platforms(args)
     if platforms and args.profile == "vllm-page":
@@ -307,8 +308,8 @@ def write_page(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         platforms = []
-    sections = [platform_part(root, environment, p, run_cache(args)) for p in platforms]
-    for diag in plugin_diagnostics(root, sections):
+    sections = [platform_part(root, environment, p, cache) for p in platforms]
+    for diag in plugin_diagnostics(plugins, sections):
         print(f"warning: {diag}", file=sys.stderr)
     if args.format == "json":
         from sphinxext_attn.render.jsonout import render_json
@@ -369,10 +370,13 @@ def page_content(
         return None
 
 
-def write_diff(args: argparse.Namespace, new: Analysis) -> int:
-    """``--diff OLD_ROOT``: the changes from OLD_ROOT to ``--root``, markdown or JSON."""
+def write_diff(args: argparse.Namespace, new: Analysis, cache: RunCache) -> int:
+    """``--diff OLD_ROOT``: the changes from OLD_ROOT to ``--root``, markdown or JSON
+    (the plugins given are the new tree's: read with the old one if it is the same)."""
     old_root = check_root(args.diff, "--diff")
-    old = analysis_of(old_root, args.profile, True, run_cache(args), True, environment_of(args))
+    same = os.path.realpath(old_root) == os.path.realpath(args.root)
+    old_cache = cache if same or not cache.plugins else run_cache(args)
+    old = analysis_of(old_root, args.profile, True, old_cache, True, environment_of(args))
     for diag in old.diagnostics:  # labelled as the new tree's are
         print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
     from sphinxext_attn.render.diffout import render_diff_json, render_diff_markdown

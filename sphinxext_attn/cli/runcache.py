@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sphinxext_attn.analysis.unit_runner import Kept
+    from sphinxext_attn.model.plugin import Plugins
     from sphinxext_attn.source.views import Compare, View
 
 #: Bumped when what is stored changes shape.
@@ -91,10 +92,12 @@ def _sources(folder: str, prefix: str) -> list[tuple[str, Stamp]]:
 
 
 class RunCache:
-    """One folder of entries; every method is a no-op when ``directory`` is None."""
+    """One folder of entries; every method is a no-op when ``directory`` is None.
+    ``plugins``: those the run read (``--plugin``), handed to every tree it makes."""
 
-    def __init__(self, directory: Path | None) -> None:
+    def __init__(self, directory: Path | None, plugins: Plugins = ()) -> None:
         self.directory = directory
+        self.plugins = plugins
         self._code: str | None = None
         #: what this run's analyses parsed, kept alive to the end: the process exits
         #: without freeing it (see ``cli.main.run``)
@@ -253,11 +256,12 @@ def add_cache_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_cache(args: argparse.Namespace) -> RunCache:
+def run_cache(args: argparse.Namespace, plugins: Plugins = ()) -> RunCache:
+    """The run's cache, holding the ``plugins`` it read."""
     # a plugin's files lie outside the root the cache checks its entries' files in:
     # with plugins nothing is kept (an edited plugin file would not be seen)
-    if args.no_cache or getattr(args, "plugin", None):
-        return RunCache(None)
+    if args.no_cache or plugins or getattr(args, "plugin", None):
+        return RunCache(None, plugins)
     return RunCache(Path(args.cache_dir) if args.cache_dir else default_dir())
 
 

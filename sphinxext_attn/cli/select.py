@@ -42,6 +42,7 @@ from sphinxext_attn.cli.model_select import (
 )
 from sphinxext_attn.cli.runcache import add_cache_options, run_cache
 from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, Environment, case_environment
+from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.model.selection import (
     LAYER_FIELDS,
     OPTION_FIELDS,
@@ -235,13 +236,13 @@ def check_flags_apply(args: argparse.Namespace, argv: list[str]) -> None:
         )
 
 
-def check_known_arch(root: Path, environment: Environment) -> None:
+def check_known_arch(root: Path, environment: Environment, plugins: Plugins = ()) -> None:
     """``--arch``: a GPU for which the release's own code derives a capability; else
     the message lists the ones its ROCm platform module names."""
     from sphinxext_attn.selection.platform_lists import arch_capability, named_archs
     from sphinxext_attn.source.tree import SourceTree
 
-    tree = SourceTree(root)
+    tree = SourceTree(root, plugins=plugins)
     if arch_capability(tree, environment, environment.arch) is None:
         known = named_archs(tree, environment)
         raise BadInput(
@@ -265,14 +266,14 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
     if args.root is None:
         return 2
     root = check_root(args.root)
-    read_plugin_flags(args, args.root)
+    plugins = read_plugin_flags(args, args.root)
     environment = environment_of(args)
     check_engine_options(root, environment)
     check_flags_apply(args, argv)
     if environment.platform == "rocm" and environment.arch:
-        check_known_arch(root, environment)
+        check_known_arch(root, environment, plugins)
     check_output(args.output)
-    answers = Answers(root, run_cache(args), environment)
+    answers = Answers(root, run_cache(args, plugins), environment)
     if args.model_config and args.cases:
         raise BadInput("--model-config: not with --cases (give a case key model_config)")
     if args.cases:
@@ -327,7 +328,7 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
             from sphinxext_attn.source.tree import SourceTree
 
             gpu = replace(environment, arch=environment.arch or DEFAULT_ROCM_ARCH)
-            derived = arch_capability(SourceTree(root), gpu, gpu.arch)
+            derived = arch_capability(SourceTree(root, plugins=plugins), gpu, gpu.arch)
         source = answers.flash_attn_source(data["selected"])
         if source:
             data["flash_attn_source"] = source

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.model.plugin import Plugins
 
 #: the two readings of a tree
 PROFILES = ("runtime", "vllm-page")
@@ -23,6 +24,7 @@ class AnalysisKey:
     :data:`PLATFORM_PARTS` for another platform's part of a page. ``provenance``
     False skips finding the line behind each evaluated cell, ``extras`` False the
     capabilities outside the release's page columns (a page that shows neither).
+    ``plugins``: the platform plugins read with the tree (none: vLLM's files alone).
     """
 
     root: str
@@ -31,6 +33,7 @@ class AnalysisKey:
     part: str = ""
     provenance: bool = True
     extras: bool = True
+    plugins: Plugins = ()
     #: the environment as text, so that keys compare and hash by value
     environment_key: str = field(default="", init=False, repr=False)
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, REFERENCE, Environment
+from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.model.selector_shape import SelectorData, Shipped
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.selection.decision import Selector
@@ -101,13 +102,15 @@ def build_selector_table(
     platforms: Sequence[str] = ("cuda",),
     environment: Environment = REFERENCE,
     requests: bool = False,
+    plugins: Plugins = (),
 ) -> SelectorTable:
     """The factored tables of the tree at ``root`` over :data:`GRID`, one per platform
     (and ROCm GPU) of ``platforms``, each with its environment controls (and with
     ``requests``, the answers to a backend asked for); the first is the page's
-    default and is checked against full decisions on a sample."""
+    default and is checked against full decisions on a sample; ``plugins``: those read
+    with the tree."""
     started = time.perf_counter()
-    tree = SourceTree(root)
+    tree = SourceTree(root, plugins=plugins)
     configs = sample_configs(GRID, sample, 1) if sample else []
     # CUDA's table is the page's default: its check is decided while it is built
     judged = Environment(environment.env, environment.options, environment.assume, "cuda", "")

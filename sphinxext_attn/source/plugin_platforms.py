@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from sphinxext_attn.source.plugins import plugins_of
+from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.source.tree import SourceTree
 
 #: the attributes of a platform class that name it, in the order they are tried
@@ -46,7 +46,7 @@ class Override:
 def plugin_platforms(tree: SourceTree) -> dict[str, PluginPlatform]:
     """The platforms of the tree's plugins by name (none without plugins)."""
     found: dict[str, PluginPlatform] = {}
-    for plugin in plugins_of(tree.root):
+    for plugin in tree.plugins:
         for entry in plugin.platform_entries:
             rel = tree.module_file(entry.module)
             module = tree.parse(rel) if rel else None
@@ -174,15 +174,15 @@ def _registered_name(node: ast.expr) -> str | None:
     return first.attr
 
 
-def read_plugins(root: str | os.PathLike[str], folders: list[str]) -> dict[str, PluginPlatform]:
-    """Take ``folders`` as the plugins of the tree at ``root`` and make their
-    platforms known by name (:class:`~sphinxext_attn.source.plugins.PluginError`
-    names a folder holding none)."""
+def read_plugins(root: str | os.PathLike[str], folders: list[str]) -> Plugins:
+    """The plugins ``folders`` hold, read as plugins of the tree at ``root``: their
+    platforms are made known by name (:class:`~sphinxext_attn.source.plugins.PluginError`
+    names a folder holding none). The caller hands them to the trees it makes."""
     from sphinxext_attn.model.environment import PLUGIN_PLATFORMS
-    from sphinxext_attn.source.plugins import use_plugins
+    from sphinxext_attn.source.plugins import find_plugins
 
-    use_plugins(root, folders)
-    platforms = plugin_platforms(SourceTree(root)) if folders else {}
+    plugins = find_plugins(folders)
+    platforms = plugin_platforms(SourceTree(root, plugins=plugins)) if folders else {}
     PLUGIN_PLATFORMS.clear()
     PLUGIN_PLATFORMS.update(dict.fromkeys(platforms))
-    return platforms
+    return plugins

@@ -15,10 +15,10 @@ from __future__ import annotations
 import ast
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 
-from sphinxext_attn.vocab.names import PLATFORM_PLUGIN_GROUP as PLATFORM_GROUP
+from sphinxext_attn.model.plugin import EntryPoint, Plugin, Plugins
 
 #: ``name = module:function`` in an entry-point declaration
 ENTRY = re.compile(r"""["']?([A-Za-z0-9_.-]+)["']?\s*=\s*["']?([A-Za-z_][\w.]*):([A-Za-z_]\w*)""")
@@ -32,27 +32,6 @@ MAX_METADATA_BYTES = 512 * 1024
 
 class PluginError(ValueError):
     """A plugin folder that holds no package; the message names the folder."""
-
-
-@dataclass(frozen=True)
-class EntryPoint:
-    group: str
-    name: str
-    module: str
-    function: str
-
-
-@dataclass(frozen=True)
-class Plugin:
-    """One plugin folder: its packages (top-level names) and entry points."""
-
-    folder: Path
-    packages: tuple[str, ...]
-    entry_points: tuple[EntryPoint, ...] = field(default=())
-
-    @property
-    def platform_entries(self) -> list[EntryPoint]:
-        return [e for e in self.entry_points if e.group == PLATFORM_GROUP]
 
 
 def _read(path: Path, folder: Path) -> str:
@@ -165,14 +144,9 @@ def find_plugin(folder: str | os.PathLike[str]) -> Plugin:
     return Plugin(real, tuple(packages), tuple(entries))
 
 
-# -- the plugins of a tree, for the process ---------------------------------------
-_PLUGINS: dict[str, tuple[Plugin, ...]] = {}
-
-
-def use_plugins(root: str | os.PathLike[str], folders: list[str]) -> tuple[Plugin, ...]:
-    """Read ``folders`` as plugins of the tree at ``root`` from now on (none: no plugin).
-    :class:`PluginError` names a folder that holds no plugin."""
-    key = os.path.realpath(root)
+def find_plugins(folders: Iterable[str | os.PathLike[str]]) -> Plugins:
+    """The plugins ``folders`` hold, in their order (none given: none);
+    :class:`PluginError` names a folder that holds none, or a package two hold."""
     plugins = tuple(find_plugin(f) for f in folders)
     taken: dict[str, Path] = {}
     for plugin in plugins:
@@ -182,14 +156,9 @@ def use_plugins(root: str | os.PathLike[str], folders: list[str]) -> tuple[Plugi
                     f"{plugin.folder}: package {package} is also in {taken[package]}"
                 )
             taken[package] = plugin.folder
-    _PLUGINS[key] = plugins
     return plugins
 
 
-def plugins_of(root: str | os.PathLike[str]) -> tuple[Plugin, ...]:
-    return _PLUGINS.get(os.path.realpath(root), ())
-
-
-def package_folders(root: str | os.PathLike[str]) -> dict[str, Path]:
+def package_folders(plugins: Iterable[Plugin]) -> dict[str, Path]:
     """Top-level package name -> the plugin folder holding it."""
-    return {p: plugin.folder for plugin in plugins_of(root) for p in plugin.packages}
+    return {p: plugin.folder for plugin in plugins for p in plugin.packages}

@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.model.records import Diagnostic, Location
 from sphinxext_attn.source.chunks import (
     ChunkError,
@@ -40,12 +41,18 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 class SourceTree(RecordedReads):
-    """A vLLM source tree (the folder holding ``vllm/``) read through one cache."""
+    """A vLLM source tree (the folder holding ``vllm/``) read through one cache, with the
+    ``plugins`` whoever makes it was given (none: vLLM's files alone)."""
 
     def __init__(
-        self, root: str | os.PathLike[str], reads: dict[str, bytes] | None = None
+        self,
+        root: str | os.PathLike[str],
+        reads: dict[str, bytes] | None = None,
+        *,
+        plugins: Plugins = (),
     ) -> None:
         self.root = Path(os.path.realpath(root))
+        self.plugins = plugins
         #: raw bytes by path, shared by the trees of one build (one open per file)
         self._reads: dict[str, bytes] = reads if reads is not None else {}
         self._modules: dict[str, ast.Module | None] = {}
@@ -71,7 +78,7 @@ class SourceTree(RecordedReads):
         #: a site-packages: only files under ``vllm/`` are the tree's
         self.installed = is_installed_layout(self.root)
         #: a plugin's top-level package -> its folder, the root its files are read in
-        self.plugin_roots = package_folders(self.root)
+        self.plugin_roots = package_folders(plugins)
         #: the recordings under way (nested work records into each)
         self._recordings: list[Recording] = []
         #: warnings of a file's reading and parsing, repeated to later recordings

@@ -16,9 +16,12 @@ each read phase checks the trees against their files again.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
+from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.key import AnalysisKey
+from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.model.records import Analysis, Diagnostic
 
 if TYPE_CHECKING:
@@ -72,7 +75,20 @@ class BuildState:
         self.bad_root = False
         #: the "set the root" warning was given
         self.warned_no_root = False
+        #: real path of the configured root -> the plugins configured for it (read when
+        #: the build starts, see ``trees.read_configured_plugins``)
+        self.plugins: dict[str, Plugins] = {}
         self.phase = ReadPhase()
+
+    def plugins_of(self, root: str) -> Plugins:
+        """The plugins this build reads with the tree at ``root`` (any path to it)."""
+        return self.plugins.get(os.path.realpath(root), ()) if self.plugins else ()
+
+    def key(
+        self, root: str, profile: str, environment: Environment, part: str = ""
+    ) -> AnalysisKey:
+        """The key of an analysis of ``root`` in this build (with its plugins)."""
+        return AnalysisKey(root, profile, environment, part, plugins=self.plugins_of(root))
 
     def new_read_phase(self) -> None:
         """Check every tree against its files again (once) before pages are read."""

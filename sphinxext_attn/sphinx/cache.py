@@ -36,9 +36,11 @@ __all__ = ["Fingerprint"]
 def source_tree(env: BuildEnvironment, root: str) -> SourceTree:
     """The parsed files of this read phase's analysis of ``root`` if it ran, else a
     tree sharing the phase's reads of ``root``."""
-    phase = state_of(env).phase
-    found = phase.trees.get(root)
-    return found if found is not None else SourceTree(root, phase.shared_reads(root))
+    state = state_of(env)
+    found = state.phase.trees.get(root)
+    if found is not None:
+        return found
+    return SourceTree(root, state.phase.shared_reads(root), plugins=state.plugins_of(root))
 
 
 def _listing(path: Path) -> tuple[str, ...]:
@@ -81,7 +83,7 @@ def analyze_tree(env: BuildEnvironment, key: AnalysisKey) -> Analysis:
         diag = Diagnostic(message, None, "root")
         return Analysis(root=root, directories=[""], diagnostics=[diag])
     state = state_of(env)
-    tree = SourceTree(root, state.phase.shared_reads(root))
+    tree = SourceTree(root, state.phase.shared_reads(root), plugins=key.plugins)
     if key.is_platform_part:  # another platform: only what the page shows
         known = _fresh_selection(env, key) if key.part == "features" else None
         return analyze(key, source=tree, known=known)

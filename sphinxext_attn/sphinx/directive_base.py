@@ -19,12 +19,12 @@ from sphinx.util.docutils import SphinxDirective
 
 from sphinxext_attn.model.columns import EXTRA_COLUMNS, FEATURE_COLUMNS, RUNTIME_COLUMNS
 from sphinxext_attn.model.environment import Environment, environment_from
-from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.decorate import PLAIN, Decorations
 from sphinxext_attn.selection.option_fields import OptionError, check_options
 from sphinxext_attn.sphinx import cache, config, trees
+from sphinxext_attn.sphinx.build_state import state_of
 from sphinxext_attn.sphinx.options import COMMON_OPTIONS, columns_option
 from sphinxext_attn.sphinx.provenance import SphinxDecorations
 
@@ -125,7 +125,7 @@ class AttentionBackendsDirective(SphinxDirective):
         part = ""
         if environment.platform != "cuda" and self.platform_what is not None:
             part = self.platform_what
-        key = AnalysisKey(root, profile, environment, part)
+        key = state_of(self.env).key(root, profile, environment, part)
         analysis = cache.get_analysis(self.env, key)
         cache.report(self.env, root, analysis, self.get_location(), strict=config.strict(self.env))
         cache.env_docs(self.env).setdefault(self.env.docname, set()).add(key)

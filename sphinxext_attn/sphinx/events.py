@@ -155,7 +155,8 @@ def before_read_docs(app: Sphinx, env: BuildEnvironment, docnames: list[str]) ->
         if root is None:
             trees.warn_no_root(env)
         else:
-            roots.add(AnalysisKey(root, config.profile(env), config.environment(env)))
+            state = state_of(env)
+            roots.add(state.key(root, config.profile(env), config.environment(env)))
     for key in sorted(roots, key=repr):
         cache.report(env, key.root, cache.get_analysis(env, key), strict=config.strict(env))
 

@@ -19,7 +19,6 @@ from docutils.parsers.rst import directives
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import REFERENCE, Environment, gpu_words
 from sphinxext_attn.model.json_value import JsonObject
-from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.model.selection import (
     LAYER_FIELDS,
@@ -101,7 +100,7 @@ def selector_for(
     env: BuildEnvironment, root: str, environment: Environment = REFERENCE
 ) -> Selector:
     """One selector per tree, environment and read phase, on the analysis's parsed files."""
-    key = AnalysisKey(root, "runtime", environment)
+    key = state_of(env).key(root, "runtime", environment)
     selectors = state_of(env).phase.selectors
     selector = selectors.get(key)
     if selector is None:

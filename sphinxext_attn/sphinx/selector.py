@@ -28,6 +28,7 @@ from sphinx.util import logging
 
 from sphinxext_attn.model.environment import REFERENCE, Environment, known_platforms
 from sphinxext_attn.model.json_value import JsonObject, JsonValue
+from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.model.selection import OPTION_FIELDS
 from sphinxext_attn.model.selector_shape import (
     GRID,
@@ -102,14 +103,15 @@ def table_of(
     stored = getattr(env, "attention_backends_selector", None)
     if stored is None:
         stored = env.attention_backends_selector = {}  # type: ignore[attr-defined]
-    key = table_key(root, platforms, environment) + ("|requests" if requests else "")
+    plugins = state_of(env).plugins_of(root)
+    key = table_key(root, platforms, environment, plugins) + ("|requests" if requests else "")
     memo = state_of(env).selector_tables
     for candidate in (memo.get(key), stored.get(key)):
         if candidate is not None and cache.fingerprint(root, candidate[1]) == candidate[0]:  # type: ignore[arg-type]
             break
     else:
         built = build_selector_table(
-            root, platforms=platforms, environment=environment, requests=requests
+            root, platforms=platforms, environment=environment, requests=requests, plugins=plugins
         )
         candidate = (cache.fingerprint(root, built), built)  # type: ignore[arg-type]
         if built.table is not None:
@@ -124,10 +126,14 @@ def table_of(
     return candidate[1]
 
 
-def table_key(root: str, platforms: Sequence[str], environment: Environment) -> str:
-    """The memo key: the tree alone for the reference CUDA selector (as before)."""
+def table_key(
+    root: str, platforms: Sequence[str], environment: Environment, plugins: Plugins = ()
+) -> str:
+    """The memo key: the tree alone for the reference CUDA selector (as before); the
+    plugin folders read with it, if any (a table read without them is another)."""
     extra = [",".join(platforms)] if tuple(platforms) != ("cuda",) else []
     extra += [environment.key()] if environment.key() else []
+    extra += ["plugins=" + ",".join(str(p.folder) for p in plugins)] if plugins else []
     return "|".join([root, *extra])
 
 

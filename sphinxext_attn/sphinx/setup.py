@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from sphinx.util.typing import ExtensionMetadata
 
 #: bump when what is kept on the environment changes shape
-#: 5: BackendFeatures.accepts; 4: analyses kept by AnalysisKey; 3:
-#: Analysis.page_columns, capability_columns, profile; PriorityList conditions
-ENV_VERSION = 5
+#: 6: AnalysisKey.plugins; 5: BackendFeatures.accepts; 4: analyses kept by AnalysisKey;
+#: 3: Analysis.page_columns, capability_columns, profile; PriorityList conditions
+ENV_VERSION = 6
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:

@@ -84,8 +84,9 @@ def resolve_for_build(app: Sphinx) -> None:
     if root and options and os.path.isdir(os.path.join(root, "vllm")):
         try:
             values = {k: as_text(v) for k, v in options.items()}
-            reads = state_of(app.env).phase.shared_reads(root)
-            check_options(root, values, OPTIONS_NAME, SourceTree(root, reads))
+            state = state_of(app.env)
+            tree = SourceTree(root, state.phase.shared_reads(root), plugins=state.plugins_of(root))
+            check_options(root, values, OPTIONS_NAME, tree)
         except OptionError as err:
             conf_py = os.path.join(app.confdir, "conf.py") if app.confdir else None
             logger.error(
@@ -104,9 +105,10 @@ def resolve_for_build(app: Sphinx) -> None:
 
 
 def read_configured_plugins(app: Sphinx) -> None:
-    """``attention_backends_plugins`` read as the plugins of the configured tree (each
-    build states its own: none configured, none read); a folder holding no plugin,
-    or a platform no plugin brings, is one error naming the setting."""
+    """``attention_backends_plugins`` read as the plugins of the configured tree, kept
+    by the build (:attr:`.BuildState.plugins`: each build states its own, none
+    configured, none read); a folder holding no plugin, or a platform no plugin
+    brings, is one error naming the setting."""
     root = app.env.attention_backends_root  # type: ignore[attr-defined]
     if not root:
         return
@@ -117,12 +119,12 @@ def read_configured_plugins(app: Sphinx) -> None:
         for f in getattr(app.config, PLUGINS_NAME, None) or []
     ]
     try:
-        read_plugins(root, folders)
+        plugins = read_plugins(root, folders)
     except PluginError as exc:
         logger.error(f"{PLUGINS_NAME}: {exc}", type="attention_backends", subtype="config")
-        read_plugins(root, [])
-
-    for message in release_mismatches(root) if folders else []:
+        plugins = read_plugins(root, [])
+    state_of(app.env).plugins = {os.path.realpath(root): plugins} if plugins else {}
+    for message in release_mismatches(root, plugins) if folders else []:
         logger.warning(message, type="attention_backends", subtype="plugin")
     platform = getattr(app.config, PLATFORM_NAME, "cuda")
     if platform not in known_platforms():

@@ -83,8 +83,7 @@ def test_no_file_outside_the_named_folders_is_read(tmp_path, monkeypatch):
     plugin = gaudi_plugin(tmp_path / "plugin")
     _damage(plugin, "symlink", tmp_path)
     try:
-        read_plugins(DEMO_TREE, [str(plugin)])
-        tree = SourceTree(DEMO_TREE)
+        tree = SourceTree(DEMO_TREE, plugins=read_plugins(DEMO_TREE, [str(plugin)]))
         assert tree.root_of(MLA_FILE) == plugin.resolve()
         assert tree.is_outside(MLA_FILE) and tree.text(MLA_FILE) is None
         assert not tree.exists("vllm_gaudi/../../outside/secret.py")

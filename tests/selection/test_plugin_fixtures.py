@@ -76,9 +76,10 @@ def test_unset_the_soc_fact_makes_the_ascend_answer_conditional(capsys, ascend):
 
 
 def test_the_ascend_rules_list_every_key_of_both_dicts(ascend):
-    read_plugins(DEMO_TREE, [str(ascend)])
+    plugins = read_plugins(DEMO_TREE, [str(ascend)])
+    environment = Environment(platform="npu")
     part = analyze(
-        AnalysisKey(str(DEMO_TREE), environment=Environment(platform="npu"), part="features")
+        AnalysisKey(str(DEMO_TREE), environment=environment, part="features", plugins=plugins)
     )
     assert part.platform.source == "vllm_ascend/platform.py"
     by_class = {r.class_path: r.conditions for r in part.platform.rules if r.class_path}
@@ -189,9 +190,12 @@ def test_a_cell_is_declared_by_what_vllms_method_reads_or_the_impl_attribute(tmp
     module = plugin / "vllm_ascend/attention/attention_v1.py"
     module.write_text(module.read_text(encoding="utf-8") + DECLARING, encoding="utf-8")
     try:
-        read_plugins(DEMO_TREE, [str(plugin)])
+        plugins = read_plugins(DEMO_TREE, [str(plugin)])
         environment = Environment(platform="npu")
-        part = analyze(AnalysisKey(str(DEMO_TREE), environment=environment, part="features"))
+        key = AnalysisKey(
+            str(DEMO_TREE), environment=environment, part="features", plugins=plugins
+        )
+        part = analyze(key)
     finally:
         read_plugins(DEMO_TREE, [])
     rows = {r.class_path: r for r in part.backends}

@@ -86,9 +86,12 @@ def test_feature_rows_are_the_tpu_classes_and_what_they_declare():
     from sphinxext_attn.source.plugin_platforms import read_plugins
 
     root = str(tree("0.32.0"))
-    read_plugins(root, [str(plugin_tree("tpu-inference", "0.32.0"))])
+    plugins = read_plugins(root, [str(plugin_tree("tpu-inference", "0.32.0"))])
     try:
-        part = analyze(AnalysisKey(root, environment=Environment(platform="tpu"), part="features"))
+        environment = Environment(platform="tpu")
+        part = analyze(
+            AnalysisKey(root, environment=environment, part="features", plugins=plugins)
+        )
     finally:
         read_plugins(root, [])
     rules = [(r.conditions, r.outcome) for r in part.platform.rules]

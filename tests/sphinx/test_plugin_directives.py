@@ -4,6 +4,7 @@ tables), on the demo tree with a vllm-gaudi-shaped plugin (tests/plugin_trees.py
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from attn_sphinx_util import build, warnings
@@ -75,3 +76,36 @@ def test_a_platform_without_its_plugin_is_one_error(make_app, tmp_path):
     assert warned.count("give one of cuda, rocm, xpu, cpu, tpu (a plugin's platform") == 3
     bad_text, bad = _build(make_app, tmp_path / "second", "['no-such-plugin-folder']")
     assert "attention_backends_plugins: no-such-plugin-folder: not a folder" in bad
+
+
+FEATURES_PAGE = """Gaudi
+=====
+
+.. attention-backends-standard::
+   :platform: hpu
+"""
+
+
+def test_a_rebuild_with_other_plugin_folders_reads_them(make_app, tmp_path):
+    """The analyses kept on the environment are keyed by the plugins read too: the
+    same root and platform with another plugin folder is analysed again, not taken
+    from the build before (whose plugin files lie outside the root it checks)."""
+    gaudi_plugin(tmp_path / "gaudi-a")
+    other = gaudi_plugin(tmp_path / "gaudi-b") / "vllm_gaudi/v1/attention/backends/hpu_attn.py"
+    other.write_text(other.read_text(encoding="utf-8").replace("[128]", "[64]"), "utf-8")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "index.rst").write_text(FEATURES_PAGE)
+    cells = []
+    for folder in ("gaudi-a", "gaudi-b", "gaudi-a"):
+        (src / "conf.py").write_text(
+            f'extensions = ["sphinxext_attn"]\nattention_backends_plugins = ["../{folder}"]\n'
+        )
+        try:
+            app = build(make_app, src, "text", tree=DEMO_TREE, profile=None)
+        finally:
+            read_plugins(DEMO_TREE, [])
+        text = (Path(app.outdir) / "index.txt").read_text(encoding="utf-8")
+        cells.append(re.findall(r"\| (128|64) +\|", text))  # the Block Sizes cell
+        assert "WARNING" not in warnings(app), warnings(app)
+    assert cells == [["128"], ["64"], ["128"]]
