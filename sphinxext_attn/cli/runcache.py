@@ -324,7 +324,7 @@ class UnitEntries:
         from sphinxext_attn.source.views import Compare
 
         if self._compare is None:
-            reader = SourceTree(self.base)
+            reader = SourceTree(self.base, plugins=self.cache.plugins)
 
             def old(rel: str) -> str | None:
                 data = self.cache.kept_text(self.root, rel, self.texts[rel])
@@ -344,7 +344,7 @@ class UnitEntries:
     def _read(self, rel: str) -> bytes | None:
         from sphinxext_attn.source.tree import SourceTree
 
-        reader = SourceTree(self.base)
+        reader = SourceTree(self.base, plugins=self.cache.plugins)
         reader.text(rel)
         return reader.read_bytes().get(rel)
 
