@@ -25,10 +25,6 @@ MUTATORS = frozenset(
 
 #: module:NAME -> why it is module-level, and what clears it
 KNOWN: dict[str, str] = {
-    # the recordings under way, told of every piece of text read: pieces are shared by
-    # the trees of one root (share_parsing) and noted by code that holds no tree (the
-    # evaluator's scopes); each recording takes itself off when its work ends
-    "source/chunks.py:READERS": "the recorders listening while a question is asked",
     # the platforms the plugins read last bring (read_plugins, once per run or build):
     # the names a --platform flag, a config value or a directive option is checked
     # against, by argparse types and docutils option converters, which are handed no

@@ -43,8 +43,9 @@ def module(interp: Interpreter, dotted: str) -> ModuleScope | None:
         chunks = None if whole is not None else interp.tree.chunks(path)
         if whole is None and chunks is None:
             raise Unknown(f"module {dotted} cannot be read", path)
+        tree = interp.tree
         scope = ModuleScope(
-            dotted, path, chunks, lambda: interp.tree.parse(path), indexes=interp.tree.indexes
+            dotted, path, chunks, lambda: tree.parse(path), indexes=tree.indexes, log=tree.read_log
         )
     except Unknown as exc:
         interp.module_failures[dotted] = copy.copy(exc)

@@ -16,7 +16,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.bindings import NESTED_SCOPES
-from sphinxext_attn.source.chunks import ChunkError, note_view
+from sphinxext_attn.source.chunks import ChunkError
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.scope import ModuleScope
@@ -86,7 +86,7 @@ def top_level_statements(
         if module.chunks is None:
             raise ChunkError(module.path)
         for name in names:  # only the pieces holding a name count (source/views.py)
-            note_view(module.path, ("mention", name))
+            module.log.note(module.path, ("mention", name))
         for chunk in module.chunks:
             text = chunk.unnoted()
             if definitions and text.startswith(definitions):
@@ -110,7 +110,7 @@ def rebound_at_import(module: ModuleScope, name: str) -> int:
     if module.has_global is None:  # most modules have no ``global`` at all
         pieces = module.chunks or []
         if module.chunks is not None:
-            note_view(module.path, ("mention", "global"))
+            module.log.note(module.path, ("mention", "global"))
         module.has_global = module.chunks is None or any("global" in c.unnoted() for c in pieces)
     if not module.has_global:
         return 0

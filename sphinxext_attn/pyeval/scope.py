@@ -33,7 +33,8 @@ from sphinxext_attn.pyeval.values import (
     Unknown,
     Value,
 )
-from sphinxext_attn.source.chunks import Chunk, ChunkError, chunk_names, note_view
+from sphinxext_attn.source.chunks import Chunk, ChunkError, chunk_names
+from sphinxext_attn.source.recording import ReadLog
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -70,6 +71,8 @@ class ModuleScope(Scope):
     has_global: bool | None = None
     #: indexes by file, shared by the interpreters of one tree's pieces
     indexes: dict[str, dict[str, list[Binding]]] | None = None
+    #: the read log of the tree the module was loaded from (what its scans read)
+    log: ReadLog = field(default_factory=ReadLog)
 
     def __post_init__(self) -> None:
         self.module = self
@@ -143,7 +146,7 @@ class ModuleScope(Scope):
         """Whether the file may hold ``:=`` (unknown when read whole: yes)."""
         if self.chunks is None:
             return True
-        note_view(self.path, ("mention", ":="))
+        self.log.note(self.path, ("mention", ":="))
         return any(":=" in chunk.unnoted() for chunk in self.chunks)
 
     def class_nodes(self) -> list[ast.ClassDef]:
@@ -151,7 +154,7 @@ class ModuleScope(Scope):
         whole file, or :class:`Unknown` when that does not parse either)."""
         out = []
         if self.chunks is not None:
-            note_view(self.path, ("mention", "class "))
+            self.log.note(self.path, ("mention", "class "))
         for bindings in self.index.values():
             for binding in bindings:
                 stmt: Value = binding.stmt

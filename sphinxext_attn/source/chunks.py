@@ -17,7 +17,10 @@ import ast
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sphinxext_attn.source.recording import ReadLog
 
 
 def parse_quietly(text: str, filename: str) -> ast.Module:
@@ -57,23 +60,12 @@ class ChunkError(Exception):
     """A piece did not parse alone: parse the whole file."""
 
 
-#: What the work under way reads (see ``SourceTree.recording``): each has ``views``,
-#: tree-relative path -> the views of that file the work's result rests on
-#: (see :mod:`.views`). A top-level piece's text, read by anyone, is noted there.
-READERS: list[Any] = []
-
-
-def note_view(path: str, view: tuple[Any, ...]) -> None:
-    """The work under way read this view of the file ``path``."""
-    for reader in READERS:
-        reader.views.setdefault(path, set()).add(view)
-
-
 @dataclass(eq=False)
 class Chunk:
     """One top-level statement's text, parsed on first use. Reading its text (or
-    nodes) notes the piece as read (:data:`READERS`): a scan of many pieces that
-    only needs those holding a word reads :meth:`unnoted` and notes a ``mention``."""
+    nodes) notes the piece as read in its trees' :class:`~.recording.ReadLog`: a scan
+    of many pieces that only needs those holding a word reads :meth:`unnoted` and
+    notes a ``mention``."""
 
     path: str
     line: int
@@ -88,11 +80,15 @@ class Chunk:
     #: the piece's place among the file's pieces (-1: a class member, read
     #: through its class's piece)
     index: int = -1
+    #: the recordings of the trees that share this piece (None: a piece no tree
+    #: made, e.g. of a text compared across an edit: its reads are not noted)
+    log: ReadLog | None = None
 
     @property
     def text(self) -> str:
-        if READERS and self.index >= 0:
-            note_view(self.path, ("chunk", self.index))
+        log = self.log
+        if log is not None and log.recordings and self.index >= 0:
+            log.note(self.path, ("chunk", self.index))
         return self._text
 
     def unnoted(self) -> str:
@@ -104,8 +100,9 @@ class Chunk:
         return self._nodes is not None
 
     def nodes(self, noted: bool = True) -> list[ast.stmt]:
-        if noted and READERS and self.index >= 0:
-            note_view(self.path, ("chunk", self.index))
+        log = self.log
+        if noted and log is not None and log.recordings and self.index >= 0:
+            log.note(self.path, ("chunk", self.index))
         if self._nodes is None:
             try:
                 # blank lines ahead put the piece at its place in the file (cheaper
@@ -119,14 +116,15 @@ class Chunk:
         return self._nodes
 
 
-def split_chunks(text: str, path: str) -> list[Chunk]:
-    """Top-level statements of ``text`` (decorators kept with their ``def``)."""
+def split_chunks(text: str, path: str, log: ReadLog | None = None) -> list[Chunk]:
+    """Top-level statements of ``text`` (decorators kept with their ``def``); reading
+    one notes it in ``log`` (that of the trees sharing the pieces)."""
     chunks: list[Chunk] = []
     line, counted = 1, 0  # lines counted incrementally: one pass over the text
     for start, piece, merged in cut_pieces(text, ""):
         line += text.count("\n", counted, start)
         counted = start
-        chunks.append(Chunk(path, line, piece, start, merged, index=len(chunks)))
+        chunks.append(Chunk(path, line, piece, start, merged, index=len(chunks), log=log))
     return chunks
 
 

@@ -18,7 +18,6 @@ from sphinxext_attn.source.chunks import (
     ChunkError,
     has_class,
     is_word,
-    note_view,
     word_boundary,
 )
 from sphinxext_attn.source.classes import absolute_module
@@ -35,7 +34,7 @@ def _statements(
         chunks = tree.chunks(path)
         if chunks is None:
             return
-        note_view(path, ("mention", word))
+        tree.read_log.note(path, ("mention", word))
         try:
             found = [c.nodes() for c in chunks if word in c.unnoted() and wanted(c.unnoted())]
         except ChunkError:
@@ -83,7 +82,7 @@ def _header_only(
     if tree.parsed(path) is not None:
         return None
     chunks = tree.chunks(path) or []
-    note_view(path, ("mention", name))
+    tree.read_log.note(path, ("mention", name))
     # only a piece that starts a class (or its decorators) can match: test that first
     found = [
         c

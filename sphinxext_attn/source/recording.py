@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinxext_attn.model.records import Diagnostic
-from sphinxext_attn.source.chunks import READERS, class_names, has_class, is_word, note_view
+from sphinxext_attn.source.chunks import class_names, has_class, is_word
 from sphinxext_attn.source.views import View
 
 _BOUNDARY = re.compile(r"\b")
@@ -78,11 +78,30 @@ class Recording:
     views: dict[str, set[View]] = field(default_factory=dict)
 
 
+class ReadLog:
+    """The recordings under way in the trees that share their parsing (one tree, or
+    the trees of one lineage: :meth:`RecordedReads.share_parsing` and
+    :meth:`~RecordedReads.reuse_parsing`). A piece of text is shared by those trees,
+    so a read of it through any of them counts for each recording."""
+
+    __slots__ = ("recordings",)
+
+    def __init__(self) -> None:
+        self.recordings: list[Recording] = []
+
+    def note(self, path: str, view: View) -> None:
+        """The work under way read this view of the file ``path``."""
+        for record in self.recordings:
+            record.views.setdefault(path, set()).add(view)
+
+
 class RecordedReads:
     """Recording what work read, and sharing parsing (the base of ``SourceTree``,
     which reads the files)."""
 
     _recordings: list[Recording]
+    #: where reads are noted (each tree makes one; trees sharing parsing share it)
+    read_log: ReadLog
     _reads: dict[str, bytes]
     _texts: dict[str, str | None]
     _modules: dict[str, ast.Module | None]
@@ -102,13 +121,14 @@ class RecordedReads:
         it raises, cached reads included: the result of that work depends on these
         files only (a cache keeps it while they are unchanged)."""
         record = Recording()
+        log = self.read_log
         self._recordings.append(record)
-        READERS.append(record)  # pieces of text read by anyone note themselves there
+        log.recordings.append(record)  # pieces read through any tree sharing them note there
         try:
             yield record
         finally:
             self._recordings.remove(record)
-            READERS.remove(record)
+            log.recordings.remove(record)
 
     def replay(self, record: Recording) -> None:
         """What ``record`` read counts for the recordings under way too (a result
@@ -125,6 +145,7 @@ class RecordedReads:
         self._chunks = other._chunks
         self._wholes = other._wholes
         self.indexes = other.indexes
+        self.read_log = other.read_log  # the pieces note their reads there
 
     def reuse_parsing(self, other: RecordedReads, changed: Collection[str]) -> None:
         """Start from what ``other`` (the same root, read before an edit) parsed: its
@@ -135,6 +156,7 @@ class RecordedReads:
         self._wholes = {k: v for k, v in other._wholes.items() if k not in changed}
         self._chunks = {k: v for k, v in other._chunks.items() if k not in changed}
         self.indexes = {k: v for k, v in other.indexes.items() if k not in changed}
+        self.read_log = other.read_log  # the pieces carried over note their reads there
 
     def _touch(self, rel: str) -> None:
         for record in self._recordings:
@@ -143,13 +165,13 @@ class RecordedReads:
     def search(self, rel: str, pattern: str) -> bool:
         """Whether ``pattern`` (a regular expression, ``re.M``) occurs in the file:
         the result rests on that alone, not on the rest of the text."""
-        note_view(rel, ("search", pattern))
+        self.read_log.note(rel, ("search", pattern))
         text = self._text(rel)
         return text is not None and re.search(pattern, text, re.M) is not None
 
     def has_class(self, rel: str, name: str) -> bool:
         """Whether ``class NAME`` occurs in the file (the result rests on that alone)."""
-        note_view(rel, ("has-class", name))
+        self.read_log.note(rel, ("has-class", name))
         text = self._text(rel) or ""
         if not (is_word(name) and name in text):
             return has_class(text, name)
@@ -162,7 +184,7 @@ class RecordedReads:
         """Whether a file read so far holds ``word`` where ``pattern`` (``re.M``)
         matches; only the files tried up to the first that does count."""
         for rel, text in list(self._texts.items()):
-            note_view(rel, ("search", pattern))
+            self.read_log.note(rel, ("search", pattern))
             if not text or word not in text:
                 continue
             fast = pattern == import_pattern(word)

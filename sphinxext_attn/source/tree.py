@@ -20,14 +20,13 @@ from sphinxext_attn.model.records import Diagnostic, Location
 from sphinxext_attn.source.chunks import (
     ChunkError,
     fill_from,
-    note_view,
     parse_module,
     split_chunks,
     word_boundary,
 )
 from sphinxext_attn.source.layout import PACKAGE, in_package, is_installed_layout
 from sphinxext_attn.source.plugins import package_folders
-from sphinxext_attn.source.recording import RecordedReads, Recording, decode_source
+from sphinxext_attn.source.recording import ReadLog, RecordedReads, Recording, decode_source
 from sphinxext_attn.source.syntax_check import (
     Problem,
     parse_problem,
@@ -81,6 +80,8 @@ class SourceTree(RecordedReads):
         self.plugin_roots = package_folders(plugins)
         #: the recordings under way (nested work records into each)
         self._recordings: list[Recording] = []
+        #: where reads are noted for the recordings (shared with the trees sharing parsing)
+        self.read_log = ReadLog()
         #: warnings of a file's reading and parsing, repeated to later recordings
         self._file_warnings: dict[str, list[Diagnostic]] = {}
         #: what the layers above compute from this tree and keep with it (a machine's
@@ -216,7 +217,7 @@ class SourceTree(RecordedReads):
     def text(self, rel: str) -> str | None:
         """Decoded text of a tree file, read at most once; None (with a warning) on
         failure. The result rests on the whole text (see :meth:`search`)."""
-        note_view(rel, RAW)
+        self.read_log.note(rel, RAW)
         return self._text(rel)
 
     def _text(self, rel: str) -> str | None:
@@ -277,7 +278,7 @@ class SourceTree(RecordedReads):
     def lines(self, rel: str) -> list[str]:
         """Source lines of a file already read (comments carry a few facts)."""
         self._touch(rel)
-        note_view(rel, RAW)
+        self.read_log.note(rel, RAW)
         if rel not in self._lines:
             text = self._texts.get(rel)
             self._lines[rel] = text.splitlines() if text else []
@@ -294,7 +295,7 @@ class SourceTree(RecordedReads):
         if chunks is None:
             return None
         head = f"class {name}"
-        note_view(rel, ("mention", head))
+        self.read_log.note(rel, ("mention", head))
         found = [
             c
             for c in chunks
@@ -302,7 +303,7 @@ class SourceTree(RecordedReads):
         ]
         if len(found) != 1:
             return None
-        note_view(rel, ("segment", found[0].index))
+        self.read_log.note(rel, ("segment", found[0].index))
         try:
             nodes = found[0].nodes()
         except ChunkError:
@@ -321,16 +322,18 @@ class SourceTree(RecordedReads):
         self._touch(rel)
         module = self._modules.get(rel)
         if module is not None:
-            note_view(rel, AST)
+            self.read_log.note(rel, AST)
         return module
 
     def chunks(self, rel: str) -> list[Any] | None:
         """The file cut into top-level statements, parsed one by one on demand."""
-        note_view(rel, OUTLINE)
+        self.read_log.note(rel, OUTLINE)
         text = self._text(rel)  # each tree keeps its own files and warnings
         if rel in self._chunks:
             return self._chunks[rel]
-        chunks = self._chunks[rel] = None if text is None else split_chunks(text, rel)
+        chunks = self._chunks[rel] = (
+            None if text is None else split_chunks(text, rel, self.read_log)
+        )
         whole = self._wholes.get(rel)
         if chunks and whole is not None:  # its pieces need no parsing of their own
             fill_from(chunks, whole.body)
@@ -369,7 +372,7 @@ class SourceTree(RecordedReads):
         if text is None:
             return []
         problems = syntax_problems(rel, without_segment(text, start, length))
-        note_view(rel, RAW if problems else CODE)
+        self.read_log.note(rel, RAW if problems else CODE)
         return problems
 
     def _unchecked_rests(self) -> list[tuple[str, str]]:
@@ -380,7 +383,7 @@ class SourceTree(RecordedReads):
         """The module AST of a tree file, parsed at most once; None (with a warning) on failure."""
         for record in self._recordings:
             record.whole.setdefault(rel)
-        note_view(rel, AST)
+        self.read_log.note(rel, AST)
         if rel in self._modules:
             self._replay(rel)
             return self._modules[rel]
