@@ -22,6 +22,7 @@ from typing import Any
 from sphinxext_attn.pyeval import (
     calls,
     comprehensions,
+    formatting,
     loading,
     members,
     objects,
@@ -304,7 +305,8 @@ class Interpreter(QuestionMixin):
         if isinstance(value, EnumMember):
             text = self.enum_text(value, node.conversion, spec, node, scope.module.path)
             return ops.paid(text, self.budget, self.where(node, scope))
-        return ops.format_value(value, node.conversion, spec, self.budget, self.where(node, scope))
+        where = self.where(node, scope)
+        return formatting.format_value(value, node.conversion, spec, self.budget, where)
 
     def _lambda(self, node: ast.Lambda, scope: Scope) -> Value:
         return self.defaults_now(PyFunction("<lambda>", node, scope.module, scope))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from sphinxext_attn.pyeval import ops, plain
+from sphinxext_attn.pyeval import formatting, ops, plain
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import Builtin, LimitExceeded, Raised, Unknown, Value
 
@@ -41,7 +41,7 @@ def _method(obj: Value, name: str) -> Value:
         plain_args = [plain.plain_value(a) for a in args] if isinstance(obj, str) else list(args)
         if name in ("join",) and args:
             plain_args = [[plain.plain_value(x) for x in it.iterate(args[0], node, path)]]
-            ops.join_size(obj, plain_args[0], where)
+            formatting.join_size(obj, plain_args[0], where)
         if name in ("extend", "update", "union", "intersection", "difference", "issubset"):
             plain_args = [a if isinstance(a, dict) else it.iterate(a, node, path) for a in args]
         try:

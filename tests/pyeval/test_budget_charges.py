@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from sphinxext_attn.knowledge.machine import Machine
-from sphinxext_attn.pyeval import Interpreter, ops
+from sphinxext_attn.pyeval import Interpreter, formatting, ops
 from sphinxext_attn.pyeval.values import NODE, Budget
 from sphinxext_attn.source.tree import SourceTree
 
@@ -46,19 +46,19 @@ def test_a_set_display_is_charged_its_walk_and_its_table(tmp_path):
 
 def test_a_join_is_refused_only_past_the_size_limit():
     most = ops.MAX_ITEMS
-    ops.join_size("", ["x" * (most - 1), "y"], WHERE)
-    ops.join_size(",", ["x" * (most - 2), "y"], WHERE)  # one separator: exactly the limit
-    ops.join_size(",", ["x" * most], WHERE)  # one item: no separator
-    ops.join_size("-" * (most + 1), [], WHERE)  # nothing joined: no separator either
-    ops.join_size("", ["x" * most, 5], WHERE)  # not a str: TypeError later, no size
-    ops.join_size(b"-" * (most + 1), [b"a", b"b"], WHERE)  # bytes are not sized here
+    formatting.join_size("", ["x" * (most - 1), "y"], WHERE)
+    formatting.join_size(",", ["x" * (most - 2), "y"], WHERE)  # one separator: exactly the limit
+    formatting.join_size(",", ["x" * most], WHERE)  # one item: no separator
+    formatting.join_size("-" * (most + 1), [], WHERE)  # nothing joined: no separator either
+    formatting.join_size("", ["x" * most, 5], WHERE)  # not a str: TypeError later, no size
+    formatting.join_size(b"-" * (most + 1), [b"a", b"b"], WHERE)  # bytes are not sized here
     for sep, items in (
         (",", ["x" * (most - 1), "y"]),
         ("", ["x" * most, "y"]),
         ("ab", ["", ""] * (most // 4 + 1)),
     ):
         try:
-            ops.join_size(sep, items, WHERE)
+            formatting.join_size(sep, items, WHERE)
         except ops.LimitExceeded as exc:
             assert exc.kind == "size"
         else:
