@@ -23,14 +23,9 @@ MUTATORS = frozenset(
      "discard", "remove", "insert", "sort"}
 )  # fmt: skip
 
-#: module:NAME -> why it is module-level, and what clears it
-KNOWN: dict[str, str] = {
-    # the platforms the plugins read last bring (read_plugins, once per run or build):
-    # the names a --platform flag, a config value or a directive option is checked
-    # against, by argparse types and docutils option converters, which are handed no
-    # run or build; each read_plugins empties and fills it again
-    "model/environment.py:PLUGIN_PLATFORMS": "platform names the plugins read bring",
-}
+#: module:NAME -> why it is module-level, and what clears it (none left: the plugins'
+#: platforms, the last, are named on the plugins a run or build holds)
+KNOWN: dict[str, str] = {}
 
 
 def mutated_globals(root: Path = PACKAGE) -> set[str]:

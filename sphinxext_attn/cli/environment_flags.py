@@ -4,9 +4,9 @@ assumes about the world outside the tree (see :mod:`sphinxext_attn.model.environ
 from __future__ import annotations
 
 import argparse
-import re
 
 from sphinxext_attn.model.environment import (
+    PLATFORM_PATTERN,
     PLATFORMS,
     Environment,
     EnvironmentError_,
@@ -16,27 +16,24 @@ from sphinxext_attn.model.environment import (
 )
 from sphinxext_attn.model.plugin import Plugins
 
-#: a platform's name (vLLM's ``tpu``, a plugin's ``npu``): checked once the plugins
-#: are read (see :func:`check_platforms`)
-PLATFORM_NAME = re.compile(r"[a-z][a-z0-9_]{0,30}\Z")
-
 
 def platform_name(text: str) -> str:
     name = text.strip().lower()
-    if not PLATFORM_NAME.match(name):
+    if not PLATFORM_PATTERN.match(name):
         raise argparse.ArgumentTypeError(
             f"invalid platform {text!r} (choose from {', '.join(known_platforms())})"
         )
     return name
 
 
-def check_platforms(names: list[str]) -> None:
-    """Each of ``names`` a platform vLLM or a plugin read brings."""
+def check_platforms(names: list[str], plugins: Plugins = ()) -> None:
+    """Each of ``names`` a platform vLLM or one of the run's ``plugins`` brings."""
     for name in names:
-        if name not in known_platforms():
+        if name not in known_platforms(plugins):
             raise EnvironmentError_(
                 f"argument --platform: invalid platform {name!r} (choose from "
-                f"{', '.join(known_platforms())}; a plugin's platform needs its --plugin DIR)"
+                f"{', '.join(known_platforms(plugins))}; a plugin's platform needs its "
+                "--plugin DIR)"
             )
 
 
@@ -46,7 +43,7 @@ def platform_list(text: str) -> list[str]:
     names = [n.strip().lower() for n in text.split(",") if n.strip()]
     if names == ["all"]:
         return list(PLATFORMS)
-    bad = [n for n in names if n not in PLATFORMS and not PLATFORM_NAME.match(n)]
+    bad = [n for n in names if n not in PLATFORMS and not PLATFORM_PATTERN.match(n)]
     if bad or not names:
         raise argparse.ArgumentTypeError(
             f"invalid platform {text!r} (choose from {', '.join(PLATFORMS)}, all; "
@@ -147,17 +144,19 @@ def read_plugin_flags(args: argparse.Namespace, root: str) -> Plugins:
     return plugins
 
 
-def environment_of(args: argparse.Namespace) -> Environment:
-    """The environment the flags ask for; :class:`EnvironmentError_` names a bad one."""
+def environment_of(args: argparse.Namespace, plugins: Plugins = ()) -> Environment:
+    """The environment the flags ask for, on a platform of vLLM's or of the run's
+    ``plugins``; :class:`EnvironmentError_` names a bad one."""
     platform = getattr(args, "platform", None)
     if isinstance(platform, str):
-        check_platforms([platform])
+        check_platforms([platform], plugins)
     return environment_from(
         parse_assignments(args.env, "--env"),
         parse_assignments(args.option, "--option"),
         parse_assignments(args.assume, "--assume"),
-        platform if isinstance(platform := getattr(args, "platform", None), str) else "cuda",
+        platform if isinstance(platform, str) else "cuda",
         getattr(args, "arch", "") or "",
+        plugins=plugins,
     )
 
 

@@ -267,8 +267,8 @@ def write_page(args: argparse.Namespace) -> int:
         return 2
     root = Path(args.root)
     plugins = read_plugin_flags(args, args.root) if root.is_dir() else ()
-    check_platforms(page_platforms(args))
-    environment = environment_of(args)
+    check_platforms(page_platforms(args), plugins)
+    environment = environment_of(args, plugins)
     if args.files and not any(is_relevant(f, root) for f in args.files):
         return 0
     check_root(args.root)
@@ -376,7 +376,8 @@ def write_diff(args: argparse.Namespace, new: Analysis, cache: RunCache) -> int:
     old_root = check_root(args.diff, "--diff")
     same = os.path.realpath(old_root) == os.path.realpath(args.root)
     old_cache = cache if same or not cache.plugins else run_cache(args)
-    old = analysis_of(old_root, args.profile, True, old_cache, True, environment_of(args))
+    old_env = environment_of(args, cache.plugins)
+    old = analysis_of(old_root, args.profile, True, old_cache, True, old_env)
     for diag in old.diagnostics:  # labelled as the new tree's are
         print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
     from sphinxext_attn.render.diffout import render_diff_json, render_diff_markdown

@@ -11,6 +11,7 @@ from sphinxext_attn.cli.checks import BadInput
 from sphinxext_attn.cli.decisions import Answers
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.model.json_value import JsonObject
+from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.model.selection import MODEL_FIELDS, NOT_WITH_MODEL, Config
 from sphinxext_attn.models.answer import answer_model
 from sphinxext_attn.models.config_file import load_model_config
@@ -108,15 +109,20 @@ def check_model_case(index: int, value: object, base: Path) -> JsonObject:
 
 
 def model_cases(
-    answers: Answers, cases: list[dict[str, Any]], base: Path, environment: Environment
+    answers: Answers,
+    cases: list[dict[str, Any]],
+    base: Path,
+    environment: Environment,
+    plugins: Plugins = (),
 ) -> list[dict[str, Any]]:
     """Each case's answer: a model's where it names ``model_config`` (its ``config``
-    keys override what the model implies), else the configuration's decision."""
+    keys override what the model implies), else the configuration's decision (a case's
+    platform one of vLLM's or of the run's ``plugins``)."""
     from sphinxext_attn.model.environment import case_environment
 
     results = []
     for index, case in enumerate(cases):
-        case_env = case_environment(case, environment, index)
+        case_env = case_environment(case, environment, index, plugins)
         if "model_config" not in case:
             results.append(answers.decide(Config.from_case(case), case_env))
             continue

@@ -267,7 +267,7 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         return 2
     root = check_root(args.root)
     plugins = read_plugin_flags(args, args.root)
-    environment = environment_of(args)
+    environment = environment_of(args, plugins)
     check_engine_options(root, environment)
     check_flags_apply(args, argv)
     if environment.platform == "rocm" and environment.arch:
@@ -286,10 +286,10 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         except ValueError as exc:
             raise BadInput(f"--cases {args.cases}: {exc}") from None
         if any("model_config" in c for c in cases):
-            results = model_cases(answers, cases, Path(args.cases).parent, environment)
+            results = model_cases(answers, cases, Path(args.cases).parent, environment, plugins)
         else:
             pairs = [
-                (Config.from_case(c), case_environment(c, environment, i))
+                (Config.from_case(c), case_environment(c, environment, i, plugins))
                 for i, c in enumerate(cases)
             ]
             for index, (config, _) in enumerate(pairs):

@@ -27,18 +27,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinxext_attn.model.plugin import Plugins, brought_platforms
+
 PLATFORMS = ("cuda", "rocm", "xpu", "cpu")
 #: vLLM's built-in platforms whose class lives in another package (``tpu_inference``)
 OUT_OF_TREE_PLATFORMS = ("tpu",)
-#: platforms the plugins read in this process bring (``npu``, ``hpu``)
-PLUGIN_PLATFORMS: dict[str, None] = {}
 
 
-def known_platforms() -> tuple[str, ...]:
-    """Every platform a name may be given for: vLLM's and the plugins' ones."""
-    return (*PLATFORMS, *OUT_OF_TREE_PLATFORMS, *PLUGIN_PLATFORMS)
+def known_platforms(plugins: Plugins = ()) -> tuple[str, ...]:
+    """Every platform a name may be given for: vLLM's, and those ``plugins`` bring
+    (``npu``, ``hpu``)."""
+    return (*PLATFORMS, *OUT_OF_TREE_PLATFORMS, *brought_platforms(plugins))
 
 
+#: a platform's name (vLLM's ``tpu``, a plugin's ``npu``), checked against the
+#: plugins of a run or build once they are read
+PLATFORM_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,30}\Z")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 OPTION_NAME = re.compile(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*\Z")
 FACT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_-]*)*\Z")
@@ -198,12 +202,14 @@ def environment_from(
     platform: str = "cuda",
     arch: str = "",
     where: tuple[str, str, str] = ("--env", "--option", "--assume"),
+    plugins: Plugins = (),
 ) -> Environment:
     """A checked :class:`Environment`; values are kept as text (as the environment has
-    them). Raises :class:`EnvironmentError_` naming the setting and what it accepts."""
-    if platform not in known_platforms():
+    them), the platform one of vLLM's or of ``plugins``. Raises
+    :class:`EnvironmentError_` naming the setting and what it accepts."""
+    if platform not in known_platforms(plugins):
         raise EnvironmentError_(
-            f"platform: {platform!r} is not one of {', '.join(known_platforms())}"
+            f"platform: {platform!r} is not one of {', '.join(known_platforms(plugins))}"
         )
     result = []
     for values, pattern, what in zip(
@@ -288,10 +294,12 @@ MODEL_ATTN_TYPE = "model_config.attn_type"
 MODEL_ATTN_TYPES: tuple[str | None, ...] = (None, "encoder_decoder")
 
 
-def case_environment(case: object, base: Environment, index: int) -> Environment:
+def case_environment(
+    case: object, base: Environment, index: int, plugins: Plugins = ()
+) -> Environment:
     """The environment of one ``select --cases`` case (``env``, ``assume``, ``platform``,
     ``arch``, ``aiter_installed``, ``model_attn_type``) over ``base`` (the command
-    line's)."""
+    line's; its ``plugins`` bring the platforms a case may name besides vLLM's)."""
     if not isinstance(case, dict):
         return base
     where = f"case {index}"
@@ -311,5 +319,6 @@ def case_environment(case: object, base: Environment, index: int) -> Environment
         str(case.get("platform") or base.platform),
         str(case.get("arch") or base.arch),
         (f"{where}: env", f"{where}: option", f"{where}: assume"),
+        plugins,
     )
     return base.merged(own)

@@ -20,11 +20,14 @@ class EntryPoint:
 
 @dataclass(frozen=True)
 class Plugin:
-    """One plugin folder: its packages (top-level names) and entry points."""
+    """One plugin folder: its packages (top-level names), entry points and the
+    platforms they bring (named when the plugin is read as a tree's, so that a
+    platform name is checked against the plugins a run or build holds)."""
 
     folder: Path
     packages: tuple[str, ...]
     entry_points: tuple[EntryPoint, ...] = field(default=())
+    platforms: tuple[str, ...] = field(default=())
 
     @property
     def platform_entries(self) -> list[EntryPoint]:
@@ -33,3 +36,8 @@ class Plugin:
 
 #: the plugins of a tree, in the order they were given (none: vLLM's files alone)
 Plugins = tuple[Plugin, ...]
+
+
+def brought_platforms(plugins: Plugins) -> tuple[str, ...]:
+    """The platforms ``plugins`` bring, in their order, each once."""
+    return tuple(dict.fromkeys(name for plugin in plugins for name in plugin.platforms))

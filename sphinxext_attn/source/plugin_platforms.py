@@ -10,9 +10,10 @@ from __future__ import annotations
 import ast
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from sphinxext_attn.model.plugin import Plugins
+from sphinxext_attn.model.plugin import Plugin, Plugins
+from sphinxext_attn.source.plugins import find_plugins
 from sphinxext_attn.source.tree import SourceTree
 
 #: the attributes of a platform class that name it, in the order they are tried
@@ -47,17 +48,26 @@ def plugin_platforms(tree: SourceTree) -> dict[str, PluginPlatform]:
     """The platforms of the tree's plugins by name (none without plugins)."""
     found: dict[str, PluginPlatform] = {}
     for plugin in tree.plugins:
-        for entry in plugin.platform_entries:
-            rel = tree.module_file(entry.module)
-            module = tree.parse(rel) if rel else None
-            function = _function(module, entry.function) if module else None
-            qualname = _answered(function) if function else None
-            if rel is None or function is None or qualname is None:
-                where = rel or f"{entry.module.replace('.', '/')}.py"
-                tree.warn(f"platform plugin {entry.name}: names no platform class", where)
-                continue
-            name = _platform_name(tree, qualname) or entry.name
-            found.setdefault(name, PluginPlatform(name, qualname, rel, function.lineno))
+        for platform in platforms_of(tree, plugin):
+            found.setdefault(platform.name, platform)
+    return found
+
+
+def platforms_of(tree: SourceTree, plugin: Plugin) -> list[PluginPlatform]:
+    """The platforms one of the tree's plugins declares, in its entry points' order
+    (an entry point naming no platform class is a warning of the tree)."""
+    found: list[PluginPlatform] = []
+    for entry in plugin.platform_entries:
+        rel = tree.module_file(entry.module)
+        module = tree.parse(rel) if rel else None
+        function = _function(module, entry.function) if module else None
+        qualname = _answered(function) if function else None
+        if rel is None or function is None or qualname is None:
+            where = rel or f"{entry.module.replace('.', '/')}.py"
+            tree.warn(f"platform plugin {entry.name}: names no platform class", where)
+            continue
+        name = _platform_name(tree, qualname) or entry.name
+        found.append(PluginPlatform(name, qualname, rel, function.lineno))
     return found
 
 
@@ -175,14 +185,15 @@ def _registered_name(node: ast.expr) -> str | None:
 
 
 def read_plugins(root: str | os.PathLike[str], folders: list[str]) -> Plugins:
-    """The plugins ``folders`` hold, read as plugins of the tree at ``root``: their
-    platforms are made known by name (:class:`~sphinxext_attn.source.plugins.PluginError`
-    names a folder holding none). The caller hands them to the trees it makes."""
-    from sphinxext_attn.model.environment import PLUGIN_PLATFORMS
-    from sphinxext_attn.source.plugins import find_plugins
-
+    """The plugins ``folders`` hold, read as plugins of the tree at ``root``, each
+    naming the platforms it brings (:class:`~sphinxext_attn.source.plugins.PluginError`
+    names a folder holding none). The caller hands them to the trees it makes and
+    checks platform names against them."""
     plugins = find_plugins(folders)
-    platforms = plugin_platforms(SourceTree(root, plugins=plugins)) if folders else {}
-    PLUGIN_PLATFORMS.clear()
-    PLUGIN_PLATFORMS.update(dict.fromkeys(platforms))
-    return plugins
+    if not plugins:
+        return plugins
+    tree = SourceTree(root, plugins=plugins)
+    return tuple(
+        replace(plugin, platforms=tuple(p.name for p in platforms_of(tree, plugin)))
+        for plugin in plugins
+    )

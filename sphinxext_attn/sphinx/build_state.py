@@ -84,6 +84,11 @@ class BuildState:
         """The plugins this build reads with the tree at ``root`` (any path to it)."""
         return self.plugins.get(os.path.realpath(root), ()) if self.plugins else ()
 
+    @property
+    def every_plugin(self) -> Plugins:
+        """The plugins this build read, with any tree (their platforms may be named)."""
+        return tuple(plugin for plugins in self.plugins.values() for plugin in plugins)
+
     def key(
         self, root: str, profile: str, environment: Environment, part: str = ""
     ) -> AnalysisKey:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import inspect
 import os
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from sphinxext_attn.model.environment import (
+    PLATFORM_PATTERN,
     REFERENCE,
     Environment,
     EnvironmentError_,
@@ -27,11 +28,10 @@ from sphinxext_attn.model.environment import (
     known_platforms,
 )
 from sphinxext_attn.source.fetch import RELEASE_ROOT, VERSION
-from sphinxext_attn.sphinx.build_state import start_build
+from sphinxext_attn.sphinx.build_state import start_build, state_of
 from sphinxext_attn.sphinx.cache import FilePlace
 
 if TYPE_CHECKING:
-    from sphinx.application import Sphinx
     from sphinx.config import Config
     from sphinx.environment import BuildEnvironment
 
@@ -128,9 +128,7 @@ def _check_mapping(kind: str, name: str) -> Callable[[object], str | None]:
 def _check_platform(value: object) -> str | None:
     """vLLM's platforms, or a name a plugin's platform may have (checked against the
     plugins once they are read, see :func:`resolve_for_build`)."""
-    if value in known_platforms() or (
-        isinstance(value, str) and re.fullmatch(r"[a-z][a-z0-9_]{0,30}", value)
-    ):
+    if value in known_platforms() or (isinstance(value, str) and PLATFORM_PATTERN.match(value)):
         return None
     return (
         "one of "
@@ -281,12 +279,14 @@ def profile(app_or_env: Sphinx | BuildEnvironment) -> str:
 def environment(app_or_env: Sphinx | BuildEnvironment) -> Environment:
     """What the configured analysis assumes (``attention_backends_env`` and friends)."""
     conf = _config(app_or_env)
+    env = getattr(app_or_env, "env", None) if isinstance(app_or_env, Sphinx) else app_or_env
     try:
         return environment_from(
             getattr(conf, ENV_NAME, None),
             getattr(conf, OPTIONS_NAME, None),
             getattr(conf, ASSUME_NAME, None),
             getattr(conf, PLATFORM_NAME, "cuda"),
+            plugins=state_of(env).every_plugin if env is not None else (),
         )
     except EnvironmentError_:  # reported at config-inited; the default was put back
         return REFERENCE

@@ -18,7 +18,7 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
 from sphinxext_attn.model.columns import EXTRA_COLUMNS, FEATURE_COLUMNS, RUNTIME_COLUMNS
-from sphinxext_attn.model.environment import Environment, environment_from
+from sphinxext_attn.model.environment import Environment, environment_from, known_platforms
 from sphinxext_attn.model.records import Analysis
 from sphinxext_attn.render import nodes as render
 from sphinxext_attn.render.decorate import PLAIN, Decorations
@@ -69,11 +69,19 @@ class AttentionBackendsDirective(SphinxDirective):
         """conf.py's environment with this directive's ``:env:``/``:option:``/``:assume:``
         and ``:platform:`` over it."""
         base = config.environment(self.env)
+        platform = self.options.get("platform") or base.platform
+        plugins = state_of(self.env).every_plugin
+        if platform not in known_platforms(plugins):
+            raise self.error(
+                f":platform: {platform!r}: give one of {', '.join(known_platforms(plugins))} "
+                "(a plugin's platform needs the plugin in attention_backends_plugins)"
+            )
         own = environment_from(
             self.options.get("env"),
             self.options.get("option"),
             self.options.get("assume"),
-            self.options.get("platform") or base.platform,
+            platform,
+            plugins=plugins,
         )
         return base.merged(own)
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from docutils.parsers.rst import directives
 
 from sphinxext_attn.model.environment import (
+    PLATFORM_PATTERN,
     EnvironmentError_,
     check_setting,
     known_platforms,
@@ -130,6 +131,18 @@ def assignments_option(kind: str) -> Callable[[str], dict[str, str]]:
     return convert
 
 
+def platforms_option(value: str) -> tuple[str, ...]:
+    """Comma-separated platform names: vLLM's, or names a plugin's may have (checked
+    against the build's plugins when the directive runs)."""
+    names = _split(value or "")
+    bad = [n for n in names if n not in known_platforms() and not PLATFORM_PATTERN.match(n)]
+    if bad or not names:
+        raise ValueError(
+            f"{', '.join(bad) or 'nothing'} unknown; choose from {', '.join(known_platforms())}"
+        )
+    return tuple(names)
+
+
 def gfx_option(value: str | None) -> str:
     text = (value or "").strip().lower()
     if not re.fullmatch(r"gfx[0-9a-f]{2,4}", text):
@@ -138,8 +151,10 @@ def gfx_option(value: str | None) -> str:
 
 
 def platform_option(value: str | None) -> str:
+    """One of vLLM's platforms or a name a plugin's may have (checked against the
+    build's plugins when the directive runs)."""
     choice = (value or "").strip().lower()
-    if choice not in known_platforms():
+    if choice not in known_platforms() and not PLATFORM_PATTERN.match(choice):
         raise ValueError(
             f"give one of {', '.join(known_platforms())} (a plugin's platform needs the "
             "plugin in attention_backends_plugins)"

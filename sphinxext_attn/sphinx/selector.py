@@ -43,7 +43,7 @@ from sphinxext_attn.selector.table import SelectorTable, build_selector_table
 from sphinxext_attn.sphinx import cache, trees
 from sphinxext_attn.sphinx.build_state import state_of
 from sphinxext_attn.sphinx.directives import AttentionBackendsDirective
-from sphinxext_attn.sphinx.options import COMMON_OPTIONS, choices_option
+from sphinxext_attn.sphinx.options import COMMON_OPTIONS, platforms_option
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -145,7 +145,7 @@ class SelectorDirective(AttentionBackendsDirective):
         "class": directives.class_option,
         "name": directives.unchanged,
         "caption": directives.unchanged_required,
-        "platforms": lambda value: choices_option(known_platforms())(value),
+        "platforms": platforms_option,
         "env": COMMON_OPTIONS["env"],
         "option": COMMON_OPTIONS["option"],
         "assume": COMMON_OPTIONS["assume"],
@@ -160,6 +160,13 @@ class SelectorDirective(AttentionBackendsDirective):
             return []
         environment = self.environment()
         platforms = self.options.get("platforms") or (environment.platform,)
+        known = known_platforms(state_of(self.env).every_plugin)
+        unknown = [name for name in platforms if name not in known]
+        if unknown:
+            raise self.error(
+                f":platforms: {', '.join(unknown)} unknown; choose from {', '.join(known)} "
+                "(a plugin's platform needs the plugin in attention_backends_plugins)"
+            )
         base = Environment(environment.env, environment.options, environment.assume)
         built = table_of(self.env, root, platforms, base, "backend-control" in self.options)
         for rel in built.files:

@@ -127,10 +127,10 @@ def read_configured_plugins(app: Sphinx) -> None:
     for message in release_mismatches(root, plugins) if folders else []:
         logger.warning(message, type="attention_backends", subtype="plugin")
     platform = getattr(app.config, PLATFORM_NAME, "cuda")
-    if platform not in known_platforms():
+    if platform not in known_platforms(plugins):
         logger.error(
             f"{PLATFORM_NAME} = {platform!r} is not valid: it accepts one of "
-            f"{', '.join(known_platforms())}; using the default, 'cuda'",
+            f"{', '.join(known_platforms(plugins))}; using the default, 'cuda'",
             type="attention_backends",
             subtype="config",
         )

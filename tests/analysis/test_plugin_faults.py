@@ -54,11 +54,8 @@ def test_plugin_fault_warns_and_builds_the_rest(tmp_path, capsys, kind):
     outside.mkdir()
     _damage(plugin, kind, outside)
     page = tmp_path / "page.md"
-    try:
-        args = ["--root", str(DEMO_TREE), "--plugin", str(plugin), "--platform", "hpu"]
-        assert main([*args, "-o", str(page), "--no-cache"]) == 0
-    finally:
-        read_plugins(DEMO_TREE, [])
+    args = ["--root", str(DEMO_TREE), "--plugin", str(plugin), "--platform", "hpu"]
+    assert main([*args, "-o", str(page), "--no-cache"]) == 0
     err = capsys.readouterr().err
     if kind == "syntax":
         lines = (plugin / MLA_FILE).read_text(encoding="utf-8").splitlines()
@@ -82,10 +79,7 @@ def test_no_file_outside_the_named_folders_is_read(tmp_path, monkeypatch):
 
     plugin = gaudi_plugin(tmp_path / "plugin")
     _damage(plugin, "symlink", tmp_path)
-    try:
-        tree = SourceTree(DEMO_TREE, plugins=read_plugins(DEMO_TREE, [str(plugin)]))
-        assert tree.root_of(MLA_FILE) == plugin.resolve()
-        assert tree.is_outside(MLA_FILE) and tree.text(MLA_FILE) is None
-        assert not tree.exists("vllm_gaudi/../../outside/secret.py")
-    finally:
-        read_plugins(DEMO_TREE, [])
+    tree = SourceTree(DEMO_TREE, plugins=read_plugins(DEMO_TREE, [str(plugin)]))
+    assert tree.root_of(MLA_FILE) == plugin.resolve()
+    assert tree.is_outside(MLA_FILE) and tree.text(MLA_FILE) is None
+    assert not tree.exists("vllm_gaudi/../../outside/secret.py")

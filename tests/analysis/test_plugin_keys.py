@@ -10,7 +10,13 @@ from treebuilder import DEMO_TREE
 
 from sphinxext_attn.analysis import analyze
 from sphinxext_attn.analysis.unit_runner import Runner
-from sphinxext_attn.model.environment import REFERENCE, Environment
+from sphinxext_attn.model.environment import (
+    REFERENCE,
+    Environment,
+    EnvironmentError_,
+    environment_from,
+    known_platforms,
+)
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.source.plugin_platforms import read_plugins
 from sphinxext_attn.source.plugins import PluginError, find_plugins
@@ -19,9 +25,16 @@ from sphinxext_attn.source.tree import SourceTree
 
 @pytest.fixture
 def plugins(tmp_path):
-    found = read_plugins(DEMO_TREE, [str(gaudi_plugin(tmp_path / "gaudi"))])
-    yield found
-    read_plugins(DEMO_TREE, [])
+    return read_plugins(DEMO_TREE, [str(gaudi_plugin(tmp_path / "gaudi"))])
+
+
+def test_a_plugin_names_its_platforms_and_reading_it_changes_nothing_else(plugins):
+    assert [plugin.platforms for plugin in plugins] == [("hpu",)]
+    assert known_platforms(plugins) == ("cuda", "rocm", "xpu", "cpu", "tpu", "hpu")
+    assert known_platforms() == ("cuda", "rocm", "xpu", "cpu", "tpu")  # no state left
+    assert environment_from(platform="hpu", plugins=plugins).platform == "hpu"
+    with pytest.raises(EnvironmentError_, match="'hpu' is not one of cuda, rocm, xpu, cpu, tpu"):
+        environment_from(platform="hpu")
 
 
 def test_a_tree_reads_the_plugins_it_is_given_and_no_others(plugins):

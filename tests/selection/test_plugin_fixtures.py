@@ -34,14 +34,12 @@ def _select(capsys, plugin, platform: str, *flags: str) -> dict:
 
 @pytest.fixture
 def ascend(tmp_path):
-    yield ascend_plugin(tmp_path / "vllm-ascend")
-    read_plugins(DEMO_TREE, [])
+    return ascend_plugin(tmp_path / "vllm-ascend")
 
 
 @pytest.fixture
 def gaudi(tmp_path):
-    yield gaudi_plugin(tmp_path / "vllm-gaudi")
-    read_plugins(DEMO_TREE, [])
+    return gaudi_plugin(tmp_path / "vllm-gaudi")
 
 
 def _flags(key: tuple[bool, bool, bool]) -> list[str]:
@@ -113,14 +111,11 @@ def test_the_ascend_rules_list_every_key_of_both_dicts(ascend):
 @pytest.mark.parametrize("installed", [False, True])
 def test_gaudi_mla_and_not_by_class_path(capsys, tmp_path, installed):
     plugin = gaudi_plugin(tmp_path / "gaudi", installed=installed)
-    try:
-        for mla, path in GAUDI_BACKENDS.items():
-            got = _select(capsys, plugin, "hpu", *(["--mla"] if mla else []))
-            assert (got["selected"], got["class_path"], got["assumptions"]) == (
-                "CUSTOM", path, []
-            )  # fmt: skip
-    finally:
-        read_plugins(DEMO_TREE, [])
+    for mla, path in GAUDI_BACKENDS.items():
+        got = _select(capsys, plugin, "hpu", *(["--mla"] if mla else []))
+        assert (got["selected"], got["class_path"], got["assumptions"]) == (
+            "CUSTOM", path, []
+        )  # fmt: skip
 
 
 def test_a_plugin_platform_needs_its_plugin(capsys):
@@ -156,10 +151,7 @@ def test_a_release_mismatch_is_one_warning(tmp_path, capsys):
     plugin = gaudi_plugin(tmp_path / "gaudi")
     (plugin / "requirements.txt").write_text("vllm==0.31.0\n", encoding="utf-8")
     args = ["select", "--root", str(tree), "--plugin", str(plugin), "--platform", "hpu"]
-    try:
-        assert main([*args, "--no-cache"]) == 0
-    finally:
-        read_plugins(tree, [])
+    assert main([*args, "--no-cache"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [f"warning: {plugin}: vllm_gaudi targets vLLM 0.31.0 (requirements.txt), "
                    "the tree is vLLM 0.32.0"]  # fmt: skip
@@ -189,15 +181,10 @@ def test_a_cell_is_declared_by_what_vllms_method_reads_or_the_impl_attribute(tmp
     plugin = ascend_plugin(tmp_path / "vllm-ascend")
     module = plugin / "vllm_ascend/attention/attention_v1.py"
     module.write_text(module.read_text(encoding="utf-8") + DECLARING, encoding="utf-8")
-    try:
-        plugins = read_plugins(DEMO_TREE, [str(plugin)])
-        environment = Environment(platform="npu")
-        key = AnalysisKey(
-            str(DEMO_TREE), environment=environment, part="features", plugins=plugins
-        )
-        part = analyze(key)
-    finally:
-        read_plugins(DEMO_TREE, [])
+    plugins = read_plugins(DEMO_TREE, [str(plugin)])
+    environment = Environment(platform="npu")
+    key = AnalysisKey(str(DEMO_TREE), environment=environment, part="features", plugins=plugins)
+    part = analyze(key)
     rows = {r.class_path: r for r in part.backends}
     mine = rows[ASCEND_BACKENDS[(False, False, False)]]
     assert "DCP" not in mine.undeclared and "KV Dtypes" not in mine.undeclared

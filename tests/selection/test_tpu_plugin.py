@@ -87,13 +87,8 @@ def test_feature_rows_are_the_tpu_classes_and_what_they_declare():
 
     root = str(tree("0.32.0"))
     plugins = read_plugins(root, [str(plugin_tree("tpu-inference", "0.32.0"))])
-    try:
-        environment = Environment(platform="tpu")
-        part = analyze(
-            AnalysisKey(root, environment=environment, part="features", plugins=plugins)
-        )
-    finally:
-        read_plugins(root, [])
+    environment = Environment(platform="tpu")
+    part = analyze(AnalysisKey(root, environment=environment, part="features", plugins=plugins))
     rules = [(r.conditions, r.outcome) for r in part.platform.rules]
     assert rules == [(("(use_mla)",), "FLASH_ATTN_MLA"), (("not ((use_mla))",), "FLASH_ATTN")]
     rows = {r.name: r for r in part.backends}
@@ -132,12 +127,7 @@ def test_the_page_command_adds_the_tpu_section(tmp_path, capsys):
     out = tmp_path / "page.md"
     args = ["--root", str(tree("0.32.0")), "--platform", "tpu", "-o", str(out)]
     plugin = str(plugin_tree("tpu-inference", "0.32.0"))
-    try:
-        assert main([*args, "--plugin", plugin, "--no-cache"]) == 0
-    finally:
-        from sphinxext_attn.source.plugin_platforms import read_plugins
-
-        read_plugins(str(tree("0.32.0")), [])
+    assert main([*args, "--plugin", plugin, "--no-cache"]) == 0
     page = out.read_text(encoding="utf-8")
     section = page[page.index("## Backend Selection (TPU)") :]
     assert "| 1 | `(use_mla)` | `FLASH_ATTN_MLA` |" in section

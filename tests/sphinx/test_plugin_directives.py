@@ -11,8 +11,6 @@ from attn_sphinx_util import build, warnings
 from plugin_trees import gaudi_plugin
 from treebuilder import DEMO_TREE
 
-from sphinxext_attn.source.plugin_platforms import read_plugins
-
 PAGE = """Gaudi
 =====
 
@@ -50,10 +48,7 @@ def _build(make_app, tmp_path: Path, plugins: str, **kwargs):  # type: ignore[no
         f'extensions = ["sphinxext_attn"]\nattention_backends_plugins = {plugins}\n'
     )
     (src / "index.rst").write_text(PAGE)
-    try:
-        app = build(make_app, src, "text", tree=DEMO_TREE, profile=None, **kwargs)
-    finally:
-        read_plugins(DEMO_TREE, [])
+    app = build(make_app, src, "text", tree=DEMO_TREE, profile=None, **kwargs)
     text = (Path(app.outdir) / "index.txt").read_text(encoding="utf-8")
     return " ".join(text.split()), warnings(app)
 
@@ -101,10 +96,7 @@ def test_a_rebuild_with_other_plugin_folders_reads_them(make_app, tmp_path):
         (src / "conf.py").write_text(
             f'extensions = ["sphinxext_attn"]\nattention_backends_plugins = ["../{folder}"]\n'
         )
-        try:
-            app = build(make_app, src, "text", tree=DEMO_TREE, profile=None)
-        finally:
-            read_plugins(DEMO_TREE, [])
+        app = build(make_app, src, "text", tree=DEMO_TREE, profile=None)
         text = (Path(app.outdir) / "index.txt").read_text(encoding="utf-8")
         cells.append(re.findall(r"\| (128|64) +\|", text))  # the Block Sizes cell
         assert "WARNING" not in warnings(app), warnings(app)
