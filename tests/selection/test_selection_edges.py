@@ -135,6 +135,18 @@ def test_an_import_chain_is_followed_up_to_the_hop_limit(tmp_path):
             assert isinstance(found[1], ast.ClassDef)
 
 
+def test_a_class_inheriting_from_itself_ends_at_the_hop_limit(tmp_path):
+    """Bases that lead back to the class (a broken tree) are followed MAX_HOPS times,
+    then the field is "maybe there" (True), not a recursion without end."""
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "__init__.py").write_text("")
+    (tmp_path / "vllm" / "c.py").write_text("class A(B):\n    pass\n\nclass B(A):\n    pass\n")
+    reader = ConfigReader(SourceTree(tmp_path))
+    found = reader.binding("vllm.c", "A")
+    assert found is not None and isinstance(found[1], ast.ClassDef)
+    assert reader.field_annotation(("vllm/c.py", found[1]), "missing") is True
+
+
 def test_twelve_fields_are_listed_whole_and_more_are_cut(tmp_path):
     from sphinxext_attn.selection.option_fields import _field_list
 
