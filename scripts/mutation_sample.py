@@ -15,7 +15,12 @@ that subsystem (``pytest -x``). It prints the score (killed / run) and the diff 
 every mutant that survived; not in CI.
 
 The clone follows the committed HEAD on every run (a rerun after a commit tests the
-new code). Mutants that cannot change behaviour are left out before sampling and
+new code). ``--confirm`` then runs each survivor against the whole default suite
+(the tox version matrix's selection, ``pytest -x``) in the clone as it stands, for
+the score of the suite rather than of the subsystem's tests; it reads the results
+a run left and mutates nothing else.
+
+Mutants that cannot change behaviour are left out before sampling and
 counted apart: those inside an annotation (``from __future__ import annotations``
 makes every annotation a string nobody evaluates) and those inside an
 ``if TYPE_CHECKING:`` block (never run).
@@ -125,6 +130,29 @@ def report(db: Path) -> tuple[int, int]:
     return len(ran) - len(survivors), len(ran)
 
 
+WHOLE_SUITE = "-m 'not (browser or slow or pdf or tools)' tests"
+
+
+def confirm(db: Path, repo: Path, python: Path) -> tuple[int, int]:
+    """Each survivor of ``db`` applied to the clone and run against the whole
+    default suite, then taken back; (killed, survivors)."""
+    con = sqlite3.connect(db)
+    rows = con.execute("select worker_outcome, test_outcome, diff from work_results").fetchall()
+    survivors = [diff for worker, test, diff in rows if worker == "NORMAL" and test == "SURVIVED"]
+    killed = 0
+    for diff in survivors:
+        subprocess.run(["git", "apply", "-p1", "-"], input=diff, text=True, cwd=repo, check=True)
+        try:
+            command = f"{PYTEST.replace('python', str(python), 1)} {WHOLE_SUITE}"
+            outcome = subprocess.run(command, shell=True, cwd=repo, capture_output=True)
+        finally:
+            subprocess.run(["git", "checkout", "-q", "--", "."], cwd=repo, check=True)
+        caught = outcome.returncode != 0
+        killed += caught
+        print(f"{'killed' if caught else 'SURVIVED'} by the whole suite:\n{diff}")
+    return killed, len(survivors)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("workdir", type=Path)
@@ -132,9 +160,17 @@ def main() -> int:
     for name in SUITES:
         parser.add_argument(f"--{name}", type=int, default=defaults.get(name, 0))
     parser.add_argument("--seed", type=int, default=26)
+    parser.add_argument("--confirm", action="store_true", help="survivors vs the whole suite")
     args = parser.parse_args()
     work = args.workdir.resolve()
     repo, venv = work / "repo", work / "venv"
+    if args.confirm:
+        for name in SUITES:
+            db = work / f"{name}.sqlite"
+            if db.exists():
+                killed, alive = confirm(db, repo, venv / "bin" / "python")
+                print(f"{name}: {killed}/{alive} survivors killed by the whole suite")
+        return 0
     if not repo.exists():
         run("git", "clone", "-q", str(REPO), str(repo))
     head = subprocess.run(
