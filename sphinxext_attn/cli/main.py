@@ -24,7 +24,6 @@ from sphinxext_attn.cli.checks import (
     check_root,
     check_source_links,
     check_template,
-    flag_type,
     root_or_report,
     write_output,
 )
@@ -183,32 +182,6 @@ def platform_part(
 COMMANDS = ("select", "fetch")
 
 
-def fetch_main(argv: list[str]) -> int:
-    """``fetch VERSION``: the release's source tree in the cache; its path on stdout."""
-    from sphinxext_attn.source.fetch import FetchError, cache_dir, check_version, fetch
-
-    parser = OneLineParser(
-        prog="sphinxext-attn fetch",
-        description="Fetch a vLLM release's source tree (its sdist from the package index "
-        "pip uses; nothing is built or run) into the cache and print its path.",
-    )
-    parser.add_argument(
-        "version", type=flag_type(check_version), help="the release, e.g. 0.33.0 (no default)"
-    )
-    parser.add_argument(
-        "--dest",
-        help=f"the cache folder (default: $VLLM_TREES, else {cache_dir()})",
-    )
-    args = parser.parse_args(argv)
-    try:
-        tree = fetch(args.version, Path(args.dest) if args.dest else None)
-    except FetchError as exc:
-        print(f"sphinxext-attn fetch: vllm=={args.version}: {exc}", file=sys.stderr)
-        return 1
-    print(tree)
-    return 0
-
-
 def unknown_command(argv: list[str]) -> str | None:
     """A first word that is neither an option nor an existing file (the pre-commit
     hook passes existing files) is a mistyped command, not a file to filter."""
@@ -247,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return select_main(argv[1:])
     if argv[:1] == ["fetch"]:
+        from sphinxext_attn.cli.fetch import main as fetch_main
+
         return fetch_main(argv[1:])
     typo = unknown_command(argv)
     if typo:
