@@ -15,7 +15,7 @@ from treebuilder import runtime_backend
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.abstract import AbstractInt, explore
-from sphinxext_attn.pyeval.intsets import IntSet, TooComplex, run
+from sphinxext_attn.pyeval.intsets import MAX_MOD, IntSet, Run, TooComplex, run
 from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.runtime.cell_text import head_size_text
 from sphinxext_attn.runtime.head_sizes import head_size_answer, json_items
@@ -63,11 +63,27 @@ def test_runs_are_normalised_and_neighbours_join() -> None:
     assert (IntSet.points([31]) | IntSet.of([run(32, None)])) == IntSet.of([run(31, None)])
     assert IntSet.everything().is_everything()
     assert (IntSet.of([run(1, 10)]) | IntSet.of([run(11, None)])).is_everything()
+    # a run joins the one just before it, not the first of the set
+    later = IntSet.of([run(1, 3), run(10, 20, 2), run(22, 30, 2)])
+    assert later.runs == (run(1, 3), run(10, 30, 2))
+
+
+def test_every_size_intersected_with_a_set_gives_the_set_as_written() -> None:
+    """Either way round, the runs are kept as they are, not written anew: ``s`` is
+    2..10 kept as three runs, which writing it again would change (and the items
+    written for a set follow its runs)."""
+    s = IntSet.of([run(2, 6), run(7, 10), run(2, 8, 2)])
+    assert s.runs == (run(2, 6), run(7, 7), run(8, 10))
+    assert (IntSet.everything() & s).runs == (s & IntSet.everything()).runs == s.runs
+    assert (IntSet.everything() & IntSet()).runs == (IntSet() & IntSet.everything()).runs == ()
 
 
 def test_periods_beyond_the_limit_are_too_complex() -> None:
     with pytest.raises(TooComplex):
         IntSet.of([run(1, None, 4093)]) & IntSet.of([run(1, None, 4091)])
+    with pytest.raises(TooComplex, match="4097"):
+        run(1, None, MAX_MOD + 1)
+    assert run(1, None, MAX_MOD, [1]) == Run(1, None, MAX_MOD, frozenset({1}))
 
 
 @pytest.mark.parametrize(
