@@ -3,6 +3,7 @@ different values, every answer is the one a fresh evaluation gives."""
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from treebuilder import runtime_backend
@@ -289,3 +290,24 @@ def test_a_named_tuple_appended_is_made_anew_on_every_call(tmp_path):
     first, second = ask(it, cls, "pairs", 96), ask(it, cls, "pairs", 96)
     assert len(first) == len(second) == 1
     assert first[0] is not second[0]
+
+
+def test_a_replayed_check_still_reports_the_names_it_read(tmp_path):
+    """A caller exploring a list-of-reasons function's parameters (the full check)
+    takes the ones a run read from its frame: a check answered from the statement
+    memo reads no name, yet its names count as read, as on the first run."""
+    it, cls, _ = load(tmp_path)
+    it.lenient_functions = frozenset({"checks"})
+    func = it.getattr(cls, "checks", NODE, "").func
+    it.capability = (9, 0)
+    seen = []
+    for _ in range(2):
+        reads: dict[str, None] = {}
+        assert it.run_function(func, [cls, 64, False, False], {}, reads=reads) == []
+        seen.append(set(reads))
+    assert seen[0] == seen[1]
+    assert {"head_size", "has_sink", "use_mla", "flag"} <= seen[1]
+    # the five ``if`` checks and the ``label`` line: recorded once, then replayed
+    counts = it.statement_memo.counts.items()
+    replayed = [c for stmt, c in counts if not ast.unparse(stmt).startswith("reasons =")]
+    assert len(replayed) == 6 and all(c == [1, 1] for c in replayed), replayed

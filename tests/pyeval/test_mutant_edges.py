@@ -15,6 +15,10 @@ Mutants argued equivalent (no input tells them from the product):
   ``len(classes) == 1``.
 - machine ``rsplit("/", 1)[-1]`` -> ``rsplit("/", 2)[-1]``: the last piece is
   the same for any split count of at least one.
+- stmtmemo.sinks_of ``type(sink) is not list`` -> ``!=`` and builtins.is_instance
+  ``PLAIN_TYPES[kind.name] is int`` -> ``==``: a class equals only itself unless its
+  metaclass defines ``__eq__``; PLAIN_TYPES holds builtin types, and a frame holds
+  builtin values or the package's own classes, none with such a metaclass.
 """
 
 from __future__ import annotations
@@ -194,3 +198,55 @@ def test_a_call_that_raises_is_remembered_like_one_that_answers(tmp_path):
         assert raised.value.kind == "ValueError"
         spent.append(q.steps_spent)
     assert spent[0] > 40 and spent[1] < 5, spent
+
+
+TWO_LISTS = """
+@classmethod
+def checks(cls, use_mla: bool):
+    reasons = []
+    notes = []
+    if use_mla and not cls.MLA:
+        reasons.append("mla")
+    if use_mla:
+        notes.append("mla asked")
+    return reasons, notes
+
+MLA = False
+"""
+
+
+def test_flag_checks_appending_to_other_lists_are_not_one_block(tmp_path):
+    """A block replays what was appended to its first check's lists only: a flag
+    check that appends to another list (its name sorting before or after) starts a block, so
+    its reason is there on every call, remembered or not."""
+    from evaluator import ask, load
+
+    it, cls = load(tmp_path, TWO_LISTS)
+    it.lenient_functions = frozenset({"checks"})
+    want = (["mla"], ["mla asked"])
+    assert [ask(it, cls, "checks", True) for _ in range(3)] == [want] * 3
+    assert ask(it, cls, "checks", False) == ([], [])
+
+
+#: a decorated class past line 256 whose piece is cut inside it (a line of its body
+#: at column 0 in parentheses), found again in the file parsed whole by its first line
+FILLER = "".join(f"F{i} = {i}\n" for i in range(260))
+CUT_CLASS = (
+    "def keep(c):\n    return c\n\n\n@keep\nclass Big:\n"
+    + "".join(f"    def m{i}(self):\n        return {i}\n" for i in range(200))
+    + "    x = (\nint(7))\n"
+)
+
+
+def test_a_class_cut_wrong_past_line_256_is_found_in_the_file_parsed_whole(tmp_path):
+    """Its members do not parse alone, nor does its piece: the class is looked up in
+    the whole file by the line it starts on (its decorator's), compared by value."""
+    from evaluator import HEADER, ask, cm, load
+
+    it, cls = load(
+        tmp_path, cm("f", "return Big.x, Big().m3()"), header=HEADER + FILLER + CUT_CLASS
+    )
+    module = it.module("vllm.v1.attention.backends.my_attn")
+    (piece,) = [c for c in module.chunks if c.text.startswith("@keep")]
+    assert piece.line > 256  # (CPython shares int objects up to 256 only)
+    assert ask(it, cls, "f") == (7, 3)
