@@ -1,0 +1,156 @@
+"""Edges of the runtime code a sampled mutation run found unpinned, each test
+failing with the mutant it was written for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from accepts_trees import CHECK_SOURCE
+from evaluator import HEADER, ask, cm, load
+from treebuilder import (
+    BACKEND_INTERFACE,
+    CUDA,
+    DEFAULT_ENTRIES,
+    REGISTRY,
+    RUNTIME_BACKEND_SOURCE,
+    dedent,
+    registry_source,
+    rows,
+    runtime_tree,
+)
+
+from sphinxext_attn.analysis.pipeline import analyze
+from sphinxext_attn.knowledge.machine import Machine
+from sphinxext_attn.pyeval import Interpreter, Unknown
+from sphinxext_attn.runtime.capability_points import named_capabilities, traced_functions
+from sphinxext_attn.runtime.priority_paths import _number_choices, explore, priority_function
+from sphinxext_attn.runtime.priority_titles import evaluated_priorities
+from sphinxext_attn.source.tree import SourceTree
+
+ENUM = "from vllm.v1.attention.backends.registry import AttentionBackendEnum as E\n\n\n"
+
+
+def _priorities(root: Path, body: str) -> Interpreter:
+    runtime_tree(root, {CUDA: ENUM + dedent(body)})
+    return Interpreter(SourceTree(root), Machine())
+
+
+@pytest.mark.parametrize(
+    "constants", [[16], [0], [8, 11], [5, 6], [-3, 0, 2], [-10, -7, 1, 30], [8, 10]]
+)
+@pytest.mark.parametrize("optional", [False, True])
+def test_each_number_tried_lies_in_the_region_it_stands_for(constants, optional):
+    for choice in _number_choices(constants, optional):
+        if choice.value is None:
+            assert optional and choice.span is None
+            continue
+        low, high = choice.span
+        assert low <= choice.value <= high, choice
+
+
+def test_a_region_between_two_constants_is_tried_inside_it(tmp_path):
+    """Heads 9 and 10 lie between the constants 8 and 11: the run for that region
+    takes a size in it and returns its own list."""
+    interp = _priorities(
+        tmp_path,
+        """
+        def _get_backend_priorities(num_heads: int):
+            if 8 < num_heads < 11:
+                return [E.FLASHINFER]
+            return [E.FLASH_ATTN]
+        """,
+    )
+    found = {p.backends: p.conditions for p in evaluated_priorities(interp)}
+    assert found == {("FLASHINFER",): "heads 9-10", ("FLASH_ATTN",): "heads ≤ 8 or ≥ 11"}
+
+
+def _runs(root: Path, paths: int) -> Interpreter:
+    """A function with ``paths`` paths: one int read once, compared with
+    ``paths - 2`` adjacent constants (below them, each, above them)."""
+    chain = " < ".join(map(str, range(paths - 2)))
+    return _priorities(
+        root,
+        f"""
+        def _get_backend_priorities(num_heads: int):
+            if num_heads < {chain}:
+                return [E.FLASHINFER]
+            return [E.FLASH_ATTN]
+        """,
+    )
+
+
+def test_the_exploration_runs_four_thousand_times_and_not_once_more(tmp_path):
+    interp = _runs(tmp_path / "at", 4000)
+    choices, paths = explore(interp, priority_function(interp))
+    assert len(choices["num_heads"]) == len(paths) == 4000
+    over = _runs(tmp_path / "over", 4001)
+    with pytest.raises(Unknown, match="too many paths"):
+        explore(over, priority_function(over))
+
+
+def test_a_single_number_left_out_is_said_as_not_it(tmp_path):
+    interp = _priorities(
+        tmp_path,
+        """
+        def _get_backend_priorities(num_heads: int):
+            if num_heads == 16:
+                return [E.FLASHINFER]
+            return [E.FLASH_ATTN]
+        """,
+    )
+    found = {p.backends: p.conditions for p in evaluated_priorities(interp)}
+    assert found == {("FLASHINFER",): "heads 16", ("FLASH_ATTN",): "heads not 16"}
+
+
+def test_a_table_of_capabilities_is_read_for_its_first_64_pairs(tmp_path):
+    """A module constant the check reads names capabilities; a longer one is a table
+    of something else read no further than its 64th pair."""
+    pairs = [(5 + i // 10, i % 10) for i in range(64)]
+    header = HEADER + f"\n_CAPS = ({', '.join(map(str, pairs))}, (20, 9))\n"
+    check = "supports_compute_capability"
+    it, cls = load(
+        tmp_path, cm(check, "return capability in _CAPS", args="capability"), header=header
+    )
+    ran = traced_functions(it, [(9, 0)], lambda cap: ask(it, cls, check, cap))
+    assert named_capabilities(ran) == set(pairs)
+
+
+MIXED = """
+from vllm.v1.attention.backend import AttentionBackend
+
+
+class MixedBackend(AttentionBackend):
+    @classmethod
+    def supports_head_size(cls, head_size):
+        return head_size % 64 == 0 or head_size == 80
+
+    @staticmethod
+    def get_supported_kernel_block_sizes():
+        return [16, 64, 128]
+
+    @classmethod
+    def supports_combination(
+        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+        use_sparse, use_mm_prefix, device_capability,
+    ):
+        if head_size == 80:
+            return "head size 80 needs the newer kernel"
+        if block_size is not None and block_size % 64 != 0:
+            return "the kernel needs a block size divisible by 64"
+        return None
+"""
+
+
+def test_a_column_of_rules_the_check_narrows_leaves_the_next_column_narrowed(tmp_path):
+    """Head size 80 is refused, but the head sizes are a rule (%64) the refusal cannot
+    be taken from: said so, and the block sizes after it are still narrowed."""
+    module = "vllm/v1/attention/backends/mixed.py"
+    entries = dict(DEFAULT_ENTRIES, MIXED_ATTN=f"{module[:-3].replace('/', '.')}.MixedBackend")
+    interface = dedent(RUNTIME_BACKEND_SOURCE).rstrip("\n") + "\n" + CHECK_SOURCE
+    files = {REGISTRY: registry_source(entries), BACKEND_INTERFACE: interface}
+    row = rows(analyze(runtime_tree(tmp_path, {**files, module: dedent(MIXED)})), "MIXED_ATTN")[0]
+    assert row.accepts["unknown"] == {"Head Sizes": "the full check refuses 80 of a set of rules"}
+    assert row.accepts["block_sizes"] == ["64", "128"]
+    assert row.block_sizes == ("64", "128")
+    assert "also accepts 16" in row.notes["Block Sizes"]
