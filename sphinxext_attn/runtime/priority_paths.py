@@ -91,8 +91,9 @@ def _number_choices(constants: list[int], optional: bool) -> list[Choice]:
     out = [Choice(None, "unknown")] if optional else []
     low = float("-inf")
     for c in constants:
-        if low < c - 1 or (low == float("-inf")):
-            out.append(Choice(c - 1, f"< {c}", (low, c - 1)))
+        if low <= c - 1:  # some integer lies below c and above the last constant
+            label = f"< {c}" if low < c - 1 else f"{c - 1}"
+            out.append(Choice(c - 1, label, (low, c - 1)))
         out.append(Choice(c, f"{c}", (c, c)))
         low = c + 1
     out.append(Choice(low if constants else 0, "other", (low, float("inf"))))

@@ -133,3 +133,29 @@ def test_the_default_lists_come_first_then_each_group_by_its_first_gpu(tmp_path:
         ("sm90", ("TRITON_ATTN", "FLASH_ATTN")),
         ("sm110", ("FLASH_ATTN", "TRITON_ATTN")),
     ]
+
+
+@pytest.mark.parametrize("constants", [[], [16], [8, 10], [5, 6], [-3, -1, 0, 2], [1, 3, 4, 9]])
+def test_every_integer_is_tried_in_exactly_one_region(constants: list[int]) -> None:
+    """The regions the constants cut the integers into tile them, a single integer
+    between two constants (9 between 8 and 10) included, and each is named by it."""
+    from sphinxext_attn.runtime.priority_paths import _number_choices
+
+    choices = _number_choices(constants, optional=False)
+    for n in range(-20, 41):
+        assert sum(c.span[0] <= n <= c.span[1] for c in choices) == 1, n
+    for c in choices:
+        if c.span[0] == c.span[1]:
+            assert c.label == str(c.value)
+
+
+def test_a_single_integer_between_two_constants_has_its_list(tmp_path: Path) -> None:
+    source = (
+        "from vllm.v1.attention.backends.registry import AttentionBackendEnum as E\n\n\n"
+        "def _get_backend_priorities(num_heads: int):\n"
+        "    if 8 < num_heads < 10:\n"
+        "        return [E.FLASHINFER]\n"
+        "    return [E.FLASH_ATTN]\n"
+    )
+    found = {p.backends: p.conditions for p in lists(runtime_tree(tmp_path, {CUDA: source}))}
+    assert found == {("FLASHINFER",): "heads 9", ("FLASH_ATTN",): "heads not 9"}
