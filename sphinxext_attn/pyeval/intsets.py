@@ -29,7 +29,7 @@ class TooComplex(Exception):
     """The set would be larger than the domain keeps (a period or run count)."""
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Run:
     """``{x : lo <= x <= hi, x % mod in residues}``; build with :func:`run`."""
 
@@ -60,6 +60,13 @@ class Run:
                 if x >= self.lo:
                     yield x
             base += self.mod
+
+
+def _order(r: Run) -> tuple[int, bool, int, int, tuple[int, ...]]:
+    """Runs in order of their first member, then their end (an endless run last),
+    period and residues: a total order, where comparing the fields themselves would
+    compare an end with None, and residue sets by inclusion."""
+    return (r.lo, r.hi is None, r.hi or 0, r.mod, tuple(sorted(r.residues)))
 
 
 def _period(mod: int, residues: frozenset[int]) -> tuple[int, frozenset[int]]:
@@ -124,10 +131,10 @@ class IntSet:
 
     @staticmethod
     def of(parts: Iterable[Run | None]) -> IntSet:
-        runs = sorted({p for p in parts if p is not None})
+        runs = sorted({p for p in parts if p is not None}, key=_order)
         if len(runs) > MAX_RUNS:
             raise TooComplex(f"{len(runs)} separate pieces")
-        return IntSet(tuple(sorted(_combined(list(_merged(runs))))))
+        return IntSet(tuple(sorted(_combined(list(_merged(runs))), key=_order)))
 
     @staticmethod
     def everything() -> IntSet:
@@ -185,7 +192,7 @@ def _merged(runs: list[Run]) -> Iterator[Run]:
         for kept in out:
             pieces = [q for p in pieces for q in _minus(p, kept)]
         out.extend(pieces)
-    out.sort()
+    out.sort(key=_order)
     joined: list[Run] = []
     for r in out:
         last = joined[-1] if joined else None

@@ -288,3 +288,22 @@ def test_a_number_minus_the_head_size_is_tested_as_python_does() -> None:
         return compare(ast.GtE(), binop(ast.Sub(), 300, x, ("", 0)), 44, ("", 0))
 
     assert members(explore(predicate, ("", 0))) == {h for h in SIZES if 300 - h >= 44}
+
+
+def test_an_endless_rule_on_one_gpu_and_a_list_on_another_are_joined(tmp_path: Path) -> None:
+    """Runs from the same first size, one endless and one bounded, are put in order
+    (comparing their ends once raised TypeError, a traceback instead of a cell)."""
+    body = (
+        "if current_platform.get_device_capability().major >= 9:\n"
+        "    return head_size >= 8\n"
+        "return head_size in (8, 16)"
+    )
+    runtime_backend(
+        tmp_path, _method(body), header="from vllm.platforms import current_platform\n"
+    )
+    it = Interpreter(SourceTree(tmp_path), Machine())
+    cls = it.module_attr(it.module(MODULE), "MyBackend", NODE)
+    answer = head_size_answer(Asker(it, cls))
+    assert answer.value == [{"min": 8, "max": None, "multiple_of": None}]
+    joined = IntSet.of([run(8, None), run(8, 16, 8)])
+    assert [x in joined for x in (7, 8, 9, 16, 17, 4096)] == [False, True, True, True, True, True]
