@@ -62,7 +62,8 @@ SUITES = {
     ),
     "cli": (
         "sphinxext_attn/cli",
-        f"{FAST} tests/cli {PINNED} tests/models/test_model_cli.py",
+        f"{FAST} tests/cli {PINNED} tests/models/test_model_cli.py"
+        " tests/analysis/test_plugin_faults.py",
     ),
 }
 

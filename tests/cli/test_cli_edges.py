@@ -19,6 +19,7 @@ Mutants argued equivalent:
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from treebuilder import DEMO_TREE
@@ -160,3 +161,20 @@ def test_diff_is_written_in_the_format_asked_for(tmp_path, capsys):
     assert data["added"] == [] and data["removed"] == [] and data["changes"] == []
     assert main([*argv, "--no-cache", "-o", "-"]) == 0
     assert capsys.readouterr().out.startswith("#")
+
+
+def test_an_output_folder_is_asked_for_writing_and_entering(tmp_path, monkeypatch):
+    """The check asks the system for write and search permission on the folder (as
+    root every folder is writable, so the answer is faked: write refused)."""
+    from sphinxext_attn.cli.checks import BadInput, check_output
+
+    asked: list[int] = []
+
+    def access(path, mode, **kwargs):
+        asked.append(mode)
+        return not mode & os.W_OK
+
+    monkeypatch.setattr(os, "access", access)
+    with pytest.raises(BadInput, match="is not writable"):
+        check_output(str(tmp_path / "page.md"))
+    assert asked == [os.W_OK | os.X_OK]

@@ -261,3 +261,27 @@ def test_kept_decisions_are_cut_to_the_newest_past_the_limit(tmp_path, monkeypat
     _select(tree, cache, tmp_path)
     kept = RunCache(cache).load_entry("decisions", tree, {})
     assert kept is not None and len(kept[0]) == 1
+
+
+def test_an_entry_owned_by_a_user_whose_id_is_above_ours_is_not_trusted(tmp_path, monkeypatch):
+    """Someone else's entry is refused whichever side of our id theirs lies."""
+    tree = _tree(tmp_path)
+    cache = RunCache(tmp_path / "cache")
+    cache.store("x", tree, {}, "kept", [])
+    if not hasattr(os, "getuid"):
+        return  # (no owners to compare)
+    cache.keep_text(tree, "vllm/x.py", (1, 2, 3), b"text")
+    assert cache.kept_text(tree, "vllm/x.py", (1, 2, 3)) == b"text"
+    real = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: real - 1)  # the entries' owner is above us
+    assert cache.load("x", tree, {}) is None
+    assert cache.kept_text(tree, "vllm/x.py", (1, 2, 3)) is None
+
+
+def test_an_entry_is_written_private_to_its_owner(tmp_path):
+    """Written through a file only its owner may read (0o600), then renamed."""
+    tree = _tree(tmp_path)
+    cache = RunCache(tmp_path / "cache")
+    cache.store("x", tree, {}, "kept", [])
+    entry = cache._file("x", tree, {})
+    assert entry is not None and oct(Path(entry).stat().st_mode & 0o777) == "0o600"
