@@ -142,7 +142,8 @@ def confirm(db: Path, repo: Path, python: Path) -> tuple[int, int]:
     survivors = [diff for worker, test, diff in rows if worker == "NORMAL" and test == "SURVIVED"]
     killed = 0
     for diff in survivors:
-        subprocess.run(["git", "apply", "-p1", "-"], input=diff, text=True, cwd=repo, check=True)
+        patch = diff if diff.endswith("\n") else diff + "\n"  # (stored without the last)
+        subprocess.run(["git", "apply", "-p1", "-"], input=patch, text=True, cwd=repo, check=True)
         try:
             command = f"{PYTEST.replace('python', str(python), 1)} {WHOLE_SUITE}"
             outcome = subprocess.run(command, shell=True, cwd=repo, capture_output=True)
