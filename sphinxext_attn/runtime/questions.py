@@ -217,12 +217,31 @@ class Asker:
             made = self.interp.call(device_capability, list(cap), {}, NODE, self.cls.path)
             return self.call("supports_compute_capability", made, capability=cap)
 
-        named = told.named_capabilities(told.traced_functions(self.interp, CAPABILITIES, check))
+        #: the grid's answers of the traced runs (the same question, asked with
+        #: fresh memos): a value, or None where the class raises
+        answered: dict[tuple[int, int], tuple[Any] | None] = {}
+
+        def traced(cap: tuple[int, int]) -> Any:
+            try:
+                value = check(cap)
+            except Raised:
+                answered[cap] = None
+                raise
+            answered[cap] = (value,)
+            return value
+
+        named = told.named_capabilities(told.traced_functions(self.interp, CAPABILITIES, traced))
         grid = told.points(CAPABILITIES, named)
         accepted = []
         for cap in grid:
             try:
-                value = check(cap)
+                if cap in answered:  # an unknown is asked again (with the memos)
+                    found = answered[cap]
+                    if found is None:
+                        continue
+                    value = found[0]
+                else:
+                    value = check(cap)
             except Raised:
                 continue
             except Unknown as exc:

@@ -504,3 +504,37 @@ def test_compute_capability_is_exact_over_what_the_code_tells_apart(
     assert row.compute_capability == cell
     if listed is not None:
         assert row.supports["compute_capabilities"] == listed
+
+
+def test_each_capability_is_asked_once_and_an_unknown_one_again(tmp_path, monkeypatch):
+    """The runs that read which capabilities the check names answer for the grid: the
+    cell asks the check only on the points off it (10.7, which it names; the next
+    major, 11.0, is on the grid). A grid point those runs could not answer is asked
+    again, and its reason is the cell's."""
+    from sphinxext_attn.runtime.questions import Asker
+    from sphinxext_attn.vocab.names import CAPABILITIES
+
+    asked: list[tuple[int, int] | None] = []
+    call = Asker.call
+
+    def counted(self: Asker, name: str, *args: Any, capability: Any = None) -> Any:
+        if name == "supports_compute_capability" and self.cls.name == "MyBackend":
+            asked.append(capability)
+        return call(self, name, *args, capability=capability)
+
+    monkeypatch.setattr(Asker, "call", counted)
+    check = "capability.major == 10 and capability != DeviceCapability(10, 7)"
+    body = f"@classmethod\ndef supports_compute_capability(cls, capability):\n    return {check}\n"
+    runtime_backend(tmp_path, body)
+    row = only(analyze(tmp_path), "MY_ATTN")
+    assert row.supports["compute_capabilities"] == ["10.0", "10.3"]
+    assert sorted(asked) == sorted([*CAPABILITIES, (10, 7)])
+    # unknown on 8.0 only (a call out of the tree): asked there twice, the cell unknown
+    asked.clear()
+    check = "torch.cuda.is_available() if capability == DeviceCapability(8, 0) else True"
+    body = f"@classmethod\ndef supports_compute_capability(cls, capability):\n    return {check}\n"
+    runtime_backend(tmp_path, body)
+    row = only(analyze(tmp_path), "MY_ATTN")
+    assert "Compute Cap." in row.unknown
+    assert "torch.cuda.is_available" in row.unknown["Compute Cap."]
+    assert asked.count((8, 0)) == 2
