@@ -186,6 +186,11 @@ PREDICATES = [
     "return head_size - 8 == 120",
     "return head_size != 128 and head_size != 64",
     "return (head_size - 16) * 4 == 448",
+    # a number minus a shifted head size; a range whose start is not a multiple of
+    # its step (mutants, issue 39: ``c - offset`` and ``start % step``)
+    "return 300 - (head_size + 16) >= 44",
+    "return head_size in range(6, 60, 3)",
+    "return head_size in range(5, 40, 3)",
 ]
 
 

@@ -19,6 +19,16 @@ Mutants argued equivalent (no input tells them from the product):
   ``PLAIN_TYPES[kind.name] is int`` -> ``==``: a class equals only itself unless its
   metaclass defines ``__eq__``; PLAIN_TYPES holds builtin types, and a frame holds
   builtin values or the package's own classes, none with such a metaclass.
+- checks.run_checks ``found[0] is not body`` -> ``found[0] == body``: (as above)
+  ``found[0]`` is ``body``, so the mutant only works the units out again each time.
+- callmemo._constant_default ``while todo`` -> ``while not todo`` (every default
+  taken for a constant): a default is evaluated through scope.remember, which shares
+  a mutable one, so a call that changes it bumps ``class_writes``, part of the key
+  of every uncached call; a ``functools.cache`` one is keyed by the arguments passed,
+  as CPython keys it.
+- lazyclass.lazy_class ``len(chunk.text) < LAZY_CHARS`` -> ``<=``: a class of exactly
+  LAZY_CHARS characters is parsed whole instead of member by member; both give the
+  same statements (the lazy body falls back to the whole parse on any doubt).
 """
 
 from __future__ import annotations
@@ -27,8 +37,11 @@ import ast
 
 import pytest
 
+from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Unknown
-from sphinxext_attn.pyeval.values import NODE, External
+from sphinxext_attn.pyeval.lazyclass import _member_names
+from sphinxext_attn.pyeval.scope import PerCapability, cached, remember
+from sphinxext_attn.pyeval.values import CAPABILITY, NODE, External
 from sphinxext_attn.source.tree import SourceTree
 
 
@@ -250,3 +263,38 @@ def test_a_class_cut_wrong_past_line_256_is_found_in_the_file_parsed_whole(tmp_p
     (piece,) = [c for c in module.chunks if c.text.startswith("@keep")]
     assert piece.line > 256  # (CPython shares int objects up to 256 only)
     assert ask(it, cls, "f") == (7, 3)
+
+
+def test_a_value_that_read_a_fact_but_not_the_gpu_is_one_value_for_every_gpu(tmp_path):
+    """Remembered plainly: read again (on another GPU) it brings its fact, not the GPU
+    (``read & CAPABILITY`` -> ``read // CAPABILITY`` made it per GPU, and every later
+    read of it a read of the GPU)."""
+    it = Interpreter(SourceTree(tmp_path), Machine())
+    store: dict[str, object] = {}
+
+    def from_a_fact() -> int:
+        it.note_fact("VLLM_X", "unset")
+        return 3
+
+    it.capability, it.capability_read = (9, 0), 0
+    assert remember(store, "X", it, from_a_fact) == 3
+    assert store["X"] == 3  # not per capability
+    it.capability, it.capability_read = (8, 0), 0
+    assert cached(store, "X", it) == 3
+    assert it.capability_read & CAPABILITY == 0
+    assert it.facts_of(it.capability_read) == [("VLLM_X", "unset")]
+
+    def from_the_gpu() -> int:
+        it.read_gpu()
+        return 4
+
+    remember(store, "Y", it, from_the_gpu)
+    assert isinstance(store["Y"], PerCapability)
+
+
+def test_the_names_a_member_binds_are_read_from_its_first_line():
+    """A decorated member binds its ``def``'s name; any other member, what its
+    statement binds (an assignment is no ``def``: the regular expression finds none)."""
+    assert _member_names("FOO = 1\n") == ["FOO"]
+    assert _member_names("@classmethod\ndef get_name(cls):\n    return 'X'\n") == ["get_name"]
+    assert _member_names("@dataclass\nclass Inner:\n    x: int = 1\n") == ["Inner"]
