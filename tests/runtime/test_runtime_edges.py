@@ -1,5 +1,15 @@
 """Edges of the runtime code a sampled mutation run found unpinned, each test
-failing with the mutant it was written for."""
+failing with the mutant it was written for.
+
+Mutants argued equivalent (no input tells them from the product):
+- priority_paths.defaults ``zip(..., strict=True)`` -> ``strict=False``: the
+  parameters zipped are the last ``len(args.defaults)`` positional ones, and Python's
+  grammar never gives more defaults than positional parameters, so the lengths match.
+- head_sizes.head_size_answer ``ask.last_read & CAPABILITY`` -> ``*``: the mutant asks
+  again per GPU after an unknown whose path read a fact but not the GPU; a path that
+  never read the GPU runs alike for every GPU, so the first GPU meets the same unknown
+  at the same place and it is raised as before (only the work is repeated).
+"""
 
 from __future__ import annotations
 
@@ -23,7 +33,12 @@ from treebuilder import (
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Unknown
-from sphinxext_attn.runtime.capability_points import named_capabilities, traced_functions
+from sphinxext_attn.runtime.capability_points import (
+    _pairs_of,
+    named_capabilities,
+    points,
+    traced_functions,
+)
 from sphinxext_attn.runtime.priority_paths import _number_choices, explore, priority_function
 from sphinxext_attn.runtime.priority_titles import evaluated_priorities
 from sphinxext_attn.source.tree import SourceTree
@@ -114,6 +129,19 @@ def test_a_table_of_capabilities_is_read_for_its_first_64_pairs(tmp_path):
     )
     ran = traced_functions(it, [(9, 0)], lambda cap: ask(it, cls, check, cap))
     assert named_capabilities(ran) == set(pairs)
+
+
+def test_only_pairs_of_two_integers_are_capabilities():
+    """A list ``[9, 0]`` or a pair holding a string is no capability (``and`` ->
+    ``or`` read both)."""
+    assert _pairs_of([[9, 0], (8, 0), (10, "x"), (7, 5, 0)]) == {(8, 0)}
+
+
+def test_each_named_capability_brings_its_major_and_the_next_one():
+    """9.0 named: 9.0 and 10.0 are asked (``major + 1`` -> ``major | 1`` gave 9.0
+    again for an odd major)."""
+    assert points([], {(9, 0)}) == [(9, 0), (10, 0)]
+    assert points([(7, 5)], {(8, 6)}) == [(7, 5), (8, 0), (8, 6), (9, 0)]
 
 
 MIXED = """

@@ -107,6 +107,18 @@ class Broken:
     @staticmethod
     def get_name():
         raise NotImplementedError
+
+
+class Blank:
+    @staticmethod
+    def get_name():
+        return ""
+
+
+class Numbered:
+    @staticmethod
+    def get_name():
+        return 5
 """
 
 
@@ -115,6 +127,27 @@ def test_a_class_outside_the_registry_is_named_by_get_name_else_by_its_class(tmp
     interp = Interpreter(SourceTree(root))
     assert backend_of_path(interp, "vllm.mine.Mine") == "MINE"
     assert backend_of_path(interp, "vllm.mine.Broken") == "Broken"
+    # a name only if it is a non-empty string (``and`` -> ``or`` took either)
+    assert backend_of_path(interp, "vllm.mine.Blank") == "Blank"
+    assert backend_of_path(interp, "vllm.mine.Numbered") == "Numbered"
+
+
+@pytest.mark.parametrize(
+    ("annotation", "good", "bad"),
+    [
+        ("Optional[int]", ["3", "None"], ["'x'"]),
+        ("Union[int, str]", ["3", "'x'"], ["None"]),
+        ("typing.Optional[bool]", ["True", "None"], ["'x'"]),
+    ],
+)
+def test_an_optional_or_union_field_takes_each_of_its_types(tmp_path, annotation, good, bad):
+    """Every member of ``Optional[...]`` / ``Union[...]`` is a type the option takes
+    (``for item in items`` -> ``for item in []`` kept only None)."""
+    reader = ConfigReader(SourceTree(tmp_path))
+    node = ast.parse(annotation, mode="eval").body
+    kind = reader.field_type("vllm/config/x.py", node)
+    assert [text for text in good if not kind.accepts(text)] == []
+    assert [text for text in bad if kind.accepts(text)] == []
 
 
 def test_an_import_chain_is_followed_up_to_the_hop_limit(tmp_path):
