@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
+from fractions import Fraction
 
 from sphinxext_attn.pyeval.intsets import IntSet, TooComplex, run
 from sphinxext_attn.pyeval.values import EnumMember, LimitExceeded, Raised, Unknown, Value
@@ -159,8 +160,6 @@ def _by_residue(value: AbstractInt, test: Callable[[int], bool], where: Where) -
 
 def _solve(value: AbstractInt, op: ast.cmpop, c: float, where: Where) -> IntSet:
     """The x with ``scale * x + offset OP c``, as a set (exact: fractions, no floats)."""
-    from fractions import Fraction  # (and decimal): only a few head-size rules need it
-
     q = (Fraction(c) - value.offset) / value.scale
     kind = type(op)
     if value.scale < 0:  # dividing by a negative number turns the test round

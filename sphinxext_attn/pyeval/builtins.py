@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from sphinxext_attn.pyeval import abstract, ops, plain
 from sphinxext_attn.pyeval.members import PLAIN_TYPES, class_mro
 from sphinxext_attn.pyeval.values import (
+    Bound,
     Builtin,
     EnumMember,
     External,
@@ -19,6 +20,7 @@ from sphinxext_attn.pyeval.values import (
     LazyGen,
     LimitExceeded,
     PyClass,
+    PyFunction,
     Raised,
     Unknown,
     Value,
@@ -285,8 +287,6 @@ def _type(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Valu
 
 
 def _callable(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
-    from sphinxext_attn.pyeval.values import Bound, PyFunction
-
     value = args[0]
     if isinstance(value, PyFunction | Bound | Builtin | PyClass | External):
         return True  # an External is a function of an installed package

@@ -15,8 +15,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import abstract
+from sphinxext_attn.pyeval.builtins import BUILTINS
 from sphinxext_attn.pyeval.instances import instantiate
 from sphinxext_attn.pyeval.members import PLAIN_TYPES
+from sphinxext_attn.pyeval.methods import method_of
 from sphinxext_attn.pyeval.scope import MISSING, Frame, Scope, cached, remember
 from sphinxext_attn.pyeval.values import (
     Bound,
@@ -308,8 +310,6 @@ def bind_args(
 
 
 def builtins_value(interp: Interpreter, name: str) -> Value:
-    from sphinxext_attn.pyeval.builtins import BUILTINS
-
     if name in BUILTINS:
         return BUILTINS[name]
     if name in PLAIN_TYPES or name in ("super", "object", "type"):
@@ -322,6 +322,4 @@ def builtins_value(interp: Interpreter, name: str) -> Value:
 def primitive_method(
     interp: Interpreter, obj: Value, name: str, node: ast.AST, path: str
 ) -> Value:
-    from sphinxext_attn.pyeval.methods import method_of
-
     return method_of(obj, name)

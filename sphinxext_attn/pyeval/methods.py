@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import formatting, ops, plain
 from sphinxext_attn.pyeval.scope import MISSING
-from sphinxext_attn.pyeval.values import Builtin, LimitExceeded, Raised, Unknown, Value
+from sphinxext_attn.pyeval.values import Builtin, Instance, LimitExceeded, Raised, Unknown, Value
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -70,8 +70,6 @@ COMPARES = SCANS | {"get", "pop", "setdefault", "add", "discard"}
 def custom_equality(it: Interpreter, values: Value) -> bool:
     """Whether one of ``values`` is an instance whose ``==`` is not identity (a
     dataclass, a class defining ``__eq__``): native comparison would not call it."""
-    from sphinxext_attn.pyeval.values import Instance
-
     return any(
         isinstance(value, Instance)
         and value.items is None
