@@ -15,15 +15,15 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
 
 def can_fork() -> bool:
     """Forking is safe here: the platform has it and no other thread runs."""
-    import threading
-
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
@@ -65,8 +65,6 @@ class Forked:
     def cancel(self) -> None:
         """Stop the child (its result is not wanted) and wait for it; a second
         call does nothing."""
-        import signal
-
         if self._read < 0:
             return
         with contextlib.suppress(ProcessLookupError):
