@@ -11,6 +11,7 @@ import gc
 import os
 from typing import TYPE_CHECKING
 
+from sphinxext_attn.analysis import units
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import (
@@ -30,6 +31,7 @@ from sphinxext_attn.page.prefill import read_prefill
 from sphinxext_attn.page.priorities import page_priorities, read_priorities
 from sphinxext_attn.page.variants import expand_variants, flash_attn_facts, flashinfer_facts
 from sphinxext_attn.page.version import read_version
+from sphinxext_attn.parallel import forked
 from sphinxext_attn.source.classes import ClassFinder, ClassRef
 from sphinxext_attn.source.registry import RegistryEntry, read_registry
 from sphinxext_attn.source.tree import SourceTree
@@ -78,6 +80,8 @@ def analyze(
         if keep is not None:
             keep.append(tree)
         if key.is_platform_part:
+            # lazy: platform_part loads the evaluator, 163 ms after units (python -X
+            # importtime, median of 7), which a run whose units are all kept never needs
             from sphinxext_attn.analysis.platform_part import platform_analysis
 
             return platform_analysis(key, tree, known)
@@ -85,9 +89,7 @@ def analyze(
             result = _analyze(tree, page=True, parallel=parallel)
             result.profile = key.profile
             return result
-        from sphinxext_attn.analysis.units import runtime_analysis
-
-        result, runner = runtime_analysis(key, store=store, parallel=parallel, source=tree)
+        result, runner = units.runtime_analysis(key, store=store, parallel=parallel, source=tree)
         if keep is not None:
             keep.append(runner)
         return result
@@ -149,8 +151,6 @@ def _checked_in_child(tree: SourceTree, entries: list[RegistryEntry]) -> Forked 
     leave to check here: nothing, see :meth:`SourceTree.check_partly_parsed`).
     Without one, the rests are checked here at the end: the child's whole files
     are more work than the rests, and forking costs what it saves."""
-    from sphinxext_attn.parallel import forked
-
     if not (forked.can_fork() and forked.spare_core()):
         return None
     modules = sorted({e.class_path.rpartition(".")[0] for e in entries if e.name not in SKIPPED})

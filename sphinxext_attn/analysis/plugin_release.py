@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.page.version import read_version
@@ -27,8 +28,6 @@ PIN_FILES = (
 
 def targeted_release(plugin_folder: os.PathLike[str] | str) -> tuple[str, str] | None:
     """The vLLM release a plugin says it targets, and the file saying so."""
-    from pathlib import Path
-
     folder = Path(plugin_folder)
     names = [*PIN_FILES]
     names += [str(p.relative_to(folder)) for p in sorted(folder.glob("*.dist-info/METADATA"))]

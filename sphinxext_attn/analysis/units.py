@@ -154,6 +154,8 @@ def _answers(
     entry: RegistryEntry, runner: Runner, provenance: bool, extras: bool
 ) -> Callable[[SourceTree], Answered[BackendAnswer | None]]:
     def work(tree: SourceTree) -> Answered[BackendAnswer | None]:
+        # lazy: runtime.profile loads the evaluator, 105 ms after this module (python -X
+        # importtime, median of 7), which a run whose units are all kept never needs
         from sphinxext_attn.runtime.profile import RuntimeReader, resolve_class
 
         interp = runner.interpreter()
