@@ -83,6 +83,8 @@ def check_engine_options(root: str | Path, environment: Environment) -> None:
     """``--option``: fields the tree's own ``VllmConfig`` has, with values they allow."""
     if not environment.options:
         return
+    # lazy: option_fields loads source and pyeval modules (34 ms, -X importtime, median
+    # of 7), which tests/cli/test_runcache.py keeps out of a kept page run
     from sphinxext_attn.selection.option_fields import OptionError, check_options
 
     try:

@@ -18,9 +18,14 @@ from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.records import Diagnostic
 from sphinxext_attn.model.selection import Config
+from sphinxext_attn.parallel import forked
 from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.runtime.questions import kv_cache_dtypes
 from sphinxext_attn.selection import inputs
+from sphinxext_attn.selection.alternatives import alternatives
 from sphinxext_attn.selection.decision import Selector
+from sphinxext_attn.selection.fa_version import flash_attn_version, passed_version
+from sphinxext_attn.selection.requested import check_backend, kinds, resolve_per_kind
 from sphinxext_attn.source.tree import SourceTree
 
 #: Decisions kept per tree between runs (the oldest are dropped beyond this).
@@ -50,8 +55,6 @@ class Answers:
         environment = environment or self.environment
         data = self.decide_plain(config, environment)
         if "alternatives" not in data:
-            from sphinxext_attn.selection.alternatives import alternatives
-
             data["alternatives"] = alternatives(
                 data, environment, lambda other: self.decide_plain(config, other)
             )
@@ -85,8 +88,6 @@ class Answers:
         configuration decided before was checked then)."""
         if _key(config, self.environment) in self.known:
             return
-        from sphinxext_attn.runtime.questions import kv_cache_dtypes
-
         accepted = kv_cache_dtypes(self.selector(self.environment).interp)
         try:
             inputs.check_kv_cache_dtype(config.kv_cache_dtype, accepted)
@@ -98,8 +99,6 @@ class Answers:
         the case key, for the one-line message)."""
         if name is None:
             return
-        from sphinxext_attn.selection.requested import check_backend
-
         try:
             check_backend(self.selector(self.environment).interp, name)
         except ValueError as exc:
@@ -121,8 +120,6 @@ class Answers:
         key = f"{_key(config, self.environment)}|flash_attn_version"
         found = self.known.get(key)
         if found is None:
-            from sphinxext_attn.selection.fa_version import flash_attn_version
-
             interp = self.selector(self.environment).interp
             found = self.known[key] = {"version": flash_attn_version(interp, config, selected)}
         version = found.get("version")
@@ -133,8 +130,6 @@ class Answers:
     ) -> tuple[str | None, str]:
         """The backend asked for ``config``'s layer, and its KV-cache kind, as the
         release maps layers to kinds (``--backend KIND=NAME``)."""
-        from sphinxext_attn.selection.requested import kinds, resolve_per_kind
-
         selector = self.selector(self.environment)
         accepted = kinds(selector.interp)
         if not accepted:
@@ -154,8 +149,6 @@ class Answers:
         """Where ``selected``'s implementation passes its kernel a literal version."""
         if selected is None:
             return ""
-        from sphinxext_attn.selection.fa_version import passed_version
-
         passed = passed_version(self.selector(self.environment).interp, selected)
         return passed[1] if passed else ""
 
@@ -172,8 +165,6 @@ class Answers:
         by_key = dict(zip(keys, pairs, strict=True))
         if pending:
             self.decide(*by_key[pending.pop(0)])
-        from sphinxext_attn.parallel import forked
-
         if len(pending) >= MIN_FORKED_CASES and forked.can_fork():
             # Cases of one architecture and attention kind share their checks' memos:
             # grouping them keeps each process from repeating the other's work.

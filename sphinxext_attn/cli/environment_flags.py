@@ -4,6 +4,7 @@ assumes about the world outside the tree (see :mod:`sphinxext_attn.model.environ
 from __future__ import annotations
 
 import argparse
+import sys
 
 from sphinxext_attn.model.environment import (
     PLATFORM_PATTERN,
@@ -125,10 +126,10 @@ def read_plugin_flags(args: argparse.Namespace, root: str) -> Plugins:
     """The plugins the ``--plugin`` folders hold, read as plugins of ``root``: the run
     hands them to its trees (every run states its own: none given, none read);
     :class:`EnvironmentError_` names a bad folder."""
-    import sys
-
     if not getattr(args, "plugin", None) and "sphinxext_attn.source.plugins" not in sys.modules:
         return ()  # no plugin given nor read: nothing to do (and no analysis module loaded)
+    # lazy: the plugin readers cost 14 ms (-X importtime, median of 7); a kept page run
+    # given no --plugin loads no source module but locate (tests/cli/test_runcache.py)
     from sphinxext_attn.source.plugin_platforms import read_plugins
     from sphinxext_attn.source.plugins import PluginError
 
@@ -137,6 +138,8 @@ def read_plugin_flags(args: argparse.Namespace, root: str) -> Plugins:
     except PluginError as exc:
         raise EnvironmentError_(f"--plugin {exc}") from None
     if getattr(args, "plugin", None):
+        # lazy: only a run given --plugin reads the releases; the analysis package is no
+        # module of a kept run (tests/cli/test_runcache.py), 1.4 ms after the readers
         from sphinxext_attn.analysis.plugin_release import release_mismatches
 
         for message in release_mismatches(root, plugins):

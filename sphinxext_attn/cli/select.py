@@ -41,7 +41,12 @@ from sphinxext_attn.cli.model_select import (
     start_text,
 )
 from sphinxext_attn.cli.runcache import add_cache_options, run_cache
-from sphinxext_attn.model.environment import DEFAULT_ROCM_ARCH, Environment, case_environment
+from sphinxext_attn.model.environment import (
+    DEFAULT_ROCM_ARCH,
+    Environment,
+    case_environment,
+    gpu_words,
+)
 from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.model.selection import (
     LAYER_FIELDS,
@@ -51,6 +56,7 @@ from sphinxext_attn.model.selection import (
 )
 from sphinxext_attn.render.select_text import render_text
 from sphinxext_attn.selection import inputs
+from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.names import ATTN_TYPES, DTYPE_NAMES
 
 #: The configuration flags: help, and the value a run uses when the flag is not given
@@ -239,8 +245,9 @@ def check_flags_apply(args: argparse.Namespace, argv: list[str]) -> None:
 def check_known_arch(root: Path, environment: Environment, plugins: Plugins = ()) -> None:
     """``--arch``: a GPU for which the release's own code derives a capability; else
     the message lists the ones its ROCm platform module names."""
+    # lazy: platform_lists adds 8.9 ms to a warm select run, which asks it only for ROCm
+    # (python -X importtime, median of 7)
     from sphinxext_attn.selection.platform_lists import arch_capability, named_archs
-    from sphinxext_attn.source.tree import SourceTree
 
     tree = SourceTree(root, plugins=plugins)
     if arch_capability(tree, environment, environment.arch) is None:
@@ -324,8 +331,8 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
         data["flash_attn_version"] = answers.flash_attn_version(config, data["selected"])
         derived = None
         if environment.platform == "rocm":
+            # lazy: as in check_known_arch (8.9 ms on a warm select run)
             from sphinxext_attn.selection.platform_lists import arch_capability
-            from sphinxext_attn.source.tree import SourceTree
 
             gpu = replace(environment, arch=environment.arch or DEFAULT_ROCM_ARCH)
             derived = arch_capability(SourceTree(root, plugins=plugins), gpu, gpu.arch)
@@ -345,8 +352,6 @@ def answer(args: argparse.Namespace, argv: list[str]) -> int:
             decision.ignored_request = data.get("ignored_request", "")
             decision.flash_attn_version = data["flash_attn_version"]
             decision.flash_attn_source = data.get("flash_attn_source", "")
-            from sphinxext_attn.model.environment import gpu_words
-
             content = render_text(
                 config,
                 decision,
