@@ -49,6 +49,8 @@ def evaluate_runtime(
 ) -> RuntimeAnswers:
     """Ask every registered class (and the priority function) through one interpreter
     (``extras`` False: only the questions of the columns vLLM's page has)."""
+    # lazy: the evaluator costs 105 ms after analysis.units, which imports this module
+    # (python -X importtime, median of 7); a run whose units are all kept never needs it
     from sphinxext_attn.knowledge.machine import Machine
     from sphinxext_attn.pyeval import Interpreter
     from sphinxext_attn.runtime.priority_titles import safe_evaluated_priorities

@@ -14,7 +14,15 @@ from typing import Any
 
 from sphinxext_attn.model.columns import ASKED, FLAGS
 from sphinxext_attn.model.records import Location
-from sphinxext_attn.pyeval import NODE, Interpreter, LimitExceeded, PyClass, Raised, Unknown
+from sphinxext_attn.pyeval import (
+    NODE,
+    Interpreter,
+    LimitExceeded,
+    PyClass,
+    Raised,
+    Unknown,
+    class_mro,
+)
 from sphinxext_attn.runtime.accepts import narrow
 from sphinxext_attn.runtime.block_sizes import block_facts, restrict_to_supported
 from sphinxext_attn.runtime.class_answers import ClassAnswers
@@ -160,8 +168,6 @@ class RuntimeReader:
         """The methods of the release's backend interface: those of the root
         class of ``cls`` (``AttentionBackend``). A question it lacks is one
         vLLM of that release never asks: a class without it is no unknown."""
-        from sphinxext_attn.pyeval import class_mro
-
         mro = [c for c in class_mro(cls, self.interp) if isinstance(c, PyClass)]
         return [s for s in mro[-1].node.body if isinstance(s, ast.FunctionDef)]
 

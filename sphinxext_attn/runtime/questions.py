@@ -27,7 +27,10 @@ from sphinxext_attn.pyeval import (
     Question,
     Raised,
     Unknown,
+    class_mro,
+    member_names,
 )
+from sphinxext_attn.runtime import capability_points as told
 from sphinxext_attn.vocab.names import (
     ATTENTION_TYPE_ENUM,
     CACHE_DTYPE_LITERAL,
@@ -211,7 +214,6 @@ class Asker:
                 device_capability = capability_class(self.interp)
         except (Unknown, Raised) as exc:
             return Answer(unknown=exc if isinstance(exc, Unknown) else Unknown(str(exc)))
-        from sphinxext_attn.runtime import capability_points as told
 
         def check(cap: tuple[int, int]) -> Any:
             made = self.interp.call(device_capability, list(cap), {}, NODE, self.cls.path)
@@ -316,8 +318,6 @@ def attention_types(interp: Interpreter, cls: PyClass) -> list[tuple[str, Any]]:
     """``(name, value)`` of each attention type the backend's interface module
     defines: the members of the ``AttentionType`` enum, or, before it was an
     enum (vLLM 0.13), the string constants of the plain class."""
-    from sphinxext_attn.pyeval import class_mro
-
     for klass in reversed(class_mro(cls, interp)):
         if isinstance(klass, PyClass) and klass.module.has(ATTENTION_TYPE_ENUM):
             try:
@@ -331,8 +331,6 @@ def attention_types(interp: Interpreter, cls: PyClass) -> list[tuple[str, Any]]:
 
 
 def _attention_types(interp: Interpreter, klass: PyClass) -> list[tuple[str, Any]] | None:
-    from sphinxext_attn.pyeval import member_names
-
     kind = klass.module.lookup(ATTENTION_TYPE_ENUM, interp, NODE)
     if not isinstance(kind, PyClass):
         return None
