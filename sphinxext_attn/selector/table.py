@@ -72,6 +72,8 @@ def _default_table(
 ) -> tuple[SelectorData | None, dict[str, SelectorData], list[str], str, str]:
     """The page's default table (None when not evaluated), every table by key, the
     problems met, the default's key and the error that left no table."""
+    # lazy: variants adds 8 ms to every Sphinx build, a rebuild that finds its tables
+    # kept included (python -X importtime, median of 7)
     from sphinxext_attn.selector.variants import build_variants
 
     tables: dict[str, SelectorData] = {}
