@@ -126,6 +126,111 @@ def test_a_cycle_through_a_function_local_import_is_found(tmp_path: Path) -> Non
     assert cycles(graph) == [["pkg.a", "pkg.b"]]
 
 
+#: statement lists of a node that can hold an import
+_BODIES = ("body", "orelse", "finalbody", "handlers")
+
+
+def _import_blocks(statements: list[ast.stmt]) -> list[list[ast.stmt]]:
+    """The runs of imports in one statement list, each on the line after the last."""
+    blocks: list[list[ast.stmt]] = []
+    for stmt in statements:
+        if not isinstance(stmt, ast.Import | ast.ImportFrom):
+            continue
+        last = blocks[-1][-1] if blocks else None
+        if last is not None and last.end_lineno is not None and stmt.lineno == last.end_lineno + 1:
+            blocks[-1].append(stmt)
+        else:
+            blocks.append([stmt])
+    return blocks
+
+
+def _reason_above(lines: list[str], lineno: int) -> str:
+    """The comment lines directly above line ``lineno`` (1-based), joined."""
+    found: list[str] = []
+    index = lineno - 2
+    while index >= 0 and lines[index].lstrip().startswith("#"):
+        found.insert(0, lines[index].strip().lstrip("#").strip())
+        index -= 1
+    return " ".join(found)
+
+
+def unexplained_local_imports(root: Path) -> list[str]:
+    """``path:line`` of each import made inside a function with no reason given: a
+    comment directly above it, or above the first of the imports on the lines
+    just before it. An import waits for its function only for a cycle inside a
+    subpackage or a start-up cost that was measured, and the comment says which."""
+    found: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        inside: list[ast.AST] = [
+            fn
+            for fn in ast.walk(ast.parse(text, str(path)))
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        seen: set[int] = set()
+        for fn in inside:
+            for node in ast.walk(fn):
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                for field in _BODIES:
+                    statements = getattr(node, field, None)
+                    if not isinstance(statements, list):
+                        continue
+                    for block in _import_blocks(statements):
+                        reason = _reason_above(lines, block[0].lineno)
+                        if len(reason.split()) < 3 or reason.startswith(("noqa", "type:")):
+                            rel = path.relative_to(root.parent)
+                            found += [f"{rel}:{stmt.lineno}" for stmt in block]
+    return found
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    """Imports belong at the top of a module; one left inside a function names its
+    reason on the line above (a cycle, or a start-up cost and its measurement)."""
+    assert unexplained_local_imports(PACKAGE) == []
+
+
+def test_a_local_import_without_a_reason_is_found(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("import os\n")  # at the top: no reason needed
+    (pkg / "a.py").write_text(
+        "def bare():\n"
+        "    import json\n"
+        "    return json\n"
+        "def explained():\n"
+        "    # lazy: json costs 2 ms at start-up (-X importtime)\n"
+        "    import json\n"
+        "    import csv\n"
+        "\n"
+        "    import re\n"
+        "    return json, csv, re\n"
+        "class K:\n"
+        "    def method(self):\n"
+        "        if self:\n"
+        "            #\n"
+        "            from os import path\n"
+        "        try:\n"
+        "            # noqa: PLC0415\n"
+        "            import ast\n"
+        "        finally:\n"
+        "            # a cycle: pkg.b imports this module\n"
+        "            from pkg import b\n"
+        "        def inner():\n"
+        "            import sys\n"
+        "        return path, ast, b, inner\n"
+    )
+    assert unexplained_local_imports(pkg) == [
+        "pkg/a.py:2",  # nothing above
+        "pkg/a.py:9",  # a blank line ends the commented block above
+        "pkg/a.py:15",  # an empty comment
+        "pkg/a.py:18",  # a linter's pragma is no reason
+        "pkg/a.py:23",  # a nested function's import counts too
+    ]
+
+
 #: the package's rooms from the bottom up; a room imports only from rooms below
 #: it (its own modules aside), counting ``TYPE_CHECKING`` imports too: the
 #: picture of which subsystem stands on which is docs/architecture.rst
