@@ -285,3 +285,22 @@ def test_an_entry_is_written_private_to_its_owner(tmp_path):
     cache.store("x", tree, {}, "kept", [])
     entry = cache._file("x", tree, {})
     assert entry is not None and oct(Path(entry).stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.parametrize("delta", [-1, 1])
+def test_an_entry_whose_header_names_another_format_is_not_trusted(tmp_path, delta):
+    """The file name already holds the format; a file put at that name by another
+    version (an older format read as ours, ``!=`` -> ``>``) is recomputed all the same."""
+    import pickle
+
+    tree, store = _tree(tmp_path), RunCache(tmp_path / "cache")
+    store.store("x", tree, {}, {"value": 1}, ["vllm"])
+    (entry,) = (tmp_path / "cache").glob("x-*.pickle")
+    with entry.open("rb") as fh:
+        head, value = pickle.load(fh), pickle.load(fh)
+    head["format"] = runcache.FORMAT + delta
+    entry.write_bytes(pickle.dumps(head) + pickle.dumps(value))
+    assert store.load("x", tree, {}) is None
+    head["format"] = runcache.FORMAT
+    entry.write_bytes(pickle.dumps(head) + pickle.dumps(value))
+    assert store.load("x", tree, {}) == {"value": 1}  # the same bytes, our format: kept

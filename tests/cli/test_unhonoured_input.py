@@ -159,6 +159,9 @@ def test_files_given_to_the_page_command_are_still_files(tmp_path, monkeypatch, 
     (tmp_path / "README").write_text("x")
     assert run(["README", "--root", str(MINI_TREE)]) == 0  # not relevant: nothing to do
     assert run(["docs/gone.md", "--root", str(MINI_TREE)]) == 0
+    # a slash or a dot is enough to make a word a path
+    assert run(["gone.md", "--root", str(MINI_TREE)]) == 0
+    assert run(["docs/gone", "--root", str(MINI_TREE)]) == 0
 
 
 @pytest.mark.parametrize("command", [[], ["select"]], ids=["page", "select"])
