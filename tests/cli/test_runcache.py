@@ -1,5 +1,10 @@
 """The command line's cache: an unchanged tree is answered from the last run, and
-any change to a file it read, or a file added where it looked, is noticed."""
+any change to a file it read, or a file added where it looked, is noticed.
+
+A mutant left alive on purpose: ``decisions.MAX_KEPT_DECISIONS`` 100_000 -> 100_001
+is a capacity, a choice rather than a behaviour; the rule it feeds (past the limit,
+the newest are kept) is pinned below with the limit set to 1.
+"""
 
 from __future__ import annotations
 
