@@ -178,3 +178,13 @@ def test_an_output_folder_is_asked_for_writing_and_entering(tmp_path, monkeypatc
     with pytest.raises(BadInput, match="is not writable"):
         check_output(str(tmp_path / "page.md"))
     assert asked == [os.W_OK | os.X_OK]
+
+
+def test_json_names_each_cells_deciding_line_without_source_links(tmp_path, capsys):
+    """JSON always carries ``sources`` (column -> path:line); a markdown page asks for
+    them only with ``--source-links`` (``format == "json"`` -> ``>`` dropped them)."""
+    assert main(["--root", str(DEMO_TREE), "--format", "json", "--no-cache", "-o", "-"]) == 0
+    backends = json.loads(capsys.readouterr().out)["backends"]
+    assert [b["name"] for b in backends if not b.get("sources")] == []
+    first = backends[0]["sources"]
+    assert first["Head Sizes"].startswith("vllm/") and first["Head Sizes"].split(":")[1].isdigit()
