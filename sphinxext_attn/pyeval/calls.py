@@ -273,19 +273,24 @@ def bind_args(
     frame: Frame,
 ) -> None:
     positional = [*spec.posonlyargs, *spec.args]
-    names = [a.arg for a in positional]
     defaults = spec.defaults
     n_required = len(positional) - len(defaults)
     local = frame.locals
     if len(args) > len(positional) and spec.vararg is None:
         raise Raised("TypeError", f"{func.name}() takes {len(positional)} positional arguments")
+    if spec is func.node.args:  # (its names, as the call memo keeps them per node)
+        sig = interp.call_memo.signature(func)
+        names, named = sig.names, sig.named
+    else:
+        names = [a.arg for a in positional]
+        named = {*names[len(spec.posonlyargs) :], *(a.arg for a in spec.kwonlyargs)}
     for name, value in zip(names, args, strict=False):
         local[name] = value
     if spec.vararg is not None:
         local[spec.vararg.arg] = tuple(args[len(positional) :])
     extra: dict[str, Value] = {}
     for key, value in kwargs.items():
-        if key in names[len(spec.posonlyargs) :] or any(a.arg == key for a in spec.kwonlyargs):
+        if key in named:
             if key in local:
                 raise Raised("TypeError", f"multiple values for {key}")
             local[key] = value

@@ -177,5 +177,5 @@ class _Block:
             interp.capability_read = saved_read | read
         added = tuple(tuple(s[n:]) for s, n in zip(lists, sizes, strict=True))
         if complete and all(key_part(v, False) is not NO_KEY for part in added for v in part):
-            memo.remember(interp, base, (None, read, added, ()))
+            memo.remember(interp, base, (None, read, added, (), None))
         return True

@@ -124,6 +124,21 @@ class GpuObserver(Protocol):
 
     def read_gpu(self) -> None: ...
 
+    def listen(self) -> object:
+        """Start noting what an evaluation (a remembered statement's) makes the
+        observer hear; the token goes to :meth:`heard`."""
+        ...
+
+    def heard(self, token: object) -> object:
+        """What was heard since :meth:`listen` gave ``token`` (heard as usual too),
+        for :meth:`hear_again` where the same evaluation is replayed; falsy when
+        nothing was."""
+        ...
+
+    def hear_again(self, heard: object) -> None:
+        """Hear what :meth:`heard` returned, as if the evaluation ran again here."""
+        ...
+
 
 class QuestionMixin:
     """The question API, for :class:`Interpreter`.

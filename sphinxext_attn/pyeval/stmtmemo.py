@@ -18,6 +18,13 @@ each top-level statement is remembered by the values it reads:
 
 Called functions are taken to answer the same for the same arguments, as the
 call memo (:mod:`.callmemo`) does.
+
+Where a GPU observer listens (the selector's table, ``GpuObserver``), an effect
+that read the GPU keeps what the observer heard when the statement ran over
+remembered calls, and a replay makes it hear that again; an effect kept
+without it (recorded where none listened, or on the statement's first run,
+which evaluates the calls themselves and is heard call by call) runs again
+once, listened to.
 """
 
 from __future__ import annotations
@@ -79,12 +86,14 @@ _IMPLICIT = frozenset({"super", "locals", "vars", "eval", "exec"})
 class _Plan:
     """What one statement reads and writes, from its syntax."""
 
-    __slots__ = ("reads", "sinks", "stores")
+    __slots__ = ("read_keys", "reads", "sinks", "stores")
 
     def __init__(self, reads: tuple[str, ...], sinks: tuple[str, ...], stores: tuple[str, ...]):
         self.reads = reads
         self.sinks = sinks
         self.stores = stores
+        #: ``reads`` as the keys a frame's record of its lookups takes
+        self.read_keys: dict[str, None] = dict.fromkeys(reads)
 
 
 def _plan(stmt: ast.stmt) -> _Plan | None:
@@ -124,8 +133,11 @@ def _plan(stmt: ast.stmt) -> _Plan | None:
 #: a memo key: parts that compare like the values they stand for (:func:`key_part`)
 Key: TypeAlias = tuple[Hashable, ...]
 #: a remembered effect: the failure (or None), the capability and facts read, the
-#: items each list of the frame gained, the stored names' values after
-Effect: TypeAlias = tuple[Exception | None, int, tuple[tuple[Value, ...], ...], tuple[Value, ...]]
+#: items each list of the frame gained, the stored names' values after, and what
+#: the GPU observer heard (None: none listened; see ``GpuObserver.heard``)
+Effect: TypeAlias = tuple[
+    Exception | None, int, tuple[tuple[Value, ...], ...], tuple[Value, ...], object
+]
 
 KEY_PLAIN = frozenset({type(None), bool, int, str})  # floats: see key_part (-0.0)
 KEY_KEPT = frozenset({PyClass, EnumMember, External})
@@ -155,8 +167,10 @@ def key_part(value: Value, instances: bool = True) -> Hashable:
     return NO_KEY
 
 
+#: A statement not planned yet (``StatementMemo.plans``).
+_UNSEEN: Any = object()
 #: An entry whose statement read the device capability: look again with it.
-BY_CAPABILITY = (None, True, (), ())
+BY_CAPABILITY = (None, True, (), (), None)
 
 
 class StatementMemo:
@@ -180,12 +194,14 @@ class StatementMemo:
         return self.plans[stmt]
 
     def run(self, interp: Interpreter, stmt: ast.stmt, frame: Frame) -> None:
-        plan = self.plan(stmt)
+        plan = self.plans.get(stmt, _UNSEEN)
+        if plan is _UNSEEN:
+            plan = self.plan(stmt)
         if plan is None or type(frame.parent) is Frame:
             interp.exec_stmt(stmt, frame)
             return
         if frame.reads is not None:
-            frame.reads.update(dict.fromkeys(plan.reads))  # the call memo keys on what was read
+            frame.reads.update(plan.read_keys)  # the call memo keys on what was read
         local = frame.locals
         key: list[Hashable] = [stmt, interp.class_writes]
         if not key_parts(key, plan.reads, local):
@@ -208,10 +224,16 @@ class StatementMemo:
                 self.plans[stmt] = None  # its values rarely repeat: just run it
             self._record(interp, stmt, frame, plan, lists, base)
             return
-        failure, read, added, after = found
-        if read & CAPABILITY and interp.gpu_observer is not None:
-            interp.exec_stmt(stmt, frame)  # (the observer hears the GPU read where it is)
-            return
+        failure, read, added, after, heard = found
+        observer = interp.gpu_observer
+        if observer is not None:
+            if heard is None and read & CAPABILITY:
+                # the observer hears the GPU read where it is: run again, and keep
+                # what it heard (a run of remembered calls, as later runs would be)
+                self._record(interp, stmt, frame, plan, lists, base, listen=True)
+                return
+            if heard:
+                observer.hear_again(heard)
         counts[1] += 1
         interp.capability_read |= read
         if failure is not None:
@@ -240,17 +262,25 @@ class StatementMemo:
         plan: _Plan,
         lists: list[list[Value]],
         base: Key,
+        listen: bool = False,
     ) -> None:
+        """Run ``stmt`` and remember its effect; with ``listen``, with what the GPU
+        observer heard (not on a first run: the calls it makes for the first time
+        are heard where a remembered call is heard whole)."""
         local = frame.locals
         sizes = [len(s) for s in lists]
         before = [local.get(name, NO_KEY) for name in plan.stores]
         saved_read = interp.capability_read
         interp.capability_read = 0
         failure: Exception | None = None
+        observer = interp.gpu_observer if listen else None
+        token = observer.listen() if observer is not None else None
         try:
             interp.exec_stmt(stmt, frame)
         except (Unknown, Raised) as exc:
             failure = exc
+        finally:
+            heard = observer.heard(token) if observer is not None else None
         read = interp.capability_read
         interp.capability_read = saved_read | read
         added = tuple(tuple(s[n:]) for s, n in zip(lists, sizes, strict=True))
@@ -260,11 +290,11 @@ class StatementMemo:
             changed = any(added) or any(a is not b for a, b in zip(after, before, strict=True))
             budget = out_of_steps(failure)
             if not changed and not budget:
-                entry = (failure, read, (), ())
+                entry = (failure, read, (), (), heard)
         elif all(key_part(v, False) is not NO_KEY for part in added for v in part) and all(
             v is NO_KEY or key_part(v, False) is not NO_KEY for v in after
         ):
-            entry = (None, read, added, after)
+            entry = (None, read, added, after, heard)
         if entry is not None:
             self.remember(interp, base, entry)
         if failure is not None:
@@ -297,7 +327,7 @@ def sinks_of(names: tuple[str, ...], local: dict[str, Value]) -> list[list[Value
     lists: list[list[Value]] = []
     for name in names:
         sink = local.get(name)
-        if type(sink) is not list or any(sink is other for other in lists):
+        if type(sink) is not list or (lists and any(sink is other for other in lists)):
             return None
         lists.append(sink)
     return lists

@@ -66,6 +66,26 @@ class _Frame:
     found: list[Observed] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _Token:
+    """Where :meth:`GpuReads.listen` started: the call's record, how much it had
+    noted and the flags put aside."""
+
+    frame: _Frame
+    found: int
+    direct: bool
+    kept: bool
+
+
+@dataclass(frozen=True)
+class _Heard:
+    """What one remembered statement made the observer hear."""
+
+    found: tuple[Observed, ...]
+    direct: bool
+    kept: bool
+
+
 class GpuReads:
     """The observer of one question (see the module docstring)."""
 
@@ -79,6 +99,34 @@ class GpuReads:
 
     def read_gpu(self) -> None:
         (self._stack[-1] if self._stack else self._top).direct = True
+
+    def listen(self) -> _Token:
+        """Start noting what is heard in the current call (a remembered statement
+        of it is run): its flags are put aside until :meth:`heard`."""
+        frame = self._stack[-1] if self._stack else self._top
+        token = _Token(frame, len(frame.found), frame.direct, self.kept)
+        frame.direct = self.kept = False
+        return token
+
+    def heard(self, token: object) -> _Heard | tuple[()]:
+        """What was heard since :meth:`listen` (the calls noted, a direct read of
+        the GPU, an answer kept to its GPU), the flags put aside put back; ``()``:
+        nothing."""
+        assert isinstance(token, _Token)
+        frame = token.frame
+        heard = _Heard(tuple(frame.found[token.found :]), frame.direct, self.kept)
+        frame.direct |= token.direct
+        self.kept |= token.kept
+        return heard if heard.found or heard.direct or heard.kept else ()
+
+    def hear_again(self, heard: object) -> None:
+        """Hear in the current call what :meth:`heard` returned (a statement whose
+        effect is replayed from its memo, not run)."""
+        assert isinstance(heard, _Heard)
+        frame = self._stack[-1] if self._stack else self._top
+        frame.found.extend(heard.found)
+        frame.direct |= heard.direct
+        self.kept |= heard.kept
 
     def observe(self, call: ObservedCall, run: Callable[[], Value]) -> Value:
         """Run one call, noting it where it is the outermost to read the GPU itself."""

@@ -15,10 +15,11 @@ from treebuilder import DEMO_TREE
 from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import REFERENCE
 from sphinxext_attn.model.selection import Config
-from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.pyeval import Interpreter, stmtmemo
 from sphinxext_attn.pyeval.stmtmemo import key_part
 from sphinxext_attn.pyeval.values import CAPABILITY, GpuInstance
 from sphinxext_attn.selection.decision import Selector
+from sphinxext_attn.selector import gpu_reads
 from sphinxext_attn.selector import probe as selector_probe
 from sphinxext_attn.selector.table import build_selector_table
 from sphinxext_attn.source.tree import SourceTree
@@ -129,3 +130,57 @@ def test_every_answer_taken_from_another_gpu_on_vllm_033_is_asking_its() -> None
     shared, taken = _answers(root, True)
     assert taken > len(full[0][1]) // 3  # about 45% of 19,117 questions
     assert shared == full
+
+
+def _observed(root: str, replay: bool) -> tuple[list[tuple[object, ...]], int]:
+    """Per question asked in full, the calls its answer looked at the GPU through
+    (None: kept to its GPU), and how many statement effects were replayed to the
+    observer; ``replay`` False runs every statement that read the GPU again under
+    the observer, as the statement memo once did."""
+    seen: list[tuple[object, ...]] = []
+    heard_again = 0
+    ask = selector_probe.Prober._asked
+    hear = gpu_reads.GpuReads.hear_again
+    record = stmtmemo.StatementMemo._record
+
+    def unheard(self: stmtmemo.StatementMemo, *args: Any, listen: bool = False) -> None:
+        record(self, *args)
+
+    def asked(self: selector_probe.Prober, backend: str, config: Config) -> Any:
+        found = ask(self, backend, config)
+        observed = self.interp.gpu_observer.observed()  # type: ignore[union-attr]
+        calls = (
+            None
+            if observed is None
+            else [
+                (o.func.name, o.func.node.lineno, o.kwargs, repr(o.answer), o.facts)
+                for o in observed
+            ]
+        )
+        seen.append((backend, config.key(), calls))
+        return found
+
+    def hear_again(self: gpu_reads.GpuReads, heard: object) -> None:
+        nonlocal heard_again
+        heard_again += 1
+        hear(self, heard)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(selector_probe.Prober, "_asked", asked)
+        patch.setattr(gpu_reads.GpuReads, "hear_again", hear_again)
+        if not replay:  # nothing is ever kept of what the observer heard
+            patch.setattr(stmtmemo.StatementMemo, "_record", unheard)
+        patch.setattr("sphinxext_attn.parallel.forked.spare_core", lambda: False)
+        build_selector_table(root, sample=0)
+    return seen, heard_again
+
+
+def test_a_remembered_statement_that_read_the_gpu_is_heard_as_running_it_would_be() -> None:
+    """The statement memo replays a check that read the GPU to the observer (what
+    it heard when run again): every question asked in full looks at the GPU
+    through the same calls as when each such check runs again."""
+    ran, none = _observed(str(DEMO_TREE), False)
+    replayed, heard = _observed(str(DEMO_TREE), True)
+    assert none == 0 and heard > 0
+    assert any(calls for *_, calls in ran)
+    assert replayed == ran
