@@ -188,3 +188,13 @@ def test_json_names_each_cells_deciding_line_without_source_links(tmp_path, caps
     assert [b["name"] for b in backends if not b.get("sources")] == []
     first = backends[0]["sources"]
     assert first["Head Sizes"].startswith("vllm/") and first["Head Sizes"].split(":")[1].isdigit()
+
+
+def test_one_backend_asked_for_is_answered(capsys):
+    """``--backend NAME`` once is the request (``len(plain) > 1`` -> ``>= 1`` refused
+    every request); twice is exit 2 and one line."""
+    argv = ["select", "--root", str(DEMO_TREE), "--no-cache", "--format", "json"]
+    assert main([*argv, "--backend", "FLASH_ATTN"]) == 0
+    assert "FLASH_ATTN" in capsys.readouterr().out
+    assert main([*argv, "--backend", "FLASH_ATTN", "--backend", "TRITON_ATTN"]) == 2
+    assert "give one NAME" in capsys.readouterr().err
