@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.abstract import AbstractInt, explore
+    from sphinxext_attn.pyeval.abstract_str import AbstractStr, Concretize, explore_strings
     from sphinxext_attn.pyeval.interp import Interpreter
     from sphinxext_attn.pyeval.intsets import IntSet, Run
     from sphinxext_attn.pyeval.lazyclass import LazyBody, statements_for
@@ -108,13 +109,19 @@ _HOMES = {
     "explore": "abstract",
     "IntSet": "intsets",
     "Run": "intsets",
+    # KV cache dtypes: the abstract string a question is asked with once per path
+    "AbstractStr": "abstract_str",
+    "Concretize": "abstract_str",
+    "explore_strings": "abstract_str",
 }
 
 __all__ = [
     "AbstractInt",
+    "AbstractStr",
     "Bound",
     "Builtin",
     "CAPABILITY",
+    "Concretize",
     "EnumMember",
     "External",
     "Foreign",
@@ -147,6 +154,7 @@ __all__ = [
     "World",
     "class_mro",
     "explore",
+    "explore_strings",
     "is_enum_member_name",
     "label",
     "member_names",

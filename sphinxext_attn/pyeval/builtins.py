@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from sphinxext_attn.pyeval import abstract, ops, plain
+from sphinxext_attn.pyeval import abstract, abstract_str, ops, plain
 from sphinxext_attn.pyeval.members import PLAIN_TYPES, class_mro
 from sphinxext_attn.pyeval.values import (
     Bound,
@@ -112,6 +112,10 @@ def _walked(it: Interpreter, items: list[Value], node: ast.AST, path: str) -> li
 def is_instance(it: Interpreter, value: Value, kind: Value, node: ast.AST, path: str) -> bool:
     if isinstance(kind, tuple):
         return any(is_instance(it, value, k, node, path) for k in kind)
+    if abstract_str.is_abstract(value):  # a str, whatever its value
+        if isinstance(kind, Builtin) and kind.name in PLAIN_TYPES:
+            return issubclass(str, PLAIN_TYPES[kind.name])
+        abstract_str.concretize(value)
     if isinstance(value, abstract.AbstractInt):  # an int, whatever its value
         if isinstance(kind, Builtin) and kind.name in PLAIN_TYPES:
             return PLAIN_TYPES[kind.name] is int

@@ -14,7 +14,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from sphinxext_attn.pyeval import abstract
+from sphinxext_attn.pyeval import abstract, abstract_str
 from sphinxext_attn.pyeval.builtins import BUILTINS
 from sphinxext_attn.pyeval.instances import instantiate
 from sphinxext_attn.pyeval.members import PLAIN_TYPES
@@ -95,6 +95,10 @@ def call(
         return invoke(interp, func, args, kwargs, node)
     if isinstance(func, PyClass):
         return instantiate(interp, func, args, kwargs, node, path)
+    if isinstance(func, External) or (
+        isinstance(func, Builtin) and func.name not in abstract_str.KEPT_BY
+    ):
+        abstract_str.concretize(func, *args, *kwargs.values())  # (its tests: see .methods)
     if isinstance(func, Builtin):
         if func.name not in abstract.BUILTINS and any(
             isinstance(a, abstract.AbstractInt) for a in (*args, *kwargs.values())
@@ -112,6 +116,7 @@ def call(
         if result is MISSING:
             raise Unknown(f"call into {func.qualname} (outside the tree)", path, line)
         return result
+    abstract_str.concretize(func)
     raise Unknown(f"call of {type(func).__name__} not evaluated", path, line)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from sphinxext_attn.pyeval.abstract_str import concretize
 from sphinxext_attn.pyeval.ops import MAX_ITEMS, SCALARS, paid, torch_symbol, weigh
 from sphinxext_attn.pyeval.plain import enum_str
 from sphinxext_attn.pyeval.values import (
@@ -55,6 +56,7 @@ def format_value(
     value: Value, conversion: int, spec: str, budget: Budget, where: tuple[str, int]
 ) -> str:
     """A replacement field of an f-string, its size checked before it is built."""
+    concretize(value)
     if isinstance(value, EnumMember):
         text = enum_str(value)
     elif isinstance(value, int | float | str | bool | type(None)):

@@ -12,6 +12,15 @@ import ast
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import formatting, ops, plain
+from sphinxext_attn.pyeval.abstract_str import (
+    TESTED_BY,
+    TESTS,
+    AbstractStr,
+    concretize,
+    dict_get,
+    is_abstract,
+    test_method,
+)
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import Builtin, Instance, LimitExceeded, Raised, Unknown, Value
 
@@ -35,6 +44,7 @@ def _method(obj: Value, name: str) -> Value:
         if name in COMPARES and custom_equality(it, [*args, *(obj if name in SCANS else ())]):
             raise Unknown(f"{name}() comparing instances with their own == not evaluated", *where)
         if name in CHANGES:
+            concretize(*args, *kw.values())  # kept beyond the run: a real str only
             it.mutated(obj, [*args, *kw.values()])
         # a str method needs str arguments (a str enum's member is one); a container
         # keeps what it is given (its items compare and hash as they are)
@@ -44,6 +54,10 @@ def _method(obj: Value, name: str) -> Value:
             formatting.join_size(obj, plain_args[0], where)
         if name in ("extend", "update", "union", "intersection", "difference", "issubset"):
             plain_args = [a if isinstance(a, dict) else it.iterate(a, node, path) for a in args]
+        if name == "get" and type(obj) is dict and args and is_abstract(args[0]) and not kw:
+            return ops.check_size(
+                dict_get(obj, args[0], args[1] if len(args) > 1 else None), where
+            )
         try:
             result = attr(*plain_args, **kw)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
@@ -55,6 +69,20 @@ def _method(obj: Value, name: str) -> Value:
         return ops.paid(result, it.budget, where)
 
     return Builtin(f"{type(obj).__name__}.{name}", run)
+
+
+def abstract_method(value: AbstractStr, name: str) -> Builtin:
+    """``startswith`` / ``endswith`` of an abstract string (see .abstract_str), charged
+    as a real string's method is; any other attribute gives the run up."""
+    if name not in TESTS:
+        raise value.explorer.give_up()
+
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
+        where = ops.node_where(node, path)
+        ops.weigh([args, kw, ()], it.budget, where)
+        return test_method(value, name, [plain.plain_value(a) for a in args], kw)
+
+    return Builtin(f"{TESTED_BY}{name}", run)
 
 
 #: Methods that compare their argument with every item natively.
@@ -113,6 +141,8 @@ SAFE_METHODS = {
 
 
 def method_of(obj: Value, name: str) -> Value:
+    if type(obj) is AbstractStr:
+        return abstract_method(obj, name)
     for kind, names in SAFE_METHODS.items():
         if type(obj) is kind and name in names:
             if name in ("replace",) and isinstance(obj, str):

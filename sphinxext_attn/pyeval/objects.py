@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from sphinxext_attn.pyeval import abstract, ops, plain
+from sphinxext_attn.pyeval import abstract, abstract_str, ops, plain
 from sphinxext_attn.pyeval.members import is_enum_member_name, unmodelled
 from sphinxext_attn.pyeval.scope import MISSING, ModuleScope
 from sphinxext_attn.pyeval.values import (
@@ -194,6 +194,8 @@ def set_item(
 def object_truth(interp: Interpreter, value: Value, node: ast.AST, path: str) -> bool:
     if isinstance(value, abstract.AbstractInt):
         return value.truth((path, getattr(node, "lineno", 0)))
+    if type(value) is abstract_str.AbstractStr:
+        return abstract_str.truth(value)
     if isinstance(value, Instance):
         if value.items is not None:
             return bool(value.items)
@@ -243,6 +245,8 @@ def compare(
     interp: Interpreter, op: ast.cmpop, left: Value, right: Value, node: ast.AST, path: str
 ) -> bool:
     where = (path, getattr(node, "lineno", 0))
+    if abstract_str.is_abstract(left) or abstract_str.is_abstract(right):
+        return abstract_str.compare(op, left, right, where, interp.budget)
     if isinstance(left, External) or isinstance(right, External):
         answered = interp.world.compare(interp, op, left, right)
         if answered is not None:
@@ -280,6 +284,7 @@ def compare(
 
 
 def subscript(interp: Interpreter, value: Value, index: Value, node: ast.AST, path: str) -> Value:
+    abstract_str.concretize(value, index)
     if isinstance(value, External):
         return interp.world.external_subscript(interp, value, index)
     if isinstance(value, Instance) and value.items is not None:
@@ -311,6 +316,7 @@ def subscript(interp: Interpreter, value: Value, index: Value, node: ast.AST, pa
 
 
 def iterate(interp: Interpreter, value: Value, node: ast.AST, path: str) -> list[Value]:
+    abstract_str.concretize(value)
     if isinstance(value, LazyGen):
         value = value.take()  # every item left (each evaluation is budgeted)
     if isinstance(value, Instance) and value.items is not None:

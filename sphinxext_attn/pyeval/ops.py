@@ -13,7 +13,8 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from sphinxext_attn.pyeval import abstract
+from sphinxext_attn.pyeval import abstract, abstract_str
+from sphinxext_attn.pyeval.abstract_str import AbstractStr
 from sphinxext_attn.pyeval.plain import (  # what plain Python sees
     check_not_auto,
     plain_value,
@@ -147,6 +148,7 @@ def binop(
 ) -> Value:
     if isinstance(left, abstract.AbstractInt) or isinstance(right, abstract.AbstractInt):
         return abstract.binop(op, left, right, where)
+    abstract_str.concretize(left, right)
     fn = BINOPS.get(type(op))
     if fn is None:
         raise Unknown(f"operator {type(op).__name__} not evaluated", *where)
@@ -237,6 +239,8 @@ def equal(left: Value, right: Value, budget: Budget, where: tuple[str, int]) -> 
         return bool(left == right)  # plain data, compared natively at no extra cost
     if isinstance(left, abstract.AbstractInt) or isinstance(right, abstract.AbstractInt):
         return abstract.compare(ast.Eq(), left, right, where)
+    if type(left) is AbstractStr or type(right) is AbstractStr:
+        return abstract_str.equal(left, right)
     for ext, other in ((left, right), (right, left)):
         if isinstance(ext, External) and type(other) in SCALARS and not torch_symbol(ext):
             # ``sys.platform == "linux"``: the value outside the tree is not known
@@ -278,6 +282,9 @@ def contains(container: Value, item: Value, where: tuple[str, int], budget: Budg
     if isinstance(item, abstract.AbstractInt):
         budget.spend(1 + _length(container), where)
         return abstract.member(item, container, where)
+    if type(item) is AbstractStr:
+        return abstract_str.contains(container, item, budget, where)
+    abstract_str.concretize(container)
     if isinstance(container, str):
         if isinstance(item, EnumMember) and item.plain and isinstance(item.value, str):
             item = item.value  # a str enum's member is a str
@@ -320,6 +327,7 @@ def order(
 ) -> bool:
     if isinstance(left, abstract.AbstractInt) or isinstance(right, abstract.AbstractInt):
         return abstract.compare(op, left, right, where)
+    abstract_str.concretize(left, right)
     weigh(left, budget, where)
     weigh(right, budget, where)
     a, b = _deep_plain(left), _deep_plain(right)
@@ -337,6 +345,7 @@ def order(
 def unary(op: ast.unaryop, value: Value, where: tuple[str, int]) -> Value:
     if isinstance(value, abstract.AbstractInt) and isinstance(op, ast.USub | ast.UAdd):
         return abstract.binop(ast.Mult(), value, -1 if isinstance(op, ast.USub) else 1, where)
+    abstract_str.concretize(value)
     if isinstance(op, ast.USub) and isinstance(value, int | float):
         return -value
     if isinstance(op, ast.UAdd) and isinstance(value, int | float):

@@ -184,7 +184,7 @@ class ModuleScope(Scope):
         remember(self.values, name, interp, _PENDING)
         try:
             return remember(self.values, name, interp, lambda: self._evaluate(name, interp))
-        except (Unknown, Raised, RecursionError):
+        except BaseException:  # (also the abstract string's Concretize)
             forget(self.values, name, interp)
             raise
 

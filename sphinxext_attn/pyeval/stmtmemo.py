@@ -47,6 +47,7 @@ from sphinxext_attn.pyeval.values import (
     Value,
     out_of_steps,
 )
+from sphinxext_attn.source.astwalk import walk
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -339,8 +340,12 @@ def reads_frame(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> bo
     function or lambda: that can read the frame after the call returned (a class
     made by ``create_composite_backend(...)`` reads its arguments lazily)."""
     body = node.body if isinstance(node.body, list) else [node.body]
-    return any(
-        (isinstance(sub, ast.Name) and sub.id in _IMPLICIT) or isinstance(sub, NESTED_SCOPES)
-        for stmt in body
-        for sub in ast.walk(stmt)
-    )
+    # each statement walked as one list (see source/astwalk.py: ``ast.walk`` runs two
+    # generators per node, and every function called is walked once per interpreter)
+    for stmt in body:
+        for sub in walk(stmt):
+            if isinstance(sub, NESTED_SCOPES) or (
+                isinstance(sub, ast.Name) and sub.id in _IMPLICIT
+            ):
+                return True
+    return False

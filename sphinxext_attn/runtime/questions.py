@@ -16,7 +16,9 @@ from sphinxext_attn.pyeval import (
     CAPABILITY,
     NODE,
     STEPS_PER_CELL,
+    AbstractStr,
     Bound,
+    Concretize,
     EnumMember,
     External,
     Instance,
@@ -28,6 +30,7 @@ from sphinxext_attn.pyeval import (
     Raised,
     Unknown,
     class_mro,
+    explore_strings,
     member_names,
 )
 from sphinxext_attn.runtime import capability_points as told
@@ -188,6 +191,8 @@ class Asker:
         missing = self.has(name)
         if missing is not None:
             return missing
+        if values and all(type(v) is str for v in values):
+            return self._ask_strings(name, values, labels)
         accepted: list[str] = []
         by_cap = False
         for value, label in zip(values, labels, strict=True):
@@ -204,6 +209,48 @@ class Asker:
             if ok:
                 accepted.append(label)
         return Answer(accepted, by_capability=by_cap)
+
+    def _ask_strings(self, name: str, values: list[str], labels: list[str]) -> Answer:
+        """:meth:`ask_each` over strings, asked with an abstract string: a run per
+        path, in the order of the strings (:mod:`~sphinxext_attn.pyeval.abstract_str`);
+        a string the run cannot keep abstract is asked alone, as :meth:`ask_each`
+        asks each. The same answer, the same facts read, in the same order."""
+        interp, path = self.interp, self.cls.path
+        #: set when a string asked alone answers unknown (the answer then) or by GPU
+        stop: list[Answer] = []
+        by_cap = False
+
+        def run(value: AbstractStr) -> bool:
+            try:
+                found = self.call(name, value)
+            except Raised:
+                return False  # vLLM, asking it, would fail: not accepted
+            except Unknown:  # asked alone: what it lacks, or its GPU
+                raise Concretize from None
+            try:
+                return interp.truth(found, NODE, path)
+            except (Unknown, Raised):
+                raise Concretize from None
+
+        def alone(index: int) -> bool:
+            nonlocal by_cap
+            if stop:
+                return False
+            answer = self.ask(name, values[index])
+            if answer.unknown is not None:
+                stop.append(answer)
+                return False
+            if answer.raised:
+                return False
+            if answer.by_capability:
+                by_cap = True
+                return any(interp.truth(v, NODE, path) for v in answer.value)
+            return interp.truth(answer.value, NODE, path)
+
+        accepted = explore_strings(values, run, alone, lambda: bool(stop))
+        if stop:
+            return stop[0]
+        return Answer([labels[i] for i in accepted], by_capability=by_cap)
 
     def capabilities(self) -> Answer:
         missing = self.has("supports_compute_capability")
