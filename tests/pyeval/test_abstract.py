@@ -111,6 +111,15 @@ def test_periods_beyond_the_limit_are_too_complex() -> None:
             ],
             ("%2 or %3",),
         ),
+        (
+            # multiples of 2 or of 9 (a period of 18): %6 adds nothing to %2
+            IntSet.of([run(1, None, 18, [0, 2, 4, 6, 8, 9, 10, 12, 14, 16])]),
+            [
+                {"min": None, "max": None, "multiple_of": 2},
+                {"min": None, "max": None, "multiple_of": 9},
+            ],
+            ("%2 or %9",),
+        ),
     ],
 )
 def test_sets_are_written_as_items_and_cells(s: IntSet, items: Any, text: tuple[str, ...]) -> None:

@@ -9,6 +9,8 @@ Mutants argued equivalent (no input tells them from the product):
   again per GPU after an unknown whose path read a fact but not the GPU; a path that
   never read the GPU runs alike for every GPU, so the first GPU meets the same unknown
   at the same place and it is raised as before (only the work is repeated).
+- priority_titles._describe ``others[0].span`` -> ``others[-1].span``: taken only when
+  ``len(others) == 1``, where both are the same item.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from treebuilder import (
     dedent,
     registry_source,
     rows,
+    runtime_backend,
     runtime_tree,
 )
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Unknown
+from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.runtime.capability_points import (
     _pairs_of,
     named_capabilities,
@@ -41,6 +45,7 @@ from sphinxext_attn.runtime.capability_points import (
 )
 from sphinxext_attn.runtime.priority_paths import _number_choices, explore, priority_function
 from sphinxext_attn.runtime.priority_titles import evaluated_priorities
+from sphinxext_attn.runtime.questions import Asker
 from sphinxext_attn.source.tree import SourceTree
 
 ENUM = "from vllm.v1.attention.backends.registry import AttentionBackendEnum as E\n\n\n"
@@ -182,3 +187,60 @@ def test_a_column_of_rules_the_check_narrows_leaves_the_next_column_narrowed(tmp
     assert row.accepts["block_sizes"] == ["64", "128"]
     assert row.block_sizes == ("64", "128")
     assert "also accepts 16" in row.notes["Block Sizes"]
+
+
+def test_a_question_that_raises_on_some_gpus_is_answered_by_the_others(tmp_path):
+    """The GPUs where the class raises are left out, the later ones still asked
+    (``continue`` -> ``break`` stopped at the first GPU that raised)."""
+    body = (
+        "@classmethod\ndef supports_sink(cls):\n"
+        "    if not current_platform.is_device_capability_family(100):\n"
+        "        raise ValueError('not on this GPU')\n"
+        "    return True\n"
+    )
+    runtime_backend(tmp_path, body, header="from vllm.platforms import current_platform\n")
+    it = Interpreter(SourceTree(tmp_path), Machine())
+    cls = it.module_attr(it.module("vllm.v1.attention.backends.my_attn"), "MyBackend", NODE)
+    answer = Asker(it, cls).ask("supports_sink")
+    assert answer.by_capability and answer.unknown is None
+    assert answer.capabilities and {c[0] for c in answer.capabilities} == {10}
+    assert answer.value == [True] * len(answer.capabilities)
+
+
+def test_the_full_check_runs_up_to_its_limit_and_not_once_more(tmp_path, monkeypatch):
+    """A class whose full check needs N runs is narrowed with MAX_RUNS = N and not
+    with N - 1 (``runs += 1`` -> ``+= 2`` gave up at half)."""
+    from sphinxext_attn.runtime import full_check
+
+    module = "vllm/v1/attention/backends/mixed.py"
+    entries = dict(DEFAULT_ENTRIES, MIXED_ATTN=f"{module[:-3].replace('/', '.')}.MixedBackend")
+    interface = dedent(RUNTIME_BACKEND_SOURCE).rstrip("\n") + "\n" + CHECK_SOURCE
+    files = {REGISTRY: registry_source(entries), BACKEND_INTERFACE: interface}
+    root = runtime_tree(tmp_path, {**files, module: dedent(MIXED)})
+    counted: list[int] = []
+    original = full_check.FullCheck.run
+
+    def counting(self, config, record=False):  # type: ignore[no-untyped-def]
+        if self.cls.name == "MixedBackend":
+            counted.append(1)
+        return original(self, config, record)
+
+    monkeypatch.setattr(full_check.FullCheck, "run", counting)
+    whole = rows(analyze(root), "MIXED_ATTN")[0]
+    needed = len(counted)
+    assert whole.accepts["block_sizes"] == ["64", "128"] and needed > 2
+    monkeypatch.setattr(full_check, "MAX_RUNS", needed)
+    assert rows(analyze(root), "MIXED_ATTN")[0].accepts == whole.accepts
+    monkeypatch.setattr(full_check, "MAX_RUNS", needed - 1)
+    assert rows(analyze(root), "MIXED_ATTN")[0].accepts != whole.accepts
+
+
+def test_some_gpus_of_a_major_are_named_one_by_one():
+    """Only the whole of a major is ``sm80``; a part of it that does not start at its
+    first GPU is named by its members (``==`` -> ``>=`` compared the lists' order)."""
+    from sphinxext_attn.runtime.priority_titles import _arch_name
+
+    everyone = [(7, 5), (8, 0), (8, 6), (8, 7), (8, 9), (9, 0)]
+    assert _arch_name([(8, 0), (8, 6), (8, 7), (8, 9)], everyone, False) == "sm80"
+    assert _arch_name([(8, 6), (8, 9)], everyone, False) == "sm86+sm89"
+    assert _arch_name([(8, 0), (8, 6)], everyone, False) == "sm80+sm86"
