@@ -26,6 +26,12 @@ def _damage(plugin: Path, kind: str, outside: Path) -> None:
         secret.write_text(mla.read_text(encoding="utf-8"), encoding="utf-8")
         mla.unlink()
         os.symlink(secret, mla)
+    elif kind == "package_link":  # the module a package whose folder links out
+        package = outside / "hpu_attn"
+        package.mkdir()
+        (package / "__init__.py").write_text(mla.read_text(encoding="utf-8"), encoding="utf-8")
+        mla.unlink()
+        os.symlink(package, mla.with_suffix(""), target_is_directory=True)
     elif kind == "syntax":
         mla.write_text(mla.read_text(encoding="utf-8") + "\ndef broken(:\n", encoding="utf-8")
     elif kind == "missing":
@@ -38,6 +44,9 @@ def _damage(plugin: Path, kind: str, outside: Path) -> None:
 
 EXPECTED = {
     "symlink": f"warning: {MLA_FILE}: HPUMLAAttentionBackend: class path '{MLA_CLASS}' "
+    "resolves outside the plugin's folder",
+    # the package's folder is looked in only when no module file is found
+    "package_link": f"warning: {MLA_FILE}: HPUMLAAttentionBackend: class path '{MLA_CLASS}' "
     "resolves outside the plugin's folder",
     "syntax": f"warning: {MLA_FILE}:LINE: syntax error: invalid syntax",
     "missing": f"warning: vllm_gaudi/platform.py:17: HPUMLAAttentionBackend: module file "

@@ -79,6 +79,7 @@ def test_the_automatic_choice_is_unchanged_without_a_request(tmp_path):
         ("TRITON_ATTN", "TRITON_ATTN", False),
         ("FLASH_ATTN", "FLASH_ATTN", False),
         ("FLASHINFER", "FLASH_ATTN", True),
+        ("ROCM_ATTN", "FLASH_ATTN", True),  # the one used sorts before the one asked for
     ],
 )
 def test_xpu_rules_may_ignore_a_request(tmp_path, asked, used, ignored):

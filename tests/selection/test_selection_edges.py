@@ -1,7 +1,7 @@
 """Edges of the selection code a sampled mutation run found unpinned, each test
 failing with the mutant it was written for.
 
-Mutant argued equivalent (no input tells it from the product):
+Mutants argued equivalent (no input tells it from the product):
 - platform_lists._titled ``range(3)`` -> ``range(4)`` widening rounds: a round is a
   function of the conditions alone and the first round already reaches its fixed
   point (test_one_widening_round_reaches_the_fixed_point), so later rounds change nothing.
@@ -9,6 +9,8 @@ Mutant argued equivalent (no input tells it from the product):
   an ``ast.Dict`` always has as many keys as values (a ``**x`` entry's key is None).
 - platform_lists._words ``chosen[0]`` -> ``chosen[-1]`` for a flag: a flag has two values
   and a condition that restricts it allows one of them, so ``chosen`` holds one value.
+- reason_sources._literals sentinel ``1 << 30`` -> ``2 << 30``: both exceed any line
+  number; a string literal on line 2**30 needs a file of over a billion lines.
 """
 
 from __future__ import annotations
@@ -24,14 +26,18 @@ from treebuilder import DEMO_TREE, runtime_tree
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import environment_from
+from sphinxext_attn.model.platform import PlatformSelection, Rule
+from sphinxext_attn.model.records import Location
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.selection.answers import read_valid_backends
 from sphinxext_attn.selection.inputs import check_case
 from sphinxext_attn.selection.option_fields import MAX_HOPS, ConfigReader
 from sphinxext_attn.selection.platform_lists import _factored, _merge, _widened
 from sphinxext_attn.selection.platform_rules import backend_of_path, read_rules
+from sphinxext_attn.selection.plugin_rows import reached_entries
 from sphinxext_attn.selection.requested import _refused
 from sphinxext_attn.selection.settled import conditional
+from sphinxext_attn.source.registry import RegistryEntry
 from sphinxext_attn.source.tree import SourceTree
 
 
@@ -225,3 +231,32 @@ def test_a_condition_another_covers_is_dropped_even_when_they_share_a_value():
     small = {"a": frozenset({0}), "b": frozenset({0}), "c": frozenset({0})}
     wide = {"a": frozenset({0, 1}), "b": frozenset({0, 1}), "c": frozenset({0})}
     assert _widened([small, wide], mine, names) == [wide]
+
+
+def test_an_optional_nested_past_the_hop_limit_takes_anything(tmp_path):
+    """Each ``Optional[...]`` / ``Union[...]`` is a hop: a type MAX_HOPS deep is read,
+    one deeper is too deep to read and takes any text (``hops + 1`` -> ``hops * 1``
+    never counted them)."""
+    reader = ConfigReader(SourceTree(tmp_path))
+    for depth, takes_text in ((MAX_HOPS, False), (MAX_HOPS + 1, True)):
+        annotation = "Optional[" * depth + "int" + "]" * depth
+        kind = reader.field_type("vllm/config/x.py", ast.parse(annotation, mode="eval").body)
+        assert kind.accepts("3") and kind.accepts("None")
+        assert kind.accepts("'x'") is takes_text, depth
+
+
+def test_a_rules_class_replaces_only_the_classless_entry_of_its_own_name():
+    """A name the registry holds with no class (a placeholder, or a plugin's
+    ``register_backend(NAME, "")``) gives way to the class a rule names for it by path;
+    a classless entry of another name stays (``==`` -> ``>=`` dropped every name
+    sorting after the rule's)."""
+    where = Location("vllm/v1/attention/backends/registry.py", 1)
+    registry = [RegistryEntry("FLASH_ATTN", "", where), RegistryEntry("CUSTOM", "", where)]
+    rules = [Rule(("use_mla",), "CUSTOM", 3, "plug.attn.MyBackend"), Rule((), "FLASH_ATTN", 5)]
+    selection = PlatformSelection("xpu", rules=rules, source="vllm/platforms/xpu.py")
+    got = reached_entries(Interpreter(SourceTree(DEMO_TREE)), selection, registry)
+    assert [(e.name, e.class_path) for e in got] == [
+        ("FLASH_ATTN", ""),
+        ("CUSTOM", "plug.attn.MyBackend"),
+    ]
+    assert got[1].location == Location("vllm/platforms/xpu.py", 3)
