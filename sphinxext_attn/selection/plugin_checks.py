@@ -28,12 +28,16 @@ def readable_class(interp: Interpreter, entry: RegistryEntry) -> bool:
             "outside",
         )
         return False
-    if tree.is_outside(candidates[0]) or (
-        tree.module_file(module) is None and tree.is_outside(candidates[1])
-    ):
+    # the package's __init__.py is looked at only where no module file is found; the
+    # warning names the candidate that leads out (a package folder linked out names
+    # its __init__.py, not the module file that is not there)
+    outside = candidates[0] if tree.is_outside(candidates[0]) else None
+    if outside is None and tree.module_file(module) is None and tree.is_outside(candidates[1]):
+        outside = candidates[1]
+    if outside is not None:
         tree.warn(
             f"{entry.name}: class path {entry.class_path!r} resolves outside the plugin's folder",
-            candidates[0],
+            outside,
             0,
             "outside",
         )

@@ -45,9 +45,10 @@ def _damage(plugin: Path, kind: str, outside: Path) -> None:
 EXPECTED = {
     "symlink": f"warning: {MLA_FILE}: HPUMLAAttentionBackend: class path '{MLA_CLASS}' "
     "resolves outside the plugin's folder",
-    # the package's folder is looked in only when no module file is found
-    "package_link": f"warning: {MLA_FILE}: HPUMLAAttentionBackend: class path '{MLA_CLASS}' "
-    "resolves outside the plugin's folder",
+    # the package's folder is looked in only when no module file is found; the warning
+    # names the file behind the link, not the module file that is not there
+    "package_link": f"warning: {MLA_FILE[:-3]}/__init__.py: HPUMLAAttentionBackend: "
+    f"class path '{MLA_CLASS}' resolves outside the plugin's folder",
     "syntax": f"warning: {MLA_FILE}:LINE: syntax error: invalid syntax",
     "missing": f"warning: vllm_gaudi/platform.py:17: HPUMLAAttentionBackend: module file "
     f"{MLA_FILE} not found",
