@@ -180,6 +180,8 @@ def _convert(kind: str) -> Value:
 
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
         if kind == "dict":
+            if len(args) > 1:
+                raise Raised("TypeError", f"dict expected at most 1 argument, got {len(args)}")
             value = args[0] if args else {}
             items = value.items() if isinstance(value, dict) else it.iterate(value, node, path)
             return {**_pairs(it, items, node, path), **kw}
@@ -281,6 +283,10 @@ def _abs(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value
 
 
 def _type(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
+    if len(args) == 3:
+        raise Unknown("a class made by type() not evaluated", *ops.node_where(node, path))
+    if len(args) != 1 or kw:
+        raise Raised("TypeError", "type() takes 1 or 3 arguments")
     value = args[0]
     if isinstance(value, Instance | EnumMember):
         return value.cls
@@ -353,5 +359,31 @@ _FUNCTIONS = {
     "globals": _unevaluated("globals"),
     "locals": _unevaluated("locals"),
 }
-BUILTINS: dict[str, Builtin] = {name: Builtin(name, fn) for name, fn in _FUNCTIONS.items()}
+#: The most positional arguments a builtin takes, and whether it takes keywords: a
+#: call with more is CPython's TypeError, not an answer read from the first ones.
+_ARITY: dict[str, tuple[int, bool]] = {
+    "len": (1, False), "abs": (1, False), "callable": (1, False), "reversed": (1, False),
+    "any": (1, False), "all": (1, False), "isinstance": (2, False), "issubclass": (2, False),
+    "hasattr": (2, False), "getattr": (3, False), "range": (3, False), "enumerate": (2, True),
+    "sum": (2, True), "sorted": (1, True),
+}  # fmt: skip
+
+
+def _checked(name: str, fn: Value) -> Value:
+    most, keywords = _ARITY[name]
+
+    def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
+        if len(args) > most:
+            raise Raised("TypeError", f"{name}() takes at most {most} positional arguments")
+        if kw and not keywords:
+            raise Raised("TypeError", f"{name}() takes no keyword arguments")
+        return fn(it, args, kw, node, path)
+
+    return run
+
+
+BUILTINS: dict[str, Builtin] = {
+    name: Builtin(name, _checked(name, fn) if name in _ARITY else fn)
+    for name, fn in _FUNCTIONS.items()
+}
 BUILTINS.update({name: Builtin(name, _convert(name)) for name in PLAIN_TYPES})

@@ -154,6 +154,20 @@ BODIES: list[list[str]] = [
     ["return isinstance(None, type(None)), callable(len), len({'a': 1})"],
     ["import math", "return math.ceil(2.1), math.floor(-2.1), math.log2(8), math.gcd(12, 18)"],
     ["import os", "return os.environ.get('VLLM_X', 'dflt'), os.getenv('VLLM_Y') is None"],
+    # a builtin called with more arguments than it takes raises, whatever the first ones are
+    [
+        "out = []",
+        "calls = (lambda: callable(len, 1), lambda: len([1], x=2), lambda: abs(-1, 2), lambda: type(1, 2),",
+        "         lambda: dict({}, {}), lambda: list(enumerate([1], 1, 2)), lambda: isinstance(1, int, 3),",
+        "         lambda: list(reversed([1], 2)), lambda: sorted([1], 2), lambda: sum([1], 0, 2))",
+        "for call in calls:",
+        "    try:",
+        "        out.append(call())",
+        "    except TypeError:",
+        "        out.append('TypeError')",
+        "return out, sum([1], start=2), list(enumerate('a', 3))",
+    ],
+    ["return type('X', (), {})"],
 ]
 
 #: (module-level code: classes, helpers, registries; the method body using them).
