@@ -29,6 +29,13 @@ Mutants argued equivalent (no input tells them from the product):
 - lazyclass.lazy_class ``len(chunk.text) < LAZY_CHARS`` -> ``<=``: a class of exactly
   LAZY_CHARS characters is parsed whole instead of member by member; both give the
   same statements (the lazy body falls back to the whole parse on any doubt).
+- intsets._step_before ``_next_member(r, point) == r.lo`` -> ``>=``: ``r.lo`` is a
+  member of its pattern (:func:`run` moves it onto one) above ``point`` (the runs
+  are disjoint and in order of start), and ``_next_member`` is the smallest member
+  above ``point``, so it is never larger than ``r.lo``.
+- builtins._callable ``args[0]`` -> ``args[-1]``: ``callable()`` with more than one
+  positional argument raises TypeError before it runs (builtins._ARITY), so
+  ``args`` holds at most one value, and with none both raise IndexError (unknown).
 """
 
 from __future__ import annotations
@@ -298,3 +305,16 @@ def test_the_names_a_member_binds_are_read_from_its_first_line():
     assert _member_names("FOO = 1\n") == ["FOO"]
     assert _member_names("@classmethod\ndef get_name(cls):\n    return 'X'\n") == ["get_name"]
     assert _member_names("@dataclass\nclass Inner:\n    x: int = 1\n") == ["Inner"]
+
+
+def test_a_name_is_taken_from_the_first_module_that_defines_it(tmp_path):
+    """A home not in the tree, or one without the name, is passed over for the next;
+    None when no home defines it."""
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "__init__.py").write_text("")
+    (tmp_path / "vllm" / "old.py").write_text("OTHER = 1\n")
+    (tmp_path / "vllm" / "new.py").write_text("HELPER = 2\n")
+    it = Interpreter(SourceTree(tmp_path))
+    homes = ["vllm.gone", "vllm.old", "vllm.new"]
+    assert it.first_defined(homes, "HELPER") == 2
+    assert it.first_defined(homes[:2], "HELPER") is None
