@@ -256,6 +256,8 @@ def write_page(args: argparse.Namespace) -> int:
         check_engine_options(args.diff, environment)
     check_template(args.template)
     check_source_links(args.source_links)
+    if args.fill_markers and args.profile != "vllm-page":  # said before the analysis runs
+        raise BadInput("--fill-markers needs --profile vllm-page")
     out = pagefile.output_path(args.output, args.diff, root, DEFAULT_OUTPUT)
     if out is not None:  # a page holding vLLM's gen: markers is never written over
         markdown_check = args.check and args.format == "markdown" and not args.diff
@@ -334,9 +336,6 @@ def page_content(
         if template is None:
             print(f"sphinxext-attn: cannot read template {path}", file=sys.stderr)
             return None
-    if args.fill_markers and args.profile != "vllm-page":
-        print("sphinxext-attn: --fill-markers needs --profile vllm-page", file=sys.stderr)
-        return None
     if template is not None and args.profile == "vllm-page" and markers.has_markers(template):
         try:
             return fill_markers(template, analysis)
