@@ -198,3 +198,37 @@ def test_one_backend_asked_for_is_answered(capsys):
     assert "FLASH_ATTN" in capsys.readouterr().out
     assert main([*argv, "--backend", "FLASH_ATTN", "--backend", "TRITON_ATTN"]) == 2
     assert "give one NAME" in capsys.readouterr().err
+
+
+def test_fill_markers_needs_the_vllm_page_profile(capsys, tmp_path):
+    """``--fill-markers`` with the runtime profile is exit 2 and one line (``!=`` ->
+    ``>`` let "runtime", which sorts before "vllm-page", through)."""
+    argv = ["--root", str(DEMO_TREE), "--fill-markers", "--no-cache", "-o", str(tmp_path / "p.md")]
+    assert main(argv) == 2
+    assert "--fill-markers needs --profile vllm-page" in capsys.readouterr().err
+
+
+def test_fill_markers_takes_the_trees_own_page_as_template(tmp_path):
+    from sphinxext_attn.cli.pagefile import TREE_PAGE, template_path
+
+    assert template_path(None, True, False, None, tmp_path) == tmp_path / TREE_PAGE
+    given = str(tmp_path / "mine.md")
+    assert template_path(given, True, False, None, tmp_path) == tmp_path / "mine.md"
+
+
+def test_only_warnings_about_a_plugins_own_files_are_printed_as_the_plugins():
+    """A section's warning about vLLM's files, or about no file, is the page's own
+    (``and`` -> ``or`` took every located warning, and failed on one without a place)."""
+    from pathlib import Path
+
+    from sphinxext_attn.cli.main import plugin_diagnostics
+    from sphinxext_attn.model.plugin import Plugin
+    from sphinxext_attn.model.records import Analysis, Diagnostic, Location
+
+    plugin = Plugin(Path("/plugins/tpu"), ("tpu_inference",))
+    inside = Diagnostic("bad class", Location("tpu_inference/backends/a.py", 3))
+    own = Diagnostic("vLLM's own", Location("vllm/platforms/cuda.py", 1))
+    nowhere = Diagnostic("no place")
+    section = Analysis(root="r", diagnostics=[nowhere, own, inside, inside])
+    assert plugin_diagnostics((plugin,), [section]) == [inside]
+    assert plugin_diagnostics((plugin,), []) == []

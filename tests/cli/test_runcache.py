@@ -4,6 +4,15 @@ any change to a file it read, or a file added where it looked, is noticed.
 A mutant left alive on purpose: ``decisions.MAX_KEPT_DECISIONS`` 100_000 -> 100_001
 is a capacity, a choice rather than a behaviour; the rule it feeds (past the limit,
 the newest are kept) is pinned below with the limit set to 1.
+
+Mutants argued equivalent (no input tells them from the product):
+- runcache ``O_CREAT | O_EXCL`` -> ``O_CREAT ^ O_EXCL``: two distinct bits, so ``|``
+  and ``^`` give the same flags.
+- decisions._key ``k != "selected_backend" or v`` -> ``k == ... or v`` (every falsy
+  field left out of the key): each field has one falsy value the input checks let
+  through (None for an optional number or name, False for a flag; no empty dtype, no
+  0 heads or block size), so no two valid configurations get the same key, and the
+  key is only compared with keys the same code wrote (the code is in the entry's name).
 """
 
 from __future__ import annotations
