@@ -23,6 +23,15 @@ from treebuilder import (
 MODULE = "vllm/v1/attention/backends/checked.py"
 HELPERS = "vllm/v1/attention/ops/kernels.py"
 
+#: ``supports_combination``'s signature as vLLM 0.33 writes it, for a test's own backend
+COMBINATION_SIGNATURE = """
+    @classmethod
+    def supports_combination(
+        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+        use_sparse, use_mm_prefix, device_capability,
+    ):
+"""
+
 #: the interface's full check, shaped as vLLM's: each column's method on its own
 #: input, then the combination on the whole configuration
 CHECK_SOURCE = """

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from accepts_trees import CHECK_SOURCE
+from accepts_trees import CHECK_SOURCE, COMBINATION_SIGNATURE
 from evaluator import HEADER, ask, cm, load
 from treebuilder import (
     BACKEND_INTERFACE,
@@ -149,7 +149,8 @@ def test_each_named_capability_brings_its_major_and_the_next_one():
     assert points([(7, 5)], {(8, 6)}) == [(7, 5), (8, 0), (8, 6), (9, 0)]
 
 
-MIXED = """
+MIXED = (
+    """
 from vllm.v1.attention.backend import AttentionBackend
 
 
@@ -161,18 +162,16 @@ class MixedBackend(AttentionBackend):
     @staticmethod
     def get_supported_kernel_block_sizes():
         return [16, 64, 128]
-
-    @classmethod
-    def supports_combination(
-        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
-        use_sparse, use_mm_prefix, device_capability,
-    ):
+"""
+    + COMBINATION_SIGNATURE
+    + """\
         if head_size == 80:
             return "head size 80 needs the newer kernel"
         if block_size is not None and block_size % 64 != 0:
             return "the kernel needs a block size divisible by 64"
         return None
 """
+)
 
 
 def test_a_column_of_rules_the_check_narrows_leaves_the_next_column_narrowed(tmp_path):
