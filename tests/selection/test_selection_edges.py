@@ -28,15 +28,16 @@ from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import environment_from
 from sphinxext_attn.model.platform import PlatformSelection, Rule
 from sphinxext_attn.model.records import Location
+from sphinxext_attn.model.selection import Decision
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.selection.answers import read_valid_backends
 from sphinxext_attn.selection.inputs import check_case
 from sphinxext_attn.selection.option_fields import MAX_HOPS, ConfigReader
-from sphinxext_attn.selection.platform_lists import _factored, _merge, _widened
+from sphinxext_attn.selection.platform_lists import Run, _factored, _merge, _titled, _widened
 from sphinxext_attn.selection.platform_rules import backend_of_path, read_rules
 from sphinxext_attn.selection.plugin_rows import reached_entries
 from sphinxext_attn.selection.requested import _refused
-from sphinxext_attn.selection.settled import conditional
+from sphinxext_attn.selection.settled import _conditional, conditional
 from sphinxext_attn.source.registry import RegistryEntry
 from sphinxext_attn.source.tree import SourceTree
 
@@ -260,3 +261,51 @@ def test_a_rules_class_replaces_only_the_classless_entry_of_its_own_name():
         ("CUSTOM", "plug.attn.MyBackend"),
     ]
     assert got[1].location == Location("vllm/platforms/xpu.py", 3)
+
+
+def test_a_branch_for_a_requested_backend_adds_no_rule_when_none_is_requested(tmp_path):
+    """The rules are read with no backend requested: ``if selected_backend is not
+    None:`` is then false, its return no rule, and the rules stay the demo's own
+    (``value is None`` -> ``is not None`` read the branch as always taken)."""
+    root = tmp_path / "tree"
+    shutil.copytree(DEMO_TREE, root)
+    xpu = root / "vllm" / "platforms" / "xpu.py"
+    first = "        if attn_selector_config.use_sparse:"
+    text = xpu.read_text(encoding="utf-8")
+    branch = "        if selected_backend is not None:\n            return 'x.y.Z'\n"
+    xpu.write_text(text.replace(first, branch + first, 1), encoding="utf-8")
+    machine = Machine(environment_from(platform="xpu"))
+    rules, _ = read_rules(Interpreter(SourceTree(root), machine), "xpu")
+    demo, _ = read_rules(Interpreter(SourceTree(DEMO_TREE), machine), "xpu")
+    assert [(r.conditions, r.outcome) for r in rules] == [(r.conditions, r.outcome) for r in demo]
+    assert rules and all(r.outcome != "Z" for r in rules)  # x.y.Z is named Z
+
+
+def test_sparse_and_dense_mla_lists_are_titled_by_the_sparse_flag():
+    """``use_mla`` is the category, not a condition; every other layer fact, here
+    ``use_sparse`` (sorting after it), titles the lists it tells apart (``==`` ->
+    ``>=`` dropped it and left both lists untitled)."""
+
+    def run(sparse: bool, backends: tuple[str, ...]) -> Run:
+        layer = (("kv_cache_dtype", "auto"), ("use_mla", True), ("use_sparse", sparse))
+        return Run("gfx942", (), layer, backends)
+
+    runs = [run(False, ("TRITON_MLA",)), run(True, ("ROCM_AITER_MLA_SPARSE",))]
+    assert _titled(runs) == [
+        (("TRITON_MLA",), "dense"),
+        (("ROCM_AITER_MLA_SPARSE",), "sparse"),
+    ]
+
+
+def test_a_conditional_decision_widens_only_the_fact_it_is_conditional_on():
+    """Joined over aiter installed or not, the decision rests on
+    ``installed.aiter=true|false``; the other facts each answer read stay as read
+    (``== name`` -> ``not ... == name`` widened every other fact instead)."""
+    read = ["VLLM_ROCM_USE_AITER=1"]
+    answers = [
+        (value, Decision(pick, [pick], assumptions=[f"installed.aiter={value}", *read]))
+        for value, pick in (("true", "ROCM_AITER_FA"), ("false", "TRITON_ATTN"))
+    ]
+    joined = _conditional("installed.aiter", answers)
+    assert joined.assumptions == ["installed.aiter=true|false", "VLLM_ROCM_USE_AITER=1"]
+    assert [c["backend"] for c in joined.candidates] == ["ROCM_AITER_FA", "TRITON_ATTN"]
