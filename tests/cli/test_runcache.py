@@ -3,9 +3,13 @@ any change to a file it read, or a file added where it looked, is noticed.
 
 A mutant left alive on purpose: ``decisions.MAX_KEPT_DECISIONS`` 100_000 -> 100_001
 is a capacity, a choice rather than a behaviour; the rule it feeds (past the limit,
-the newest are kept) is pinned below with the limit set to 1.
+the newest are kept) is pinned below with the limit set to 1 and 2.
 
 Mutants argued equivalent (no input tells them from the product):
+- decisions ``len(known) > MAX_KEPT_DECISIONS`` -> ``!=``: below the limit the cut
+  ``[-limit:]`` keeps every decision, so cutting there changes nothing.
+- checks.check_source_links ``line=1`` -> ``line=2``: the trial format of a link
+  template; no ``str.format`` spec accepts one positive int and refuses another.
 - runcache ``O_CREAT | O_EXCL`` -> ``O_CREAT ^ O_EXCL``: two distinct bits, so ``|``
   and ``^`` give the same flags.
 - decisions._key ``k != "selected_backend" or v`` -> ``k == ... or v`` (every falsy
@@ -165,9 +169,9 @@ CASES = [
 ]
 
 
-def _select(tree: Path, cache: Path, tmp_path: Path) -> list:
+def _select(tree: Path, cache: Path, tmp_path: Path, given: list | None = None) -> list:
     cases = tmp_path / "cases.json"
-    cases.write_text(json.dumps(CASES), encoding="utf-8")
+    cases.write_text(json.dumps(CASES if given is None else given), encoding="utf-8")
     out = tmp_path / "results.json"
     args = ["--root", str(tree), "--cases", str(cases), "-o", str(out), "--cache-dir", str(cache)]
     assert select_cli.main(args) == 0
@@ -275,6 +279,21 @@ def test_kept_decisions_are_cut_to_the_newest_past_the_limit(tmp_path, monkeypat
     _select(tree, cache, tmp_path)
     kept = RunCache(cache).load_entry("decisions", tree, {})
     assert kept is not None and len(kept[0]) == 1
+
+
+def test_past_the_limit_exactly_the_newest_decisions_are_kept(tmp_path, monkeypatch):
+    """Five decisions, a limit of two: the last two asked are kept (``[-limit:]`` ->
+    ``[+limit:]`` kept all but the first two)."""
+    from sphinxext_attn.cli import decisions
+
+    monkeypatch.setattr(decisions, "MAX_KEPT_DECISIONS", 2)
+    tree, cache = _tree(tmp_path, DEMO_TREE), tmp_path / "cache"
+    sizes = [64, 80, 96, 112, 128]
+    given = [{"capability": "9.0", "config": {"dtype": "bf16", "head_size": h}} for h in sizes]
+    _select(tree, cache, tmp_path, given)
+    kept = RunCache(cache).load_entry("decisions", tree, {})
+    assert kept is not None
+    assert [json.loads(key)["head_size"] for key in kept[0]] == [112, 128]
 
 
 def test_an_entry_owned_by_a_user_whose_id_is_above_ours_is_not_trusted(tmp_path, monkeypatch):

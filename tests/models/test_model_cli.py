@@ -85,3 +85,29 @@ def test_bad_input_is_one_line_and_exit_2(setup, capsys, extra, words):
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err, err
+
+
+def test_a_kind_with_unknown_fields_leaves_the_next_kinds_in_the_text():
+    """A layer kind whose fields were not evaluated says so, and the kinds after it
+    are still written (``continue`` -> ``break`` ended the text there)."""
+    from sphinxext_attn.cli.model_select import render_model_text
+
+    config = {
+        "head_size": 128, "dtype": "bf16", "kv_cache_dtype": "auto", "attn_type": "decoder",
+        "use_mla": False, "use_sparse": False, "has_sink": False, "has_sliding_window": False,
+    }  # fmt: skip
+    result = {
+        "architecture": {"name": "Tiny", "class": "TinyForCausalLM", "registered_at": "m.py:1"},
+        "layers": [
+            {"count": 2, "config": config, "unknown_fields": {"head_size": "not read"}},
+            {"count": 3, "config": config, "selected": "FLASH_ATTN", "derivation": {}},
+        ],
+    }
+    lines = render_model_text(result).splitlines()
+    assert lines[1:] == [
+        "2 x layer: head size 128, bf16, KV cache auto, decoder",
+        "    unknown head_size: not read",
+        "    selected: not evaluated",
+        "3 x layer: head size 128, bf16, KV cache auto, decoder",
+        "    selected: FLASH_ATTN",
+    ]

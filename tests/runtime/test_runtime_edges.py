@@ -9,6 +9,9 @@ Mutants argued equivalent (no input tells them from the product):
   again per GPU after an unknown whose path read a fact but not the GPU; a path that
   never read the GPU runs alike for every GPU, so the first GPU meets the same unknown
   at the same place and it is raised as before (only the work is repeated).
+- head_sizes._run_items ``covered != part.residues`` -> ``covered < part.residues``:
+  a divisor's multiples join ``covered`` only when they lie in ``part.residues``, so
+  ``covered`` is always a subset and "different" is "a proper subset".
 - priority_titles._describe ``others[0].span`` -> ``others[-1].span``: taken only when
   ``len(others) == 1``, where both are the same item.
 """
