@@ -11,7 +11,6 @@ import gc
 import os
 from typing import TYPE_CHECKING
 
-from sphinxext_attn.analysis import units
 from sphinxext_attn.model.environment import REFERENCE, Environment
 from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.records import (
@@ -89,6 +88,12 @@ def analyze(
             result = _analyze(tree, page=True, parallel=parallel)
             result.profile = key.profile
             return result
+        # lazy: the runtime profile's units load runtime/ and the evaluator's package,
+        # which the vllm-page profile never needs (its cold run, median 171 -> 167 ms,
+        # fastest 159 -> 153 ms: scripts/bench.py, 21 interleaved runs, vLLM 0.33.0);
+        # called through the module, where tests replace it
+        from sphinxext_attn.analysis import units
+
         result, runner = units.runtime_analysis(key, store=store, parallel=parallel, source=tree)
         if keep is not None:
             keep.append(runner)
