@@ -200,6 +200,8 @@ PREDICATES = [
     "return 300 - (head_size + 16) >= 44",
     "return head_size in range(6, 60, 3)",
     "return head_size in range(5, 40, 3)",
+    # a scale above 34 is still a number the domain keeps (``2**32`` -> ``2+32``)
+    "return head_size * 40 <= 4000",
     # a class of the tree named like a builtin type is not that type (mutant: an
     # ``isinstance`` kind taken as a builtin type by its name alone)
     "class int:\n    pass\nreturn isinstance(head_size, int) or head_size == 64",

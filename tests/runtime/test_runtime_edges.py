@@ -18,6 +18,7 @@ Mutants argued equivalent (no input tells them from the product):
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -246,3 +247,27 @@ def test_some_gpus_of_a_major_are_named_one_by_one():
     assert _arch_name([(8, 0), (8, 6), (8, 7), (8, 9)], everyone, False) == "sm80"
     assert _arch_name([(8, 6), (8, 9)], everyone, False) == "sm86+sm89"
     assert _arch_name([(8, 0), (8, 6)], everyone, False) == "sm80+sm86"
+
+
+def test_only_a_major_compared_with_a_number_names_that_major():
+    """``capability.major >= 9`` names 9.0; ``capability.minor >= 5`` names no GPU
+    (``attr == "major"`` -> ``>=`` took "minor", which sorts after it)."""
+    from sphinxext_attn.runtime.capability_points import _from_compare
+
+    def named(text: str) -> set[tuple[int, int]]:
+        node = ast.parse(text, mode="eval").body
+        assert isinstance(node, ast.Compare)
+        return _from_compare(node)
+
+    assert named("capability.major >= 9") == {(9, 0)}
+    assert named("capability.minor >= 5") == set()
+
+
+def test_a_pair_with_a_minor_below_nine_is_a_capability():
+    """``cap in ((8, 6), (9, 0), (7, 12))``: each literal pair whose minor is a digit
+    (``0 <= minor <= 9`` -> ``== 9`` kept only x.9)."""
+    from sphinxext_attn.runtime.capability_points import _from_compare
+
+    node = ast.parse("cap in ((8, 6), (8, 9), (7, 12))", mode="eval").body
+    assert isinstance(node, ast.Compare)
+    assert _from_compare(node) == {(8, 6), (8, 9)}
