@@ -337,3 +337,14 @@ def test_an_entry_whose_header_names_another_format_is_not_trusted(tmp_path, del
     head["format"] = runcache.FORMAT
     entry.write_bytes(pickle.dumps(head) + pickle.dumps(value))
     assert store.load("x", tree, {}) == {"value": 1}  # the same bytes, our format: kept
+
+
+def test_a_kept_decision_for_a_requested_backend_is_kept_apart():
+    """The backend asked for is part of a kept decision's key: without it, an automatic
+    pick kept earlier would answer a forced one (``or v`` -> ``and v`` dropped it)."""
+    from sphinxext_attn.cli.decisions import _key
+    from sphinxext_attn.model.selection import Config
+
+    plain = Config()
+    keys = {_key(plain), *(_key(Config(selected_backend=n)) for n in ("FLASH_ATTN", "FLEX"))}
+    assert len(keys) == 3
