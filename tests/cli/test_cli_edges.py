@@ -232,3 +232,13 @@ def test_only_warnings_about_a_plugins_own_files_are_printed_as_the_plugins():
     section = Analysis(root="r", diagnostics=[nowhere, own, inside, inside])
     assert plugin_diagnostics((plugin,), [section]) == [inside]
     assert plugin_diagnostics((plugin,), []) == []
+
+
+def test_a_diff_given_an_output_file_is_written_there(tmp_path, capsys):
+    """``--diff ... -o FILE`` writes FILE and says so (``args.output and`` negated
+    printed the diff instead and wrote nothing)."""
+    out = tmp_path / "diff.json"
+    argv = ["--profile", "vllm-page", "--root", str(DEMO_TREE), "--diff", str(DEMO_TREE)]
+    assert main([*argv, "--no-cache", "--format", "json", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == f"Generated: {out}\n"
+    assert json.loads(out.read_text(encoding="utf-8"))["changes"] == []
