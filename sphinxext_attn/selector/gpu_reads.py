@@ -91,19 +91,20 @@ class GpuReads:
 
     def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
-        self._stack: list[_Frame] = []
         self._top = _Frame()
+        #: the calls being observed, innermost last, over the question's own record
+        self._stack: list[_Frame] = [self._top]
         #: the GPU was read where no call can be asked again (or a call that read
         #: it cannot be): the answer is the GPU's own
         self.kept = False
 
     def read_gpu(self) -> None:
-        (self._stack[-1] if self._stack else self._top).direct = True
+        self._stack[-1].direct = True
 
     def listen(self) -> _Token:
         """Start noting what is heard in the current call (a remembered statement
         of it is run): its flags are put aside until :meth:`heard`."""
-        frame = self._stack[-1] if self._stack else self._top
+        frame = self._stack[-1]
         token = _Token(frame, len(frame.found), frame.direct, self.kept)
         frame.direct = self.kept = False
         return token
@@ -123,7 +124,7 @@ class GpuReads:
         """Hear in the current call what :meth:`heard` returned (a statement whose
         effect is replayed from its memo, not run)."""
         assert isinstance(heard, _Heard)
-        frame = self._stack[-1] if self._stack else self._top
+        frame = self._stack[-1]
         frame.found.extend(heard.found)
         frame.direct |= heard.direct
         self.kept |= heard.kept
@@ -143,7 +144,7 @@ class GpuReads:
             read = interp.capability_read
             interp.capability_read = saved | read
             self._stack.pop()
-            parent = self._stack[-1] if self._stack else self._top
+            parent = self._stack[-1]
             if not frame.direct:
                 parent.found.extend(frame.found)
             elif ok and self._kept_for_later(call, value, frame.writes):
@@ -168,7 +169,7 @@ class GpuReads:
 
     def observed(self) -> tuple[Observed, ...] | None:
         """The calls the answer looked at the GPU through (None: it is kept to its GPU)."""
-        if self.kept or self._top.direct or self._stack:
+        if self.kept or self._top.direct or len(self._stack) > 1:
             return None
         return tuple(self._top.found)
 
