@@ -10,11 +10,9 @@ from collections.abc import Callable
 
 from sphinxext_attn.pyeval.abstract_str import concretize
 from sphinxext_attn.pyeval.ops import MAX_ITEMS, SCALARS, paid, torch_symbol, weigh
-from sphinxext_attn.pyeval.plain import enum_str
 from sphinxext_attn.pyeval.values import (
     Budget,
     Caught,
-    EnumMember,
     External,
     Instance,
     LimitExceeded,
@@ -30,10 +28,9 @@ CONVERSIONS: dict[int, Callable[[object], str]] = {ord("r"): repr, ord("s"): str
 _SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[a-zA-Z%]?", re.S)
 
 
-def format_spec(spec: Value, where: tuple[str, int]) -> str:
-    """A format spec whose width and precision are checked before formatting."""
-    if not isinstance(spec, str):
-        raise Unknown("format spec not evaluated", *where)
+def format_spec(spec: str, where: tuple[str, int]) -> str:
+    """A format spec whose width and precision are checked before formatting (an
+    f-string's spec is itself an f-string: always a str)."""
     match = _SPEC.fullmatch(spec)
     if match is None:
         raise Unknown("format spec not evaluated", *where)
@@ -55,11 +52,10 @@ def join_size(sep: Value, items: list[Value], where: tuple[str, int]) -> None:
 def format_value(
     value: Value, conversion: int, spec: str, budget: Budget, where: tuple[str, int]
 ) -> str:
-    """A replacement field of an f-string, its size checked before it is built."""
+    """A replacement field of an f-string, its size checked before it is built (an
+    enum member's is the interpreter's: its class may define ``__format__``)."""
     concretize(value)
-    if isinstance(value, EnumMember):
-        text = enum_str(value)
-    elif isinstance(value, int | float | str | bool | type(None)):
+    if isinstance(value, int | float | str | bool | type(None)):
         convert = CONVERSIONS.get(conversion)
         if convert is not None:
             value = convert(value)  # the spec then formats the converted text
