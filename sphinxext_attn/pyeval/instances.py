@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import ops
 from sphinxext_attn.pyeval.fields import dataclass_eq, is_dataclass, record_fields
-from sphinxext_attn.pyeval.members import class_mro
+from sphinxext_attn.pyeval.members import class_mro, outside_base
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import (
     EnumMember,
@@ -37,28 +37,27 @@ def instantiate(
 ) -> Value:
     if interp.is_enum(cls):
         where = (path, getattr(node, "lineno", 0))
-        if args and isinstance(args[0], EnumMember) and args[0].cls is cls:
+        if kwargs or len(args) != 1:  # the functional API (``E("F", "A B")``) or no value
+            if not args and not kwargs:
+                raise Raised("TypeError", "EnumType.__call__() missing argument 'value'")
+            raise Unknown(f"{cls.name}() with other than one value not evaluated", *where)
+        if isinstance(args[0], EnumMember) and args[0].cls is cls:
             return args[0]  # ``E(E.A)`` is ``E.A``
         for member in interp.iterate(cls, node, path):
-            if args and ops.equal(member.value, args[0], interp.budget, where):
+            if ops.equal(member.value, args[0], interp.budget, where):
                 return member
-        value = ops.text(args[0] if args else None, interp.budget, where)
+        value = ops.text(args[0], interp.budget, where)
         raise Raised("ValueError", f"{value} is not a valid {cls.name}")
-    fields = record_fields(interp, cls)
-    if (
-        fields is not None
-        and is_dataclass(cls)
-        and interp.class_own_attr(cls, "__init__") is not MISSING
-    ):
-        fields = None  # a dataclass keeps the ``__init__`` its body writes
-    if fields is None:
+    owner = cls if interp.is_namedtuple(cls) else _generated_init(interp, cls)
+    fields = record_fields(interp, owner) if owner is not None else None
+    if fields is None or owner is None:
         if any(
             isinstance(c, External)
             and c.qualname.startswith("builtins.")
             and c.qualname.endswith(("Error", "Exception"))
             for c in class_mro(cls, interp)
         ):
-            return External(f"builtins.{cls.name}")
+            return _exception(interp, cls, node, path)
         return _construct(interp, cls, args, kwargs, node, path)
     if len(args) > len(fields):
         raise Raised("TypeError", f"{cls.name}() takes {len(fields)} positional arguments")
@@ -73,14 +72,36 @@ def instantiate(
         if name not in values:
             if default is None:
                 raise Raised("TypeError", f"{cls.name}() missing argument {name!r}")
-            values[name] = interp.eval(default, interp.class_body_scope(cls))
+            values[name] = interp.eval(default, interp.class_body_scope(owner))
     ordered = {name: values[name] for name, _ in fields}
     items = tuple(ordered.values()) if interp.is_namedtuple(cls) else None
-    made = Instance(cls, ordered, items, by_fields=items is None and dataclass_eq(cls))
+    made = Instance(cls, ordered, items, by_fields=items is None and dataclass_eq(owner))
     if items is None and interp.defines(cls, "__post_init__"):
         # a dataclass's __init__ ends by calling it
         interp.call(interp.getattr(made, "__post_init__", node, path), [], {}, node, path)
     return made
+
+
+def _generated_init(interp: Interpreter, cls: PyClass) -> PyClass | None:
+    """The dataclass whose generated ``__init__`` a call of ``cls`` runs (``cls`` or a
+    base), or None: a class along the MRO writes its own ``__init__`` first."""
+    for klass in class_mro(cls, interp):
+        if isinstance(klass, PyClass):
+            if interp.class_own_attr(klass, "__init__") is not MISSING:
+                return None
+            if is_dataclass(klass):
+                return klass
+    return None
+
+
+def _exception(interp: Interpreter, cls: PyClass, node: ast.AST, path: str) -> Value:
+    """An instance of a tree class deriving from a builtin exception: its class's
+    attributes are read as an instance's; what the exception itself holds (``args``)
+    is unknown (see objects._instance_getattr), and so is an ``__init__`` of the tree."""
+    if interp.defines(cls, "__init__", "__new__") is not None:
+        line = getattr(node, "lineno", 0)
+        raise Unknown(f"creating a {cls.name} exception with its own __init__", path, line)
+    return Instance(cls)
 
 
 def _construct(
@@ -94,11 +115,9 @@ def _construct(
     """A plain class of the tree: an instance, then its ``__init__`` if it has one.
     Classes deriving from something outside the tree (``torch.nn.Module``) are unknown."""
     line = getattr(node, "lineno", 0)
-    plain = {"abc.ABC", "typing.Generic", "builtins.object", "typing.Protocol"}
-    for klass in class_mro(cls, interp)[1:]:
-        if isinstance(klass, External) and klass.qualname not in plain:
-            raise Unknown(f"creating a {cls.name} instance not evaluated", path, line)
-    inst = Instance(cls)
+    if outside_base(interp, cls):
+        raise Unknown(f"creating a {cls.name} instance not evaluated", path, line)
+    inst = Instance(cls, by_fields=dataclass_eq(cls))  # a dataclass keeping its __init__
     init, _ = interp.class_attr(cls, "__init__")
     if isinstance(init, PyFunction):
         interp.invoke(init, [inst, *args], kwargs, node)

@@ -273,6 +273,19 @@ def class_attr(
     return MISSING, None
 
 
+#: bases from outside the tree that give a class or its instances no attribute
+PLAIN_BASES = frozenset({"abc.ABC", "typing.Generic", "builtins.object", "typing.Protocol"})
+
+
+def outside_base(interp: Interpreter, cls: PyClass) -> str:
+    """The first base of ``cls`` from outside the tree that may give its instances
+    attributes (a builtin exception, ``NamedTuple``), or ""."""
+    for klass in class_mro(cls, interp):
+        if isinstance(klass, External) and klass.qualname not in PLAIN_BASES:
+            return klass.qualname
+    return ""
+
+
 def unmodelled(interp: Interpreter, cls: PyClass, name: str, node: ast.AST) -> None:
     """Unknown for what Python's own machinery gives a class the tree does not
     define: dunders (``__mro__``, ``__dict__``) and a named tuple's ``_`` API."""

@@ -7,7 +7,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import abstract, abstract_str, ops, plain
-from sphinxext_attn.pyeval.members import is_enum_member_name, unmodelled
+from sphinxext_attn.pyeval.fields import check_record_eq, frozen_field
+from sphinxext_attn.pyeval.members import is_enum_member_name, outside_base, unmodelled
 from sphinxext_attn.pyeval.scope import MISSING, ModuleScope
 from sphinxext_attn.pyeval.values import (
     Bound,
@@ -128,6 +129,10 @@ def _instance_getattr(interp: Interpreter, inst: Instance, name: str, node: ast.
     value, _ = interp.class_attr(inst.cls, name)
     if value is MISSING:
         unmodelled(interp, inst.cls, name, node)
+        outside = outside_base(interp, inst.cls)
+        if outside:  # a named tuple's ``count``, an exception's ``args``
+            line = getattr(node, "lineno", 0)
+            raise Unknown(f"{inst.cls.name}.{name} may come from {outside}", inst.cls.path, line)
         if interp.defines(inst.cls, "__getattr__"):
             raise Unknown(
                 f"{inst.cls.name}.__getattr__ not evaluated",
@@ -163,6 +168,9 @@ def set_attr(
     elif isinstance(obj, Instance):
         if obj.items is not None:  # a named tuple's fields cannot be set
             raise Raised("AttributeError", "can't set attribute")
+        if frozen_field(interp, obj, name):
+            message = f"cannot assign to field {name!r}"
+            raise Raised("FrozenInstanceError", message, bases=("AttributeError",))
         obj.fields[name] = value
         interp.mutated(obj, [value])
     else:
@@ -277,6 +285,7 @@ def compare(
                 ):
                     return interp.truth(result, node, path)
     if isinstance(op, ast.Eq):
+        check_record_eq(interp, left, right, where)
         return ops.equal(left, right, interp.budget, where)
     if isinstance(op, ast.NotEq):  # object.__ne__ inverts __eq__, user-defined or not
         return not compare(interp, ast.Eq(), left, right, node, path)

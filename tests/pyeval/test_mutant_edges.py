@@ -41,6 +41,13 @@ Mutants argued equivalent (no input tells them from the product):
 - abstract_str.compare ``equal(left, right) == isinstance(op, ast.Eq)`` -> ``is``:
   ``equal`` returns True, False or ``StrExplorer.decide``'s answer (True, False or
   an ``==`` of two ints), always a bool, and two bools are equal only if identical.
+- instances.instantiate / objects.get_attr and friends ``is MISSING`` -> ``== MISSING``:
+  MISSING is a bare ``object()``, so ``x == MISSING`` is False for every value whose
+  ``__eq__`` gives NotImplemented or compares by kind (plain values, Instance,
+  EnumMember, PyFunction, PyClass, External). Only an AbstractInt (its ``==`` is
+  unknown) or the question's GpuInstance (``==`` reads the GPU) differ, and these
+  sites see class members and methods, which hold one only if analysed code stores
+  a question's argument on a class (``cls.x = head_size``).
 
 Left alive on purpose: ops.printf_size's slack per conversion ``+ 400`` -> ``+ 399``.
 The slack stands for what a conversion adds beyond ``str()`` of its value, its width
