@@ -12,6 +12,9 @@ Mutants argued equivalent (no input tells them from the product):
   template; no ``str.format`` spec accepts one positive int and refuses another.
 - runcache ``O_CREAT | O_EXCL`` -> ``O_CREAT ^ O_EXCL``: two distinct bits, so ``|``
   and ``^`` give the same flags.
+- runcache ``os.urandom(4)`` -> ``os.urandom(5)``: only the length of the random part
+  of a private temporary name (created with ``O_EXCL``, renamed over the entry at once),
+  which nothing reads back.
 - decisions._key ``k != "selected_backend" or v`` -> ``k == ... or v`` (every falsy
   field left out of the key): each field has one falsy value the input checks let
   through (None for an optional number or name, False for a flag; no empty dtype, no

@@ -124,6 +124,17 @@ def test_a_flag_that_does_not_apply(name, capsys, tmp_path, monkeypatch):
         assert word in line, line
 
 
+@pytest.mark.parametrize("platform", ["xpu", "cpu"])
+def test_a_capability_off_rocm_is_not_told_to_name_an_arch(platform, capsys):
+    """Only ROCm names its GPU by ``--arch``; xpu (sorting after "rocm") is not sent
+    there (``platform == "rocm"`` -> ``>=`` gave xpu the hint)."""
+    args = ["select", "--root", str(MINI_TREE), "--no-cache", "--platform", platform]
+    line = one_line(capsys, run([*args, "--capability", "9.0"]))
+    assert line.endswith(
+        f"--capability 9.0 does not apply on {platform} (its code derives its own)"
+    )
+
+
 #: ``--assume`` values that are not a fact's values
 BAD_FACTS = ("network=maybe", "which.nvcc=perhaps", "installed.flashinfer_cubin=2")
 

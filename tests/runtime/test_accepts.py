@@ -7,8 +7,17 @@ from __future__ import annotations
 
 import json
 
-from accepts_trees import NAMES, accepts_tree
-from treebuilder import rows
+from accepts_trees import CHECK_SOURCE, COMBINATION_SIGNATURE, NAMES, accepts_tree
+from treebuilder import (
+    BACKEND_INTERFACE,
+    DEFAULT_ENTRIES,
+    REGISTRY,
+    RUNTIME_BACKEND_SOURCE,
+    dedent,
+    registry_source,
+    rows,
+    runtime_tree,
+)
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.render.jsonout import render_json
@@ -111,3 +120,41 @@ def test_the_page_profile_is_not_narrowed(tmp_path):
     analysis = analyze(accepts_tree(tmp_path), profile="vllm-page")
     data = json.loads(render_json(analysis))
     assert all("accepts" not in b for b in data["backends"])
+
+
+TWO_REASONS = (
+    """
+from vllm.v1.attention.backend import AttentionBackend
+
+
+class TwoBackend(AttentionBackend):
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [64, 128, 256]
+"""
+    + COMBINATION_SIGNATURE
+    + """\
+        if head_size == 64:
+            return "head size 64 needs the small kernel"
+        if head_size == 256:
+            return "head size 256 needs the large kernel"
+        return None
+"""
+)
+
+
+def test_the_note_gives_the_reason_of_the_first_value_refused(tmp_path):
+    """64 and 256 are refused for different reasons: the note quotes the first
+    (``refused[0]`` -> ``refused[-1]`` quoted the last)."""
+    module = "vllm/v1/attention/backends/two.py"
+    entries = dict(DEFAULT_ENTRIES, TWO_ATTN=f"{module[:-3].replace('/', '.')}.TwoBackend")
+    interface = dedent(RUNTIME_BACKEND_SOURCE).rstrip("\n") + "\n" + CHECK_SOURCE
+    files = {REGISTRY: registry_source(entries), BACKEND_INTERFACE: interface}
+    row = rows(
+        analyze(runtime_tree(tmp_path, {**files, module: dedent(TWO_REASONS)})), "TWO_ATTN"
+    )[0]
+    assert row.accepts["head_sizes"] == [128]
+    note = row.notes["Head Sizes"]
+    assert "also accepts 64, 256" in note
+    assert 'answers "head size 64 needs the small kernel"' in note
+    assert "large kernel" not in note

@@ -14,6 +14,10 @@ Mutants argued equivalent (no input tells them from the product):
   ``covered`` is always a subset and "different" is "a proper subset".
 - priority_titles._describe ``others[0].span`` -> ``others[-1].span``: taken only when
   ``len(others) == 1``, where both are the same item.
+- full_check.FullCheck.run ``n == "device_capability"`` -> ``is``: ``n`` is a
+  parameter name of the tree's ``supports_combination`` as ``ast.parse`` gives it (the
+  parser interns every identifier; the check runs on trees parsed in-process, never
+  on unpickled ones), and CPython interns the identifier-like literal, so the two agree.
 """
 
 from __future__ import annotations

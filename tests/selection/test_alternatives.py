@@ -12,7 +12,7 @@ import vllm_trees
 
 from sphinxext_attn.model.environment import Environment
 from sphinxext_attn.render.select_text import describe
-from sphinxext_attn.selection.alternatives import alternatives
+from sphinxext_attn.selection.alternatives import MAX_FACTS_FOR_PAIRS, alternatives
 
 
 def _decide_by(table):
@@ -81,6 +81,27 @@ def test_pairs_skip_two_values_of_one_option_and_go_on():
     ]
     assert {"cache.mode": "true"} in seen and {"cache.mode": "false"} in seen
     assert len(seen) == 4 + 5  # each change alone, then every pair but the option's own
+
+
+def test_past_six_facts_no_pair_is_tried():
+    """Seven facts, none changing the outcome alone: no pair is decided (each pair is
+    a whole decision), so a change only two of them make is not listed (``or`` ->
+    ``and`` before the pairs tried them whenever nothing was found)."""
+    names = [f"FLAG_{i}" for i in range(MAX_FACTS_FOR_PAIRS + 1)]
+    decision = {"selected": "A", "assumptions": [f"{n}=unset" for n in names]}
+    table = {(((names[0], "1"), (names[1], "1")), ()): "B"}
+    asked = []
+
+    def decide(environment: Environment) -> dict:
+        asked.append(environment)
+        return _decide_by(table)(environment)
+
+    assert alternatives(decision, Environment(), decide) == []
+    assert len(asked) == len(names)
+    six = {"selected": "A", "assumptions": [f"{n}=unset" for n in names[:-1]]}
+    assert [a["env"] for a in alternatives(six, Environment(), _decide_by(table))] == [
+        {names[0]: "1", names[1]: "1"}
+    ]
 
 
 def test_no_alternative_for_an_answer_that_is_not_definite():

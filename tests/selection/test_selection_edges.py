@@ -34,7 +34,7 @@ from sphinxext_attn.selection.answers import read_valid_backends
 from sphinxext_attn.selection.inputs import check_case
 from sphinxext_attn.selection.option_fields import MAX_HOPS, ConfigReader
 from sphinxext_attn.selection.platform_lists import Run, _factored, _merge, _titled, _widened
-from sphinxext_attn.selection.platform_rules import backend_of_path, read_rules
+from sphinxext_attn.selection.platform_rules import _requested, backend_of_path, read_rules
 from sphinxext_attn.selection.plugin_rows import reached_entries
 from sphinxext_attn.selection.requested import _refused
 from sphinxext_attn.selection.settled import _conditional, conditional
@@ -88,6 +88,33 @@ def test_an_unknown_key_of_a_case_is_named_with_the_keys_there_are():
     assert str(e.value).endswith(": a recorded answer, ignored)")
     with pytest.raises(ValueError, match=r"case 0: config: unknown key 'nope'; the keys are "):
         check_case(0, {"config": {"nope": 1}})
+
+
+def test_a_recorded_answer_is_read_past_and_the_keys_after_it_still_checked():
+    """``selected`` (a recorded answer) before an unknown key: the key is still named
+    (``continue`` -> ``break`` stopped at the recorded answer)."""
+    with pytest.raises(ValueError, match=r"case 1: unknown key 'bogus'"):
+        check_case(1, {"selected": "FLASH_ATTN", "bogus": 1, "config": {}})
+    with pytest.raises(ValueError, match=r"case 2: num_heads: "):
+        check_case(2, {"priorities": [], "num_heads": 0})
+
+
+@pytest.mark.parametrize(
+    ("test", "settled"),
+    [
+        ("selected_backend in (E.FLASH_ATTN, E.TRITON_ATTN)", False),
+        ("selected_backend in ('FLASH_ATTN',)", False),
+        ("selected_backend not in ['FLASH_ATTN']", True),
+        ("selected_backend in (None, E.FLASH_ATTN)", True),
+        ("selected_backend == None", True),
+        ("selected_backend != 'FLASH_ATTN'", True),
+    ],
+)
+def test_a_request_compared_with_a_tuple_is_none_only_when_it_holds_none(test, settled):
+    """With no backend requested, ``selected_backend in (...)`` holds only when the
+    tuple holds None (``and`` -> ``or`` took any tuple, or any constant, as None)."""
+    node = ast.parse(test, mode="eval").body
+    assert _requested(node) is settled
 
 
 def test_conditions_share_a_restriction_only_when_each_has_it_alike():
