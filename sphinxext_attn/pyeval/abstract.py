@@ -81,18 +81,14 @@ class AbstractInt:
     def __eq__(self, other: object) -> bool:
         raise Unknown("a head size compared outside the evaluator's operators")
 
-    # ``min``/``max``/``sorted`` order their items natively: each test is a decision
+    # ``min``/``max``/``sorted`` order their items natively: each test is a decision.
+    # They ask ``<`` and ``>`` only (reflected when the number is on the left); a
+    # sequence ordered natively compares its items with ``==`` first, which gives up
     def __lt__(self, other: Value) -> bool:
         return compare(ast.Lt(), self, other, ("", 0))
 
-    def __le__(self, other: Value) -> bool:
-        return compare(ast.LtE(), self, other, ("", 0))
-
     def __gt__(self, other: Value) -> bool:
         return compare(ast.Gt(), self, other, ("", 0))
-
-    def __ge__(self, other: Value) -> bool:
-        return compare(ast.GtE(), self, other, ("", 0))
 
     def truth(self, where: Where) -> bool:
         return compare(ast.NotEq(), self, 0, where)

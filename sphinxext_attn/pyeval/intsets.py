@@ -71,7 +71,7 @@ def _order(r: Run) -> tuple[int, bool, int, int, tuple[int, ...]]:
 
 def _period(mod: int, residues: frozenset[int]) -> tuple[int, frozenset[int]]:
     """The smallest period of a residue pattern (``{0, 8} mod 16`` is ``{0} mod 8``)."""
-    for d in range(1, mod + 1):
+    for d in range(1, mod):  # none shorter: ``mod`` itself (the residues are reduced)
         if mod % d == 0 and all((r + d) % mod in residues for r in residues):
             return d, frozenset(r % d for r in residues)
     return mod, residues

@@ -205,6 +205,26 @@ PREDICATES = [
     # a class of the tree named like a builtin type is not that type (mutant: an
     # ``isinstance`` kind taken as a builtin type by its name alone)
     "class int:\n    pass\nreturn isinstance(head_size, int) or head_size == 64",
+    # edges of the domain's tests (issue 39): floats, residues in a set, truth, min, int()
+    "return head_size > 2.5 and head_size <= 100.5",
+    "return head_size == 64.0 or head_size < 3.0",
+    "return head_size % 8 in (0, 4) and head_size < 64",
+    "return head_size % 6 in [0, 3]",
+    "try:\n    return head_size % 0 == 1\nexcept ZeroDivisionError:\n    return head_size < 5",
+    "return head_size in {16: 'a', 32: 'b', 'x': 'c'}",
+    "if head_size - 64:\n    return head_size < 100\nreturn False",
+    "return min(head_size, 100) >= 50",
+    "return max(80, head_size) == head_size",
+    "return int(head_size) >= 10",
+    "return head_size in range(100, 50)",
+    "return head_size in range(3, 40, 5) or head_size in range(40, 60, 1)",
+    "return head_size in range(40, 10, -3)",
+    "return (head_size * 3) in range(30, 60)",
+    "return 100 - head_size > 20",
+    "return head_size * 0 == 0 and (head_size + 5) % 4 == 1",
+    "return head_size % 8 % 4 == 0",
+    "return head_size + True > 10",
+    "try:\n    return head_size < 'a'\nexcept TypeError:\n    return head_size > 100",
 ]
 
 
@@ -250,6 +270,19 @@ def test_predicate_sets_match_python(tmp_path: Path, body: str) -> None:
         ("return {head_size: 1}[64] == 1", "key"),
         ("return f'{head_size}' == '64'", "formatting"),
         ("return head_size % 2 == 1", "not bounds and multiples"),
+        ("return head_size < float('inf')", "a head size compared with an infinite or nan float"),
+        ("return head_size == [64]", "a head size compared with list"),
+        ("return head_size < head_size + 1", "two head sizes compared with each other"),
+        ("return head_size in 'abc'", "a head size tested for membership in str"),
+        ("return head_size * 2 in range(1, 10000)", "a head size tested against a long range"),
+        ("return head_size + 1.5 > 3", "head size Add float not evaluated"),
+        ("return head_size % -4 == 0", "a head size modulo a negative number"),
+        ("return (head_size + 1) // 2 > 3", "head size arithmetic (FloorDiv) not evaluated"),
+        ("return (head_size % 8) + 1 > 3", "head size arithmetic (Add) not evaluated"),
+        ("return head_size * 2**33 > 0", "head size arithmetic with numbers too large to keep"),
+        ("return head_size % 4097 == 0", "head size arithmetic with numbers too large to keep"),
+        ("return head_size % 4096 == 0 and head_size % 4095 == 0", "too complex to keep"),
+        ("return [head_size] < [64]", "a head size compared outside the evaluator's operators"),
     ],
 )
 def test_what_the_domain_does_not_keep_is_unknown_with_its_place(

@@ -42,6 +42,18 @@ BODIES = {
     "seen = []\nseen.append(kv_cache_dtype)\nreturn seen[0] == 'fp8'": False,
     "return (kv_cache_dtype + '_x').startswith('fp8')": False,
     "return kv_cache_dtype < 'c'": False,
+    # edges (issue 39): the string compared with itself, with other types, in a list
+    "return kv_cache_dtype == kv_cache_dtype and kv_cache_dtype is kv_cache_dtype": True,
+    "return kv_cache_dtype != None and kv_cache_dtype != 3 and kv_cache_dtype != 1.5": True,
+    "return [kv_cache_dtype] == ['fp8'] or (kv_cache_dtype,) == ('auto',)": True,
+    "return kv_cache_dtype == [1]": False,
+    "return kv_cache_dtype is 'fp8'.upper()": False,
+    "return kv_cache_dtype in range(3)": False,
+    "return kv_cache_dtype.startswith('fp', 0)": False,
+    "try:\n    return kv_cache_dtype.startswith(1)\nexcept TypeError:\n    return True": False,
+    "return {1: True, 'fp8': True}.get(kv_cache_dtype, False)": False,
+    "class A:\n    pass\nreturn not isinstance(kv_cache_dtype, A)": False,
+    "return 'fp' in kv_cache_dtype": False,
 }
 
 

@@ -109,3 +109,76 @@ def test_label_names_a_value():
     assert stdlib.label(External("torch.float16")) == "torch.float16"
     assert stdlib.label(3) == "3"
     assert stdlib.label("x") == "'x'"
+
+
+def test_get_args_reads_its_first_argument():
+    """``get_args(Literal[...], extra)``: the first argument is the one read (a
+    survivor of a fresh sample: ``args[0]`` -> ``args[-1]``)."""
+    literal = stdlib.subscript(External("typing.Literal"), ("a", "b"))
+    assert stdlib.call("typing.get_args", [literal, External("x")], {}) == ("a", "b")
+    assert stdlib.call("typing.get_args", [External("x"), literal], {}) is MISSING
+
+
+def test_more_decorators_give_their_kind(tmp_path):
+    """An outside decorator that is not known to keep the function is opaque; a
+    tree function named ``cache``/``lru_cache`` caches; a tree decorator wraps."""
+    body = (
+        "@torch.no_grad()\ndef outside(cls):\n    return 1\n\n"
+        "@cache\ndef own_cache(cls):\n    return 2\n\n"
+        "@wrap\ndef wrapped(cls):\n    return 3\n\n"
+        "@wrap(1)\ndef called(cls):\n    return 4\n\n" + cm("plain", "return 5")
+    )
+    header = "import torch\n\ndef cache(f):\n    return f\n\ndef wrap(f):\n    return f\n"
+    it, cls = load(tmp_path, body, header=header)
+    names = ("outside", "own_cache", "wrapped", "called")
+    got = {n: it.class_own_attr(cls, n) for n in names}
+    assert {n: (f.kind, f.cached, len(f.wrappers)) for n, f in got.items()} == {
+        "outside": ("opaque", False, 0),
+        "own_cache": ("function", True, 0),
+        "wrapped": ("function", False, 1),
+        "called": ("opaque", False, 0),
+    }
+    assert stdlib.label(cls) == "MyBackend"
+
+
+REGEX = "import re\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "m = re.match('a(b)?(c)?', 'abx')\nreturn m.group(0), m.groups(), m.span(), m.start(1)",
+        "m = re.search('(?P<n>b+)', 'abbc')\nreturn m.end(), m.groupdict(), m.group('n')",
+        "return re.fullmatch('ab', 'abc'), re.match('b', 'ab') is None",
+        "return re.match('a', 'a').group(5)",
+        "return re.match('a', 'a').span(1, 2)",
+        "return re.match('(', 'a')",
+    ],
+)
+def test_regex_calls_answer_as_python(tmp_path, body):
+    from evaluator import check, our_answer, python_answer
+
+    check(our_answer(tmp_path, REGEX, body.split("\n")), python_answer(REGEX, body))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        ("re.match", ["a", "a" * (stdlib.MAX_MATCHED + 1)], {}),
+        ("re.match", ["a", "a", 2], {}),
+        ("re.match", ["a", "a"], {"flags": 2}),
+        ("re.match", ["a", External("x")], {}),
+        ("re.split", ["a", "a"], {}),
+        ("os.match", ["a", "a"], {}),
+    ],
+)
+def test_regex_calls_outside_the_rule_are_not_answered(call):
+    assert stdlib.regex_call(*call) is MISSING
+
+
+def test_a_match_has_only_its_methods():
+    import re
+
+    match = stdlib.MatchResult(re.match("a", "a" * stdlib.MAX_MATCHED))
+    assert match.attr("string") is None and match.attr("group") is not None
+    assert stdlib.regex_call("re.match", ["a+", "a" * stdlib.MAX_MATCHED], {}).match.end() == 200

@@ -1,0 +1,45 @@
+"""Edges of the head-size domain (pyeval/intsets.py, abstract.py) that a mutant of
+its limits or its walk would change: the number of pieces a set may hold, the
+members of a run that starts inside its period, how an abstract size is written."""
+
+from __future__ import annotations
+
+from itertools import islice
+
+import pytest
+
+from sphinxext_attn.pyeval.abstract import AbstractInt, Explorer
+from sphinxext_attn.pyeval.intsets import MAX_RUNS, IntSet, Run, TooComplex, run
+
+
+def test_a_set_holds_at_most_max_runs_pieces():
+    kept = IntSet.points(range(1, 2 * MAX_RUNS, 2))
+    assert len(kept.runs) == MAX_RUNS
+    with pytest.raises(TooComplex, match=f"{MAX_RUNS + 1} separate pieces"):
+        IntSet.points(range(1, 2 * MAX_RUNS + 2, 2))
+
+
+def test_a_difference_cut_into_too_many_pieces_is_too_complex():
+    cut = IntSet.points(range(2, 2 * MAX_RUNS - 1, 2))  # MAX_RUNS - 1 points
+    assert len((IntSet.everything() - cut).runs) == MAX_RUNS
+    with pytest.raises(TooComplex, match=f"{MAX_RUNS + 1} separate pieces"):
+        IntSet.everything() - IntSet.points(range(2, 2 * MAX_RUNS + 1, 2))
+
+
+def test_members_of_a_run_skip_the_residues_before_its_start():
+    r = run(5, 30, 8, [1, 6])
+    assert r == Run(6, 30, 8, frozenset({1, 6}))
+    assert list(r.members()) == [6, 9, 14, 17, 22, 25, 30]
+    assert list(islice(run(3, None, 4, [0, 1, 3]).members(), 5)) == [3, 4, 5, 7, 8]
+
+
+def test_a_pattern_with_no_shorter_period_keeps_its_own():
+    assert run(1, None, 12, [0, 5]) == Run(5, None, 12, frozenset({0, 5}))
+    assert run(1, None, 12, [0, 4, 8]) == Run(4, None, 4, frozenset({0}))
+
+
+def test_an_abstract_size_is_written_as_its_formula():
+    explorer = Explorer([])
+    assert repr(AbstractInt(explorer, 2, 3)) == "2*x+3"
+    assert repr(AbstractInt(explorer, 1, -4, 8)) == "(1*x+-4) % 8"
+    assert repr(AbstractInt(explorer, 5, 0, 0)) == "5*x+0"
