@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from sphinxext_attn.pyeval import plain
+from sphinxext_attn.pyeval import ops, plain
 from sphinxext_attn.pyeval.attrsets import set_after_class, value_set
 from sphinxext_attn.pyeval.bindings import index_bindings, live_binding
 from sphinxext_attn.pyeval.lazyclass import LazyBody, statements_for
@@ -248,8 +248,52 @@ def _class_value(
         if line:
             raise Unknown(f"{cls.name}.{name} is changed in the class body", cls.path, line)
     if is_enum(interp, cls) and is_enum_member_name(name, cls.name):
+        alias = _alias_of(interp, cls, name, value)
+        if alias is not None:
+            return alias
         value = EnumMember(cls, name, value, plain.plain_enum_class(class_mro(cls, interp)))
     return value
+
+
+def member_names(cls: PyClass, enum: bool = False) -> list[str]:
+    """Public names a class body assigns (a constants class's), or an enum's members
+    (``enum``: ``_310P`` is one, as Python has it)."""
+    names = []
+    for stmt in cls.node.body:
+        if isinstance(stmt, ast.Assign):
+            names += [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+        elif (
+            isinstance(stmt, ast.AnnAssign)
+            and stmt.value is not None
+            and isinstance(stmt.target, ast.Name)
+        ):
+            names.append(stmt.target.id)
+    if enum:
+        return [n for n in names if is_enum_member_name(n, cls.name)]
+    return [n for n in names if not n.startswith("_")]
+
+
+def _is_auto(value: Value) -> bool:
+    return isinstance(value, External) and value.qualname == "enum.auto()"
+
+
+def _alias_of(interp: Interpreter, cls: PyClass, name: str, value: Value) -> EnumMember | None:
+    """The earlier member whose value equals ``value``: Python's enum makes ``name``
+    an alias of it (``E.B is E.A``). ``auto()`` values are taken as distinct."""
+    if _is_auto(value):
+        return None
+    for earlier in member_names(cls, enum=True):
+        if earlier == name:
+            break
+        member = class_own_attr(interp, cls, earlier)
+        if (
+            isinstance(member, EnumMember)
+            and member.name == earlier
+            and not _is_auto(member.value)
+            and ops.equal(member.value, value, interp.budget, (cls.path, cls.node.lineno))
+        ):
+            return member
+    return None
 
 
 def class_attr(

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import abstract, abstract_str, ops, plain
 from sphinxext_attn.pyeval.fields import check_record_eq, frozen_field
-from sphinxext_attn.pyeval.members import is_enum_member_name, outside_base, unmodelled
+from sphinxext_attn.pyeval.members import member_names as member_names  # the package's name
+from sphinxext_attn.pyeval.members import outside_base, unmodelled
 from sphinxext_attn.pyeval.scope import MISSING, ModuleScope
 from sphinxext_attn.pyeval.values import (
     Bound,
@@ -338,8 +339,10 @@ def iterate(interp: Interpreter, value: Value, node: ast.AST, path: str) -> list
         ops.charge(interp.budget, 8 * len(value), (path, getattr(node, "lineno", 0)))
         return list(value)
     if isinstance(value, PyClass) and interp.is_enum(value):
-        members = [interp.class_own_attr(value, n) for n in member_names(value, enum=True)]
-        return [m for m in members if isinstance(m, EnumMember)]
+        names = member_names(value, enum=True)
+        members = [(n, interp.class_own_attr(value, n)) for n in names]
+        # an alias (a later name of an earlier member's value) is not iterated
+        return [m for n, m in members if isinstance(m, EnumMember) and m.name == n]
     raise Unknown(
         f"iteration over {type(value).__name__} not evaluated",
         path,
@@ -369,24 +372,6 @@ def hashable(interp: Interpreter, value: Value, node: ast.AST, path: str) -> Val
     except Unknown as exc:  # an abstract value (see .abstract): its place is here
         raise Unknown(exc.reason, path, getattr(node, "lineno", 0)) from None
     return value
-
-
-def member_names(cls: PyClass, enum: bool = False) -> list[str]:
-    """Public names a class body assigns (a constants class's), or an enum's members
-    (``enum``: ``_310P`` is one, as Python has it)."""
-    names = []
-    for stmt in cls.node.body:
-        if isinstance(stmt, ast.Assign):
-            names += [t.id for t in stmt.targets if isinstance(t, ast.Name)]
-        elif (
-            isinstance(stmt, ast.AnnAssign)
-            and stmt.value is not None
-            and isinstance(stmt.target, ast.Name)
-        ):
-            names.append(stmt.target.id)
-    if enum:
-        return [n for n in names if is_enum_member_name(n, cls.name)]
-    return [n for n in names if not n.startswith("_")]
 
 
 _REFLECT = {

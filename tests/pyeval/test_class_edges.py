@@ -13,6 +13,9 @@ DC = "from dataclasses import dataclass\nfrom typing import NamedTuple\nimport e
 
 FROZEN = DC + "@dataclass(frozen=True)\nclass R:\n    a: int = 1\n\n"
 
+ALIAS = "class E(enum.Enum):\n    A = 1\n    B = 1\n    C = 2\n"
+AUTO = "class E(enum.Enum):\n    A = enum.auto()\n    B = enum.auto()\n"
+
 CASES = [
     # a frozen dataclass refuses any name on its own instances
     (
@@ -65,6 +68,14 @@ CASES = [
     (DC + "class E(enum.Enum):\n    A = 1\n", "E()", ("raise", "TypeError")),
     (DC + "class E(enum.Enum):\n    A = 1\n", "E(E.A).value", ("ok", 1)),
     (DC + "class E(enum.Enum):\n    A = 1\n", "E(2)", ("raise", "ValueError")),
+    # a later name of an earlier member's value is an alias of it, never iterated
+    (DC + ALIAS, "E.B is E.A", ("ok", True)),
+    (DC + ALIAS, "E.B.name", ("ok", "A")),
+    (DC + ALIAS, "E['B'].name", ("ok", "A")),
+    (DC + ALIAS, "[m.name for m in E]", ("ok", ["A", "C"])),
+    (DC + ALIAS, "E.C is E.A", ("ok", False)),
+    (DC + AUTO, "E.B is E.A", ("ok", False)),
+    (DC + AUTO, "[m.name for m in E]", ("ok", ["A", "B"])),
     # an exception instance of the tree: its class's attributes, raised as itself
     (DC + "class Err(ValueError):\n    code = 3\n", "Err('m').code", ("ok", 3)),
     (DC + "class Err(ValueError):\n    code = 3\n", "isinstance(Err(), Err)", ("ok", True)),

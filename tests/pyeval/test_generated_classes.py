@@ -331,7 +331,7 @@ ENUM_SOURCES = [
     "class E(enum.Enum):\n    A = 1\n    B = 'x'\n    _C = 3\n",
     "class E(enum.IntEnum):\n    A = 1\n    B = 2\n",
     "class E(str, enum.Enum):\n    A = 'a'\n    B = 'b'\n",
-    # ALIAS "class E(enum.Enum):\n    A = 1\n    B = 1\n",
+    "class E(enum.Enum):\n    A = 1\n    B = 1\n",
 ]
 ENUM_QUERIES = [
     "E(1).name",
@@ -349,6 +349,9 @@ ENUM_QUERIES = [
     "E()",
     "E.A == E.A",
     "E.A is E(1)",
+    "E.B is E.A",
+    "E.B.name",
+    "E['B'].name",
     "E(1, 2)",
 ]
 
