@@ -83,6 +83,63 @@ def opaque_names(node: ast.AST) -> list[str]:
     return found
 
 
+#: Comprehensions: their targets bind in a scope of their own (a ``:=`` binds outside).
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:
+    """The names a function's body binds in its own scope (its locals, Python decides
+    from the syntax, but for those declared ``global`` or ``nonlocal``): read before
+    a binding runs, such a name is unbound there, never the enclosing scope's."""
+    found: set[str] = set()
+    declared: set[str] = set()
+    todo: list[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
+    for sub in todo:  # (a list iterator also visits the items appended meanwhile)
+        if isinstance(sub, ast.Name):
+            if not isinstance(sub.ctx, ast.Load):
+                found.add(sub.id)
+            continue
+        if isinstance(sub, NESTED_SCOPES):
+            if isinstance(sub, ast.Lambda):
+                todo += [*sub.args.defaults, *(d for d in sub.args.kw_defaults if d)]
+            else:
+                found.add(sub.name)
+                todo += _header_expressions(sub)
+            continue
+        if isinstance(sub, _COMPREHENSIONS):
+            found.update(_walrus_names_in(sub))
+            continue
+        if isinstance(sub, ast.Global | ast.Nonlocal):
+            declared.update(sub.names)
+        elif isinstance(sub, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and sub.name:
+            found.add(sub.name)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            found.add(sub.rest)
+        elif isinstance(sub, ast.Import | ast.ImportFrom):
+            found.update(a.asname or a.name.split(".")[0] for a in sub.names if a.name != "*")
+        for field_name in sub._fields:
+            child = getattr(sub, field_name, None)
+            if isinstance(child, ast.AST):
+                todo.append(child)
+            elif isinstance(child, list):
+                todo += [c for c in child if isinstance(c, ast.AST)]
+    return frozenset(found - declared)
+
+
+def _walrus_names_in(node: ast.AST) -> list[str]:
+    """The targets of the ``:=`` in ``node`` (not in a lambda: that binds in its own)."""
+    found = []
+    todo = [node]
+    while todo:
+        sub = todo.pop()
+        if isinstance(sub, ast.Lambda):
+            continue
+        if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+            found.append(sub.target.id)
+        todo.extend(ast.iter_child_nodes(sub))
+    return found
+
+
 def _walrus_names(stmt: ast.stmt) -> list[str]:
     """Names ``:=`` binds in the expressions of ``stmt`` itself (not its blocks;
     of a ``def`` or ``class``: its decorators, bases and defaults, which run
@@ -98,15 +155,7 @@ def _walrus_names(stmt: ast.stmt) -> list[str]:
             if field_name not in _BLOCK_FIELDS:
                 children = value if isinstance(value, list) else [value]
                 todo += [c for c in children if isinstance(c, ast.expr | ast.withitem)]
-    found = []
-    while todo:
-        sub = todo.pop()
-        if isinstance(sub, ast.Lambda):
-            continue
-        if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
-            found.append(sub.target.id)
-        todo.extend(ast.iter_child_nodes(sub))
-    return found
+    return [name for sub in reversed(todo) for name in _walrus_names_in(sub)]
 
 
 def _header_expressions(

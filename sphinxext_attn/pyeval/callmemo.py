@@ -23,6 +23,7 @@ import ast
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
+from sphinxext_attn.pyeval.bindings import function_locals
 from sphinxext_attn.pyeval.scope import ClassBodyScope, Frame
 from sphinxext_attn.pyeval.stmtmemo import (
     KEY_KEPT,
@@ -53,6 +54,7 @@ class _Signature:
 
     __slots__ = (
         "kwarg",
+        "locals",
         "named",
         "names",
         "params",
@@ -87,6 +89,8 @@ class _Signature:
         # super() reads the first argument without naming it: keyed by every parameter
         # (a closure, which reads its defining frame, is never remembered)
         self.tracked = not reads_frame(func.node)
+        #: what the body binds: read before bound, never a name of an enclosing scope
+        self.locals = function_locals(func.node)
 
     def value(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
         if name == self.kwarg:

@@ -212,6 +212,7 @@ def run_function(
     if func.wrappers:
         return _run_wrapped(interp, func, args, kwargs)
     frame = Frame(func.module, func.scope, func=func if func.owner else None, reads=reads)
+    frame.bound = interp.call_memo.signature(func).locals
     bind_args(interp, func, node.args, args, kwargs, frame)
     if isinstance(node, ast.Lambda):
         return interp.eval(node.body, frame)

@@ -287,6 +287,9 @@ class Frame(Scope):
     comprehension: bool = False
     #: names the function declared ``global``: assigning one rebinds the module's
     global_names: frozenset[str] = frozenset()
+    #: the function's own locals (bindings.function_locals): one not bound yet is
+    #: read before assignment (Python raises), not looked up outside
+    bound: frozenset[str] = frozenset()
 
     def lookup(self, name: str, interp: Interpreter, node: ast.AST) -> Value:
         scope: Scope | None = self
@@ -298,6 +301,8 @@ class Frame(Scope):
                 if value is DELETED:
                     raise Raised("UnboundLocalError", f"local variable {name!r} was deleted")
                 return value
+            if name in scope.bound:
+                raise Unknown(f"{name} is read before it is bound", self.module.path, _line(node))
             scope = scope.parent
         if isinstance(scope, ClassBodyScope):
             scope = scope.parent  # methods do not see their class body's names
