@@ -234,8 +234,6 @@ class Asker:
 
         def alone(index: int) -> bool:
             nonlocal by_cap
-            if stop:
-                return False
             answer = self.ask(name, values[index])
             if answer.unknown is not None:
                 stop.append(answer)
