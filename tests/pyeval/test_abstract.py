@@ -225,6 +225,8 @@ PREDICATES = [
     "return head_size % 8 % 4 == 0",
     "return head_size + True > 10",
     "try:\n    return head_size < 'a'\nexcept TypeError:\n    return head_size > 100",
+    "import enum\nclass E(enum.IntEnum):\n    A = 64\n"
+    "return head_size == E.A or head_size + E.A == 100",
 ]
 
 
@@ -283,6 +285,8 @@ def test_predicate_sets_match_python(tmp_path: Path, body: str) -> None:
         ("return head_size % 4097 == 0", "head size arithmetic with numbers too large to keep"),
         ("return head_size % 4096 == 0 and head_size % 4095 == 0", "too complex to keep"),
         ("return [head_size] < [64]", "a head size compared outside the evaluator's operators"),
+        # more separate sizes than a set keeps (a TooComplex traceback once, issue 39)
+        ("return head_size in tuple(range(1, 600, 2))", "257 separate pieces"),
     ],
 )
 def test_what_the_domain_does_not_keep_is_unknown_with_its_place(
