@@ -29,14 +29,14 @@ from sphinxext_attn.model.environment import environment_from
 from sphinxext_attn.model.platform import PlatformSelection, Rule
 from sphinxext_attn.model.records import Location
 from sphinxext_attn.model.selection import Decision
-from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.pyeval import Interpreter, Unknown
 from sphinxext_attn.selection.answers import read_valid_backends
 from sphinxext_attn.selection.inputs import check_case
 from sphinxext_attn.selection.option_fields import MAX_HOPS, ConfigReader
 from sphinxext_attn.selection.platform_lists import Run, _factored, _merge, _titled, _widened
 from sphinxext_attn.selection.platform_rules import _requested, backend_of_path, read_rules
 from sphinxext_attn.selection.plugin_rows import reached_entries
-from sphinxext_attn.selection.requested import _refused
+from sphinxext_attn.selection.requested import _refused, _settle_hint
 from sphinxext_attn.selection.settled import _conditional, conditional
 from sphinxext_attn.source.registry import RegistryEntry
 from sphinxext_attn.source.tree import SourceTree
@@ -79,6 +79,36 @@ def test_a_refusal_whose_reasons_are_all_not_evaluated_is_open_on_the_first():
     decision = _refused("MY_ATTN", message, [])
     assert decision.unknown == {"MY_ATTN": "not evaluated: first"}
     assert [c["backend"] for c in decision.candidates] == ["MY_ATTN", "none"]
+
+
+def test_a_refusal_without_a_message_is_open_on_the_first_check_skipped():
+    assert _refused("MY_ATTN", "ValueError", ["first", "second"]).unknown == {"MY_ATTN": "first"}
+    assert _refused("MY_ATTN", "ValueError: ", []).unknown == {
+        "MY_ATTN": "the refusal's message was not evaluated"
+    }
+
+
+def test_a_refusal_keeps_its_evaluated_reasons_and_names_the_skipped_checks():
+    message = "ValueError: MY_ATTN refused: ['head size 80', 'not evaluated: a check']"
+    decision = _refused("MY_ATTN", message, ["a check skipped"])
+    assert decision.selected is None and not decision.unknown
+    assert decision.refused == "ValueError: MY_ATTN refused: ['head size 80']"
+    assert decision.rejected == {"MY_ATTN": ["head size 80"]}
+    assert decision.unknown_reasons == ["a check skipped"]
+    plain = _refused("MY_ATTN", "ValueError: MY_ATTN refused: ['head size 80']", [])
+    assert plain.refused.endswith("['head size 80']") and plain.unknown_reasons == []
+    listless = _refused("MY_ATTN", "ValueError: MY_ATTN is not for this GPU", ["skipped"])
+    assert listless.refused == "ValueError: MY_ATTN is not for this GPU"
+    assert not listless.unknown and listless.rejected == {}
+
+
+def test_a_skipped_check_names_the_fact_that_settles_it():
+    unknown = Unknown("is_aiter_found() not evaluated")
+    assert _settle_hint(unknown) == "is_aiter_found() not evaluated"
+    unknown.assumable = "installed.aiter"
+    assert _settle_hint(unknown) == (
+        "is_aiter_found() not evaluated; settle it with --assume installed.aiter=true|false"
+    )
 
 
 def test_an_unknown_key_of_a_case_is_named_with_the_keys_there_are():
