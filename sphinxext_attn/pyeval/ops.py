@@ -274,6 +274,8 @@ def equal(left: Value, right: Value, budget: Budget, where: tuple[str, int]) -> 
         return bool(left == right)
     except RecursionError:
         raise LimitExceeded("value nested too deeply", *where, kind="nesting") from None
+    except Unknown:  # an abstract head size inside a dict or set: not a plain False
+        raise
     except Exception:  # noqa: BLE001 - values are plain data here
         return False
 

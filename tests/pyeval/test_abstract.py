@@ -285,6 +285,9 @@ def test_predicate_sets_match_python(tmp_path: Path, body: str) -> None:
         ("return head_size % 4097 == 0", "head size arithmetic with numbers too large to keep"),
         ("return head_size % 4096 == 0 and head_size % 4095 == 0", "too complex to keep"),
         ("return [head_size] < [64]", "a head size compared outside the evaluator's operators"),
+        # compared natively inside a dict: once a plain False on every path (issue 39)
+        ("return {1: head_size} == {1: 64}", "a head size compared outside the evaluator's"),
+        ("return {1: head_size} != {1: 64}", "a head size compared outside the evaluator's"),
         # more separate sizes than a set keeps (a TooComplex traceback once, issue 39)
         ("return head_size in tuple(range(1, 600, 2))", "257 separate pieces"),
     ],
