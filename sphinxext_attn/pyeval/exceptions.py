@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from sphinxext_attn.pyeval.members import class_mro
 from sphinxext_attn.pyeval.values import (
     EXCEPTION_MRO,
-    Builtin,
     External,
     PyClass,
     Raised,
@@ -52,15 +51,13 @@ def _derives_from_base_exception(
         if any(n != "builtins.object" for n in names):
             raise Unknown(f"{value.name} has a base outside the tree", *where)
         return False
-    name = exception_name(value) or ""
-    return name in EXCEPTION_MRO or not isinstance(value, External)
+    # else a builtin name (``raised`` took only values with an exception name)
+    return (exception_name(value) or "") in EXCEPTION_MRO
 
 
 def exception_name(value: Value) -> str | None:
     if isinstance(value, External) and value.qualname.startswith("builtins."):
         return value.qualname.removeprefix("builtins.")
-    if isinstance(value, Builtin) and value.name.endswith(("Error", "Exception")):
-        return value.name
     if isinstance(value, PyClass):
         return value.name
     return None
