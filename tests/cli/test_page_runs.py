@@ -1,0 +1,61 @@
+"""The page command's own paths, run in this process: ``--check`` writing a page
+that differs and passing on one that does not, a template that cannot be read,
+markers that cannot be filled, and which changed files concern the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from treebuilder import DEMO_TREE
+
+from sphinxext_attn.cli.main import is_relevant, main
+
+
+def test_check_regenerates_a_page_that_differs_then_passes(tmp_path, capsys):
+    page = tmp_path / "page.md"
+    argv = ["--root", str(DEMO_TREE), "-o", str(page), "--check", "--no-cache"]
+    assert main(argv) == 1  # no page yet: written, and the check fails
+    assert capsys.readouterr().out == f"Regenerated: {page}\n"
+    written = page.read_text(encoding="utf-8")
+    assert main(argv) == 0
+    assert capsys.readouterr().out == f"Up to date: {page}\n"
+    assert page.read_text(encoding="utf-8") == written
+    page.write_text(written.rstrip("\n").rsplit("\n", 1)[0] + "\n", encoding="utf-8")
+    assert main(argv) == 1  # the last row gone: put back
+    assert page.read_text(encoding="utf-8") == written
+
+
+def test_a_page_template_that_cannot_be_read_is_exit_2(tmp_path, capsys):
+    """The tree's own page (``--fill-markers``) missing, or a page to ``--check``
+    that is not UTF-8: said, and nothing written."""
+    out = tmp_path / "out.md"
+    argv = ["--root", str(DEMO_TREE), "--profile", "vllm-page", "--no-cache", "-o", str(out)]
+    assert main([*argv, "--fill-markers"]) == 2
+    tree_page = DEMO_TREE / "docs" / "design" / "attention_backends.md"
+    assert capsys.readouterr().err == f"sphinxext-attn: cannot read template {tree_page}\n"
+    assert not out.exists()
+    out.write_bytes(b"\xff\xfe not text")
+    assert main([*argv, "--check"]) == 2
+    assert capsys.readouterr().err == f"sphinxext-attn: cannot read template {out}\n"
+    assert out.read_bytes() == b"\xff\xfe not text"
+
+
+def test_a_marker_the_page_cannot_fill_is_exit_2(tmp_path, capsys):
+    template = tmp_path / "template.md"
+    template.write_text('# Backends\n\n--8<-- "gen:no-such-block"\n', encoding="utf-8")
+    argv = ["--root", str(DEMO_TREE), "--profile", "vllm-page", "--template", str(template)]
+    assert main([*argv, "--no-cache", "-o", "-"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f'sphinxext-attn: {template}: cannot fill --8<-- "gen:no-such-block" (unknown block)\n'
+    )
+    assert captured.out == ""
+
+
+def test_an_absolute_path_is_relevant_only_inside_the_root(tmp_path):
+    inside = DEMO_TREE / "vllm" / "platforms" / "cuda.py"
+    assert is_relevant("vllm/platforms/cuda.py", DEMO_TREE)
+    assert is_relevant(str(inside), DEMO_TREE)
+    assert not is_relevant(str(tmp_path / "vllm" / "platforms" / "cuda.py"), DEMO_TREE)
+    assert not is_relevant(str(DEMO_TREE / "README.md"), DEMO_TREE)
+    assert isinstance(DEMO_TREE, Path)
