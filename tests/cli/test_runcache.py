@@ -15,6 +15,9 @@ Mutants argued equivalent (no input tells them from the product):
 - runcache ``os.urandom(4)`` -> ``os.urandom(5)``: only the length of the random part
   of a private temporary name (created with ``O_EXCL``, renamed over the entry at once),
   which nothing reads back.
+- runcache.prune_texts ``and (self.directory / "texts").is_dir()`` dropped: ``_prune``
+  globs the folder, and ``Path.glob`` of a missing folder or of a file yields nothing,
+  so there is nothing to prune either way.
 - decisions._key ``k != "selected_backend" or v`` -> ``k == ... or v`` (every falsy
   field left out of the key): each field has one falsy value the input checks let
   through (None for an optional number or name, False for a flag; no empty dtype, no
