@@ -93,13 +93,11 @@ def _bases(interp: Interpreter, cls: PyClass) -> list[Value]:
     return cls.bases_cache
 
 
-def class_mro(cls: PyClass, interp: Interpreter | None = None) -> list[Value]:
+def class_mro(cls: PyClass, interp: Interpreter) -> list[Value]:
     """C3 linearisation over tree classes; bases from outside the tree are kept
     as :class:`External` entries (``enum.Enum``, ``builtins.str``)."""
     if cls.mro_cache is not None:
         return cls.mro_cache
-    if interp is None:
-        return [cls]
     cls.mro_cache = [cls]  # a cycle in the bases ends here
     try:
         bases = _bases(interp, cls)

@@ -31,11 +31,10 @@ Args = list[Value]
 Kw = dict[str, Value]
 
 
-def _method(obj: Value, name: str) -> Value:
-    """A bound method of a plain value, as a :class:`Builtin`."""
-    attr = getattr(obj, name, None)
-    if attr is None or not callable(attr):
-        return MISSING
+def _method(obj: Value, name: str) -> Builtin:
+    """A bound method of a plain value, as a :class:`Builtin` (``name`` is one of
+    :data:`SAFE_METHODS` for ``type(obj)``: every one is a method of that type)."""
+    attr = getattr(obj, name)
 
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
         where = ops.node_where(node, path)
