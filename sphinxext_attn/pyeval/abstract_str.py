@@ -176,8 +176,7 @@ def compare(
     plain_sides = not isinstance(left, objects) and not isinstance(right, objects)
     if isinstance(op, ast.Eq | ast.NotEq) and plain_sides:
         return equal(left, right) == isinstance(op, ast.Eq)
-    concretize(left, right)
-    raise AssertionError("unreachable: one side is abstract")
+    raise (left if is_abstract(left) else right).explorer.give_up()
 
 
 def explore_strings(

@@ -284,8 +284,7 @@ def contains(container: Value, item: Value, where: tuple[str, int], budget: Budg
     if isinstance(item, abstract.AbstractInt):
         budget.spend(1 + _length(container), where)
         return abstract.member(item, container, where)
-    if type(item) is AbstractStr:
-        return abstract_str.contains(container, item, budget, where)
+    # (an abstract string on either side is compared by :func:`.abstract_str.compare`)
     abstract_str.concretize(container)
     if isinstance(container, str):
         if isinstance(item, EnumMember) and item.plain and isinstance(item.value, str):

@@ -276,6 +276,10 @@ def test_predicate_sets_match_python(tmp_path: Path, body: str) -> None:
         ("return head_size == [64]", "a head size compared with list"),
         ("return head_size < head_size + 1", "two head sizes compared with each other"),
         ("return head_size in 'abc'", "a head size tested for membership in str"),
+        (
+            "import os\nreturn isinstance(head_size, os.PathLike)",
+            "isinstance() with a type outside",
+        ),
         ("return head_size * 2 in range(1, 10000)", "a head size tested against a long range"),
         ("return head_size + 1.5 > 3", "head size Add float not evaluated"),
         ("return head_size % -4 == 0", "a head size modulo a negative number"),

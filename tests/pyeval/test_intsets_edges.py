@@ -43,3 +43,27 @@ def test_an_abstract_size_is_written_as_its_formula():
     assert repr(AbstractInt(explorer, 2, 3)) == "2*x+3"
     assert repr(AbstractInt(explorer, 1, -4, 8)) == "(1*x+-4) % 8"
     assert repr(AbstractInt(explorer, 5, 0, 0)) == "5*x+0"
+
+
+def test_runs_whose_common_period_is_too_long_are_kept_apart():
+    """Two runs ending alike are written as one pattern only when their common
+    period is one the domain keeps (here a union whose pieces end up with periods
+    whose lcm is above MAX_MOD): kept as separate runs, the set is still exact."""
+    left = [run(227, None, 63, [38]), run(66, 4156, 3, [0, 1])]
+    right = [run(225, None, 60, [12, 45]), run(299, None, 16, [11]), run(148, None, 4)]
+    union = IntSet.of(left) | IntSet.of(right)
+    # as written: pieces with a common period the domain keeps are one pattern
+    assert [(r.lo, r.hi, r.mod) for r in union.runs] == [
+        (66, 4156, 3),
+        (152, 4148, 12),
+        (227, 4133, 252),
+        (299, 4091, 1008),
+        (4139, 4139, 1),
+        (4160, None, 1260),
+        (4171, 4251, 16),
+        (4267, None, 1008),
+    ]
+    parts = [r for r in left + right if r is not None]
+    assert [x for x in range(1, 20_000) if x in union] == [
+        x for x in range(1, 20_000) if any(x in r for r in parts)
+    ]

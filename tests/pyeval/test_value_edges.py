@@ -83,6 +83,11 @@ SAME = [
     ("", 'return f\'{1:>5}|{2.5:.3f}|{"s"!r}|{"t"!s:>3}|{"é"!a}\''),
     ("", "return f'{[1, \"a\"]}|{(None, 2.0)}|{-3:+d}'"),
     (NAMED, "return f'{NT(1, \"x\")}'"),
+    (
+        "import enum\nclass S(enum.StrEnum):\n    X = 'x'\nclass I(enum.IntEnum):\n    A = 3\n"
+        "class P(str, enum.Enum):\n    Y = 'y'\n",
+        "return str(S.X), f'{S.X}', str(I.A), f'{I.A}', str(P.Y), f'{P.Y!s}'",
+    ),
 ]
 
 
@@ -127,6 +132,7 @@ UNKNOWN = [
     ("", "return range(200000)", "range too long to evaluate"),
     ("", "return len(None)", "len() of NoneType not evaluated"),
     ("", "return abs('a')", "abs() of a non-number"),
+    (CLASSES, "return isinstance(len, A)", "isinstance() with a type outside the tree"),
     ("", "return type(1, 2, 3)", "a class made by type() not evaluated"),
     ("", "return type(len)", "type() of this value not evaluated"),
     ("", "return classmethod(len)", "classmethod() called directly"),
