@@ -16,7 +16,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sphinxext_attn.pyeval.scope import Frame
+from sphinxext_attn.pyeval.scope import Frame, SkippedBinding
 from sphinxext_attn.pyeval.stmtmemo import (
     BY_CAPABILITY,
     NO_KEY,
@@ -40,6 +40,8 @@ class SkippedChecks:
     places: list[tuple[tuple[list[Value], int], ...]] = field(default_factory=list)
 
     def add(self, exc: Unknown, frame: Frame) -> None:
+        if any(seen is exc for seen in self.unknowns):
+            return  # a later check reading a skipped assignment's name
         self.unknowns.append(exc)
         self.places.append(tuple((v, len(v)) for v in frame.locals.values() if type(v) is list))
 
@@ -82,6 +84,36 @@ def run_checks(
                 if out_of_steps(exc) or isinstance(stmt, ast.Return):
                     raise
                 skipped.add(exc, frame)
+                for name in _assigned_names(stmt):
+                    frame.locals[name] = SkippedBinding(exc)
+
+
+#: nodes whose names are bound in a scope of their own, not the checks' frame
+_OWN_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
+
+def _assigned_names(stmt: ast.stmt) -> list[str]:
+    """The names a skipped statement may have bound in the frame (its targets,
+    those of the statements inside it, a ``:=``): their values are unknown now,
+    and reading one must not give a stale value or a second reason."""
+    names: list[str] = []
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.append(node.id)
+        elif node is stmt or not isinstance(node, _OWN_SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+    return names
 
 
 def _units(memo: StatementMemo, body: list[ast.stmt], frame: Frame) -> list[ast.stmt | _Block]:

@@ -300,6 +300,8 @@ class Frame(Scope):
                 value = scope.locals[name]
                 if value is DELETED:
                     raise Raised("UnboundLocalError", f"local variable {name!r} was deleted")
+                if type(value) is SkippedBinding:
+                    raise value.unknown
                 return value
             if name in scope.bound:
                 raise Unknown(f"{name} is read before it is bound", self.module.path, _line(node))
@@ -328,3 +330,14 @@ _MISSING = object()
 MISSING = _MISSING
 #: a local a ``del`` statement unbound (reading it raises, as Python's does)
 DELETED = object()
+
+
+class SkippedBinding:
+    """A local whose assignment was a check skipped as not evaluated
+    (``checks.run_checks``): reading it is unknown for that check's own reason,
+    so a check that only uses its value adds no second, misleading reason."""
+
+    __slots__ = ("unknown",)
+
+    def __init__(self, unknown: Unknown) -> None:
+        self.unknown = unknown
