@@ -131,10 +131,11 @@ class LazyBody(list):  # type: ignore[type-arg]
             return [
                 node
                 for i, member in enumerate(self.members)
-                if member.line > line
+                if (member.line > line or member.merged)  # merged: may run on past it
                 and text in member.text
                 and not member.text.lstrip().startswith(("def ", "async def ", "@"))
                 for node in self._member(i)
+                if node.lineno > line
             ]
         except ChunkError:
             self._whole()
@@ -147,7 +148,8 @@ class LazyBody(list):  # type: ignore[type-arg]
         if self._index is None:
             index: dict[str, list[int]] = {}
             for i, member in enumerate(self.members):
-                names = _member_names(member.text.lstrip(" \t"))
+                # a merged member may hold more than its first statement: any name
+                names = None if member.merged else _member_names(member.text.lstrip(" \t"))
                 for found in names if names is not None else ["*"]:
                     index.setdefault(found, []).append(i)
             self._index = index
