@@ -10,6 +10,7 @@ named tuple's ``_replace``) is unknown rather than missing.
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import ops, plain
@@ -319,13 +320,28 @@ def class_attr(
 PLAIN_BASES = frozenset({"abc.ABC", "typing.Generic", "builtins.object", "typing.Protocol"})
 
 
-def outside_base(interp: Interpreter, cls: PyClass) -> str:
+def outside_base(interp: Interpreter, cls: PyClass, name: str | None = None) -> str:
     """The first base of ``cls`` from outside the tree that may give its instances
-    attributes (a builtin exception, ``NamedTuple``), or ""."""
+    attributes (a builtin exception, ``NamedTuple``), or ""; with ``name``, only
+    one that may give that attribute (:func:`_may_give`)."""
     for klass in class_mro(cls, interp):
-        if isinstance(klass, External) and klass.qualname not in PLAIN_BASES:
+        if not isinstance(klass, External) or klass.qualname in PLAIN_BASES:
+            continue
+        if name is None or _may_give(klass.qualname, name):
             return klass.qualname
     return ""
+
+
+def _may_give(qualname: str, name: str) -> bool:
+    """Whether instances of a subclass of an outside base may get ``name`` from it:
+    a named tuple's only from ``tuple`` (its ``_`` API is :func:`unmodelled`), a
+    builtin class's (an exception's ``args``) as this Python's has it; any other
+    base may give anything."""
+    if qualname in NAMEDTUPLE_BASES:
+        return hasattr(tuple, name)
+    module, _, attr = qualname.partition(".")
+    known = getattr(builtins, attr, None) if module == "builtins" else None
+    return hasattr(known, name) if isinstance(known, type) else True
 
 
 def unmodelled(interp: Interpreter, cls: PyClass, name: str, node: ast.AST) -> None:

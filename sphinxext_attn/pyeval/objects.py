@@ -130,7 +130,7 @@ def _instance_getattr(interp: Interpreter, inst: Instance, name: str, node: ast.
     value, _ = interp.class_attr(inst.cls, name)
     if value is MISSING:
         unmodelled(interp, inst.cls, name, node)
-        outside = outside_base(interp, inst.cls)
+        outside = outside_base(interp, inst.cls, name)
         if outside:  # a named tuple's ``count``, an exception's ``args``
             line = getattr(node, "lineno", 0)
             raise Unknown(f"{inst.cls.name}.{name} may come from {outside}", inst.cls.path, line)

@@ -79,6 +79,10 @@ CASES = [
     # an exception instance of the tree: its class's attributes, raised as itself
     (DC + "class Err(ValueError):\n    code = 3\n", "Err('m').code", ("ok", 3)),
     (DC + "class Err(ValueError):\n    code = 3\n", "isinstance(Err(), Err)", ("ok", True)),
+    # a name neither the class nor its outside base (ValueError, tuple) has
+    (DC + "class Err(ValueError):\n    pass\n", "Err().x", ("raise", "AttributeError")),
+    (DC + "class P(NamedTuple):\n    a: int = 1\n", "P().nope", ("raise", "AttributeError")),
+    (DC + "class P(NamedTuple):\n    a: int = 1\n", "getattr(P(), 'nope', 5)", ("ok", 5)),
 ]
 
 UNKNOWN = [
@@ -90,11 +94,6 @@ UNKNOWN = [
         "S.__setattr__ not evaluated",
     ),
     # was External('builtins.Err.x') and TypeError on ``raise e``
-    (
-        DC + "class Err(ValueError):\n    pass\n",
-        "Err().x",
-        "Err.x may come from builtins.ValueError",
-    ),
     (
         DC + "class Err(ValueError):\n    pass\n",
         "Err('m').args",
