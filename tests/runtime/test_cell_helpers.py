@@ -57,3 +57,8 @@ def test_no_answer_of_the_method_is_no_note():
     assert selection_note(("auto",), ["auto", "fp8"], by_gpu=True) == (
         "supports_kv_cache_dtype(), which vLLM's selection asks, also accepts fp8 (on some GPUs)"
     )
+    head = "supports_kv_cache_dtype(), which vLLM's selection asks,"
+    assert selection_note(("auto",), ["auto", "fp8"]) == f"{head} also accepts fp8"
+    assert selection_note(("auto", "fp8"), ["auto"], by_gpu=True) == (
+        f"{head} does not accept fp8"
+    )
