@@ -1,6 +1,7 @@
 """``--backend KIND=NAME`` (0.34's ``attention_config.backend_per_kind``), run in
 this process: the layer's kind as the release maps it picks the request, a kind
-the release does not have is refused naming those it has."""
+the release does not have is refused naming those it has; a kind asked twice,
+or a model config beside cases, is refused before any work."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 
 import pytest
 import vllm_trees
+from treebuilder import DEMO_TREE
 
 from sphinxext_attn.cli.main import main
 
@@ -46,3 +48,24 @@ def test_a_kind_the_release_lacks_is_refused_with_the_kinds_it_has(capsys):
     assert err.count("\n") == 1
     assert "argument --backend: 'nope' is not a KV-cache kind of this release; choose from " in err
     assert "full_attention" in err and "mla_attention" in err
+
+
+def test_one_kind_asked_twice_is_refused(capsys):
+    twice = ["--backend", "mla_attention=TRITON_MLA", "--backend", "mla_attention=FLASHMLA"]
+    code, out, err = _select(capsys, "--root", str(DEMO_TREE), *twice)
+    assert code == 2 and out == ""
+    assert err == (
+        "sphinxext-attn select: argument --backend: mla_attention= given twice; "
+        "give one NAME per kind\n"
+    )
+
+
+def test_a_model_config_beside_cases_is_refused(capsys, tmp_path):
+    cases = tmp_path / "cases.json"
+    cases.write_text("[]", encoding="utf-8")
+    args = ["--root", str(DEMO_TREE), "--model-config", "m.json", "--cases", str(cases)]
+    code, out, err = _select(capsys, *args)
+    assert code == 2 and out == ""
+    assert err == (
+        "sphinxext-attn select: --model-config: not with --cases (give a case key model_config)\n"
+    )
