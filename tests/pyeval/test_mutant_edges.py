@@ -41,13 +41,16 @@ Mutants argued equivalent (no input tells them from the product):
 - abstract_str.compare ``equal(left, right) == isinstance(op, ast.Eq)`` -> ``is``:
   ``equal`` returns True, False or ``StrExplorer.decide``'s answer (True, False or
   an ``==`` of two ints), always a bool, and two bools are equal only if identical.
-- instances.instantiate / objects.get_attr and friends ``is MISSING`` -> ``== MISSING``:
-  MISSING is a bare ``object()``, so ``x == MISSING`` is False for every value whose
-  ``__eq__`` gives NotImplemented or compares by kind (plain values, Instance,
-  EnumMember, PyFunction, PyClass, External). Only an AbstractInt (its ``==`` is
-  unknown) or the question's GpuInstance (``==`` reads the GPU) differ, and these
-  sites see class members and methods, which hold one only if analysed code stores
-  a question's argument on a class (``cls.x = head_size``).
+- ``is MISSING`` -> ``== MISSING`` (instances, objects): MISSING is a bare ``object()``,
+  so ``x == MISSING`` is False for every value whose ``__eq__`` gives NotImplemented or
+  compares by kind (plain values, Instance, EnumMember, PyFunction, PyClass, External).
+  Only an AbstractInt (its ``==`` is unknown) or the question's GpuInstance (``==``
+  reads the GPU) differ, and these sites see class members, which hold one only if
+  analysed code stores a question's argument on a class: test_object_edges does
+  (``cls.hs = head_size``) and kills it for a class's, an instance's, an enum
+  member's and ``super()``'s attribute. The sites left look up ``__init__``
+  (instances._generated_init) and ``__setattr__`` (fields.frozen_field), which would
+  need a head size stored under that dunder's name.
 
 Left alive on purpose: ops.printf_size's slack per conversion ``+ 400`` -> ``+ 399``.
 The slack stands for what a conversion adds beyond ``str()`` of its value, its width

@@ -219,3 +219,52 @@ def test_a_global_rebound_from_a_machine_fact_keeps_the_fact(tmp_path: Path) -> 
     assert ask("c") == (False, [probe])
     assert ask("b") == (1, [])
     assert ask("c") == (2, [])  # rebound from nothing read: the fact is dropped
+
+
+# -- the abstract head size stored on a class (its ``==`` is never asked for) --------
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["cls.hs = head_size", "return cls.hs > 8"],  # a class attribute
+        ["cls.hs = head_size", "return cls().hs > 8"],  # read through an instance
+        ["cls.hs = head_size", "return super(cls, cls).get_hs() > 8"],
+        ["AttentionBackend.hs = head_size", "return super().hs > 8"],  # a base's
+        [
+            "import enum",
+            "class E(enum.Enum):",
+            "    A = 1",
+            "E.hs = head_size",
+            "return E.A.hs > 8",
+        ],
+    ],
+)
+def test_a_head_size_set_on_a_class_is_read_back_as_itself(
+    tmp_path: Path, lines: list[str]
+) -> None:
+    from test_abstract import _backend, _method
+
+    from sphinxext_attn.runtime.head_sizes import head_size_answer
+    from sphinxext_attn.runtime.questions import Asker
+
+    body = _method("\n".join(lines)) + "\n@classmethod\ndef get_hs(cls):\n    return cls.hs\n"
+    it, cls = _backend(tmp_path, body)
+    answer = head_size_answer(Asker(it, cls))
+    if "super(cls" in lines[-1]:  # super() with arguments is not evaluated
+        assert answer.unknown is not None and "super" in answer.unknown.reason
+        return
+    assert answer.unknown is None, answer.unknown
+    from test_abstract import SIZES, expand
+
+    assert expand(answer.value) == {h for h in SIZES if h > 8}
+
+
+def test_a_head_size_in_a_set_is_unknown_at_its_place(tmp_path: Path) -> None:
+    from test_abstract import _backend, _method
+
+    from sphinxext_attn.runtime.head_sizes import head_size_answer
+    from sphinxext_attn.runtime.questions import Asker
+
+    it, cls = _backend(tmp_path, _method("x = 1\nreturn {head_size} == {64}"))
+    unknown = head_size_answer(Asker(it, cls)).unknown
+    assert unknown is not None and unknown.reason == "a head size used as a key is not evaluated"
+    assert unknown.path.endswith("my_attn.py") and unknown.line > 0
