@@ -1,0 +1,122 @@
+"""How a platform's ordered ``get_attn_backend_cls`` is read as rules
+(selection/platform_rules.py): branches the request settles, an ``if``/``else``
+that ends every path, what a ``raise`` says, a table of backends indexed by
+flags, and a name set to a backend before it is returned."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+
+import pytest
+from treebuilder import DEMO_TREE
+
+from sphinxext_attn.knowledge.machine import Machine
+from sphinxext_attn.model.environment import environment_from
+from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.selection.platform_rules import (
+    _keyed_table,
+    _outcome,
+    _raised,
+    _requested,
+    read_rules,
+)
+from sphinxext_attn.source.tree import SourceTree
+
+XPU = "vllm/platforms/xpu.py"
+METHOD = """
+    @classmethod
+    def get_attn_backend_cls(cls, selected_backend, attn_selector_config, num_heads=None) -> str:
+        if selected_backend is not None:
+            asked = True
+        if selected_backend is None:
+            if attn_selector_config.use_sparse:
+                raise NotImplementedError(f"no sparse on {cls.name}")
+        if attn_selector_config.use_mm_prefix:
+            return AttentionBackendEnum.FLEX_ATTENTION.get_path()
+        else:
+            prefix = False
+        if attn_selector_config.use_mla:
+            return AttentionBackendEnum.TRITON_MLA.get_path()
+        else:
+            return AttentionBackendEnum.FLASH_ATTN.get_path()
+        return AttentionBackendEnum.TRITON_ATTN.get_path()
+"""
+
+
+def test_settled_branches_and_an_if_else_that_ends_every_path(tmp_path):
+    """The branch only a request takes adds nothing and the walk goes on; the one
+    with no request is read without a condition; an ``if``/``else`` of which one
+    branch returns is walked past; after one whose branches both return, nothing
+    is reached."""
+    root = tmp_path / "tree"
+    shutil.copytree(DEMO_TREE, root)
+    path = root / XPU
+    text = path.read_text(encoding="utf-8")
+    start = text.index("    @classmethod\n    def get_attn_backend_cls")
+    path.write_text(text[:start] + METHOD.lstrip("\n"), encoding="utf-8")
+    interp = Interpreter(SourceTree(root), Machine(environment_from(platform="xpu")))
+    rules, where = read_rules(interp, "xpu")
+    assert where == XPU
+    assert [(r.conditions, r.outcome) for r in rules] == [
+        (("use_sparse",), "raises NotImplementedError: no sparse on {cls.name}"),
+        (("use_mm_prefix",), "FLEX_ATTENTION"),
+        (("use_mla",), "TRITON_MLA"),
+        (("not (use_mla)",), "FLASH_ATTN"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("ValueError", "raises ValueError"),
+        ("ValueError()", "raises ValueError"),
+        ("errors.Refused(message)", "raises errors.Refused"),
+        ("ValueError('no such backend')", "raises ValueError: no such backend"),
+        ("ValueError(f'{name} is {n:d} too big')", "raises ValueError: {name} is {n} too big"),
+    ],
+)
+def test_a_raise_is_said_with_its_literal_message(source, said):
+    assert _raised(ast.parse(source, mode="eval").body) == said
+
+
+def _expr(text: str) -> ast.expr:
+    return ast.parse(text, mode="eval").body
+
+
+def test_a_table_of_backends_is_read_only_with_constant_keys_of_the_index_shape():
+    value = _expr("table[(config.use_mla, config.use_sparse)]")
+    good = {"table": _expr("{(True, False): 'a.A', (False, False): 'b.B'}")}
+    found = _keyed_table(value, good)
+    assert found is not None
+    assert [(c, ast.unparse(v)) for c, v in found] == [
+        ("config.use_mla == True and config.use_sparse == False", "'a.A'"),
+        ("config.use_mla == False and config.use_sparse == False", "'b.B'"),
+    ]
+    assert _keyed_table(value, {"table": _expr("make_table()")}) is None
+    assert _keyed_table(value, {"table": _expr("{(True,): 'a.A'}")}) is None
+    assert _keyed_table(value, {"table": _expr("{(True, flag): 'a.A'}")}) is None
+    assert _keyed_table(_expr("table.get(1)"), good) is None
+    assert _keyed_table(_expr("config[1]"), good) is None
+
+
+def test_a_backend_is_named_through_a_name_set_to_it():
+    interp = Interpreter(SourceTree(DEMO_TREE))
+    assert _outcome(interp, _expr("E.TRITON_MLA.get_path()")) == "TRITON_MLA"
+    chosen = {"backend": "(AttentionBackendEnum.FLASH_ATTN)"}
+    assert _outcome(interp, _expr("backend.get_path()"), chosen) == "FLASH_ATTN"
+    assert _outcome(interp, _expr("backend.get_path()"), {"backend": "pick(x)"}) == (
+        "backend.get_path()"
+    )
+    assert _outcome(interp, _expr("backend.get_name()"), chosen) == "backend.get_name()"
+    assert _outcome(interp, _expr("choose()")) == "choose()"
+
+
+def test_a_condition_of_request_checks_alone_is_settled():
+    """Every part settled and none deciding: an ``and`` holds, an ``or`` does not."""
+    both = _expr("selected_backend is None and selected_backend is None")
+    assert _requested(both) is True
+    neither = _expr("selected_backend is not None or selected_backend")
+    assert _requested(neither) is False
+    mixed = _expr("selected_backend is None and use_mla")
+    assert ast.unparse(_requested(mixed)) == "use_mla"  # type: ignore[arg-type]
