@@ -168,7 +168,7 @@ def binop(
                 return check_size(float(left) ** right, where)
             except OverflowError as exc:  # an int too large for a float
                 raise Raised("OverflowError", str(exc)) from None
-        bits = max(1, abs(left).bit_length()) * right
+        bits = abs(left).bit_length() * right  # (0, 1 and -1 to any power stay small)
         if abs(left) > 1 and bits > MAX_INT_BITS:
             raise LimitExceeded("integer too large to evaluate", *where, kind="size")
     if isinstance(op, ast.LShift) and isinstance(right, int) and right > MAX_INT_BITS:
@@ -177,7 +177,7 @@ def binop(
         for seq, count in ((left, right), (right, left)):
             if _length(seq) and isinstance(count, int) and _length(seq) * count > MAX_ITEMS:
                 raise LimitExceeded("sequence too long to evaluate", *where, kind="size")
-            if isinstance(count, int) and count > 0:
+            if isinstance(count, int):  # (nothing is charged for a count of 0 or less)
                 charge(budget, footprint(seq) * count, where)
     if isinstance(op, ast.Add):
         if _length(left) + _length(right) > MAX_ITEMS:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, formatting, ops
-from sphinxext_attn.pyeval.values import NODE, Budget
+from sphinxext_attn.pyeval.values import NODE, Budget, LimitExceeded
 from sphinxext_attn.source.tree import SourceTree
 
 WHERE = ("x.py", 1)
@@ -90,3 +92,33 @@ def test_a_replace_is_refused_only_past_the_size_limit(tmp_path):
     assert ask(it, cls, "once") == half + 1
     assert ask(it, cls, "never") == 1
     assert ask(it, cls, "shrink") == half
+
+
+def test_a_charge_is_a_step_from_step_bytes_on():
+    budget = Budget(steps=5)
+    ops.charge(budget, ops.STEP_BYTES - 1, WHERE)
+    assert budget.steps == 5
+    ops.charge(budget, ops.STEP_BYTES, WHERE)
+    assert budget.steps == 4
+    ops.charge(budget, -ops.STEP_BYTES, WHERE)  # ``'x' * -3``: nothing is built
+    assert budget.steps == 4
+
+
+def test_a_walk_descends_max_nesting_levels_and_may_spend_every_step():
+    t: tuple[object, ...] = ()
+    for _ in range(ops.MAX_NESTING):
+        t = (t,)
+    budget = Budget(steps=ops.MAX_NESTING + 1)  # a step for each of its tuples
+    ops.weigh(t, budget, WHERE)
+    assert budget.steps == 0
+    with pytest.raises(LimitExceeded, match="value nested too deeply"):
+        ops.weigh((t,), Budget(), WHERE)
+    budget = Budget(steps=ops.MAX_NESTING)
+    with pytest.raises(LimitExceeded, match="step budget exhausted"):
+        ops.weigh(t, budget, WHERE)
+    assert budget.steps == -1
+
+
+def test_a_text_for_a_message_is_cut_at_1000_characters():
+    assert ops.text("x" * 2000, Budget(), WHERE) == "x" * 1000
+    assert ops.text([1, 2], Budget(), WHERE) == "[1, 2]"

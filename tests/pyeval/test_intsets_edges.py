@@ -67,3 +67,12 @@ def test_runs_whose_common_period_is_too_long_are_kept_apart():
     assert [x for x in range(1, 20_000) if x in union] == [
         x for x in range(1, 20_000) if any(x in r for r in parts)
     ]
+
+
+def test_runs_meeting_at_one_size_share_it():
+    """Two patterns whose ranges touch at a member of both meet in that one size
+    (``hi == lo`` is still a run of one member, not empty)."""
+    both = IntSet.of([run(1, 16, 8)]) & IntSet.of([run(16, None, 4)])
+    assert both == IntSet.points([16]) and both.runs == (Run(16, 16, 1, frozenset({0})),)
+    assert run(16, 16, 8, [0]) == Run(16, 16, 1, frozenset({0}))
+    assert run(16, 16, 8, [1]) is None
