@@ -95,3 +95,50 @@ def test_deepseek_v3_decode_on_hopper_runs_fa3_on_0_34():
     assert (passed_version(interp, "FLASH_ATTN_MLA") or (0, ""))[1].startswith(
         "vllm/v1/attention/backends/mla/flashattn_mla.py:"
     )
+
+
+FA_UTILS = "vllm/v1/attention/backends/fa_utils.py"
+HELPER = "def get_flash_attn_version() -> int:"
+#: an implementation of FLASH_ATTN that asks the release's helper (no literal)
+ASKING_IMPL = (
+    "\n\nfrom vllm.v1.attention.backends.fa_utils import get_flash_attn_version\n"
+    "\n\nclass FlashAttentionImpl(FlashAttentionImpl):\n"
+    "    def forward(self, q):\n"
+    "        return flash_attn_varlen_func(q, fa_version=get_flash_attn_version())\n"
+)
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        "get_flash_attn_version = 3\n\n\ndef _former() -> int:",
+        "def get_flash_attn_version() -> int:\n    raise RuntimeError('no FA here')\n\n\n"
+        "def _former() -> int:",
+    ],
+    ids=["not-a-function", "raises"],
+)
+def test_a_helper_that_gives_no_version_gives_none(tmp_path, helper):
+    """The release's helper not a function, or raising: no version for a backend
+    that asks it (the same tree with the demo's helper says 3 on 9.0)."""
+    tree = _tree(tmp_path, "3", "3")
+    with (tree / FLASH_ATTN).open("a", encoding="utf-8") as out:
+        out.write(ASKING_IMPL)
+    config = Config(capability="9.0")
+    assert flash_attn_version(_interp(tree), config, "FLASH_ATTN") == 3
+    path = tree / FA_UTILS
+    text = path.read_text(encoding="utf-8")
+    assert HELPER in text
+    path.write_text(text.replace(HELPER, helper, 1), encoding="utf-8")
+    assert flash_attn_version(_interp(tree), config, "FLASH_ATTN") is None
+
+
+def test_no_literal_without_the_backend_its_module_or_its_impl_class(tmp_path):
+    assert passed_version(_interp(DEMO_TREE), "NOT_A_BACKEND") is None
+    tree = _tree(tmp_path, "3", "3")
+    assert passed_version(_interp(tree), "FLASHMLA") is not None
+    path = tree / FLASHMLA
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("return DemoDecodeImpl", "return IMPLS[0]", 1), encoding="utf-8")
+    assert passed_version(_interp(tree), "FLASHMLA") is None  # get_impl_cls names no class
+    path.unlink()
+    assert passed_version(_interp(tree), "FLASHMLA") is None

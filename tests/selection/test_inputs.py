@@ -160,3 +160,20 @@ def test_the_config_classes_are_found_by_following_imports(tmp_path):
     assert found is not None and found[0] == "vllm/config/cache.py"
     assert getattr(found[1], "name", "") == "CacheConfig"
     assert reader.binding("vllm.config", "ModelConfig") is None
+
+
+def test_a_case_file_is_a_list_of_objects_each_checked():
+    assert inputs.check_cases([]) == []
+    with pytest.raises(ValueError, match=r"^it holds dict, not a JSON list of cases$"):
+        inputs.check_cases({"config": {}})
+    with pytest.raises(ValueError, match=r"^case 1: 7 is not an object"):
+        inputs.check_cases([{"config": {}}, 7])
+    with pytest.raises(ValueError, match=r"^case 0: config key 'capability' unknown: "):
+        inputs.check_cases([{"config": {"capability": "9.0"}}])
+
+
+def test_a_bad_value_is_named_with_its_case_and_key():
+    with pytest.raises(ValueError, match=r"^case 2: platform: 'tpu2' unknown; choose from "):
+        inputs.check_case(2, {"platform": "tpu2"})
+    with pytest.raises(ValueError, match=r"^case 0: config: head_size: "):
+        inputs.check_case(0, {"config": {"head_size": -1}})
