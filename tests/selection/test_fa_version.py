@@ -140,5 +140,7 @@ def test_no_literal_without_the_backend_its_module_or_its_impl_class(tmp_path):
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace("return DemoDecodeImpl", "return IMPLS[0]", 1), encoding="utf-8")
     assert passed_version(_interp(tree), "FLASHMLA") is None  # get_impl_cls names no class
+    path.write_text("class FlashMLABackend(:\n", encoding="utf-8")
+    assert passed_version(_interp(tree), "FLASHMLA") is None  # a module that does not parse
     path.unlink()
     assert passed_version(_interp(tree), "FLASHMLA") is None
