@@ -3,9 +3,10 @@
 ``GroupShape.PER_TENSOR = GroupShape(-1, -1)`` or ``setattr(Cls, "x", v)`` at
 module level runs at import, after the class body, so it wins over what the
 body binds. A plain top-level ``Cls.x = value`` is evaluated (the last one);
-one inside an ``if``/``try``/loop block, an augmented one or a ``setattr`` is
-unknown, never skipped. Writes inside functions are not here: they happen when
-the function runs (see ``Interpreter.class_writes``). Only the class's own
+one inside an ``if``/``try``/loop block, an augmented one, a ``setattr`` or a
+call at import the class is passed to (``register(Cls)``: it may set any
+attribute) is unknown, never skipped. Writes inside functions are not here: they
+happen when the function runs (see ``Interpreter.class_writes``). Only the class's own
 module is scanned; a write from another module is not seen.
 """
 
@@ -51,25 +52,41 @@ def _collect(stmt: ast.stmt, top: bool, found: dict[str, list[Setting]]) -> None
                     found.setdefault(sub.value.id, []).append((stmt, sub.attr, exact))
     elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         func, args = stmt.value.func, stmt.value.args
-        if isinstance(func, ast.Name) and func.id == "setattr" and args:
-            if isinstance(args[0], ast.Name):
-                name = args[1] if len(args) > 1 else None
-                attr = (
-                    name.value
-                    if isinstance(name, ast.Constant) and isinstance(name.value, str)
-                    else None
-                )
-                found.setdefault(args[0].id, []).append((stmt, attr, False))
-        elif isinstance(func, ast.Attribute):  # ``Cls.sizes.append(8)`` changes Cls.sizes
+        setattr_ = isinstance(func, ast.Name) and func.id == "setattr"
+        if setattr_ and args and isinstance(args[0], ast.Name):  # that class's only
+            name = args[1] if len(args) > 1 else None
+            attr = (
+                name.value
+                if isinstance(name, ast.Constant) and isinstance(name.value, str)
+                else None
+            )
+            found.setdefault(args[0].id, []).append((stmt, attr, False))
+            return
+        if isinstance(func, ast.Attribute):  # ``Cls.sizes.append(8)`` changes Cls.sizes
             root: ast.expr = func.value
             while isinstance(root, ast.Attribute) and isinstance(root.value, ast.Attribute):
                 root = root.value
             if isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name):
                 found.setdefault(root.value.id, []).append((stmt, root.attr, False))
+        for passed in _passed(stmt.value):  # ``register(Cls)`` may set any attribute
+            found.setdefault(passed, []).append((stmt, None, False))
     elif isinstance(stmt, (*_BLOCKS, ast.Match)):
         for child in _block_statements(stmt):
             if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 _collect(child, False, found)  # a def's body runs when called, not at import
+
+
+def _passed(call: ast.Call) -> set[str]:
+    """Names a call made at import passes on (``f(Cls)``, ``f([Cls])``, ``setattr(
+    d[Cls], ...)``), not those it only reads an attribute of (``f(Cls.x)``)."""
+    parts = [*call.args, *(k.value for k in call.keywords)]
+    read = {id(n.value) for part in parts for n in ast.walk(part) if isinstance(n, ast.Attribute)}
+    return {
+        n.id
+        for part in parts
+        for n in ast.walk(part)
+        if isinstance(n, ast.Name) and id(n) not in read
+    }
 
 
 def _block_statements(stmt: ast.stmt) -> list[ast.stmt]:

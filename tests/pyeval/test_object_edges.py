@@ -55,13 +55,14 @@ AS_PYTHON = [
         "import abc\nclass K(abc.ABC):\n    def __init__(self):\n        self.a = 1\n",
         ["return K().a"],
     ),
-    ("class K:\n    x = 1\n\nK.y = 2\nprint(K)\n", ["return K.x, K.y"]),
+    ("class K:\n    x = 1\n\nK.y = 2\nprint(K.x, [K.y])\n", ["return K.x, K.y"]),  # reads only
     (
         "class K:\n    x = 1\n    @classmethod\n    def f(cls):\n        return [cls]\n\n"
         "K.f().pop()\n",
         ["return K.x"],
     ),
     ("class K:\n    x = 1\n\nif True:\n    def g():\n        K.x = 9\n", ["return K.x"]),
+    ("class K:\n    x = 1\n\nsetattr(K, 'y', 4)\n", ["return K.x"]),  # another attribute
 ]
 
 #: (prelude, body lines, the evaluator's unknown reason)
@@ -100,6 +101,17 @@ UNKNOWN = [
     (
         "class K:\n    class a:\n        b = [1]\n\nK.a.b.append(2)\n",
         ["return K.a.b"],
+        "K attribute set by module-level code not evaluated",
+    ),
+    # a call at import the class is passed to may set any attribute of it
+    (
+        "class K:\n    x = 1\n\ndef register(c):\n    c.x = 5\n\nregister(K)\n",
+        ["return K.x"],
+        "K attribute set by module-level code not evaluated",
+    ),
+    (
+        "class K:\n    x = 1\n\nsetattr(dict(a=K)['a'], 'x', 4)\n",
+        ["return K.x"],
         "K attribute set by module-level code not evaluated",
     ),
     (
