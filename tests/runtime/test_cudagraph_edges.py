@@ -1,18 +1,29 @@
-"""The CUDA Graphs answer where it is not a plain level (runtime/cudagraph.py): a
+"""The CUDA Graphs answer where it is not a plain level (runtime/cudagraph.py, and the
+builder's declared support of runtime/declared.py): a
 ``get_builder_cls`` that raises or returns no class, a builder that raises or
 answers something that is no member of the support enum, one that reads the KV
 cache spec further down, and one that reads the GPU but answers alike on each."""
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 from cudagraph_trees import BUILDER, BUILDER_SOURCE
 from treebuilder import DEFAULT_ENTRIES, REGISTRY, dedent, registry_source, runtime_tree
 
 from sphinxext_attn.knowledge.machine import Machine
+from sphinxext_attn.model.records import BackendFeatures
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.runtime.cudagraph import cudagraph_support
+from sphinxext_attn.runtime.declared import (
+    NOT_DECLARED,
+    _defined,
+    builder_cudagraph,
+    note_undeclared,
+    undeclared,
+)
 from sphinxext_attn.source.tree import SourceTree
 
 MODULE = "vllm.v1.attention.backends.odd_graphs"
@@ -142,3 +153,55 @@ def test_a_spec_read_further_down_is_named(interp):
     why = cudagraph_support(interp, cls)["unknown"]
     assert why.startswith("depends on the layer's KV cache spec: "), why
     assert "kv_cache_spec.uses_paged_kv" in why
+
+
+@pytest.mark.parametrize(
+    ("backend", "said"),
+    [
+        ("RaisingBackend", ""),
+        ("NumberBackend", ""),
+        ("TextBackend", f"{NOT_DECLARED} (TextBuilder)"),  # no plugin's class sets it
+    ],
+)
+def test_the_builders_declared_support_is_read_only_from_a_builder_class(interp, backend, said):
+    cls = interp.module_attr(interp.module(MODULE), backend, NODE)
+    assert builder_cudagraph(interp, cls) == said
+
+
+def test_a_class_of_no_plugin_leaves_nothing_undeclared(interp):
+    cls = interp.module_attr(interp.module(MODULE), "TextBackend", NODE)
+    assert undeclared(interp, cls, BackendFeatures("TEXT_ATTN", "x.TextBackend")) == {}
+
+
+def test_the_names_a_class_body_defines():
+    node = ast.parse(
+        "class C:\n"
+        "    def a(self): pass\n"
+        "    async def b(self): pass\n"
+        "    c = d = 1\n"
+        "    e: int\n"
+        "    obj.f = 2\n"
+        "    obj.g: int = 3\n"
+        "    if x:\n"
+        "        h = 4\n"
+    ).body[0]
+    assert isinstance(node, ast.ClassDef)
+    assert _defined(node) == {"a", "b", "c", "d", "e"}
+
+
+def test_no_undeclared_cell_leaves_the_row_as_it_is():
+    row = BackendFeatures("TEXT_ATTN", "x.TextBackend")
+    row.notes["Dtypes"] = "a note"
+    assert note_undeclared(row, {}) is row
+    assert row.notes == {"Dtypes": "a note"} and not row.undeclared
+
+
+def test_an_undeclared_cell_is_marked_with_what_vllm_assumes():
+    row = BackendFeatures("TEXT_ATTN", "x.TextBackend")
+    row.notes["Head Sizes"] = "kept"
+    marked = note_undeclared(row, {"Dtypes": "fp16, bf16", "KV Dtypes": ""})
+    assert marked is row and row.undeclared == {"Dtypes": "fp16, bf16", "KV Dtypes": ""}
+    head = f"{NOT_DECLARED} by the plugin's class; vLLM then assumes its base class's answer: "
+    assert row.notes["Dtypes"] == head + "fp16, bf16"
+    assert row.notes["KV Dtypes"].startswith(head) and row.notes["KV Dtypes"] != head
+    assert row.notes["Head Sizes"] == "kept"
