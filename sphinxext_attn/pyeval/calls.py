@@ -67,8 +67,11 @@ def call_node(interp: Interpreter, node: ast.Call, scope: Scope) -> Value:
 
 
 def _super(interp: Interpreter, scope: Scope, node: ast.AST) -> SuperProxy:
+    """``super()``: of the method whose frame it runs in, through comprehensions (as
+    Python 3.12 inlines them); a function or lambda nested in the method has no
+    first argument of its own (Python raises RuntimeError), so it is unknown."""
     frame: Scope | None = scope
-    while isinstance(frame, Frame) and frame.func is None:
+    while isinstance(frame, Frame) and frame.comprehension:
         frame = frame.parent
     if not isinstance(frame, Frame) or frame.func is None or frame.func.owner is None:
         raise Unknown("super() outside a method", scope.module.path, getattr(node, "lineno", 0))
@@ -278,18 +281,16 @@ def bind_args(
     kwargs: dict[str, Value],
     frame: Frame,
 ) -> None:
+    """Bind a call's arguments in ``frame``; ``spec`` is ``func.node.args`` (every
+    caller's), whose names the call memo's signature of ``func`` keeps."""
     positional = [*spec.posonlyargs, *spec.args]
     defaults = spec.defaults
     n_required = len(positional) - len(defaults)
     local = frame.locals
     if len(args) > len(positional) and spec.vararg is None:
         raise Raised("TypeError", f"{func.name}() takes {len(positional)} positional arguments")
-    if spec is func.node.args:  # (its names, as the call memo keeps them per node)
-        sig = interp.call_memo.signature(func)
-        names, named = sig.names, sig.named
-    else:
-        names = [a.arg for a in positional]
-        named = {*names[len(spec.posonlyargs) :], *(a.arg for a in spec.kwonlyargs)}
+    sig = interp.call_memo.signature(func)  # (its names, as the call memo keeps them per node)
+    names, named = sig.names, sig.named
     for name, value in zip(names, args, strict=False):
         local[name] = value
     if spec.vararg is not None:

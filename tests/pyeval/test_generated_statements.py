@@ -36,6 +36,7 @@ HANDLED = [
     "(KeyError, ValueError)",
     "(IndexError, ZeroDivisionError)",
 ]
+#: calls of the helpers that bind their arguments
 CALLS = [
     "h1({a})",
     "h1({a}, {b})",
@@ -47,21 +48,34 @@ CALLS = [
     "h1({a}, *xs, k={b})",
     "h1(**{{'p': {a}, 'k': {b}}})",
     "h1({a}, **{{'q': {b}, 'w': 1}})",
-    "h1()",  # TypeError: missing p
-    "h1({a}, p={b})",  # TypeError: p twice
+    "h1(*range({a} % 4 + 1), **{{'k': {b}}})",
+    "h1({a}, *[{b}], k={a})",
     "h2({a}, c={b})",
     "h2({a}, [{b}], c={a})",
-    "h2({a})",  # TypeError: c is keyword-only and required
-    "h2(a={a}, c={b})",  # TypeError: a is positional-only
-    "h2({a}, {b}, {a}, c=1)",  # TypeError: too many positional
+    "h2({a}, b=[], c={b})",
     "K.m({a})",
     "K.m({a}, w={b})",
     "K.m(v={a})",
     "K().m({a}, {b})",
     "K.st({a})",
     "K.st({a}, *xs)",
+    "K.st(v={a})",
     "bump({a})",
     "fact({a} % 6)",
+]
+#: calls Python refuses (TypeError), or that bind strings where numbers are used
+FAILING_CALLS = [
+    "h1()",  # p missing
+    "h1({a}, p={b})",  # p twice
+    "h1({a}, *[{b}], q={a})",  # q twice
+    "h1(**{{1: {a}}})",  # a keyword that is no string
+    "h1({a}, **{{'p': {b}}})",
+    "h1(*'ab')",
+    "h2({a})",  # c is keyword-only and required
+    "h2(a={a}, c={b})",  # a is positional-only
+    "h2({a}, {b}, {a}, c=1)",  # too many positional
+    "K.st()",
+    "K.m({a}, {b}, {a})",
 ]
 
 _small = st.sampled_from(SMALL)
@@ -89,14 +103,14 @@ def ints(depth: int, names: Names, calls: bool) -> st.SearchStrategy[str]:
     choices = [
         leaf,
         st.builds(lambda a, o, b: f"{p(a)} {o} {p(b)}", sub, arith, sub),
-        st.builds(lambda a, o, b: f"{p(a)} {o} {p(b)}", sub, arith, sub),
+        st.builds(lambda a, o, b: f"{p(a)} {o} ({b} or 1)", sub, arith, sub),
         st.builds(
             lambda c, a, b: f"{p(a)} if {p(c)} else {p(b)}",
             bools(depth - 1, names, calls),
             sub,
             sub,
         ),
-        st.builds(lambda a: f"xs[{p(a)} % 3]", sub),
+        st.builds(lambda a: f"xs[{p(a)} % 2]", sub),
         st.builds(lambda a: f"max([{a}, *xs])", sub),
         st.builds(lambda a, b: f"sum([v * {p(a)} for v in xs if v > {p(b)}])", sub, sub),
         st.builds(lambda a: f"len({{v % 3 for v in range({p(a)} % 5)}})", sub),
@@ -139,8 +153,8 @@ def strs(names: Names, calls: bool) -> st.SearchStrategy[str]:
     return st.one_of(
         st.sampled_from(["s + 'c'", "s[1:] + s[:1]", "s.upper()", "(s + s)[:5]", "s[::-1]"]),
         st.builds(lambda a: f"str({a})", iv),
-        st.builds(lambda a: f"s[{p(a)} % 3]", iv),
-        st.builds(lambda a: f"f'{{s}}{{{a}}}'", iv),
+        st.builds(lambda a: f"s[{p(a)} % len(s)]", iv),
+        st.builds(lambda a: 'f"{s}{' + a + '}"', iv),
     )
 
 
@@ -148,7 +162,7 @@ def strs(names: Names, calls: bool) -> st.SearchStrategy[str]:
 def simple(names: Names, loops: Names, calls: bool) -> st.SearchStrategy[Lines]:
     """One line that is no block: assignments, calls, ``raise``, ``assert``."""
     readable = names + loops
-    iv, bv = ints(2, readable, calls), bools(1, readable, calls)
+    iv, bv = ints(1, readable, calls), bools(0, readable, calls)
     var = st.sampled_from(names)
     one = st.builds
     choices = [
@@ -161,23 +175,24 @@ def simple(names: Names, loops: Names, calls: bool) -> st.SearchStrategy[Lines]:
         one(lambda v, w: [f"[{v}, {w}] = xs[:2]"], var, var),
         one(lambda v, a: [f"{v} = [{a}, *xs][1:][0]"], var, iv),
         one(lambda a: [f"xs.append({a})"], iv),
-        one(lambda a: [f"xs += [{a}]"], iv),
-        one(lambda a, b: [f"xs[{p(a)} % 3] = {b}"], iv, iv),
-        one(lambda a: [f"xs = xs[:3] + [{a}]"], iv),
-        one(lambda t: [f"s = {t}"], strs(readable, calls)),
-        one(lambda t: [f"s += {t}"], st.sampled_from(["'c'", "s[:1]", "str(len(xs))"])),
+        one(lambda a, b: [f"xs[{p(a)} % 2] = {b}"], iv, iv),
         one(lambda a: [f"K.base += {a}"], iv),
         one(
             lambda e, m: [f"raise {e}{m}"],
             st.sampled_from(EXCEPTIONS),
             st.sampled_from(["", "()", "('m')"]),
         ),
-        one(lambda b: [f"assert {b}"], bv),
-        one(lambda b: [f"assert {b}, 'no'"], bv),
+        one(lambda b, m: [f"assert {b}{m}"], bv, st.sampled_from(["", ", 'no'"])),
         st.just(["pass"]),
     ]
-    if calls:
-        choices.append(one(lambda f, a, b: [f.format(a=a, b=b)], st.sampled_from(CALLS), iv, iv))
+    if calls:  # (the method body: its own xs and s; a helper's are the module's)
+        choices += [
+            one(lambda f, a, b: [f.format(a=a, b=b)], st.sampled_from(CALLS), iv, iv),
+            one(lambda a: [f"xs += [{a}]"], iv),
+            one(lambda a: [f"xs = xs[:3] + [{a}]"], iv),
+            one(lambda t: [f"s = {t}"], strs(readable, calls)),
+            one(lambda t: [f"s += {t}"], st.sampled_from(["'c'", "s[:1]", "str(len(xs))"])),
+        ]
     return st.one_of(*choices)
 
 
@@ -194,7 +209,7 @@ def statement(depth: int, names: Names, loops: Names, calls: bool) -> st.SearchS
         return line
     readable = names + loops
     sub = block(depth - 1, names, loops, calls)
-    bv, iv = bools(1, readable, calls), ints(1, readable, calls)
+    bv, iv = bools(0, readable, calls), ints(1, readable, calls)
     loop_var = next((v for v in ("i", "j") if v not in loops), None)
 
     def if_(test: str, body: Lines, elifs: list[tuple[str, Lines]], orelse: Lines | None) -> Lines:
@@ -243,30 +258,34 @@ def statement(depth: int, names: Names, loops: Names, calls: bool) -> st.SearchS
     if loop_var is not None:
         inner = block(depth - 1, names, (*loops, loop_var), calls)
         escape = st.sampled_from(["break", "continue"])
-        loop_body = st.one_of(
+        # an escape on a condition that holds at some iteration (or at none)
+        when = st.one_of(
+            st.sampled_from([f"{loop_var} == 1", f"{loop_var} != 2", f"{loop_var} > 0"]),
+            bools(0, (*readable, loop_var), calls),
+        )
+        loop_body = st.builds(
+            lambda first, b, e, rest: [*first, f"if {b}:", f"    {e}", *rest],
+            st.one_of(st.just([]), inner),
+            when,
+            escape,
             inner,
-            st.builds(
-                lambda b, e, rest: [f"if {b}:", f"    {e}", *rest],
-                bools(1, (*readable, loop_var), calls),
-                escape,
-                inner,
-            ),
-            st.builds(lambda first, e: [*first, e], inner, escape),
         )
         source = st.sampled_from(
             ["range(3)", "range(0)", "xs[:3]", "range(len(xs) % 4)", "[2, -1]"]
         )
+        loop = st.builds(
+            lambda it, body, orelse: [
+                f"for {loop_var} in {it}:",
+                *indent(body),
+                *(["else:", *indent(orelse)] if orelse is not None else []),
+            ],
+            source,
+            loop_body,
+            st.one_of(st.none(), sub),
+        )
         choices += [
-            st.builds(
-                lambda it, body, orelse: [
-                    f"for {loop_var} in {it}:",
-                    *indent(body),
-                    *(["else:", *indent(orelse)] if orelse is not None else []),
-                ],
-                source,
-                loop_body,
-                st.one_of(st.none(), sub),
-            ),
+            loop,
+            loop,
             st.builds(
                 lambda body: [f"for {loop_var}, w in enumerate(xs[:3]):", *indent(body)],
                 block(depth - 1, names, (*loops, loop_var, "w"), calls),
@@ -302,7 +321,7 @@ def helper_prelude(draw: st.DrawFn) -> str:
     lines = [
         "g = 5",
         "s = 'zz'",
-        "xs = [4]",
+        "xs = [4, 5]",
         "def h1(p, q=2, *rest, k=3, **kw):",
         *indent([*h1, f"return {h1_ret}"]),
         "def h2(a, /, b=[], *, c):",
@@ -329,8 +348,30 @@ def helper_prelude(draw: st.DrawFn) -> str:
 @st.composite
 def programs(draw: st.DrawFn) -> tuple[str, str]:
     """(prelude, body) of one generated program."""
-    body = draw(block(3, BODY_INTS, (), True))
+    body = draw(st.lists(statement(3, BODY_INTS, (), True), min_size=2, max_size=4).map(joined))
     return helper_prelude(draw), "\n".join([*START, *body, FINISH])
+
+
+#: what a probe records when its call raises, by ``except`` clause in order
+RECORDED = [("TypeError", "T"), ("(LookupError, ArithmeticError)", "L"), ("Exception", "E")]
+
+
+@st.composite
+def call_probes(draw: st.DrawFn) -> tuple[str, str]:
+    """(prelude, body): calls one after another, each outcome recorded (a value, or
+    which class of exception it raised), class attribute changes between them."""
+    iv = ints(1, (), True)
+    body = ["out = []"]
+    for _ in range(draw(st.integers(2, 4))):
+        if draw(st.integers(0, 4)) == 0:
+            body.append(f"K.base += {draw(iv)}")
+        call = draw(st.sampled_from(CALLS + FAILING_CALLS)).format(a=draw(iv), b=draw(iv))
+        body += ["try:", f"    r = {call}"]
+        for kind, mark in RECORDED:
+            body += [f"except {kind}:", f"    r = '{mark}'"]
+        body.append("out.append(r)")
+    body.append("return out, g, K.base")
+    return helper_prelude(draw), "\n".join(body)
 
 
 def answers(root: Path, prelude: str, body: str) -> tuple[tuple[str, Any], tuple[str, Any]]:
@@ -360,9 +401,19 @@ GENERATED = settings(
 )
 
 
-@GENERATED
+@settings(GENERATED, max_examples=150)
 @given(program=programs())
 def test_generated_statements(
+    tmp_path_factory: pytest.TempPathFactory, program: tuple[str, str]
+) -> None:
+    prelude, body = program
+    ours, python = answers(tmp_path_factory.mktemp("gen"), prelude, body)
+    assert agrees(ours, python), f"{prelude}\n---\n{body}\n: evaluator {ours!r}, Python {python!r}"
+
+
+@settings(GENERATED, max_examples=120)
+@given(program=call_probes())
+def test_generated_calls(
     tmp_path_factory: pytest.TempPathFactory, program: tuple[str, str]
 ) -> None:
     prelude, body = program
