@@ -127,7 +127,7 @@ def is_instance(it: Interpreter, value: Value, kind: Value, node: ast.AST, path:
             return plain.enum_is_plain(value) and isinstance(value.value, py)
         if isinstance(value, Instance) and value.items is not None:
             return py is tuple  # a named tuple is a tuple
-        return isinstance(value, py) and not (py is int and isinstance(value, bool) and False)
+        return isinstance(value, py)  # a bool is an int, as in Python
     if isinstance(kind, PyClass):
         if isinstance(value, Instance):
             return kind in class_mro(value.cls, it)

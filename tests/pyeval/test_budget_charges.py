@@ -122,3 +122,35 @@ def test_a_walk_descends_max_nesting_levels_and_may_spend_every_step():
 def test_a_text_for_a_message_is_cut_at_1000_characters():
     assert ops.text("x" * 2000, Budget(), WHERE) == "x" * 1000
     assert ops.text([1, 2], Budget(), WHERE) == "[1, 2]"
+
+
+def test_enumerate_and_zip_are_charged_64_bytes_a_pair(tmp_path):
+    """79 pairs: 5056 bytes, 9 steps (65 bytes a pair would be 10)."""
+    from sphinxext_attn.pyeval.builtins import BUILTINS
+
+    interp = Interpreter(SourceTree(tmp_path), Machine())
+    items, longer = list(range(79)), list(range(200))
+    for name, args in (("enumerate", [items]), ("zip", [items, longer]), ("zip", [longer, items])):
+        interp.budget = Budget(steps=100)
+        for arg in args:
+            interp.iterate(arg, NODE, "x.py")
+        walked = 100 - interp.budget.steps  # what reading the arguments costs
+        interp.budget = Budget(steps=100)
+        assert len(BUILTINS[name].fn(interp, args, {}, NODE, "x.py")) == 79
+        assert 100 - interp.budget.steps - walked == 64 * 79 // ops.STEP_BYTES == 9
+
+
+def test_sum_is_charged_as_its_loop_and_sorting_a_step_an_item(tmp_path):
+    """``sum`` of 10 ints: 3 steps an item (a loop of ``total + item``); ``sorted``,
+    ``min`` and ``max`` of 10: a step an item and the walk of the list (1 step)."""
+    from sphinxext_attn.pyeval.builtins import BUILTINS
+
+    interp = Interpreter(SourceTree(tmp_path), Machine())
+    items = list(range(10))
+    interp.budget = Budget(steps=100)
+    interp.iterate(items, NODE, "x.py")
+    walked = 100 - interp.budget.steps  # what reading the argument costs
+    for name, want in (("sum", 30), ("sorted", 11), ("min", 11), ("max", 11)):
+        interp.budget = Budget(steps=100)
+        BUILTINS[name].fn(interp, [items], {}, NODE, "x.py")
+        assert (name, 100 - interp.budget.steps - walked) == (name, want)
