@@ -158,3 +158,55 @@ def test_the_note_gives_the_reason_of_the_first_value_refused(tmp_path):
     assert "also accepts 64, 256" in note
     assert 'answers "head size 64 needs the small kernel"' in note
     assert "large kernel" not in note
+
+
+NO_GPU = (
+    """
+from vllm.v1.attention.backend import AttentionBackend
+
+
+class NoGpuBackend(AttentionBackend):
+    @classmethod
+    def supports_compute_capability(cls, capability):
+        return capability.major >= 8
+"""
+    + COMBINATION_SIGNATURE
+    + """\
+        if device_capability.major < 20:
+            return "the kernel is for GPUs not made yet"
+        return None
+"""
+)
+
+
+def test_a_check_refusing_every_gpu_it_reads_singles_out_nothing(tmp_path):
+    """The check reads the GPU and refuses it on each: every GPU was tried, none
+    passes, so every cell stays as the methods say, with why."""
+    module = "vllm/v1/attention/backends/no_gpu.py"
+    entries = dict(DEFAULT_ENTRIES, NO_GPU_ATTN=f"{module[:-3].replace('/', '.')}.NoGpuBackend")
+    interface = dedent(RUNTIME_BACKEND_SOURCE).rstrip("\n") + "\n" + CHECK_SOURCE
+    files = {REGISTRY: registry_source(entries), BACKEND_INTERFACE: interface}
+    root = runtime_tree(tmp_path, {**files, module: dedent(NO_GPU)})
+    row = rows(analyze(root), "NO_GPU_ATTN")[0]
+    unknown = row.accepts["unknown"]
+    assert unknown["Compute Cap."] == (
+        "the full check refuses every configuration tried: the kernel is for GPUs not made yet"
+    )
+    assert set(unknown.values()) == {unknown["Compute Cap."]}
+    assert {k: v for k, v in row.accepts.items() if k != "unknown"} == row.supports
+    assert not row.notes
+
+
+def test_only_a_list_of_plain_values_is_narrowed_and_an_engine_config_is_named():
+    from sphinxext_attn.runtime.accepts import _finite, _note
+    from sphinxext_attn.runtime.full_check import Refusal
+
+    assert _finite([64, 128]) and _finite([])
+    assert not _finite("any")
+    assert not _finite([64, {"min": 32, "multiple_of": 32}])
+    assert not _finite(["16", "%16"])
+    why = Refusal("needs FA4", None, ["x=1"], engine_config=True)
+    note = _note("Head Sizes", [256], why, None)  # type: ignore[arg-type]
+    assert note.endswith('answers "needs FA4" (assuming x=1, vLLM\'s default engine config)')
+    plain = _note("Head Sizes", [256], Refusal("needs FA4", None), None)  # type: ignore[arg-type]
+    assert plain.endswith('answers "needs FA4"')
