@@ -154,3 +154,11 @@ def test_sum_is_charged_as_its_loop_and_sorting_a_step_an_item(tmp_path):
         interp.budget = Budget(steps=100)
         BUILTINS[name].fn(interp, [items], {}, NODE, "x.py")
         assert (name, 100 - interp.budget.steps - walked) == (name, want)
+
+
+def test_a_head_size_tested_for_membership_is_charged_a_step_an_item():
+    from sphinxext_attn.pyeval.abstract import AbstractInt, Explorer
+
+    budget = Budget(steps=100)
+    assert ops.contains((64, 128, 256), AbstractInt(Explorer([])), WHERE, budget) is True
+    assert budget.steps == 100 - (1 + 3)

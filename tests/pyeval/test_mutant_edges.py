@@ -41,6 +41,12 @@ Mutants argued equivalent (no input tells them from the product):
 - abstract_str.compare ``equal(left, right) == isinstance(op, ast.Eq)`` -> ``is``:
   ``equal`` returns True, False or ``StrExplorer.decide``'s answer (True, False or
   an ``==`` of two ints), always a bool, and two bools are equal only if identical.
+- abstract._solve ``value.scale < 0`` -> ``< 1``: a head size's scale is never 0
+  (``_made`` returns a plain number for ``x * 0``).
+- abstract._made ``(mod or 0) > 4096`` -> ``(mod or 1)``: ``mod`` is None or at
+  least 1 (``% 0`` raises ZeroDivisionError first), and ``1 > 4096`` is false too.
+- stdlib.call ``args[0] if isinstance(args[0], PyFunction)`` -> ``args[-1]``: it is
+  taken only when ``len(args) == 1``.
 - ``is MISSING`` -> ``== MISSING`` (instances, objects): MISSING is a bare ``object()``,
   so ``x == MISSING`` is False for every value whose ``__eq__`` gives NotImplemented or
   compares by kind (plain values, Instance, EnumMember, PyFunction, PyClass, External).

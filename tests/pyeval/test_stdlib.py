@@ -182,3 +182,14 @@ def test_a_match_has_only_its_methods():
     match = stdlib.MatchResult(re.match("a", "a" * stdlib.MAX_MATCHED))
     assert match.attr("string") is None and match.attr("group") is not None
     assert stdlib.regex_call("re.match", ["a+", "a" * stdlib.MAX_MATCHED], {}).match.end() == 200
+
+
+def test_a_tree_function_given_to_cache_is_itself():
+    """``functools.cache(f)`` of a tree function is that function (memoised by the
+    evaluator's own call memo); of anything else an outside value."""
+    from sphinxext_attn.pyeval.values import PyFunction
+
+    func = PyFunction("f", None, None, None)  # type: ignore[arg-type]
+    assert stdlib.call("functools.cache", [func], {}) is func
+    assert stdlib.call("functools.lru_cache", [func], {}) is func
+    assert stdlib.call("functools.cache", [func], {"typed": True}) is MISSING
