@@ -13,7 +13,6 @@ from sphinxext_attn.pyeval import (
     Bound,
     EnumMember,
     Interpreter,
-    Raised,
     Unknown,
 )
 from sphinxext_attn.source.layout import in_package
@@ -73,8 +72,5 @@ def _log_line(method: Any, selected: str, requested: str) -> tuple[str, int] | N
         if call.func.attr in LOG_METHODS and isinstance(first, ast.Constant):
             text = first.value
             if isinstance(text, str) and selected in text:
-                try:
-                    return text.replace("%s", f"{REGISTRY_ENUM}.{requested}", 1), call.lineno
-                except (Raised, Unknown):
-                    return None
+                return text.replace("%s", f"{REGISTRY_ENUM}.{requested}", 1), call.lineno
     return None
