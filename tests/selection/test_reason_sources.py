@@ -3,6 +3,7 @@ fixed parts, the backend's own classes first; on a real release nearly every rea
 
 from __future__ import annotations
 
+import ast
 import json
 
 import pytest
@@ -14,7 +15,12 @@ from sphinxext_attn.model.records import Location
 from sphinxext_attn.model.selection import Config
 from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.selection.decision import Selector
-from sphinxext_attn.selection.reason_sources import ReasonLocator
+from sphinxext_attn.selection.reason_sources import (
+    MAX_PATTERN,
+    SELECTION_FILES,
+    ReasonLocator,
+    _pattern,
+)
 from sphinxext_attn.source.tree import SourceTree
 
 HELPERS = "vllm/v1/attention/my_helpers.py"
@@ -80,3 +86,31 @@ def test_a_literal_written_with_escapes_is_found_at_its_first_line(tmp_path):
     interp.tree.text(HELPERS)
     locator = ReasonLocator(interp)
     assert locator.locate("MY_ATTN", "needs a Hopper device") == Location(HELPERS, 2)
+
+
+def _fstring(text: str) -> ast.JoinedStr:
+    node = ast.parse(text, mode="eval").body
+    assert isinstance(node, ast.JoinedStr)
+    return node
+
+
+def test_an_fstring_is_a_pattern_only_with_enough_fixed_text():
+    pattern = _pattern(_fstring('f"head size {h} is not supported"'))
+    assert pattern is not None and pattern.fullmatch("head size 80 is not supported")
+    assert not pattern.fullmatch("block size 80 is not supported")
+    assert _pattern(_fstring('f"{kind}: {h} bad"')) is None  # 6 fixed characters
+    assert _pattern(_fstring('f"{kind}: size {h} wrong"')) is not None  # 12 of them
+    long = 'f"{a}' + "x" * (MAX_PATTERN + 1) + '"'
+    assert _pattern(_fstring(long)) is None
+
+
+def test_a_backend_the_registry_lacks_is_searched_in_the_selection_files(tmp_path):
+    runtime_backend(tmp_path, "pass\n")
+    locator = ReasonLocator(Interpreter(SourceTree(tmp_path), Machine()))
+    assert locator._paths("NOT_A_BACKEND") == list(SELECTION_FILES)
+    # the class's own module, then its bases' (the interface, a selection file too)
+    assert locator._paths("MY_ATTN") == [
+        "vllm/v1/attention/backends/my_attn.py",
+        "vllm/v1/attention/backend.py",
+        "vllm/platforms/cuda.py",
+    ]
