@@ -105,8 +105,11 @@ def test_an_fstring_is_a_pattern_only_with_enough_fixed_text():
     assert not pattern.fullmatch("block size 80 is not supported")
     assert _pattern(_fstring('f"{kind}: {h} bad"')) is None  # 6 fixed characters
     assert _pattern(_fstring('f"{kind}: size {h} bad!"')) is not None  # 12 of them
-    long = 'f"{a}' + "x" * (MAX_PATTERN + 1) + '"'
-    assert _pattern(_fstring(long)) is None
+    # the pattern is ".*?" and the fixed text: up to MAX_PATTERN characters long
+    at_limit = 'f"{a}' + "x" * (MAX_PATTERN - 3) + '"'
+    assert _pattern(_fstring(at_limit)) is not None
+    over = 'f"{a}' + "x" * (MAX_PATTERN - 2) + '"'
+    assert _pattern(_fstring(over)) is None
 
 
 def test_a_backend_the_registry_lacks_is_searched_in_the_selection_files(tmp_path):
