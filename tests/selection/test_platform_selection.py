@@ -62,3 +62,36 @@ def test_a_platform_class_that_cannot_be_read_is_the_error(tmp_path):
     out = evaluate_selection(SourceTree(root), environment_from(platform="xpu", arch=""))
     assert out.error.startswith("vllm.platforms.xpu.XPUPlatform is not in the tree")
     assert not out.rules and not out.lists
+
+
+def test_a_guessed_fact_both_values_agree_on_is_either_way():
+    """On RDNA the lists do not depend on aiter being installed: one decision,
+    resting on installed.aiter=true|false, no candidates; on gfx942 they do."""
+    from sphinxext_attn.knowledge.machine import Machine
+    from sphinxext_attn.model.selection import Config
+    from sphinxext_attn.pyeval import Interpreter
+    from sphinxext_attn.selection.decision import Selector
+
+    def decide(arch: str):  # type: ignore[no-untyped-def]
+        env = environment_from({"VLLM_ROCM_USE_AITER": "1"}, None, None, "rocm", arch)
+        return Selector(Interpreter(SourceTree(DEMO_TREE), Machine(env))).decide(Config())
+
+    rdna = decide("gfx1100")
+    assert rdna.selected == "TRITON_ATTN" and rdna.candidates == []
+    assert "installed.aiter=true|false" in rdna.assumptions
+    gfx9 = decide("gfx942")
+    assert [c["if"] for c in gfx9.candidates] == [
+        "aiter is installed (--assume installed.aiter=true)",
+        "aiter is not installed (--assume installed.aiter=false)",
+    ]
+
+
+def test_a_list_that_cannot_be_evaluated_on_a_gpu_is_the_error(tmp_path):
+    raising = (
+        "\n    @classmethod\n    def supports_compute_capability(cls, capability) -> bool:\n"
+        '        raise RuntimeError("no GPU check here")\n'
+    )
+    tree = _demo(tmp_path / "tree", {"vllm/v1/attention/backends/triton_attn.py": raising})
+    out = evaluate_selection(tree, environment_from(platform="rocm", arch=""))
+    assert out.error == "the list on gfx90a is not evaluated: RuntimeError: no GPU check here"
+    assert out.lists == [] and out.gpus == {}
