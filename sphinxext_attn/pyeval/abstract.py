@@ -237,8 +237,8 @@ def _made(sym: AbstractInt, scale: int, offset: int, mod: int | None, where: Whe
         raise LimitExceeded(
             "head size arithmetic with numbers too large to keep", *where, kind="size"
         )
-    if scale == 0:  # x * 0: a plain number again
-        return offset % mod if mod else offset
+    if scale == 0:  # x * 0: a plain number again (a remainder keeps a nonzero scale)
+        return offset
     return AbstractInt(sym.explorer, scale, offset, mod)
 
 

@@ -220,6 +220,7 @@ PREDICATES = [
     "return head_size in range(3, 40, 5) or head_size in range(40, 60, 1)",
     "return head_size in range(40, 10, -3)",
     "return (head_size * 3) in range(30, 60)",
+    "return head_size % 8 in range(0, 4096)",  # the longest range tested item by item
     "return 100 - head_size > 20",
     "return head_size * 0 == 0 and (head_size + 5) % 4 == 1",
     "return head_size % 8 % 4 == 0",

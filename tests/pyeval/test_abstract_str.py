@@ -148,3 +148,18 @@ def test_a_kept_abstract_string_is_unknown_after_its_run() -> None:
     with pytest.raises(Unknown):
         hash(kept[0])
     assert not isinstance(Unknown("x"), Raised)
+
+
+def test_runs_stop_when_the_question_is_stopped() -> None:
+    """Once ``stopped()`` says so, no further run is made: the strings left are not
+    answered (the first run's side is all that is accepted)."""
+    runs: list[int] = []
+
+    def run(value: AbstractStr) -> bool:
+        runs.append(1)
+        value.explorer.decide(lambda s: s.startswith("fp8"))
+        return True
+
+    accepted = explore_strings(DTYPES, run, lambda i: False, lambda: len(runs) >= 1)
+    assert [DTYPES[i] for i in accepted] == ["auto", "float16", "bfloat16", "nvfp4", ""]
+    assert len(runs) == 1

@@ -47,6 +47,10 @@ Mutants argued equivalent (no input tells them from the product):
   least 1 (``% 0`` raises ZeroDivisionError first), and ``1 > 4096`` is false too.
 - stdlib.call ``args[0] if isinstance(args[0], PyFunction)`` -> ``args[-1]``: it is
   taken only when ``len(args) == 1``.
+- abstract.member ``container.step > 0`` -> ``>= 0`` and abstract.binop ``c < 0``
+  -> ``c < 1``: a range's step is never 0, and ``% 0`` has raised just before.
+- abstract.Explorer.decide ``self.forks == len(self.trace)`` -> ``>=``: each fork
+  reads the trace or appends to it, so ``forks`` never passes its length.
 - ``is MISSING`` -> ``== MISSING`` (instances, objects): MISSING is a bare ``object()``,
   so ``x == MISSING`` is False for every value whose ``__eq__`` gives NotImplemented or
   compares by kind (plain values, Instance, EnumMember, PyFunction, PyClass, External).
