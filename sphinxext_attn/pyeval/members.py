@@ -50,16 +50,20 @@ CLASS_DECORATORS = frozenset(
 )
 
 
-#: Metaclasses of the standard library that add no member a question reads.
 def is_enum_member_name(name: str, class_name: str) -> bool:
-    """Whether an enum body's name is a member as Python's ``enum`` decides: dunders,
-    ``_sunder_`` names and private (mangled) names are not; ``_310P`` is."""
-    dunder = name.startswith("__") and name.endswith("__")
-    sunder = len(name) > 2 and name[0] == name[-1] == "_" and name[1] != "_" and name[-2] != "_"
-    private = name.startswith(("__", f"_{class_name}__")) and not dunder  # name-mangled
+    """Whether an enum body's name is a member as Python's ``enum`` (3.11) decides:
+    dunders, ``_sunder_`` names and private names (``__x``, which the compiler mangles
+    to ``_Cls__x``) are not; ``_310P`` and ``___`` are."""
+    if name.startswith("__") and not name.endswith("__") and class_name.strip("_"):
+        name = f"_{class_name.lstrip('_')}{name}"  # mangled as the compiler does
+    dunder = len(name) > 4 and name[:2] == name[-2:] == "__" and name[2] != "_" != name[-3]
+    sunder = len(name) > 2 and name[0] == name[-1] == "_" and name[1] != "_" != name[-2]
+    pattern = f"_{class_name}__"
+    private = len(name) > len(pattern) and name.startswith(pattern) and name[-2:] != "__"
     return not (dunder or sunder or private)
 
 
+#: Metaclasses of the standard library that add no member a question reads.
 METACLASSES = frozenset({"abc.ABCMeta", "enum.EnumMeta", "enum.EnumType"})
 NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 #: Builtin types the evaluator knows by name (for ``isinstance`` and conversions).

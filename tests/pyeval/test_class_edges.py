@@ -76,6 +76,12 @@ CASES = [
     (DC + ALIAS, "E.C is E.A", ("ok", False)),
     (DC + AUTO, "E.B is E.A", ("ok", False)),
     (DC + AUTO, "[m.name for m in E]", ("ok", ["A", "B"])),
+    # ABCMeta adds no member: a name no class binds is Python's AttributeError
+    (
+        "import abc\nclass K(metaclass=abc.ABCMeta):\n    x = 1\n",
+        "K.zz",
+        ("raise", "AttributeError"),
+    ),
     # an exception instance of the tree: its class's attributes, raised as itself
     (DC + "class Err(ValueError):\n    code = 3\n", "Err('m').code", ("ok", 3)),
     (DC + "class Err(ValueError):\n    code = 3\n", "isinstance(Err(), Err)", ("ok", True)),
@@ -103,6 +109,12 @@ UNKNOWN = [
         DC + "class Err(ValueError):\n    def __init__(self):\n        self.a = 1\n",
         "Err().a",
         "creating a Err exception with its own __init__",
+    ),
+    # any other metaclass may add it
+    (
+        "class K(metaclass=type):\n    x = 1\n",
+        "K.zz",
+        "K has a metaclass that is not evaluated (it may add zz)",
     ),
     # a named tuple's tuple methods are not the class's
     (
@@ -160,3 +172,31 @@ def test_raising_an_exception_instance_of_the_tree_is_unknown(tmp_path: Path) ->
     prelude = "class Err(ValueError):\n    pass\n"
     answer = our_answer(tmp_path, prelude, ["e = Err('m')", "raise e"])
     assert _reason(answer) == "raise of an unknown exception"
+
+
+ENUM_NAMES = [
+    *("_", "__", "___", "_____", "_a", "__a_", "_a__", "__a__", "a_", "_310P", "__p", "a"),
+    *("_E__p", "_E_p", "E__p", "_Ex__p", "__a", "_E__p__", "__a___", "___a__", "____a"),
+    *("_E__", "_E___", "__E__p"),
+]
+
+
+@pytest.mark.parametrize("cls", ["E", "_E", "__"])
+def test_enum_member_names_are_pythons(cls: str) -> None:
+    """Written in a class body (so the compiler mangles ``__p``), each name is a member
+    exactly when Python's enum makes it one (``_a_`` and the like, which it refuses,
+    are left out)."""
+    import textwrap
+
+    from sphinxext_attn.pyeval.members import is_enum_member_name
+
+    for name in ENUM_NAMES:
+        source = f"import enum\nclass {cls}(enum.Enum):\n    {name} = 1\n"
+        namespace: dict[str, object] = {}
+        try:
+            exec(compile(textwrap.dedent(source), "<enum>", "exec", dont_inherit=True), namespace)
+        except ValueError:
+            continue  # a reserved _sunder_ name
+        members = namespace[cls].__members__  # type: ignore[attr-defined]
+        assert is_enum_member_name(name, cls) == (len(members) == 1), (cls, name)
+    assert not is_enum_member_name("_a_", "E")  # reserved, never a member

@@ -61,6 +61,10 @@ Mutants argued equivalent (no input tells them from the product):
   member's and ``super()``'s attribute. The sites left look up ``__init__``
   (instances._generated_init) and ``__setattr__`` (fields.frozen_field), which would
   need a head size stored under that dunder's name.
+- members.is_enum_member_name ``len(name) > 4`` -> ``>= 4`` (dunder): the only name
+  of four characters that starts and ends with ``__`` is ``____``, whose third
+  character is ``_``, so it is no dunder either way; ``len(name) > len(pattern)`` ->
+  ``>=`` (private): a name equal to ``_Cls__`` ends with ``__``, which is not private.
 
 Left alive on purpose: ops.printf_size's slack per conversion ``+ 400`` -> ``+ 399``.
 The slack stands for what a conversion adds beyond ``str()`` of its value, its width
