@@ -56,6 +56,7 @@ def test_a_result_too_large_to_keep_is_not_an_answer():
     big = 2**5000
     assert stdlib.call("math.lcm", [big, 3], {}) is MISSING
     assert stdlib.call("math.lcm", [2**4000, 3], {}) == math.lcm(2**4000, 3)
+    assert stdlib.call("math.lcm", [2**4095, 1], {}) == 2**4095  # 4096 bits: kept
 
 
 def test_a_math_error_is_the_error_python_raises():

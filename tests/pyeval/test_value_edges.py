@@ -116,6 +116,8 @@ UNKNOWN = [
     ("", "return '%.*f' % (3, 4.0)", "% formatting with this width not evaluated"),
     ("", "return '%1234567890123d' % 1", "% formatting with this width not evaluated"),
     ("", "return '%99700d' % 1", "string too long to evaluate"),
+    # the arguments' own length counts before the text is built
+    ("", "return '%s%s' % ('x' * 60000, 'y' * 60000)", "string too long to evaluate"),
     ("", "return 1 in 5", "membership in int not evaluated"),
     ("", "return None < 1", "ordering of NoneType and int not evaluated"),
     ("", "return 1 > None", "ordering of int and NoneType not evaluated"),

@@ -54,6 +54,8 @@ def test_enum_members_compare_natively_as_python_does():
     assert EnumMember(a, "X", 1) == EnumMember(a, "X", 2) != EnumMember(a, "Y", 1)
     assert EnumMember(a, "X", "x", True) == "x" and EnumMember(a, "X", "x", True) != ["x"]
     assert EnumMember(a, "X", "x") != "x"
+    assert EnumMember(a, "X", 1, True) == True  # noqa: E712 (an IntEnum member equals True)
+    assert EnumMember(a, "X", 1.5, True) == 1.5 and EnumMember(a, "X", 1, True) == 1
     assert hash(EnumMember(a, "X", "x", True)) == hash("x")
 
 
