@@ -10,6 +10,7 @@ CPython runs the same text as the oracle; a failure names the program."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -385,9 +386,14 @@ def typed(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+#: The only reasons to give up on these programs: the generator writes the subset
+#: the evaluator evaluates, so any other unknown (a slip in it) fails the test.
+EXPECTED_UNKNOWNS = frozenset({"min/max of values that do not order", "unpacking not evaluated"})
+
+
 def agrees(ours: tuple[str, Any], python: tuple[str, Any]) -> bool:
     if ours[0] == "unknown":
-        return True
+        return re.sub(r" \([^()]*\.py(:\d+)?\)$", "", ours[1]) in EXPECTED_UNKNOWNS
     if ours[0] != python[0]:
         return False
     return typed(ours[1]) == typed(python[1]) if ours[0] == "ok" else ours[1] == python[1]

@@ -13,7 +13,7 @@ import pytest
 from evaluator import FILE, HEADER, MODULE, ask, cm, load, our_answer, python_answer
 
 from sphinxext_attn.knowledge.machine import Machine
-from sphinxext_attn.pyeval import Interpreter, LimitExceeded, Raised
+from sphinxext_attn.pyeval import Interpreter, LimitExceeded, Raised, Unknown
 
 #: (module-level code, the name read): Python binds it; the evaluator does not
 #: evaluate the statement that binds it last
@@ -32,6 +32,7 @@ NOT_EVALUATED = [
     ("match {'k': 1, 'j': 2}:\n    case {'k': 1, **extra}:\n        pass", "extra"),
     ("if (n := 3) > 1:\n    pass", "n"),
     ("x, y = 1, 2, 3", "y"),
+    ("x, y = 5", "y"),
     (
         "class CM:\n    def __enter__(self):\n        return 1\n    def __exit__(self, *a):\n        pass\nwith CM() as c:\n    pass",
         "c",
@@ -95,13 +96,15 @@ def test_a_value_changed_at_import_is_unknown_at_that_line(
     assert ours == ("unknown", f"X is changed by module-level code, not evaluated ({FILE}:{line})")
 
 
-def test_a_changed_value_is_unknown_each_time_it_is_read(tmp_path: Path) -> None:
-    prelude = "X = []\nX.append(1)\n"
+@pytest.mark.parametrize(
+    "prelude", ["X = []\nX.append(1)\n", "X = 1\ndef setx():\n    global X\n    X = 2\nsetx()\n"]
+)
+def test_a_changed_value_is_unknown_each_time_it_is_read(tmp_path: Path, prelude: str) -> None:
     it, cls = load(tmp_path, cm("f", "return X") + cm("g", "return len(X)"), header=prelude)
     for name in ("f", "g"):
         ours = our_answer(tmp_path / name, prelude, ["return X"])
         assert ours[0] == "unknown", ours
-        with pytest.raises(Exception, match="changed by module-level code"):
+        with pytest.raises(Unknown, match="changed by module-level code"):
             ask(it, cls, name)
 
 
@@ -145,3 +148,27 @@ def test_class_statements_of_a_module_read_piece_by_piece_are_noted(tmp_path: Pa
     with it2.tree.recording() as record:
         assert [node.name for node in whole.class_nodes()] == names
     assert ("mention", "class ") not in record.views.get(FILE, set())
+
+
+GETATTR_MODULE = "if TYPE_CHECKING:\n    from x import Hidden\nShown = 1\n"
+
+
+@pytest.mark.parametrize(
+    ("getattr_source", "expected"), [("", None), ("def __getattr__(name):\n    return 42\n", 42)]
+)
+def test_a_module_name_never_bound_is_its_getattr_s(
+    tmp_path: Path, getattr_source: str, expected: object
+) -> None:
+    """``mod.Hidden`` bound only under TYPE_CHECKING: the module's ``__getattr__``
+    answers it, and without one it is unknown (never bound when the module runs)."""
+    source = "from typing import TYPE_CHECKING\n" + GETATTR_MODULE + getattr_source
+    it, cls = load(
+        tmp_path,
+        cm("f", "import vllm.lazy", "return vllm.lazy.Hidden"),
+        extra={"vllm/lazy.py": source},
+    )
+    if expected is None:
+        with pytest.raises(Unknown, match="Hidden is never bound when the module runs"):
+            ask(it, cls, "f")
+    else:
+        assert ask(it, cls, "f") == expected

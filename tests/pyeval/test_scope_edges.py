@@ -25,6 +25,14 @@ READ_BEFORE_BOUND = [
     ("r = a\na += 1\nreturn r", "UnboundLocalError"),
     ("r = a\n(a, b), c = (1, 2), 3\nreturn r", "UnboundLocalError"),
     ("r = a\nf = lambda v=(a := 1): v\nreturn r", "UnboundLocalError"),
+    (
+        "if False:\n    match 1:\n        case {**a}:\n            pass\nreturn a",
+        "UnboundLocalError",
+    ),
+    (
+        "if False:\n    match 1:\n        case [*a]:\n            pass\nreturn a",
+        "UnboundLocalError",
+    ),
     ("r = a\n@(lambda f, d=(a := 1): f)\ndef g():\n    pass\nreturn r", "UnboundLocalError"),
 ]
 

@@ -39,7 +39,15 @@ PRELUDE = (
     "    return super().m()\n"
     "async def co():\n"
     "    return 1\n"
+    "import enum\n"
+    "class E(enum.Enum):\n"
+    "    A = 1\n"
+    "    @classmethod\n"
+    "    def m(cls):\n"
+    "        return cls is E\n"
 )
+#: a class whose body calls its own classmethod (Python: TypeError, not callable)
+CLASS_BODY_CALL = "class C:\n    @classmethod\n    def m(cls):\n        return 1\n    y = m()\n"
 
 #: (body, Python's answer): the evaluator answers the same
 SAME = [
@@ -51,7 +59,7 @@ SAME = [
         "return (1 if K else 2), (1 if h else 2), not K, not h, bool(K)",
         ("ok", (1, 1, False, False, True)),
     ),
-    ("return K().m(2), K.m(), K().m(v=3)", ("ok", (12, 11, 13))),
+    ("return K().m(2), K.m(), K().m(v=3), E.A.m()", ("ok", (12, 11, 13, True))),
     ("def f(a, *, k):\n    return a + k\nreturn f(1, k=2)", ("ok", 3)),
     ("def f(a, *, k):\n    return a + k\nreturn f(1)", ("raise", "TypeError")),
     ("def f(a, *, k=4):\n    return a + k\nreturn f(1)", ("ok", 5)),
@@ -117,6 +125,10 @@ UNKNOWN = [
     ("return K.sup()", "super() outside a method"),
     ("return co()", "co is wrapped by a decorator that is not evaluated"),
     ("return str(1, 2, 3)", "str() with these arguments not evaluated"),
+    ("return tuple(1, 2)", "tuple() with these arguments not evaluated"),
+    ("return hasattr(1)", "hasattr() with these arguments not evaluated"),
+    ("return abs()", "abs() with these arguments not evaluated"),
+    ("return C.y", "unbound classmethod call"),
     ("try:\n    raise ValueError\nexcept h:\n    return 1", "except clause not understood"),
     ("try:\n    raise ValueError\nexcept ValueError:\n    raise", "bare raise not evaluated"),
     ("*a = [1]\nreturn a", "assignment target not evaluated"),
@@ -141,7 +153,8 @@ def test_answers_as_python(tmp_path: Path, body: str, expected: tuple[str, Any])
 
 @pytest.mark.parametrize(("body", "why"), UNKNOWN)
 def test_unknown_with_its_reason(tmp_path: Path, body: str, why: str) -> None:
-    ours = our_answer(tmp_path, PRELUDE, body.split("\n"))
+    prelude = PRELUDE + (CLASS_BODY_CALL if "C.y" in body else "")
+    ours = our_answer(tmp_path, prelude, body.split("\n"))
     assert ours[0] == "unknown" and reason(ours[1]) == why, ours
 
 
