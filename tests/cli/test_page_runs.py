@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+import vllm_trees
 from treebuilder import DEMO_TREE
 
 from sphinxext_attn.cli.main import is_relevant, main
@@ -59,3 +61,22 @@ def test_an_absolute_path_is_relevant_only_inside_the_root(tmp_path):
     assert not is_relevant(str(tmp_path / "vllm" / "platforms" / "cuda.py"), DEMO_TREE)
     assert not is_relevant(str(DEMO_TREE / "README.md"), DEMO_TREE)
     assert isinstance(DEMO_TREE, Path)
+
+
+@pytest.mark.realtree
+def test_check_of_a_marker_page_names_each_marker_problem(tmp_path, capsys):
+    """0.33.0's generator fills its own blocks: a page lacking them, with a marker
+    nothing fills, fails the check with a line each and is left as it is."""
+    page = tmp_path / "page.md"
+    text = '# Attention backends\n\n--8<-- "gen:no-such-block"\n'
+    page.write_text(text, encoding="utf-8")
+    root = str(vllm_trees.tree("0.33.0"))
+    assert main(["--root", root, "-o", str(page), "--check", "--no-cache"]) == 1
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert f'{page}: missing marker --8<-- "gen:table-standard"' in lines
+    assert lines[-1] == (
+        f'{page}: unsubstituted marker --8<-- "gen:no-such-block" (its generator fills no '
+        "such block)"
+    )
+    assert captured.out == "" and page.read_text(encoding="utf-8") == text
