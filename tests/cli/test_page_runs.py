@@ -80,3 +80,16 @@ def test_check_of_a_marker_page_names_each_marker_problem(tmp_path, capsys):
         "such block)"
     )
     assert captured.out == "" and page.read_text(encoding="utf-8") == text
+
+
+def test_a_page_for_another_machine_is_kept_apart(tmp_path, capsys):
+    """The same tree asked with a fact set is another analysis, one per setting:
+    kept beside the reference machine's, never answered from it or each other."""
+    cache = tmp_path / "cache"
+    argv = ["--root", str(DEMO_TREE), "--cache-dir", str(cache), "-o", "-"]
+    assert main(argv) == 0
+    assert main([*argv, "--assume", "installed.aiter=true"]) == 0
+    assert main([*argv, "--assume", "installed.aiter=false"]) == 0
+    assert main(argv) == 0  # answered from the first entry: no fourth one
+    capsys.readouterr()
+    assert len(list(cache.glob("analysis-*.pickle"))) == 3
