@@ -51,6 +51,14 @@ Mutants argued equivalent (no input tells them from the product):
   -> ``c < 1``: a range's step is never 0, and ``% 0`` has raised just before.
 - abstract.Explorer.decide ``self.forks == len(self.trace)`` -> ``>=``: each fork
   reads the trace or appends to it, so ``forks`` never passes its length.
+- ops.unary ``~int(value)`` -> ``~value``: the same int for an int or a bool (the
+  ``int()`` keeps Python 3.12+ from warning that ``~`` of a bool is deprecated).
+- intsets._meet ``a.lo == a.hi or b.lo == b.hi`` -> ``and``: the single-size
+  case is a shortcut; the general path meets a size (period 1) with a run in a
+  period of the run's own (never too long) and gives the same one-size run or None.
+- intsets._both without ``b.lo == b.hi``: a single size ``b`` ending where ``a``
+  ends starts after ``a``'s first member, so the interval from ``a.lo`` it would
+  be written as starts elsewhere than ``b`` and the pair is not combined anyway.
 - ``is MISSING`` -> ``== MISSING`` (instances, objects): MISSING is a bare ``object()``,
   so ``x == MISSING`` is False for every value whose ``__eq__`` gives NotImplemented or
   compares by kind (plain values, Instance, EnumMember, PyFunction, PyClass, External).

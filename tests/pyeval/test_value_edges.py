@@ -41,6 +41,7 @@ SAME = [
     ("", "return -True, +True, ~True, -2.5, ~5"),
     (ENUMS, "return I.A == 64, C.RED == 1, S.X == 'x', I.A == I.A, C.RED != C.RED"),
     (ENUMS, "return S.X in 'xyz', [I.A] == [64], I.A in {64}"),
+    (ENUMS + "class T(enum.Enum):\n    X = 'x'\n", "return T.X in 'xyz'"),
     (NAMED, "return NT(1, 'x') == (1, 'x'), (1, 'x') == NT(1, 'x'), NT(1, 'x') == NT(1, 'y')"),
     # builtins
     (NAMED, "return len(NT(1, 'x')), isinstance(NT(1, 'x'), tuple), len(range(3, 9))"),
