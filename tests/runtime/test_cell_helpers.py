@@ -1,13 +1,15 @@
 """Small helpers behind the runtime cells, at their edges: block sizes that are not
 sizes (asked once, or per GPU), per-GPU block sizes with no supported GPU known,
 declared KV cache dtypes that are empty or not strings, and a selection note with
-no answer of the method to compare."""
+no answer of the method to compare; head sizes the method raises for."""
 
 from __future__ import annotations
 
 import pytest
 from evaluator import load
+from treebuilder import rows, runtime_backend
 
+from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.runtime.block_sizes import NOT_SIZES, block_facts, restrict_to_supported
 from sphinxext_attn.runtime.class_answers import ClassAnswers
 from sphinxext_attn.runtime.kv_dtypes import declared_dtypes, selection_note
@@ -62,3 +64,18 @@ def test_no_answer_of_the_method_is_no_note():
     assert selection_note(("auto", "fp8"), ["auto"], by_gpu=True) == (
         f"{head} does not accept fp8"
     )
+
+
+def test_head_sizes_the_method_raises_for_are_not_accepted(tmp_path):
+    """vLLM, asking a size the method raises for, would fail: not accepted, and the
+    cell is not unknown for it."""
+    body = (
+        "@classmethod\ndef supports_head_size(cls, head_size):\n"
+        "    if head_size > 256:\n        raise ValueError('too big')\n"
+        "    return head_size % 64 == 0\n"
+    )
+    runtime_backend(tmp_path, body)
+    row = rows(analyze(tmp_path), "MY_ATTN")[0]
+    assert row.head_sizes == ("64", "128", "192", "256")
+    assert row.supports["head_sizes"] == [64, 128, 192, 256]
+    assert "Head Sizes" not in row.unknown
