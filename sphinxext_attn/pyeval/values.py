@@ -63,7 +63,7 @@ class Unknown(Exception):
     def where(self) -> str:
         return f"{self.path}:{self.line}" if self.line else self.path
 
-    def located(self, path: str, line: int = 0) -> Unknown:
+    def located(self, path: str, line: int) -> Unknown:
         """The same unknown (its kind kept) placed at ``path``:``line``."""
         placed = copy.copy(self)
         placed.path, placed.line = path, line
