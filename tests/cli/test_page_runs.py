@@ -1,6 +1,7 @@
 """The page command's own paths, run in this process: ``--check`` writing a page
 that differs and passing on one that does not, a template that cannot be read,
-markers that cannot be filled, and which changed files concern the page."""
+markers that cannot be filled, which changed files concern the page, a page for
+another machine kept apart in the cache, and a diff's notes about the old tree."""
 
 from __future__ import annotations
 
@@ -93,3 +94,24 @@ def test_a_page_for_another_machine_is_kept_apart(tmp_path, capsys):
     assert main(argv) == 0  # answered from the first entry: no fourth one
     capsys.readouterr()
     assert len(list(cache.glob("analysis-*.pickle"))) == 3
+
+
+def test_a_diff_says_the_old_trees_notes_as_the_new_ones_are_said(tmp_path, capsys):
+    """A backend module gone from the old tree: its note is printed once, labelled
+    as the new tree's would be; the diff shows the backend as added."""
+    import json
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(DEMO_TREE, old)
+    (old / "vllm/v1/attention/backends/rocm_attn.py").unlink()
+    out = tmp_path / "diff.json"
+    argv = ["--profile", "vllm-page", "--root", str(DEMO_TREE), "--diff", str(old)]
+    assert main([*argv, "--no-cache", "--format", "json", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        "note: vllm/v1/attention/backends/registry.py:14: ROCM_ATTN: module file "
+        "vllm/v1/attention/backends/rocm_attn.py not found\n"
+    )
+    changes = json.loads(out.read_text(encoding="utf-8"))["changes"]
+    assert any("ROCM_ATTN" in json.dumps(c) for c in changes)
