@@ -27,7 +27,7 @@ BROKEN_CLASS = "class Big:\n    a = 1\n\n    def g(:\n        pass\n\n" + PADDIN
 
 
 def lazy_of(text: str) -> ast.ClassDef:
-    (chunk,) = [c for c in split_chunks(text, "m.py") if c.text.startswith("class Big")]
+    (chunk,) = [c for c in split_chunks(text, "m.py") if "class Big" in c.text]
     node = lazy_class(chunk)
     assert node is not None and isinstance(node.body, LazyBody)
     return node
@@ -136,3 +136,12 @@ def test_a_merged_member_of_one_statement_runs_after_a_line_only_past_it() -> No
     assert [s.lineno for s in node.body.run_after(2, "x")] == [4]
     assert node.body.run_after(4, "x") == []
     assert not node.body.loaded
+
+
+def test_a_colon_in_a_decorator_does_not_end_the_header() -> None:
+    """``@lambda c: c`` has a colon outside brackets before ``class``: the header
+    still ends at the class's own colon."""
+    text = "@lambda c: c\nclass Big:\n    a = 1\n\n" + PADDING
+    node = lazy_of(text)
+    assert node.lineno == 2 and len(node.decorator_list) == 1
+    assert dumps(list(node.body)) == whole_body(text)

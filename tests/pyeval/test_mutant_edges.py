@@ -73,6 +73,8 @@ Mutants argued equivalent (no input tells them from the product):
   of four characters that starts and ends with ``__`` is ``____``, whose third
   character is ``_``, so it is no dunder either way; ``len(name) > len(pattern)`` ->
   ``>=`` (private): a name equal to ``_Cls__`` ends with ``__``, which is not private.
+- members._keeps_members ``return False`` -> ``return None`` (a decorator that does
+  not evaluate): its one caller tests ``not _keeps_members(...)``.
 
 Left alive on purpose: ops.printf_size's slack per conversion ``+ 400`` -> ``+ 399``.
 The slack stands for what a conversion adds beyond ``str()`` of its value, its width
