@@ -13,7 +13,7 @@ from treebuilder import DEMO_TREE
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import environment_from
-from sphinxext_attn.pyeval import Interpreter
+from sphinxext_attn.pyeval import Interpreter, Unknown
 from sphinxext_attn.selection.platform_rules import (
     _keyed_table,
     _outcome,
@@ -120,3 +120,35 @@ def test_a_condition_of_request_checks_alone_is_settled():
     assert _requested(neither) is False
     mixed = _expr("selected_backend is None and use_mla")
     assert ast.unparse(_requested(mixed)) == "use_mla"  # type: ignore[arg-type]
+
+
+def _xpu(tmp_path, old: str, new: str) -> Interpreter:  # type: ignore[no-untyped-def]
+    root = tmp_path / "tree"
+    shutil.copytree(DEMO_TREE, root)
+    path = root / XPU
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return Interpreter(SourceTree(root), Machine(environment_from(platform="xpu")))
+
+
+def test_a_request_check_the_module_does_not_define_stays_a_condition(tmp_path):
+    """``is_special(selected_backend)`` with no ``is_special`` in the platform's
+    module cannot be asked: the branch is a rule under that condition, not dropped."""
+    first = "        if attn_selector_config.use_sparse:"
+    branch = (
+        "        if is_special(selected_backend):\n"
+        "            return AttentionBackendEnum.FLEX_ATTENTION.get_path()\n"
+    )
+    rules, _ = read_rules(_xpu(tmp_path, first, branch + first), "xpu")
+    assert (rules[0].conditions, rules[0].outcome) == (
+        ("is_special(selected_backend)",),
+        "FLEX_ATTENTION",
+    )
+    assert len(rules) == 5
+
+
+def test_a_platform_without_its_own_rules_method_is_unknown(tmp_path):
+    interp = _xpu(tmp_path, "def get_attn_backend_cls", "def get_backend_cls")
+    with pytest.raises(Unknown, match="^XPUPlatform has no get_attn_backend_cls of its own"):
+        read_rules(interp, "xpu")
