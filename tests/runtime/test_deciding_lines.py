@@ -3,6 +3,8 @@ base class in another file."""
 
 from __future__ import annotations
 
+import ast
+
 from treebuilder import dedent, rows, runtime_backend
 
 from sphinxext_attn.analysis.pipeline import analyze
@@ -79,3 +81,26 @@ def test_a_cell_not_asked_per_gpu_is_decided_on_the_reference_gpu(tmp_path):
     sink = row.sources["Sink"]
     source = (root / sink.path).read_text()
     assert source.splitlines()[sink.line - 1].strip() == "return True"
+
+
+def test_no_line_where_nothing_was_returned_or_read(tmp_path):
+    """No return recorded, no expression, or one that reads no ``cls.<name>``: no
+    deciding line from those; a Compute Cap. cell's first GPU is the one asked."""
+    from evaluator import load
+
+    from sphinxext_attn.runtime.class_answers import ClassAnswers
+    from sphinxext_attn.runtime.deciding_lines import _capability_for, _class_data, _decider
+
+    it, cls = load(tmp_path, "supported_dtypes = [1]\n")
+    assert _decider(it, cls, []) is None
+    assert _class_data(it, cls, None) is None
+    assert (
+        _class_data(it, cls, ast.parse("dtype in other.supported_dtypes", mode="eval").body)
+        is None
+    )
+    found = _class_data(it, cls, ast.parse("dtype in cls.supported_dtypes", mode="eval").body)
+    assert found is not None and found.path.endswith("my_attn.py")
+    facts = ClassAnswers(cells={"Compute Cap.": [[9, 0], [10, 0]], "Head Sizes": [64]})
+    assert _capability_for("Compute Cap.", facts) == (9, 0)
+    assert _capability_for("Head Sizes", facts) is None
+    assert _capability_for("Compute Cap.", ClassAnswers(cells={"Compute Cap.": []})) is None
