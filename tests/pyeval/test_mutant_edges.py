@@ -51,6 +51,10 @@ Mutants argued equivalent (no input tells them from the product):
   -> ``c < 1``: a range's step is never 0, and ``% 0`` has raised just before.
 - abstract.Explorer.decide ``self.forks == len(self.trace)`` -> ``>=``: each fork
   reads the trace or appends to it, so ``forks`` never passes its length.
+- exceptions.raised and _derives_from_base_exception ``class_mro(...)[1:]`` ->
+  the whole MRO: its first entry is the raised class itself, a PyClass, which
+  ``_derives_...`` filters out (External only) and which ``Raised.matches`` already
+  tries as the kind before the bases.
 - ops.unary ``~int(value)`` -> ``~value``: the same int for an int or a bool (the
   ``int()`` keeps Python 3.12+ from warning that ``~`` of a bool is deprecated).
 - intsets._meet ``a.lo == a.hi or b.lo == b.hi`` -> ``and``: the single-size

@@ -127,17 +127,20 @@ def test_more_decorators_give_their_kind(tmp_path):
         "@torch.no_grad()\ndef outside(cls):\n    return 1\n\n"
         "@cache\ndef own_cache(cls):\n    return 2\n\n"
         "@wrap\ndef wrapped(cls):\n    return 3\n\n"
-        "@wrap(1)\ndef called(cls):\n    return 4\n\n" + cm("plain", "return 5")
+        "@wrap(1)\ndef called(cls):\n    return 4\n\n"
+        "@functools.lru_cache\ndef lru(cls):\n    return 6\n\n" + cm("plain", "return 5")
     )
-    header = "import torch\n\ndef cache(f):\n    return f\n\ndef wrap(f):\n    return f\n"
+    header = "import functools\nimport torch\n\n"
+    header += "def cache(f):\n    return f\n\ndef wrap(f):\n    return f\n"
     it, cls = load(tmp_path, body, header=header)
-    names = ("outside", "own_cache", "wrapped", "called")
+    names = ("outside", "own_cache", "wrapped", "called", "lru")
     got = {n: it.class_own_attr(cls, n) for n in names}
     assert {n: (f.kind, f.cached, len(f.wrappers)) for n, f in got.items()} == {
         "outside": ("opaque", False, 0),
         "own_cache": ("function", True, 0),
         "wrapped": ("function", False, 1),
         "called": ("opaque", False, 0),
+        "lru": ("function", True, 0),
     }
     assert stdlib.label(cls) == "MyBackend"
 

@@ -45,6 +45,7 @@ SAME = [
     (NAMED, "return NT(1, 'x') == (1, 'x'), (1, 'x') == NT(1, 'x'), NT(1, 'x') == NT(1, 'y')"),
     # builtins
     (NAMED, "return len(NT(1, 'x')), isinstance(NT(1, 'x'), tuple), len(range(3, 9))"),
+    (NAMED, "return isinstance(NT(1, 'x'), list), isinstance(NT(1, 'x'), (int, str))"),
     ("", "return min([], default=5), max([3, 1, 2]), min(4, 2, key=lambda v: -v)"),
     ("", "return min([1], default=2, key=None), max('a', 'b')"),
     ("", "return min(1, 2, default=3)"),
