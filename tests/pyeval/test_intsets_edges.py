@@ -9,7 +9,7 @@ from itertools import islice
 import pytest
 
 from sphinxext_attn.pyeval.abstract import AbstractInt, Explorer
-from sphinxext_attn.pyeval.intsets import MAX_RUNS, IntSet, Run, TooComplex, run
+from sphinxext_attn.pyeval.intsets import MAX_MOD, MAX_RUNS, IntSet, Run, TooComplex, run
 
 
 def test_a_set_holds_at_most_max_runs_pieces():
@@ -43,6 +43,11 @@ def test_an_abstract_size_is_written_as_its_formula():
     assert repr(AbstractInt(explorer, 2, 3)) == "2*x+3"
     assert repr(AbstractInt(explorer, 1, -4, 8)) == "(1*x+-4) % 8"
     assert repr(AbstractInt(explorer, 5, 0, 0)) == "5*x+0"
+
+
+def test_runs_with_a_common_period_of_max_mod_are_one_pattern():
+    both = IntSet.of([run(1, None, MAX_MOD, [5]), run(1, None, MAX_MOD // 2, [7])])
+    assert both.runs == (Run(5, None, MAX_MOD, frozenset({5, 7, MAX_MOD // 2 + 7})),)
 
 
 def test_runs_whose_common_period_is_too_long_are_kept_apart():
