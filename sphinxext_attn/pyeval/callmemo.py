@@ -172,6 +172,8 @@ class CallMemo:
                 append((kind, value))
             elif kind in KEY_KEPT or value is _DEFAULT:
                 append(value)
+            elif value is _SHARED and func.cached:
+                append(_DEFAULT)  # ``functools.cache`` keys on what was passed, as CPython's
             else:
                 part = key_part(value)
                 if part is NO_KEY:

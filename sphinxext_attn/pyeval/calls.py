@@ -157,6 +157,8 @@ def _invoke(
             func.path,
             func.node.lineno,
         )
+    if func.cached:
+        _check_hashable([*args, *kwargs.values()])
     found = interp.call_memo.lookup(interp, func, args, kwargs)
     if found is not None:
         ok, value, read = found
@@ -199,6 +201,18 @@ def _invoke(
         kept = _fresh(interp, value)
         interp.call_memo.store(interp, func, args, kwargs, looked_up, (True, kept, read))
     return value
+
+
+def _check_hashable(values: list[Value]) -> None:
+    """``functools.cache`` hashes every argument: a list, dict or set (in a tuple
+    too) raises TypeError before the function runs."""
+    todo = list(values)
+    while todo:
+        value = todo.pop()
+        if type(value) in (list, dict, set):
+            raise Raised("TypeError", f"unhashable type: {type(value).__name__!r}")
+        if type(value) is tuple:
+            todo.extend(value)
 
 
 def run_function(

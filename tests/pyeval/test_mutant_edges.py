@@ -79,6 +79,16 @@ Mutants argued equivalent (no input tells them from the product):
   ``>=`` (private): a name equal to ``_Cls__`` ends with ``__``, which is not private.
 - members._keeps_members ``return False`` -> ``return None`` (a decorator that does
   not evaluate): its one caller tests ``not _keeps_members(...)``.
+- callmemo._Signature.value ``_SHARED if name in self.shared else _DEFAULT`` ->
+  ``_DEFAULT``: as for ``_constant_default`` above, a call that changes a shared
+  default bumps ``class_writes``, part of every uncached call's key, and a cached
+  call keys a default as passed-over (``_DEFAULT``) anyway, as CPython's cache does.
+- checks._units ``len(run) > 1`` -> ``> 2`` (or ``>= 1``): a run of flag checks is
+  remembered as one _Block or check by check, and either replays what the checks did.
+- stmtmemo.StatementMemo.run ``counts[0] += 1`` (or GIVE_UP changed): only decides
+  after how many recordings a statement stops being remembered, never an answer.
+- bindings.index_bindings ``if not nested: continue``: every caller passes
+  ``nested=True`` (scope, members), so the ``continue`` never runs.
 
 Left alive on purpose: ops.printf_size's slack per conversion ``+ 400`` -> ``+ 399``.
 The slack stands for what a conversion adds beyond ``str()`` of its value, its width
