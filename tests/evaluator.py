@@ -50,11 +50,14 @@ def ask(it: Interpreter, cls: Any, name: str, *args: Any, capability: Any = None
 
 
 def python_answer(prelude: str, body: str) -> tuple[str, Any]:
-    """CPython's answer: ("ok", value) or ("raise", exception name)."""
-    namespace: dict[str, Any] = {}
+    """CPython's answer: ("ok", value) or ("raise", exception name). Compiled without
+    this file's ``from __future__ import annotations`` (``dont_inherit``): with it,
+    ``dataclasses`` reads ``ClassVar[int]`` as a string and takes it for a field."""
+    namespace: dict[str, Any] = {"__name__": "generated"}
     code = prelude + "\ndef _f():\n" + textwrap.indent(body, "    ") + "\n"
     try:
-        exec(compile(code, "<test case>", "exec"), namespace)  # this test's own code
+        # this test's own code
+        exec(compile(code, "<test case>", "exec", dont_inherit=True), namespace)
         return ("ok", namespace["_f"]())
     except Exception as exc:
         return ("raise", type(exc).__name__)

@@ -22,8 +22,8 @@ from sphinxext_attn.runtime.head_sizes import head_size_answer, json_items
 from sphinxext_attn.runtime.questions import Asker
 from sphinxext_attn.source.tree import SourceTree
 
-SIZES = range(1, 4097)
-MODULE = "vllm.v1.attention.backends.my_attn"
+SIZES = head_size_items.SIZES
+MODULE = head_size_items.MODULE
 
 
 def members(s: IntSet) -> set[int]:
@@ -231,16 +231,7 @@ PREDICATES = [
 ]
 
 
-def _backend(root: Path, body: str) -> tuple[Interpreter, Any]:
-    runtime_backend(root, body)
-    it = Interpreter(SourceTree(root), Machine())
-    return it, it.module_attr(it.module(MODULE), "MyBackend", NODE)
-
-
-def _method(line_body: str) -> str:
-    inner = "".join(f"    {line}\n" for line in line_body.splitlines())
-    lists = "@classmethod\ndef get_supported_head_sizes(cls):\n    return [72, 80]\n\n"
-    return lists + "@classmethod\ndef supports_head_size(cls, head_size):\n" + inner
+_backend, _method = head_size_items.backend, head_size_items.head_size_method
 
 
 @pytest.mark.parametrize("body", PREDICATES)

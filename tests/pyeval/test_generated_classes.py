@@ -11,12 +11,11 @@ keyword nothing accepts) is not a case."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-from evaluator import our_answer
+from evaluator import our_answer, python_answer
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -192,19 +191,6 @@ def accepted(prelude: str) -> bool:
     except Exception:
         return False
     return True
-
-
-def python_answer(prelude: str, body: str) -> tuple[str, Any]:
-    """CPython's answer: ("ok", value) or ("raise", exception name). Compiled without
-    this file's ``from __future__ import annotations`` (``dont_inherit``): with it,
-    ``dataclasses`` reads ``ClassVar[int]`` as a string and takes it for a field."""
-    namespace: dict[str, Any] = {"__name__": "generated"}
-    code = prelude + "\ndef _f():\n" + textwrap.indent(body, "    ") + "\n"
-    try:
-        exec(compile(code, "<generated>", "exec", dont_inherit=True), namespace)  # our own text
-        return ("ok", namespace["_f"]())
-    except Exception as exc:
-        return ("raise", type(exc).__name__)
 
 
 def answers(root: Path, prelude: str, expr: str) -> tuple[tuple[str, Any], tuple[str, Any]]:

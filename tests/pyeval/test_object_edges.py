@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evaluator import our_answer
-from test_generated_classes import python_answer
+from evaluator import our_answer, python_answer
 
 from sphinxext_attn.pyeval import World, member_names
 from sphinxext_attn.pyeval.scope import MISSING
@@ -259,7 +258,8 @@ def test_a_global_rebound_from_a_machine_fact_keeps_the_fact(tmp_path: Path) -> 
 def test_a_head_size_set_on_a_class_is_read_back_as_itself(
     tmp_path: Path, lines: list[str]
 ) -> None:
-    from test_abstract import _backend, _method
+    from head_size_items import backend as _backend
+    from head_size_items import head_size_method as _method
 
     from sphinxext_attn.runtime.head_sizes import head_size_answer
     from sphinxext_attn.runtime.questions import Asker
@@ -271,13 +271,14 @@ def test_a_head_size_set_on_a_class_is_read_back_as_itself(
         assert answer.unknown is not None and "super" in answer.unknown.reason
         return
     assert answer.unknown is None, answer.unknown
-    from test_abstract import SIZES, expand
+    from head_size_items import SIZES, expand
 
-    assert expand(answer.value) == {h for h in SIZES if h > 8}
+    assert expand(answer.value, SIZES) == {h for h in SIZES if h > 8}
 
 
 def test_a_head_size_in_a_set_is_unknown_at_its_place(tmp_path: Path) -> None:
-    from test_abstract import _backend, _method
+    from head_size_items import backend as _backend
+    from head_size_items import head_size_method as _method
 
     from sphinxext_attn.runtime.head_sizes import head_size_answer
     from sphinxext_attn.runtime.questions import Asker
