@@ -221,6 +221,8 @@ PREDICATES = [
     "return head_size in range(40, 10, -3)",
     "return (head_size * 3) in range(30, 60)",
     "return head_size % 8 in range(0, 4096)",  # the longest range tested item by item
+    "return head_size * 2 == 65 or head_size == 3.5 or head_size == 7",  # no whole size
+    "return head_size != None and head_size >= 4090",
     "return 100 - head_size > 20",
     "return head_size * 0 == 0 and (head_size + 5) % 4 == 1",
     "return head_size % 8 % 4 == 0",
@@ -276,6 +278,7 @@ def test_predicate_sets_match_python(tmp_path: Path, body: str) -> None:
         ("return head_size + 1.5 > 3", "head size Add float not evaluated"),
         ("return head_size % -4 == 0", "a head size modulo a negative number"),
         ("return (head_size + 1) // 2 > 3", "head size arithmetic (FloorDiv) not evaluated"),
+        ("return 100 % head_size == 0", "head size arithmetic (Mod) not evaluated"),
         ("return (head_size % 8) + 1 > 3", "head size arithmetic (Add) not evaluated"),
         ("return head_size * 2**33 > 0", "head size arithmetic with numbers too large to keep"),
         ("return head_size % 4097 == 0", "head size arithmetic with numbers too large to keep"),
