@@ -55,6 +55,9 @@ Mutants argued equivalent (no input tells them from the product):
   the whole MRO: its first entry is the raised class itself, a PyClass, which
   ``_derives_...`` filters out (External only) and which ``Raised.matches`` already
   tries as the kind before the bases.
+- builtins._convert ``enum_text(args[0], -1, ...)`` -> any other number but
+  ``ord("r")``/``ord("a")``: objects.enum_text tells only those two conversions
+  (``repr``) from the rest (``str``).
 - ops.unary ``~int(value)`` -> ``~value``: the same int for an int or a bool (the
   ``int()`` keeps Python 3.12+ from warning that ``~`` of a bool is deprecated).
 - intsets._meet ``a.lo == a.hi or b.lo == b.hi`` -> ``and``: the single-size

@@ -79,6 +79,8 @@ SAME = [
     ("", "return abs(-3), abs(-2.5), print('x'), callable(len), callable(1)"),
     (CLASSES, "return type(A()) is A, type(1) is int, type('') is str, callable(A)"),
     ("", "return type(1, 2)"),
+    ("", "return type(1, 2, 3, 4)"),
+    ("", "return len(frozenset([1, 2])), len({1: 2}), len({3}), len('ab'), len((1,))"),
     ("", "return len(1, 2)"),
     ("", "return len(x=1)"),
     # formatting
