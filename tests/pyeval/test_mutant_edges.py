@@ -1,7 +1,8 @@
 """Edges a sampled mutation run found unpinned in the evaluator, each test failing
 with the mutant it was written for.
 
-Mutants argued equivalent (no input tells them from the product):
+Mutants argued equivalent (no input tells them from the product; those of the values
+and operators are in test_mutant_equivalents.py):
 - calls.call ``func.func.kind == "classmethod"`` -> ``is`` and bindings._guard_holds
   ``kind == "if"`` -> ``is``: every kind is a literal of the package's own code (a
   guard's is set only by bindings' own walk of the syntax), and CPython interns such
@@ -41,31 +42,6 @@ Mutants argued equivalent (no input tells them from the product):
 - abstract_str.compare ``equal(left, right) == isinstance(op, ast.Eq)`` -> ``is``:
   ``equal`` returns True, False or ``StrExplorer.decide``'s answer (True, False or
   an ``==`` of two ints), always a bool, and two bools are equal only if identical.
-- abstract._solve ``value.scale < 0`` -> ``< 1``: a head size's scale is never 0
-  (``_made`` returns a plain number for ``x * 0``).
-- abstract._made ``(mod or 0) > 4096`` -> ``(mod or 1)``: ``mod`` is None or at
-  least 1 (``% 0`` raises ZeroDivisionError first), and ``1 > 4096`` is false too.
-- stdlib.call ``args[0] if isinstance(args[0], PyFunction)`` -> ``args[-1]``: it is
-  taken only when ``len(args) == 1``.
-- abstract.member ``container.step > 0`` -> ``>= 0`` and abstract.binop ``c < 0``
-  -> ``c < 1``: a range's step is never 0, and ``% 0`` has raised just before.
-- abstract.Explorer.decide ``self.forks == len(self.trace)`` -> ``>=``: each fork
-  reads the trace or appends to it, so ``forks`` never passes its length.
-- exceptions.raised and _derives_from_base_exception ``class_mro(...)[1:]`` ->
-  the whole MRO: its first entry is the raised class itself, a PyClass, which
-  ``_derives_...`` filters out (External only) and which ``Raised.matches`` already
-  tries as the kind before the bases.
-- builtins._convert ``enum_text(args[0], -1, ...)`` -> any other number but
-  ``ord("r")``/``ord("a")``: objects.enum_text tells only those two conversions
-  (``repr``) from the rest (``str``).
-- ops.unary ``~int(value)`` -> ``~value``: the same int for an int or a bool (the
-  ``int()`` keeps Python 3.12+ from warning that ``~`` of a bool is deprecated).
-- intsets._meet ``a.lo == a.hi or b.lo == b.hi`` -> ``and``: the single-size
-  case is a shortcut; the general path meets a size (period 1) with a run in a
-  period of the run's own (never too long) and gives the same one-size run or None.
-- intsets._both without ``b.lo == b.hi``: a single size ``b`` ending where ``a``
-  ends starts after ``a``'s first member, so the interval from ``a.lo`` it would
-  be written as starts elsewhere than ``b`` and the pair is not combined anyway.
 - ``is MISSING`` -> ``== MISSING`` (instances, objects): MISSING is a bare ``object()``,
   so ``x == MISSING`` is False for every value whose ``__eq__`` gives NotImplemented or
   compares by kind (plain values, Instance, EnumMember, PyFunction, PyClass, External).

@@ -1,0 +1,72 @@
+"""Mutants of the evaluator's values and operators argued equivalent: no input tells
+them from the product (more are listed in test_mutant_edges.py). Each argument names
+the code it reads; the test below fails when that code changes, so an argument
+never outlives the code it was made for.
+
+- abstract._solve ``value.scale < 0`` -> ``< 1``: a head size's scale is never 0
+  (``_made`` returns a plain number for ``x * 0``).
+- abstract._made ``(mod or 0) > 4096`` -> ``(mod or 1)``: ``mod`` is None or at
+  least 1 (``% 0`` raises ZeroDivisionError first), and ``1 > 4096`` is false too.
+- stdlib.call ``args[0] if isinstance(args[0], PyFunction)`` -> ``args[-1]``: it is
+  taken only when ``len(args) == 1``.
+- abstract.member ``container.step > 0`` -> ``>= 0`` and abstract.binop ``c < 0``
+  -> ``c < 1``: a range's step is never 0, and ``% 0`` has raised just before.
+- abstract.Explorer.decide ``self.forks == len(self.trace)`` -> ``>=``: each fork
+  reads the trace or appends to it, so ``forks`` never passes its length.
+- exceptions.raised and _derives_from_base_exception ``class_mro(...)[1:]`` ->
+  the whole MRO: its first entry is the raised class itself, a PyClass, which
+  ``_derives_...`` filters out (External only) and which ``Raised.matches`` already
+  tries as the kind before the bases.
+- builtins._convert ``enum_text(args[0], -1, ...)`` -> any other number but
+  ``ord("r")``/``ord("a")``: objects.enum_text tells only those two conversions
+  (``repr``) from the rest (``str``).
+- ops.unary ``~int(value)`` -> ``~value``: the same int for an int or a bool (the
+  ``int()`` keeps Python 3.12+ from warning that ``~`` of a bool is deprecated).
+- intsets._meet ``a.lo == a.hi or b.lo == b.hi`` -> ``and``: the single-size
+  case is a shortcut; the general path meets a size (period 1) with a run in a
+  period of the run's own (never too long) and gives the same one-size run or None.
+- intsets._both without ``b.lo == b.hi``: a single size ``b`` ending where ``a``
+  ends starts after ``a``'s first member, so the interval from ``a.lo`` it would
+  be written as starts elsewhere than ``b`` and the pair is not combined anyway.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+import pytest
+
+from sphinxext_attn.pyeval import abstract, builtins, exceptions, intsets, ops, stdlib
+
+#: (module, the code an argument above reads)
+ARGUED = [
+    (abstract, "if value.scale < 0:"),
+    (abstract, "(mod or 0) > 4096"),
+    (abstract, "container.step > 0"),
+    (abstract, "if c < 0:"),
+    (abstract, "if self.forks == len(self.trace):"),
+    (stdlib, "return args[0] if isinstance(args[0], PyFunction)"),
+    (exceptions, "class_mro(value, interp)[1:]"),
+    (builtins, 'it.enum_text(args[0], -1, "", node, path)'),
+    (ops, "return ~int(value)"),
+    (intsets, "if a.lo == a.hi or b.lo == b.hi:"),
+    (intsets, "if a.hi != b.hi or a.lo == a.hi or b.lo == b.hi:"),
+]
+
+
+@pytest.mark.parametrize(("module", "code"), ARGUED, ids=[c for _, c in ARGUED])
+def test_the_code_an_argument_reads_is_still_there(module, code):
+    assert code in inspect.getsource(module)
+
+
+def test_a_scale_is_never_zero_and_a_single_size_meets_as_a_run_would():
+    """Two of the arguments, checked: ``x * 0`` is a plain number (no abstract value
+    with scale 0 exists), and a single size meets a run as the general path would."""
+    explorer = abstract.Explorer([])
+    assert abstract.binop(ast.Mult(), abstract.AbstractInt(explorer), 0, ("", 0)) == 0
+    pattern = intsets.run(3, 90, 6, [3, 4])
+    for x in range(1, 100):
+        point = intsets.run(x, x)
+        general = intsets.run(x, x, pattern.mod, pattern.residues) if x <= 90 else None
+        assert intsets._meet(point, pattern) == intsets._meet(pattern, point) == general
