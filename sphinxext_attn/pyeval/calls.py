@@ -23,9 +23,7 @@ from sphinxext_attn.pyeval.scope import MISSING, Frame, Scope, cached, remember
 from sphinxext_attn.pyeval.values import (
     Bound,
     Builtin,
-    EnumMember,
     External,
-    Instance,
     LazyGen,
     LimitExceeded,
     PyClass,
@@ -87,11 +85,8 @@ def call(
     path: str,
 ) -> Value:
     line = getattr(node, "lineno", 0)
-    if isinstance(func, Bound):
-        target = func.target
-        if func.func.kind == "classmethod" and isinstance(target, Instance | EnumMember):
-            target = target.cls
-        return invoke(interp, func.func, [target, *args], kwargs, node)
+    if isinstance(func, Bound):  # (a classmethod's is bound to its class: objects._bind)
+        return invoke(interp, func.func, [func.target, *args], kwargs, node)
     if isinstance(func, PyFunction):
         if func.kind == "classmethod":
             raise Unknown("unbound classmethod call", path, line)

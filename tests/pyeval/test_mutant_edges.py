@@ -3,10 +3,9 @@ with the mutant it was written for.
 
 Mutants argued equivalent (no input tells them from the product; those of the values
 and operators are in test_mutant_equivalents.py):
-- calls.call ``func.func.kind == "classmethod"`` -> ``is`` and bindings._guard_holds
-  ``kind == "if"`` -> ``is``: every kind is a literal of the package's own code (a
-  guard's is set only by bindings' own walk of the syntax), and CPython interns such
-  identifier-like literals.
+- bindings._guard_holds ``kind == "if"`` -> ``is``: every kind is a literal of the
+  package's own code (a guard's is set only by bindings' own walk of the syntax), and
+  CPython interns such identifier-like literals.
 - ops.equal ``left.cls is right.cls`` -> ``==``: PyClass is ``eq=False`` (equality
   is identity).
 - checks.run_checks ``found[0] is not body`` -> any other test of ``found[0]``:

@@ -341,3 +341,16 @@ def test_a_check_reading_super_is_not_replayed_for_another_class(tmp_path: Path)
         [],
         ["one"],
     ]
+
+
+VET = "def vet(flag, size):\n    reasons = []\n    if flag:\n        reasons.append('flag')\n    if size > 2:\n        reasons.append(f'size {size}')\n    return reasons\n"
+
+
+def test_a_list_of_reasons_function_outside_a_class_runs_check_by_check(tmp_path: Path) -> None:
+    """(Its checks are planned as they first run: no flag runs are made for it.)"""
+    it, cls = load(
+        tmp_path, cm("f", "return vet(True, 1), vet(False, 3), vet(True, 3)"), header=VET
+    )
+    it.lenient_functions = frozenset({"vet"})
+    assert ask(it, cls, "f") == (["flag"], ["size 3"], ["flag", "size 3"])
+    assert ask(it, cls, "f") == (["flag"], ["size 3"], ["flag", "size 3"])
