@@ -20,6 +20,10 @@ never outlives the code it was made for.
 - builtins._convert ``enum_text(args[0], -1, ...)`` -> any other number but
   ``ord("r")``/``ord("a")``: objects.enum_text tells only those two conversions
   (``repr``) from the rest (``str``).
+- ops.equal ``not isinstance(a, EnumMember) and not isinstance(b, EnumMember) and
+  a == b`` without either isinstance test: two members were answered just before,
+  so at most one side is a member, of a plain (not str/int) enum, and its
+  ``__eq__`` answers False to anything but a member (``a == b`` is False anyway).
 - ops.unary ``~int(value)`` -> ``~value``: the same int for an int or a bool (the
   ``int()`` keeps Python 3.12+ from warning that ``~`` of a bool is deprecated).
 - intsets._meet ``a.lo == a.hi or b.lo == b.hi`` -> ``and``: the single-size
@@ -50,6 +54,7 @@ ARGUED = [
     (exceptions, "class_mro(value, interp)[1:]"),
     (builtins, 'it.enum_text(args[0], -1, "", node, path)'),
     (ops, "return ~int(value)"),
+    (ops, "not isinstance(a, EnumMember) and not isinstance(b, EnumMember) and a == b"),
     (intsets, "if a.lo == a.hi or b.lo == b.hi:"),
     (intsets, "if a.hi != b.hi or a.lo == a.hi or b.lo == b.hi:"),
 ]

@@ -178,6 +178,9 @@ def test_a_class_and_a_torch_name_are_formatted_by_their_names(tmp_path):
         "ok",
         "torch.float16!",
     )
+    # a torch object is never equal to plain data (not a fact of the machine)
+    body = ["return torch.float16 == 'torch.float16', 1 != torch.int8"]
+    assert our_answer(tmp_path / "c", "import torch\n", body) == ("ok", (False, True))
 
 
 def test_an_exception_known_exactly_is_formatted_as_python_formats_it():
