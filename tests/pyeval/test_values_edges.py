@@ -126,3 +126,10 @@ def test_raising_a_class_with_a_base_outside_the_tree_is_unknown(tmp_path):
     prelude = "import torch\nclass M(torch.nn.Module):\n    pass\n"
     kind, detail = our_answer(tmp_path, prelude, ["raise M()"])
     assert (kind, _reason(detail)) == ("unknown", "M has a base outside the tree")
+
+
+def test_a_limit_without_a_place_has_none():
+    bare = LimitExceeded("stopped")
+    assert (bare.path, bare.line, bare.where, bare.kind) == ("", 0, "", "steps")
+    assert LimitExceeded("stopped", "m.py", kind="size").where == "m.py"
+    assert LimitExceeded("stopped", "m.py", 4).where == "m.py:4"
