@@ -89,8 +89,8 @@ def call(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
         return MISSING if isinstance(result, int) and result.bit_length() > 4096 else result
     if name in ("typing.cast", "typing_extensions.cast") and len(args) == 2:
         return args[1]
-    if name in ("typing.get_args", "typing_extensions.get_args") and args:
-        literal = args[0]
+    if name in ("typing.get_args", "typing_extensions.get_args") and len(args) == 1:
+        literal = args[0]  # (with other arguments Python raises TypeError: unknown here)
         return tuple(literal.items) if isinstance(literal, LiteralType) else MISSING
     if name in ("functools.cache", "functools.lru_cache") and len(args) == 1 and not kwargs:
         return args[0] if isinstance(args[0], PyFunction) else External(f"{name}()")

@@ -7,8 +7,9 @@ never outlives the code it was made for.
   (``_made`` returns a plain number for ``x * 0``).
 - abstract._made ``(mod or 0) > 4096`` -> ``(mod or 1)``: ``mod`` is None or at
   least 1 (``% 0`` raises ZeroDivisionError first), and ``1 > 4096`` is false too.
-- stdlib.call ``args[0] if isinstance(args[0], PyFunction)`` -> ``args[-1]``: it is
-  taken only when ``len(args) == 1``.
+- stdlib.call ``args[0] if isinstance(args[0], PyFunction)`` -> ``args[-1]``, and
+  ``literal = args[0]`` (``get_args``) -> ``args[-1]``: each is taken only when
+  ``len(args) == 1``.
 - abstract.member ``container.step > 0`` -> ``>= 0`` and abstract.binop ``c < 0``
   -> ``c < 1``: a range's step is never 0, and ``% 0`` has raised just before.
 - abstract.Explorer.decide ``self.forks == len(self.trace)`` -> ``>=``: each fork
@@ -51,6 +52,7 @@ ARGUED = [
     (abstract, "if c < 0:"),
     (abstract, "if self.forks == len(self.trace):"),
     (stdlib, "return args[0] if isinstance(args[0], PyFunction)"),
+    (stdlib, 'get_args") and len(args) == 1:\n        literal = args[0]'),
     (exceptions, "class_mro(value, interp)[1:]"),
     (builtins, 'it.enum_text(args[0], -1, "", node, path)'),
     (ops, "return ~int(value)"),

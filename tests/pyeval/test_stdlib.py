@@ -112,12 +112,14 @@ def test_label_names_a_value():
     assert stdlib.label("x") == "'x'"
 
 
-def test_get_args_reads_its_first_argument():
-    """``get_args(Literal[...], extra)``: the first argument is the one read (a
-    survivor of a fresh sample: ``args[0]`` -> ``args[-1]``)."""
+def test_get_args_takes_one_argument():
+    """``get_args(Literal[...])`` gives its items; with another argument too CPython
+    raises TypeError, which is not answered from the first one (unknown)."""
     literal = stdlib.subscript(External("typing.Literal"), ("a", "b"))
-    assert stdlib.call("typing.get_args", [literal, External("x")], {}) == ("a", "b")
-    assert stdlib.call("typing.get_args", [External("x"), literal], {}) is MISSING
+    assert stdlib.call("typing.get_args", [literal], {}) == ("a", "b")
+    assert stdlib.call("typing.get_args", [literal, External("x")], {}) is MISSING
+    assert stdlib.call("typing.get_args", [], {}) is MISSING
+    assert stdlib.call("typing.get_args", [External("x")], {}) is MISSING
 
 
 def test_more_decorators_give_their_kind(tmp_path):
