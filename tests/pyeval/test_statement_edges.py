@@ -302,10 +302,12 @@ def test_module_attribute_of_a_tree_module(tmp_path: Path) -> None:
     """An attribute of a module object: its name, or a submodule of the package."""
     it, cls = load(
         tmp_path,
-        cm("f", "import vllm.mypkg", "return vllm.mypkg.sub.V, vllm.mypkg.W"),
+        cm("f", "import vllm.mypkg", "return vllm.mypkg.sub.V, vllm.mypkg.W")
+        + cm("g", "import os, vllm.mypkg.sub as s2", "return s2.V"),
         extra={"vllm/mypkg/__init__.py": "W = 2\n", "vllm/mypkg/sub.py": "V = 3\n"},
     )
     assert ask(it, cls, "f") == (3, 2)
+    assert ask(it, cls, "g") == 3  # (the second name of one import statement)
     with pytest.raises(Raised, match="AttributeError"):
         it.module_attr(it.module("vllm.mypkg"), "nothing_here", NODE)
 
