@@ -152,3 +152,34 @@ def test_a_platform_without_its_own_rules_method_is_unknown(tmp_path):
     interp = _xpu(tmp_path, "def get_attn_backend_cls", "def get_backend_cls")
     with pytest.raises(Unknown, match="^XPUPlatform has no get_attn_backend_cls of its own"):
         read_rules(interp, "xpu")
+
+
+TABLES = """
+    @classmethod
+    def get_attn_backend_cls(cls, selected_backend, attn_selector_config, num_heads=None) -> str:
+        table = {(True,): "vllm.a.A", (False,): "vllm.b.B"}
+        if attn_selector_config.use_sparse:
+            return table[(attn_selector_config.use_mla,)]
+        else:
+            return table[(attn_selector_config.use_mla,)]
+        return AttentionBackendEnum.TRITON_ATTN.get_path()
+"""
+
+
+def test_an_if_else_whose_branches_return_tables_ends_every_path(tmp_path):
+    """A table returned in each branch ends the walk there (with its KeyError rule):
+    the ``return`` after the ``if``/``else`` is never reached, so it is no rule."""
+    root = tmp_path / "tree"
+    shutil.copytree(DEMO_TREE, root)
+    path = root / XPU
+    text = path.read_text(encoding="utf-8")
+    start = text.index("    @classmethod\n    def get_attn_backend_cls")
+    path.write_text(text[:start] + TABLES.lstrip("\n"), encoding="utf-8")
+    interp = Interpreter(SourceTree(root), Machine(environment_from(platform="xpu")))
+    rules, _ = read_rules(interp, "xpu")
+    outcomes = [r.outcome for r in rules]
+    assert len(rules) == 6 and "TRITON_ATTN" not in outcomes, outcomes
+    assert [r.conditions[-1] for r in rules if r.outcome.startswith("raises KeyError")] == [
+        "any other key",
+        "any other key",
+    ]

@@ -11,6 +11,15 @@ Mutants argued equivalent (no input tells it from the product):
   and a condition that restricts it allows one of them, so ``chosen`` holds one value.
 - reason_sources._literals sentinel ``1 << 30`` -> ``2 << 30``: both exceed any line
   number; a string literal on line 2**30 needs a file of over a billion lines.
+- platform_rules._assigns_request ``t.id == REQUESTED`` -> ``is``: identifiers from
+  ``ast.parse`` are interned, as is the literal constant, so equal names are one object.
+- platform_lists ``len(tree.derived) > MAX_SELECTORS`` -> ``>=``: a capacity bound of a
+  cache of selectors; clearing it one entry earlier rebuilds a selector, same answers.
+- answers.read_valid_backends ``items[0].unknown`` -> ``items[-1]``: taken only when
+  ``len(items) == 1``.
+- requested.kinds ``use_mla: False`` -> ``True`` in the call reading the kind enum: the
+  kinds are the values of the enum the returned member belongs to, and every layer's
+  kind (MLA or not) is a member of that one enum (``get_attn_spec_kind`` of 0.34).
 """
 
 from __future__ import annotations
