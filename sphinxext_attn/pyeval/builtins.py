@@ -57,6 +57,8 @@ def _key(it: Interpreter, kw: Kw, node: ast.AST, path: str) -> Value:
 
 def _minmax(pick: Value) -> Value:
     def run(it: Interpreter, args: Args, kw: Kw, node: ast.AST, path: str) -> Value:
+        if not args:
+            raise Raised("TypeError", "expected at least 1 argument, got 0")
         if "default" in kw and len(args) != 1:
             raise Raised(
                 "TypeError", "Cannot specify a default with multiple positional arguments"

@@ -38,6 +38,9 @@ _NEXT_TOP = re.compile(r"\n(?=[^\s#)\]}])")
 _CONTINUES = re.compile(r"(else|elif|except|finally)\b")
 _DEF = re.compile(r"(?:async\s+)?def\s+(\w+)|class\s+(\w+)")
 _ASSIGN = re.compile(r"(\w+)\s*(?::[^=\n]*)?=(?!=)")
+#: after an assignment's first ``=``, another target's ``=`` (not one inside
+#: brackets, a string or a comment, nor a comparison's)
+_CHAINED = re.compile(r"[^=()\[\]{}'\"#]*(?<![=!<>])=(?!=)")
 _EAGER = re.compile(r"(import|from|if|try|with|for|while)\b")
 #: ``import a.b as c, d`` and ``from .x import (a, b as c)``: what follows ``import``
 _IMPORT = re.compile(r"(?:from\s+\.*[\w.]*\s+)?import\s+(.*)", re.S)
@@ -207,9 +210,12 @@ def chunk_names(chunk: Chunk) -> list[str] | None:
     match = _DEF.match(head)
     if match:
         return [match.group(1) or match.group(2)]
+    if ";" in head:
+        return None  # a second statement may bind more: parse to tell
     match = _ASSIGN.match(head)
     if match and "," not in head.split("=", 1)[0]:
-        return [match.group(1)]
+        # ``x = y = 1`` binds y too: parse to tell
+        return None if _CHAINED.match(head, match.end()) else [match.group(1)]
     if head.startswith(('"', "'", "__all__")) or re.match(r"[\w.]+\(", head):
         return []  # a docstring or a call: binds nothing a question reads
     return None

@@ -236,6 +236,8 @@ RAISES = [
     "[] < ()",
     "min([])",
     "max(())",
+    "max()",
+    "min(default=1)",
     "sum(['a'])",
     "list(range(1, 2, 0))",
     "'a'.join([1])",

@@ -61,6 +61,12 @@ SAME = [
     ),
     ("X = []\nf = (lambda: 0, lambda: X.append(1))", "return X"),
     ("X = []\ndef add():\n    X.append(1)\nf = (lambda: 0, lambda: add())", "return X"),
+    # a name bound earlier and again by a piece's second target or statement: the
+    # later value (chunk_names indexed only the first name, which answered 0)
+    ("y = 0\nx = y = 1", "return y"),
+    ("b = 0\na = 1; b = 2", "return b"),
+    ("b = 0\nprint(); b = 2", "return b"),
+    ("x = 0\nf = lambda x=1: x\nx = 3", "return (x, f())"),
 ]
 
 

@@ -197,3 +197,30 @@ def test_a_lazy_class_parses_only_the_members_asked_for() -> None:
     assert after == [
         s.lineno for s in whole.body if s.lineno > flag.lineno and isinstance(s, ast.ClassDef)
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("x = y = 1\n", None),
+        ("a = 1; b = 2\n", None),
+        ("f(); x = 1\n", None),
+        ("x = f(a=1)\n", ["x"]),
+        ("x = a <= b\n", ["x"]),
+        ("x = a == b\n", ["x"]),
+        ("x = a != b >= c\n", ["x"]),
+        ("x = 1  # y = 2\n", ["x"]),
+        ("x: int = 3\n", ["x"]),
+        ("x = 'a=b'\n", ["x"]),
+        ("x = {'k': (y := 1)}\n", None),
+    ],
+)
+def test_an_assignment_binds_every_target_or_is_parsed(text: str, names: list[str] | None) -> None:
+    """A piece's names read from its text are all the names it binds: a second
+    target or statement makes it parsed instead (a stale earlier value was read)."""
+    from sphinxext_attn.pyeval.bindings import bound_names
+
+    chunk = split_chunks(text, "m.py")[0]
+    assert chunk_names(chunk) == names
+    if names is not None:
+        assert [n for node in ast.parse(text).body for n in bound_names(node)] == names
