@@ -9,7 +9,14 @@ import ast
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import ops
-from sphinxext_attn.pyeval.fields import dataclass_eq, is_dataclass, record_fields
+from sphinxext_attn.pyeval.fields import (
+    Field,
+    Fields,
+    decorator_flag,
+    is_dataclass,
+    record_fields,
+    record_instance,
+)
 from sphinxext_attn.pyeval.members import class_mro, outside_base
 from sphinxext_attn.pyeval.scope import MISSING
 from sphinxext_attn.pyeval.values import (
@@ -59,27 +66,80 @@ def instantiate(
         ):
             return _exception(interp, cls, node, path)
         return _construct(interp, cls, args, kwargs, node, path)
-    if len(args) > len(fields):
-        raise Raised("TypeError", f"{cls.name}() takes {len(fields)} positional arguments")
-    values: dict[str, Value] = {}
-    for (name, _default), value in zip(fields, args, strict=False):
-        values[name] = value
-    for name, value in kwargs.items():
-        if name not in dict(fields):
-            raise Raised("TypeError", f"{cls.name}() got an unexpected keyword argument {name!r}")
-        values[name] = value
-    for name, default in fields:
-        if name not in values:
-            if default is None:
-                raise Raised("TypeError", f"{cls.name}() missing argument {name!r}")
-            values[name] = interp.eval(default, interp.class_body_scope(owner))
-    ordered = {name: values[name] for name, _ in fields}
-    items = tuple(ordered.values()) if interp.is_namedtuple(cls) else None
-    made = Instance(cls, ordered, items, by_fields=items is None and dataclass_eq(owner))
-    if items is None and interp.defines(cls, "__post_init__"):
+    where = (path, getattr(node, "lineno", 0))
+    named_tuple = interp.is_namedtuple(cls)
+    if not (named_tuple or decorator_flag(owner, "init", True)):
+        raise Unknown(f"{owner.name}(init=False) not evaluated", *where)
+    values = _bind(cls, fields, args, kwargs)
+    for f in fields:
+        if f.name in values:
+            continue
+        if f.default is not None:
+            values[f.name] = _default(interp, f, not named_tuple, where)
+        elif f.factory is not None:
+            factory = interp.eval(f.factory, interp.class_body_scope(f.owner))
+            values[f.name] = interp.call(factory, [], {}, node, path)  # new for each
+    ordered = {f.name: values[f.name] for f in fields if f.name in values}
+    if named_tuple:
+        return Instance(cls, ordered, tuple(ordered.values()))
+    made = record_instance(interp, cls, owner, ordered)
+    if interp.defines(cls, "__post_init__"):
         # a dataclass's __init__ ends by calling it
         interp.call(interp.getattr(made, "__post_init__", node, path), [], {}, node, path)
     return made
+
+
+def _bind(
+    cls: PyClass, fields: Fields, args: list[Value], kwargs: dict[str, Value]
+) -> dict[str, Value]:
+    """The generated ``__init__``'s parameters: the fields it takes that are not
+    keyword-only, in order, then the keyword-only ones (by keyword alone)."""
+    positional = [f for f in fields if f.init and not f.kw_only]
+    if len(args) > len(positional):
+        raise Raised("TypeError", f"{cls.name}() takes {len(positional)} positional arguments")
+    values = {f.name: value for f, value in zip(positional, args, strict=False)}
+    taken = {f.name for f in fields if f.init}
+    for name, value in kwargs.items():
+        if name not in taken:
+            raise Raised("TypeError", f"{cls.name}() got an unexpected keyword argument {name!r}")
+        if name in values:
+            raise Raised("TypeError", f"{cls.name}() got multiple values for argument {name!r}")
+        values[name] = value
+    for f in fields:
+        if f.init and f.required and f.name not in values:
+            raise Raised("TypeError", f"{cls.name}() missing argument {f.name!r}")
+    return values
+
+
+def _default(interp: Interpreter, f: Field, dataclass: bool, where: tuple[str, int]) -> Value:
+    """A field's default (``default=`` or the value assigned). CPython refuses an
+    unhashable one when the class is made (``use default_factory``): unknown."""
+    assert f.default is not None
+    value = interp.eval(f.default, interp.class_body_scope(f.owner))
+    if dataclass and _unhashable(interp, value):
+        raise Unknown(f"{f.owner.name}.{f.name}: a mutable default (ValueError)", *where)
+    return value
+
+
+def _unhashable(interp: Interpreter, value: Value) -> bool:
+    """Whether ``value``'s class has ``__hash__ = None``: a list, dict or set, an
+    instance of a dataclass comparing by fields that is neither frozen nor
+    ``unsafe_hash``, of a class defining ``__eq__`` but not ``__hash__``."""
+    if isinstance(value, list | dict | set):
+        return True
+    if not isinstance(value, Instance) or value.items is not None:
+        return False
+    own, _ = interp.class_attr(value.cls, "__hash__")
+    if own is not MISSING:
+        return own is None
+    if value.by_fields:
+        return not any(
+            isinstance(k, PyClass)
+            and is_dataclass(k)
+            and (decorator_flag(k, "frozen", False) or decorator_flag(k, "unsafe_hash", False))
+            for k in class_mro(value.cls, interp)
+        )
+    return interp.defines(value.cls, "__eq__") is not None
 
 
 def _generated_init(interp: Interpreter, cls: PyClass) -> PyClass | None:
@@ -117,7 +177,7 @@ def _construct(
     line = getattr(node, "lineno", 0)
     if outside_base(interp, cls):
         raise Unknown(f"creating a {cls.name} instance not evaluated", path, line)
-    inst = Instance(cls, by_fields=dataclass_eq(cls))  # a dataclass keeping its __init__
+    inst = record_instance(interp, cls, cls)  # a dataclass keeping its __init__ compares fields
     init, _ = interp.class_attr(cls, "__init__")
     if isinstance(init, PyFunction):
         interp.invoke(init, [inst, *args], kwargs, node)

@@ -286,7 +286,7 @@ def compare(
                 ):
                     return interp.truth(result, node, path)
     if isinstance(op, ast.Eq):
-        check_record_eq(interp, left, right, where)
+        check_record_eq(left, right, where)
         return ops.equal(left, right, interp.budget, where)
     if isinstance(op, ast.NotEq):  # object.__ne__ inverts __eq__, user-defined or not
         return not compare(interp, ast.Eq(), left, right, node, path)

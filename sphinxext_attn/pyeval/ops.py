@@ -267,7 +267,7 @@ def equal(left: Value, right: Value, budget: Budget, where: tuple[str, int]) -> 
             return False
         if not (left.by_fields and left.cls is right.cls):
             return False  # compared by identity
-        return equal(tuple(left.fields.values()), tuple(right.fields.values()), budget, where)
+        return _record_equal(left, right, budget, where)
     weigh(left, budget, where)
     weigh(right, budget, where)
     try:
@@ -278,6 +278,30 @@ def equal(left: Value, right: Value, budget: Budget, where: tuple[str, int]) -> 
         raise
     except Exception:  # noqa: BLE001 - values are plain data here
         return False
+
+
+def check_compared(inst: Instance, where: tuple[str, int]) -> None:
+    """A dataclass's ``==`` reads its ``compare=True`` fields only: one holding other
+    names (set by ``__post_init__`` or its own ``__init__``) is not evaluated, nor
+    one missing a compared field (AttributeError, or True for itself on 3.13)."""
+    if not inst.fields.keys() <= inst.declared:
+        raise Unknown(f"== of {inst.cls.name} instances holding more than fields", *where)
+    for name in inst.compared:
+        if name not in inst.fields:
+            raise Unknown(f"== of {inst.cls.name} instances without field {name!r}", *where)
+
+
+def _record_equal(left: Instance, right: Instance, budget: Budget, where: tuple[str, int]) -> bool:
+    """Two instances of one dataclass: their compared fields, in order."""
+    check_compared(left, where)
+    check_compared(right, where)
+    a = tuple(left.fields[name] for name in left.compared)
+    b = tuple(right.fields[name] for name in right.compared)
+    for x, y in zip(a, b, strict=True):
+        if x is y and isinstance(x, float) and x != x:
+            # one nan in both: a tuple of fields (3.11, 3.12) or field by field (3.13+)
+            raise Unknown(f"== of {left.cls.name} instances holding one nan", *where)
+    return equal(a, b, budget, where)
 
 
 def contains(container: Value, item: Value, where: tuple[str, int], budget: Budget) -> bool:

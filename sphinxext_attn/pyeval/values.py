@@ -246,6 +246,10 @@ class Instance:
     items: tuple[Value, ...] | None = None
     #: a dataclass instance: ``==`` compares the fields
     by_fields: bool = False
+    #: the fields ``==`` compares (``compare=True``), in order
+    compared: tuple[str, ...] = ()
+    #: all the class's fields: holding another name makes ``==`` unknown
+    declared: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         return f"{self.cls.name}({', '.join(f'{k}={v!r}' for k, v in self.fields.items())})"
@@ -274,7 +278,9 @@ class GpuInstance(Instance):
     def __init__(self, base: Instance, reader: QuestionMixin) -> None:
         #: the interpreter a look is a read of the GPU of (:meth:`~.QuestionMixin.read_gpu`)
         self.reader = reader
-        super().__init__(base.cls, base.fields, base.items, base.by_fields)
+        super().__init__(
+            base.cls, base.fields, base.items, base.by_fields, base.compared, base.declared
+        )
 
     @property
     def fields(self) -> dict[str, Any]:

@@ -131,7 +131,7 @@ class Selector:
     def _build_config(self, config: Config) -> Instance:
         interp = self.interp
         cls = self._selector_config_class()
-        fields = [name for name, _ in interp.dataclass_fields(cls) or []]
+        fields = [f.name for f in interp.dataclass_fields(cls) or []]
         values = {
             "head_size": config.head_size,
             "dtype": External(DTYPE_NAMES.get(config.dtype.lower(), f"torch.{config.dtype}")),
