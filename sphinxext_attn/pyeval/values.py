@@ -265,6 +265,11 @@ class Instance:
         return isinstance(other, tuple) and self.items == other
 
     def __hash__(self) -> int:
+        """A dataclass comparing by fields hashes by them when frozen, else has no
+        hash (``__hash__ = None``): either way not identity, so not evaluated."""
+        if self.by_fields and self.items is None:
+            message = f"hash of a {self.cls.name} instance (a dataclass) not evaluated"
+            raise Unknown(message, self.cls.path, self.cls.node.lineno)
         return id(self) if self.items is None else hash(self.items)
 
 

@@ -34,6 +34,7 @@ FACTORY = DC + MAKE + "@dataclass\nclass R:\n    a: list = field(default_factory
 POST_INIT = (
     DC + "@dataclass\nclass R:\n    a: int\n    def __post_init__(self):\n        self.b = 2\n"
 )
+FROZEN = DC + "@dataclass(frozen=True)\nclass R:\n    a: int\n"
 PLAIN_BASE = DC + "class P:\n    x: int = 4\n\n@dataclass\nclass R(P):\n    a: int = 1\n"
 
 ANSWERED = [
@@ -121,6 +122,12 @@ UNKNOWN = [
         "R(1)",
         "@dataclass(kw_only=...) not a constant",
     ),
+    # a dataclass instance in a set or as a dict key: unhashable, or hashed by its
+    # fields when frozen (identity answered TypeError's cases and len 2 for 1)
+    (POST_INIT, "{R(1)}", "hash of a R instance (a dataclass) not evaluated"),
+    (POST_INIT, "{R(1): 2}", "hash of a R instance (a dataclass) not evaluated"),
+    (FROZEN, "len({R(1), R(1)})", "hash of a R instance (a dataclass) not evaluated"),
+    (FROZEN, "{R(1)} == {R(1)}", "hash of a R instance (a dataclass) not evaluated"),
     (
         DC + "x = float('nan')\n@dataclass\nclass R:\n    a: float\n",
         "[R(x)] == [R(x)]",
