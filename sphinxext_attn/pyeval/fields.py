@@ -81,6 +81,8 @@ def _read_fields(interp: Interpreter, cls: PyClass) -> dict[str, Field]:
             if "ClassVar" in ast.dump(stmt.annotation):
                 continue
             where = (klass.path, stmt.lineno)
+            if "InitVar" in ast.dump(stmt.annotation):
+                raise Unknown("a dataclasses.InitVar field not evaluated", *where)
             if not namedtuple and _is_kw_only_sentinel(interp, klass, stmt.annotation, where):
                 kw_only = True  # the names after it are keyword-only; it is no field
                 continue

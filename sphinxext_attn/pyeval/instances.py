@@ -18,7 +18,7 @@ from sphinxext_attn.pyeval.fields import (
     record_instance,
 )
 from sphinxext_attn.pyeval.members import class_mro, outside_base
-from sphinxext_attn.pyeval.scope import MISSING
+from sphinxext_attn.pyeval.scope import MISSING, cached, remember
 from sphinxext_attn.pyeval.values import (
     EnumMember,
     External,
@@ -112,10 +112,16 @@ def _bind(
 
 
 def _default(interp: Interpreter, f: Field, dataclass: bool, where: tuple[str, int]) -> Value:
-    """A field's default (``default=`` or the value assigned). CPython refuses an
-    unhashable one when the class is made (``use default_factory``): unknown."""
-    assert f.default is not None
-    value = interp.eval(f.default, interp.class_body_scope(f.owner))
+    """A field's default (``default=`` or the value assigned), evaluated once as
+    when CPython makes the class. CPython refuses an unhashable one then (``use
+    default_factory``): unknown."""
+    expr = f.default
+    assert expr is not None
+    store = interp.record_defaults.setdefault(f.owner, {})
+    value = cached(store, f.name, interp)  # made once: every instance shares it
+    if value is MISSING:
+        scope = interp.class_body_scope(f.owner)
+        value = remember(store, f.name, interp, lambda: interp.eval(expr, scope))
     if dataclass and _unhashable(interp, value):
         raise Unknown(f"{f.owner.name}.{f.name}: a mutable default (ValueError)", *where)
     return value

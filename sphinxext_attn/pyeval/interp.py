@@ -137,6 +137,8 @@ class Interpreter(QuestionMixin):
         self.shared_ids: set[int] | None = None
         #: the fields of the named tuples and dataclasses met (:func:`.fields.record_fields`)
         self.record_fields_found: dict[PyClass, Fields | None] = {}
+        #: their defaults, evaluated once per class as CPython does (:mod:`.instances`)
+        self.record_defaults: dict[PyClass, dict[str, Value]] = {}
         #: functions whose top-level checks are evaluated one by one (see run_lenient)
         self.lenient_functions: frozenset[str] = frozenset()
         self.skipped_checks: list[Unknown] = []

@@ -68,6 +68,9 @@ ANSWERED = [
     (FACTORY, "R().a"),
     (FACTORY, "R().a is R().a"),
     (POST_INIT, "R(1) == 3"),
+    # a default is made once, when the class is: every instance shares it
+    (DC + "@dataclass\nclass R:\n    b: tuple = (1, 2)\n", "R().b is R().b"),
+    (DC + "@dataclass\nclass R:\n    b: tuple = field(default=(1, 2))\n", "R().b is R().b"),
     (PLAIN_BASE, "R(2).a"),
     (PLAIN_BASE, "R(2, 3)"),
 ]
@@ -121,6 +124,13 @@ UNKNOWN = [
         DC + "k = True\n@dataclass(kw_only=k)\nclass R:\n    a: int\n",
         "R(1)",
         "@dataclass(kw_only=...) not a constant",
+    ),
+    # an InitVar is a parameter of __init__ and __post_init__, not a field
+    (
+        DC + "from dataclasses import InitVar\n@dataclass\nclass R:\n    a: int\n"
+        "    s: InitVar[int] = 3\n    def __post_init__(self, s):\n        self.t = s\n",
+        "R(1).t",
+        "a dataclasses.InitVar field not evaluated",
     ),
     # a dataclass instance in a set or as a dict key: unhashable, or hashed by its
     # fields when frozen (identity answered TypeError's cases and len 2 for 1)
