@@ -18,6 +18,13 @@ Mutants argued equivalent (no input tells them from the product):
   parameter name of the tree's ``supports_combination`` as ``ast.parse`` gives it (the
   parser interns every identifier; the check runs on trees parsed in-process, never
   on unpickled ones), and CPython interns the identifier-like literal, so the two agree.
+- questions.Asker ``read_mask`` default ``0`` -> ``1``: bit 1 is ``CAPABILITY``, and
+  ``assumed`` only passes the mask to ``facts_of``, which tests the fact bits ``2 << i``.
+- questions.Asker.method ``interp.class_writes == key[1]`` -> ``>``: the mutant never
+  hits its cache (``class_writes`` only grows, so an entry kept under the count before a
+  write is never looked up again); looking up again a member that read nothing and
+  wrote no class finds it in ``cls.attrs`` with no step, read or write, and binds the
+  same function to the same class (a call unpacks the binding): only the work repeats.
 """
 
 from __future__ import annotations
