@@ -82,7 +82,7 @@ def instantiate(
     ordered = {f.name: values[f.name] for f in fields if f.name in values}
     if named_tuple:
         return Instance(cls, ordered, tuple(ordered.values()))
-    made = record_instance(interp, cls, owner, ordered)
+    made = record_instance(interp, cls, ordered)
     if interp.defines(cls, "__post_init__"):
         # a dataclass's __init__ ends by calling it
         interp.call(interp.getattr(made, "__post_init__", node, path), [], {}, node, path)
@@ -183,7 +183,7 @@ def _construct(
     line = getattr(node, "lineno", 0)
     if outside_base(interp, cls):
         raise Unknown(f"creating a {cls.name} instance not evaluated", path, line)
-    inst = record_instance(interp, cls, cls)  # a dataclass keeping its __init__ compares fields
+    inst = record_instance(interp, cls)  # a dataclass keeping its __init__ compares fields
     init, _ = interp.class_attr(cls, "__init__")
     if isinstance(init, PyFunction):
         interp.invoke(init, [inst, *args], kwargs, node)

@@ -277,7 +277,8 @@ def compare(
         ast.GtE: "__ge__",
     }[type(op)]
     for obj, other, name in ((left, right, dunder), (right, left, _REFLECT[dunder])):
-        if isinstance(obj, Instance):
+        if isinstance(obj, Instance) and not (obj.by_fields and name == "__eq__"):
+            # (a dataclass's generated __eq__ is nearer than a base's own)
             method, _ = interp.class_attr(obj.cls, name)
             if method is not MISSING:
                 result = interp.call(_bind(interp, method, obj, obj.cls), [other], {}, node, path)
@@ -286,6 +287,8 @@ def compare(
                 ):
                     return interp.truth(result, node, path)
     if isinstance(op, ast.Eq):
+        if any(isinstance(v, Instance) and v.own_eq for v in (left, right)):
+            return _same(left, right)  # its __eq__ returned NotImplemented: identity
         check_record_eq(left, right, where)
         return ops.equal(left, right, interp.budget, where)
     if isinstance(op, ast.NotEq):  # object.__ne__ inverts __eq__, user-defined or not

@@ -265,6 +265,11 @@ def equal(left: Value, right: Value, budget: Budget, where: tuple[str, int]) -> 
     if isinstance(left, Instance) or isinstance(right, Instance):
         if not (isinstance(left, Instance) and isinstance(right, Instance)):
             return False
+        for inst in (left, right):
+            if inst.own_eq:  # (called by objects.compare, not here)
+                raise Unknown(
+                    f"== of {inst.cls.name} instances by their __eq__ not evaluated", *where
+                )
         if not (left.by_fields and left.cls is right.cls):
             return False  # compared by identity
         return _record_equal(left, right, budget, where)

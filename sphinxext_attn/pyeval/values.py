@@ -250,6 +250,8 @@ class Instance:
     compared: tuple[str, ...] = ()
     #: all the class's fields: holding another name makes ``==`` unknown
     declared: frozenset[str] = frozenset()
+    #: its class or a base defines ``__eq__`` (nearer than a dataclass's)
+    own_eq: bool = False
 
     def __repr__(self) -> str:
         return f"{self.cls.name}({', '.join(f'{k}={v!r}' for k, v in self.fields.items())})"
@@ -266,9 +268,11 @@ class Instance:
 
     def __hash__(self) -> int:
         """A dataclass comparing by fields hashes by them when frozen, else has no
-        hash (``__hash__ = None``): either way not identity, so not evaluated."""
-        if self.by_fields and self.items is None:
-            message = f"hash of a {self.cls.name} instance (a dataclass) not evaluated"
+        hash (``__hash__ = None``), and so does a class defining ``__eq__`` unless
+        it defines ``__hash__`` too: never identity, so not evaluated."""
+        if self.own_eq or (self.by_fields and self.items is None):
+            kind = "its own __eq__" if self.own_eq else "a dataclass"
+            message = f"hash of a {self.cls.name} instance ({kind}) not evaluated"
             raise Unknown(message, self.cls.path, self.cls.node.lineno)
         return id(self) if self.items is None else hash(self.items)
 
@@ -284,7 +288,13 @@ class GpuInstance(Instance):
         #: the interpreter a look is a read of the GPU of (:meth:`~.QuestionMixin.read_gpu`)
         self.reader = reader
         super().__init__(
-            base.cls, base.fields, base.items, base.by_fields, base.compared, base.declared
+            base.cls,
+            base.fields,
+            base.items,
+            base.by_fields,
+            base.compared,
+            base.declared,
+            base.own_eq,
         )
 
     @property

@@ -35,6 +35,8 @@ POST_INIT = (
     DC + "@dataclass\nclass R:\n    a: int\n    def __post_init__(self):\n        self.b = 2\n"
 )
 FROZEN = DC + "@dataclass(frozen=True)\nclass R:\n    a: int\n"
+OWN_EQ = DC + "class B:\n    def __eq__(self, o):\n        return True\n\n"
+OWN_EQ_REASON = "== of R instances by their __eq__ not evaluated"
 PLAIN_BASE = DC + "class P:\n    x: int = 4\n\n@dataclass\nclass R(P):\n    a: int = 1\n"
 
 ANSWERED = [
@@ -71,6 +73,8 @@ ANSWERED = [
     # a default is made once, when the class is: every instance shares it
     (DC + "@dataclass\nclass R:\n    b: tuple = (1, 2)\n", "R().b is R().b"),
     (DC + "@dataclass\nclass R:\n    b: tuple = field(default=(1, 2))\n", "R().b is R().b"),
+    # a dataclass's generated __eq__ is nearer than a base's own
+    (OWN_EQ + "@dataclass\nclass R(B):\n    b: int = 0\n", "R(1) == R(2)"),
     (PLAIN_BASE, "R(2).a"),
     (PLAIN_BASE, "R(2, 3)"),
 ]
@@ -124,6 +128,18 @@ UNKNOWN = [
         DC + "k = True\n@dataclass(kw_only=k)\nclass R:\n    a: int\n",
         "R(1)",
         "@dataclass(kw_only=...) not a constant",
+    ),
+    # an __eq__ of the tree inside containers (called only at the top)
+    (
+        DC + "@dataclass\nclass R:\n    a: int\n    def __eq__(self, o):\n        return True\n",
+        "R(1) in [R(2)]",
+        OWN_EQ_REASON,
+    ),
+    (OWN_EQ + "class R(B):\n    pass\n", "[R()] == [R()]", OWN_EQ_REASON),
+    (
+        OWN_EQ + "@dataclass(eq=False)\nclass R(B):\n    a: int\n",
+        "(R(1),) == (R(2),)",
+        OWN_EQ_REASON,
     ),
     # an InitVar is a parameter of __init__ and __post_init__, not a field
     (
