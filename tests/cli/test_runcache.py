@@ -23,6 +23,15 @@ Mutants argued equivalent (no input tells them from the product):
   through (None for an optional number or name, False for a flag; no empty dtype, no
   0 heads or block size), so no two valid configurations get the same key, and the
   key is only compared with keys the same code wrote (the code is in the entry's name).
+- runcache ``MAX_TEXTS`` 2048 -> 2049: a capacity (copies of files kept), a choice
+  rather than a behaviour; telling them apart takes a cache holding 2049 copies.
+- select ``args.format == "json"`` -> ``<=``: argparse accepts only ``text`` and
+  ``json`` (``choices``), and ``"text" <= "json"`` is false as ``==`` is.
+- main.write_diff ``same = realpath(old) == realpath(new)`` -> ``>``: ``same`` only
+  picks the cache the old tree is read with when plugins are given; a diff compares
+  CUDA page analyses, which the plugins (ascend, gaudi: their platforms' sections)
+  leave unchanged, and with plugins nothing is cached: the diffs of the demo tree
+  with itself, each plugin, with and without its --platform, came out identical.
 """
 
 from __future__ import annotations
