@@ -33,6 +33,9 @@ never outlives the code it was made for.
 - intsets._both without ``b.lo == b.hi``: a single size ``b`` ending where ``a``
   ends starts after ``a``'s first member, so the interval from ``a.lo`` it would
   be written as starts elsewhere than ``b`` and the pair is not combined anyway.
+- values.out_of_steps ``exc.kind == "steps"`` -> ``is``: every kind is a string
+  literal in the package (``LimitExceeded``'s default or a ``kind=`` argument), and
+  CPython interns identifier-like literals, so equal kinds are one object.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import inspect
 
 import pytest
 
-from sphinxext_attn.pyeval import abstract, builtins, exceptions, intsets, ops, stdlib
+from sphinxext_attn.pyeval import abstract, builtins, exceptions, intsets, ops, stdlib, values
 
 #: (module, the code an argument above reads)
 ARGUED = [
@@ -59,6 +62,7 @@ ARGUED = [
     (ops, "not isinstance(a, EnumMember) and not isinstance(b, EnumMember) and a == b"),
     (intsets, "if a.lo == a.hi or b.lo == b.hi:"),
     (intsets, "if a.hi != b.hi or a.lo == a.hi or b.lo == b.hi:"),
+    (values, 'exc.kind == "steps"'),
 ]
 
 
