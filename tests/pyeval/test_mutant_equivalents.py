@@ -36,6 +36,10 @@ never outlives the code it was made for.
 - values.out_of_steps ``exc.kind == "steps"`` -> ``is``: every kind is a string
   literal in the package (``LimitExceeded``'s default or a ``kind=`` argument), and
   CPython interns identifier-like literals, so equal kinds are one object.
+- calls.call ``func.kind == "classmethod"`` -> ``<=``: a function's kind is only
+  ever "function", "classmethod", "staticmethod", "property" or "opaque"
+  (values.PyFunction, stdlib.decorator_kind, Interpreter.make_function), and every
+  other one sorts after "classmethod".
 """
 
 from __future__ import annotations
@@ -45,7 +49,16 @@ import inspect
 
 import pytest
 
-from sphinxext_attn.pyeval import abstract, builtins, exceptions, intsets, ops, stdlib, values
+from sphinxext_attn.pyeval import (
+    abstract,
+    builtins,
+    calls,
+    exceptions,
+    intsets,
+    ops,
+    stdlib,
+    values,
+)
 
 #: (module, the code an argument above reads)
 ARGUED = [
@@ -63,6 +76,7 @@ ARGUED = [
     (intsets, "if a.lo == a.hi or b.lo == b.hi:"),
     (intsets, "if a.hi != b.hi or a.lo == a.hi or b.lo == b.hi:"),
     (values, 'exc.kind == "steps"'),
+    (calls, 'if func.kind == "classmethod":'),
 ]
 
 
