@@ -40,6 +40,9 @@ never outlives the code it was made for.
   ever "function", "classmethod", "staticmethod", "property" or "opaque"
   (values.PyFunction, stdlib.decorator_kind, Interpreter.make_function), and every
   other one sorts after "classmethod".
+- question.Question ``_read: int = 0`` -> ``= 1``: a Question is made only by
+  ``QuestionMixin.question``, whose ``finally`` sets ``_read`` before ``closed``,
+  and ``read`` returns ``_read`` only once closed, so the default is never read.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from sphinxext_attn.pyeval import (
     exceptions,
     intsets,
     ops,
+    question,
     stdlib,
     values,
 )
@@ -77,6 +81,9 @@ ARGUED = [
     (intsets, "if a.hi != b.hi or a.lo == a.hi or b.lo == b.hi:"),
     (values, 'exc.kind == "steps"'),
     (calls, 'if func.kind == "classmethod":'),
+    (question, "return self._read if self.closed else"),
+    (question, "q._read, q.closed = self.capability_read, True"),
+    (question, "q = Question(self, self.capability)"),
 ]
 
 

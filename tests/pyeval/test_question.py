@@ -9,7 +9,14 @@ import pytest
 from evaluator import FILE, NODE, cm, load
 
 from sphinxext_attn.knowledge.machine import Machine
-from sphinxext_attn.pyeval import STEPS_PER_CELL, Interpreter, LimitExceeded, Unknown
+from sphinxext_attn.pyeval import (
+    STEPS_PER_CELL,
+    STEPS_PER_DECISION,
+    STEPS_PER_PRIORITY_RUN,
+    Interpreter,
+    LimitExceeded,
+    Unknown,
+)
 from sphinxext_attn.pyeval.values import CAPABILITY
 from sphinxext_attn.source.tree import SourceTree
 
@@ -170,3 +177,15 @@ def test_fresh_memos_last_only_as_long_as_their_question(backend):
     with it.question(steps=STEPS_PER_CELL):
         assert (it.call_memo, it.statement_memo) == memos
     assert (it.call_memo, it.statement_memo) == memos
+
+
+def test_the_budgets_are_those_the_documentation_states():
+    """docs/analysis.rst tells readers what a question may spend; the constants are
+    those numbers (``STEPS_PER_CELL = 50_001`` changed a cell's budget unnoticed)."""
+    docs = Path(__file__).resolve().parents[2] / "docs" / "analysis.rst"
+    text = " ".join(docs.read_text(encoding="utf-8").split())
+    assert f"the step budget ({STEPS_PER_CELL:,} steps per question)" in text
+    assert (
+        f"({STEPS_PER_CELL:,} steps for a cell, {STEPS_PER_PRIORITY_RUN:,} for one run of"
+        f" the priority function, {STEPS_PER_DECISION:,} for a selection)"
+    ) in text
