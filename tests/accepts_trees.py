@@ -233,14 +233,25 @@ NAMES = {
 }
 
 
+def checked_interface() -> str:
+    """The runtime test tree's interface with :data:`CHECK_SOURCE` (the full check)."""
+    return dedent(RUNTIME_BACKEND_SOURCE).rstrip("\n") + "\n" + CHECK_SOURCE
+
+
+def one_checked_tree(root: Path, name: str, module: str, cls: str, source: str) -> Path:
+    """The runtime test tree, its interface with the full check, plus the backend
+    ``name``: class ``cls`` of ``module`` (a path), whose code is ``source``."""
+    entries = dict(DEFAULT_ENTRIES, **{name: f"{module[:-3].replace('/', '.')}.{cls}"})
+    files = {REGISTRY: registry_source(entries), BACKEND_INTERFACE: checked_interface()}
+    return runtime_tree(root, {**files, module: dedent(source)})
+
+
 def accepts_tree(root: Path, *, with_check: bool = True) -> Path:
     """The runtime test tree plus :data:`NAMES`; ``with_check`` False: an interface
     without ``supports_combination`` (releases before it)."""
     module = MODULE[:-3].replace("/", ".")
     entries = dict(DEFAULT_ENTRIES, **{n: f"{module}.{c}" for n, c in NAMES.items()})
-    interface = dedent(RUNTIME_BACKEND_SOURCE)
-    if with_check:
-        interface = interface.rstrip("\n") + "\n" + CHECK_SOURCE
+    interface = checked_interface() if with_check else dedent(RUNTIME_BACKEND_SOURCE)
     return runtime_tree(
         root,
         {

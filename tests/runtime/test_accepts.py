@@ -7,17 +7,8 @@ from __future__ import annotations
 
 import json
 
-from accepts_trees import CHECK_SOURCE, COMBINATION_SIGNATURE, NAMES, accepts_tree
-from treebuilder import (
-    BACKEND_INTERFACE,
-    DEFAULT_ENTRIES,
-    REGISTRY,
-    RUNTIME_BACKEND_SOURCE,
-    dedent,
-    registry_source,
-    rows,
-    runtime_tree,
-)
+from accepts_trees import COMBINATION_SIGNATURE, NAMES, accepts_tree, one_checked_tree
+from treebuilder import rows
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.render.jsonout import render_json
@@ -147,11 +138,9 @@ def test_the_note_gives_the_reason_of_the_first_value_refused(tmp_path):
     """64 and 256 are refused for different reasons: the note quotes the first
     (``refused[0]`` -> ``refused[-1]`` quoted the last)."""
     module = "vllm/v1/attention/backends/two.py"
-    entries = dict(DEFAULT_ENTRIES, TWO_ATTN=f"{module[:-3].replace('/', '.')}.TwoBackend")
-    interface = dedent(RUNTIME_BACKEND_SOURCE).rstrip("\n") + "\n" + CHECK_SOURCE
-    files = {REGISTRY: registry_source(entries), BACKEND_INTERFACE: interface}
     row = rows(
-        analyze(runtime_tree(tmp_path, {**files, module: dedent(TWO_REASONS)})), "TWO_ATTN"
+        analyze(one_checked_tree(tmp_path, "TWO_ATTN", module, "TwoBackend", TWO_REASONS)),
+        "TWO_ATTN",
     )[0]
     assert row.accepts["head_sizes"] == [128]
     note = row.notes["Head Sizes"]
@@ -183,10 +172,7 @@ def test_a_check_refusing_every_gpu_it_reads_singles_out_nothing(tmp_path):
     """The check reads the GPU and refuses it on each: every GPU was tried, none
     passes, so every cell stays as the methods say, with why."""
     module = "vllm/v1/attention/backends/no_gpu.py"
-    entries = dict(DEFAULT_ENTRIES, NO_GPU_ATTN=f"{module[:-3].replace('/', '.')}.NoGpuBackend")
-    interface = dedent(RUNTIME_BACKEND_SOURCE).rstrip("\n") + "\n" + CHECK_SOURCE
-    files = {REGISTRY: registry_source(entries), BACKEND_INTERFACE: interface}
-    root = runtime_tree(tmp_path, {**files, module: dedent(NO_GPU)})
+    root = one_checked_tree(tmp_path, "NO_GPU_ATTN", module, "NoGpuBackend", NO_GPU)
     row = rows(analyze(root), "NO_GPU_ATTN")[0]
     unknown = row.accepts["unknown"]
     assert unknown["Compute Cap."] == (

@@ -9,17 +9,8 @@ import ast
 from types import SimpleNamespace
 
 import pytest
-from accepts_trees import CHECK_SOURCE
-from treebuilder import (
-    BACKEND_INTERFACE,
-    DEFAULT_ENTRIES,
-    REGISTRY,
-    RUNTIME_BACKEND_SOURCE,
-    dedent,
-    registry_source,
-    rows,
-    runtime_tree,
-)
+from accepts_trees import one_checked_tree
+from treebuilder import dedent, rows
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.runtime.full_check import _head_values, _plain_none
@@ -89,10 +80,10 @@ def test_a_check_taking_star_args_is_asked_on_every_parameter(tmp_path):
     with an fp8 cache (kept), 256 is refused in every configuration (left out, with
     the note). Reading none of them would have left 512 out too."""
     module = "vllm/v1/attention/backends/star.py"
-    entries = dict(DEFAULT_ENTRIES, STAR_ATTN=f"{module[:-3].replace('/', '.')}.StarBackend")
-    interface = dedent(RUNTIME_BACKEND_SOURCE).rstrip("\n") + "\n" + CHECK_SOURCE
-    files = {REGISTRY: registry_source(entries), BACKEND_INTERFACE: interface}
-    row = rows(analyze(runtime_tree(tmp_path, {**files, module: dedent(STARRED)})), "STAR_ATTN")[0]
+    row = rows(
+        analyze(one_checked_tree(tmp_path, "STAR_ATTN", module, "StarBackend", STARRED)),
+        "STAR_ATTN",
+    )[0]
     assert row.supports["head_sizes"] == [128, 256, 512]
     assert row.accepts["head_sizes"] == [128, 512]
     assert 'answers "head size 256 needs the other kernel"' in row.notes["Head Sizes"]

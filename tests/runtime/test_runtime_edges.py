@@ -33,20 +33,9 @@ import ast
 from pathlib import Path
 
 import pytest
-from accepts_trees import CHECK_SOURCE, COMBINATION_SIGNATURE
+from accepts_trees import COMBINATION_SIGNATURE, one_checked_tree
 from evaluator import HEADER, ask, cm, load
-from treebuilder import (
-    BACKEND_INTERFACE,
-    CUDA,
-    DEFAULT_ENTRIES,
-    REGISTRY,
-    RUNTIME_BACKEND_SOURCE,
-    dedent,
-    registry_source,
-    rows,
-    runtime_backend,
-    runtime_tree,
-)
+from treebuilder import CUDA, dedent, rows, runtime_backend, runtime_tree
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.knowledge.machine import Machine
@@ -193,10 +182,10 @@ def test_a_column_of_rules_the_check_narrows_leaves_the_next_column_narrowed(tmp
     """Head size 80 is refused, but the head sizes are a rule (%64) the refusal cannot
     be taken from: said so, and the block sizes after it are still narrowed."""
     module = "vllm/v1/attention/backends/mixed.py"
-    entries = dict(DEFAULT_ENTRIES, MIXED_ATTN=f"{module[:-3].replace('/', '.')}.MixedBackend")
-    interface = dedent(RUNTIME_BACKEND_SOURCE).rstrip("\n") + "\n" + CHECK_SOURCE
-    files = {REGISTRY: registry_source(entries), BACKEND_INTERFACE: interface}
-    row = rows(analyze(runtime_tree(tmp_path, {**files, module: dedent(MIXED)})), "MIXED_ATTN")[0]
+    row = rows(
+        analyze(one_checked_tree(tmp_path, "MIXED_ATTN", module, "MixedBackend", MIXED)),
+        "MIXED_ATTN",
+    )[0]
     assert row.accepts["unknown"] == {"Head Sizes": "the full check refuses 80 of a set of rules"}
     assert row.accepts["block_sizes"] == ["64", "128"]
     assert row.block_sizes == ("64", "128")
@@ -227,10 +216,7 @@ def test_the_full_check_runs_up_to_its_limit_and_not_once_more(tmp_path, monkeyp
     from sphinxext_attn.runtime import full_check
 
     module = "vllm/v1/attention/backends/mixed.py"
-    entries = dict(DEFAULT_ENTRIES, MIXED_ATTN=f"{module[:-3].replace('/', '.')}.MixedBackend")
-    interface = dedent(RUNTIME_BACKEND_SOURCE).rstrip("\n") + "\n" + CHECK_SOURCE
-    files = {REGISTRY: registry_source(entries), BACKEND_INTERFACE: interface}
-    root = runtime_tree(tmp_path, {**files, module: dedent(MIXED)})
+    root = one_checked_tree(tmp_path, "MIXED_ATTN", module, "MixedBackend", MIXED)
     counted: list[int] = []
     original = full_check.FullCheck.run
 
