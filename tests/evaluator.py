@@ -90,6 +90,14 @@ def _typed(value: Any) -> Any:
     return ("repr", repr(value))
 
 
+def same_answer(ours: tuple[str, Any], python: tuple[str, Any], typed: Any) -> bool:
+    """Both answers are the same outcome: equal values as ``typed`` sees them, or the
+    same exception raised."""
+    if ours[0] != python[0]:
+        return False
+    return bool(typed(ours[1]) == typed(python[1])) if ours[0] == "ok" else ours[1] == python[1]
+
+
 def _reason(unknown: str) -> str:
     """An unknown's reason without its place (``(path:line)``)."""
     return re.sub(r" \([^()]*:\d+\)$", "", unknown)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evaluator import our_answer, python_answer
+from evaluator import our_answer, python_answer, same_answer
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -201,9 +201,7 @@ def answers(root: Path, prelude: str, expr: str) -> tuple[tuple[str, Any], tuple
 def agrees(ours: tuple[str, Any], python: tuple[str, Any]) -> bool:
     if ours[0] == "unknown":
         return True  # an explicit unknown is never wrong
-    if ours[0] != python[0]:
-        return False
-    return _typed(ours[1]) == _typed(python[1]) if ours[0] == "ok" else ours[1] == python[1]
+    return same_answer(ours, python, _typed)
 
 
 GENERATED = settings(

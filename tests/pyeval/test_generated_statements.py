@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evaluator import our_answer, python_answer
+from evaluator import our_answer, python_answer, same_answer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -394,9 +394,14 @@ EXPECTED_UNKNOWNS = frozenset({"min/max of values that do not order", "unpacking
 def agrees(ours: tuple[str, Any], python: tuple[str, Any]) -> bool:
     if ours[0] == "unknown":
         return re.sub(r" \([^()]*\.py(:\d+)?\)$", "", ours[1]) in EXPECTED_UNKNOWNS
-    if ours[0] != python[0]:
-        return False
-    return typed(ours[1]) == typed(python[1]) if ours[0] == "ok" else ours[1] == python[1]
+    return same_answer(ours, python, typed)
+
+
+def compare(factory: pytest.TempPathFactory, program: tuple[str, str]) -> None:
+    """The evaluator agrees with CPython on one generated (prelude, body)."""
+    prelude, body = program
+    ours, python = answers(factory.mktemp("gen"), prelude, body)
+    assert agrees(ours, python), f"{prelude}\n---\n{body}\n: evaluator {ours!r}, Python {python!r}"
 
 
 GENERATED = settings(
@@ -412,9 +417,7 @@ GENERATED = settings(
 def test_generated_statements(
     tmp_path_factory: pytest.TempPathFactory, program: tuple[str, str]
 ) -> None:
-    prelude, body = program
-    ours, python = answers(tmp_path_factory.mktemp("gen"), prelude, body)
-    assert agrees(ours, python), f"{prelude}\n---\n{body}\n: evaluator {ours!r}, Python {python!r}"
+    compare(tmp_path_factory, program)
 
 
 @settings(GENERATED, max_examples=120)
@@ -422,6 +425,4 @@ def test_generated_statements(
 def test_generated_calls(
     tmp_path_factory: pytest.TempPathFactory, program: tuple[str, str]
 ) -> None:
-    prelude, body = program
-    ours, python = answers(tmp_path_factory.mktemp("gen"), prelude, body)
-    assert agrees(ours, python), f"{prelude}\n---\n{body}\n: evaluator {ours!r}, Python {python!r}"
+    compare(tmp_path_factory, program)
