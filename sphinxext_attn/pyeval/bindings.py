@@ -12,6 +12,8 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sphinxext_attn.source.astwalk import children
+
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
     from sphinxext_attn.pyeval.scope import Scope
@@ -117,12 +119,7 @@ def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
             found.add(sub.rest)
         elif isinstance(sub, ast.Import | ast.ImportFrom):
             found.update(a.asname or a.name.split(".")[0] for a in sub.names if a.name != "*")
-        for field_name in sub._fields:
-            child = getattr(sub, field_name, None)
-            if isinstance(child, ast.AST):
-                todo.append(child)
-            elif isinstance(child, list):
-                todo += [c for c in child if isinstance(c, ast.AST)]
+        todo += children(sub)
     return frozenset(found - declared)
 
 

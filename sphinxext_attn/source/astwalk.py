@@ -15,16 +15,23 @@ import ast
 KEPT = "_sphinxext_attn_nodes"
 
 
+def children(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))``, without its generator."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        child = getattr(node, name, None)
+        if isinstance(child, ast.AST):
+            out.append(child)
+        elif isinstance(child, list):
+            out += [c for c in child if isinstance(c, ast.AST)]
+    return out
+
+
 def walk(node: ast.AST) -> list[ast.AST]:
     """``list(ast.walk(node))``: the same nodes, in the same breadth-first order."""
     out = [node]
     for parent in out:  # a list iterator also visits the items appended meanwhile
-        for name in parent._fields:
-            child = getattr(parent, name, None)
-            if isinstance(child, ast.AST):
-                out.append(child)
-            elif isinstance(child, list):
-                out += [c for c in child if isinstance(c, ast.AST)]
+        out += children(parent)
     return out
 
 
