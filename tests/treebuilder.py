@@ -9,7 +9,9 @@ it only has the shapes the analysis looks for.
 
 from __future__ import annotations
 
+import shutil
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,26 @@ def analyze_page(root: str | Path, **kwargs: Any) -> Analysis:
 REPO = Path(__file__).resolve().parent.parent
 DEMO_TREE = REPO / "docs" / "_demo_tree"
 DEMO_OLD_TREE = REPO / "docs" / "_demo_tree_old"
+
+
+def edited_demo_tree(tmp_path: Path, rel: str, edit: Callable[[str], str]) -> Path:
+    """A copy of the demo tree at ``tmp_path/tree`` whose file ``rel`` is ``edit(text)``."""
+    root = tmp_path / "tree"
+    shutil.copytree(DEMO_TREE, root)
+    path = root / rel
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+    return root
+
+
+def replace_once(old: str, new: str) -> Callable[[str], str]:
+    """An edit for :func:`edited_demo_tree`: the first ``old`` (it must be there) made ``new``."""
+
+    def edit(text: str) -> str:
+        assert old in text
+        return text.replace(old, new, 1)
+
+    return edit
+
 
 BACKENDS = "vllm/v1/attention/backends"
 REGISTRY = f"{BACKENDS}/registry.py"

@@ -6,10 +6,10 @@ flags, and a name set to a backend before it is returned."""
 from __future__ import annotations
 
 import ast
-import shutil
+from collections.abc import Callable
 
 import pytest
-from treebuilder import DEMO_TREE
+from treebuilder import DEMO_TREE, edited_demo_tree, replace_once
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import environment_from
@@ -24,6 +24,24 @@ from sphinxext_attn.selection.platform_rules import (
 from sphinxext_attn.source.tree import SourceTree
 
 XPU = "vllm/platforms/xpu.py"
+
+
+def _xpu_edited(tmp_path, edit: Callable[[str], str]) -> Interpreter:  # type: ignore[no-untyped-def]
+    """An interpreter of the demo tree, its XPU platform file edited, on XPU."""
+    root = edited_demo_tree(tmp_path, XPU, edit)
+    return Interpreter(SourceTree(root), Machine(environment_from(platform="xpu")))
+
+
+def _xpu_method(tmp_path, method: str) -> Interpreter:  # type: ignore[no-untyped-def]
+    """:func:`_xpu_edited` with ``get_attn_backend_cls`` (XPU's last method) made ``method``."""
+
+    def edit(text: str) -> str:
+        start = text.index("    @classmethod\n    def get_attn_backend_cls")
+        return text[:start] + method.lstrip("\n")
+
+    return _xpu_edited(tmp_path, edit)
+
+
 METHOD = """
     @classmethod
     def get_attn_backend_cls(cls, selected_backend, attn_selector_config, num_heads=None) -> str:
@@ -49,13 +67,7 @@ def test_settled_branches_and_an_if_else_that_ends_every_path(tmp_path):
     with no request is read without a condition; an ``if``/``else`` of which one
     branch returns is walked past; after one whose branches both return, nothing
     is reached."""
-    root = tmp_path / "tree"
-    shutil.copytree(DEMO_TREE, root)
-    path = root / XPU
-    text = path.read_text(encoding="utf-8")
-    start = text.index("    @classmethod\n    def get_attn_backend_cls")
-    path.write_text(text[:start] + METHOD.lstrip("\n"), encoding="utf-8")
-    interp = Interpreter(SourceTree(root), Machine(environment_from(platform="xpu")))
+    interp = _xpu_method(tmp_path, METHOD)
     rules, where = read_rules(interp, "xpu")
     assert where == XPU
     assert [(r.conditions, r.outcome) for r in rules] == [
@@ -123,13 +135,7 @@ def test_a_condition_of_request_checks_alone_is_settled():
 
 
 def _xpu(tmp_path, old: str, new: str) -> Interpreter:  # type: ignore[no-untyped-def]
-    root = tmp_path / "tree"
-    shutil.copytree(DEMO_TREE, root)
-    path = root / XPU
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
-    return Interpreter(SourceTree(root), Machine(environment_from(platform="xpu")))
+    return _xpu_edited(tmp_path, replace_once(old, new))
 
 
 def test_a_request_check_the_module_does_not_define_stays_a_condition(tmp_path):
@@ -169,13 +175,7 @@ TABLES = """
 def test_an_if_else_whose_branches_return_tables_ends_every_path(tmp_path):
     """A table returned in each branch ends the walk there (with its KeyError rule):
     the ``return`` after the ``if``/``else`` is never reached, so it is no rule."""
-    root = tmp_path / "tree"
-    shutil.copytree(DEMO_TREE, root)
-    path = root / XPU
-    text = path.read_text(encoding="utf-8")
-    start = text.index("    @classmethod\n    def get_attn_backend_cls")
-    path.write_text(text[:start] + TABLES.lstrip("\n"), encoding="utf-8")
-    interp = Interpreter(SourceTree(root), Machine(environment_from(platform="xpu")))
+    interp = _xpu_method(tmp_path, TABLES)
     rules, _ = read_rules(interp, "xpu")
     outcomes = [r.outcome for r in rules]
     assert len(rules) == 6 and "TRITON_ATTN" not in outcomes, outcomes

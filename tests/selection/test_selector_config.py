@@ -5,10 +5,8 @@ a crash or a guess."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
-from treebuilder import DEMO_TREE
+from treebuilder import DEMO_TREE, edited_demo_tree, replace_once
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.selection import Config
@@ -32,12 +30,7 @@ CLASS_LINE = "class AttentionSelectorConfig(NamedTuple):"
     ids=["missing", "not-a-class"],
 )
 def test_a_selector_config_that_cannot_be_built_is_the_reason(tmp_path, replacement, reason):
-    root = tmp_path / "tree"
-    shutil.copytree(DEMO_TREE, root)
-    path = root / SELECTOR
-    text = path.read_text(encoding="utf-8")
-    assert CLASS_LINE in text
-    path.write_text(text.replace(CLASS_LINE, replacement, 1), encoding="utf-8")
+    root = edited_demo_tree(tmp_path, SELECTOR, replace_once(CLASS_LINE, replacement))
     decision = Selector(Interpreter(SourceTree(root), Machine())).decide(Config(head_size=128))
     assert decision.selected is None and decision.priorities == []
     assert decision.error.startswith(f"not evaluated: {reason}"), decision.error
