@@ -123,12 +123,16 @@ def check(ours: tuple[str, Any], python: tuple[str, Any], expect_unknown: str = 
     assert ours[0] == python[0] and (ours[0] == "ok" or ours[1] == python[1]), (ours, python)
 
 
+def as_python(tmp_path: Path, prelude: str, body: str, expect_unknown: str = "") -> None:
+    """:func:`check` the evaluator's answer to ``body`` after ``prelude`` against CPython's."""
+    ours = our_answer(tmp_path, prelude, body.split("\n"))
+    check(ours, python_answer(prelude, body), expect_unknown)
+
+
 def differential(suite: str, tmp_path: Path, prelude: str, body: str) -> None:
     """Compare one case of ``suite`` with CPython, as its entry in the list says."""
     listed = known("pyeval-unknown", suite)
-    key = case_key(prelude, body)
-    lines = body.split("\n")
-    check(our_answer(tmp_path, prelude, lines), python_answer(prelude, body), listed.get(key, ""))
+    as_python(tmp_path, prelude, body, listed.get(case_key(prelude, body), ""))
 
 
 def listed_keys_exist(suite: str, cases: list[tuple[str, str]]) -> None:

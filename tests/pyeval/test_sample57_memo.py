@@ -17,6 +17,13 @@ def call(it: Interpreter, cls: Any, name: str, *args: Any, cap: Any = (9, 0)) ->
     return it.call(it.getattr(cls, name, NODE, ""), list(args), {}, NODE, "")
 
 
+def _lenient_checks(tmp_path: Any, source: str) -> tuple[Interpreter, Any]:
+    """``source`` loaded, its ``checks`` run leniently (as a list of reasons)."""
+    it, cls = load(tmp_path, source)
+    it.lenient_functions = frozenset({"checks"})
+    return it, cls
+
+
 def test_sinks_are_the_distinct_lists_or_none():
     """Two names of one list are no pair of sinks (a replay would extend it twice)."""
     first: list[Any] = []
@@ -38,8 +45,7 @@ ALIASED = cm(
 
 
 def test_a_list_appended_under_two_names_gets_each_item_once(tmp_path):
-    it, cls = load(tmp_path, ALIASED)
-    it.lenient_functions = frozenset({"checks"})
+    it, cls = _lenient_checks(tmp_path, ALIASED)
     assert [call(it, cls, "checks", True) for _ in range(3)] == [["a", "b"]] * 3
 
 
@@ -56,8 +62,7 @@ READS_A_LIST = cm(
 
 def test_a_check_reading_a_local_list_runs_again_for_its_items(tmp_path):
     """A list is no key part: the check is not replayed for another list."""
-    it, cls = load(tmp_path, READS_A_LIST)
-    it.lenient_functions = frozenset({"checks"})
+    it, cls = _lenient_checks(tmp_path, READS_A_LIST)
     answers = [call(it, cls, "checks", size) for size in (3, 4, 3, 4)]
     assert answers == [["three"], [], ["three"], []]
 

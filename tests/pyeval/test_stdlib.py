@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from evaluator import cm, load
+from evaluator import as_python, cm, load
 
 from sphinxext_attn.pyeval import Raised, stdlib
 from sphinxext_attn.pyeval.scope import MISSING
@@ -162,9 +162,7 @@ REGEX = "import re\n"
     ],
 )
 def test_regex_calls_answer_as_python(tmp_path, body):
-    from evaluator import check, our_answer, python_answer
-
-    check(our_answer(tmp_path, REGEX, body.split("\n")), python_answer(REGEX, body))
+    as_python(tmp_path, REGEX, body)
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ evaluate), so a mutant of the rule it passes through answers differently."""
 from __future__ import annotations
 
 import pytest
-from evaluator import _reason, check, our_answer, python_answer
+from evaluator import _reason, as_python, our_answer
 
 from sphinxext_attn.pyeval import Unknown
 from sphinxext_attn.pyeval.formatting import format_value
@@ -97,7 +97,7 @@ SAME = [
 
 @pytest.mark.parametrize(("prelude", "body"), SAME)
 def test_answers_as_python(tmp_path, prelude, body):
-    check(our_answer(tmp_path, prelude, body.split("\n")), python_answer(prelude, body))
+    as_python(tmp_path, prelude, body)
 
 
 #: (prelude, body, reason): unknown for this reason, wherever CPython answers

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 import pytest
-from evaluator import _reason, check, our_answer, python_answer
+from evaluator import _reason, as_python, our_answer
 
 from sphinxext_attn.pyeval.values import (
     Budget,
@@ -119,7 +119,7 @@ CLASSES = (
     ],
 )
 def test_raising_and_native_equality_answer_as_python(tmp_path, body):
-    check(our_answer(tmp_path, CLASSES, body.split("\n")), python_answer(CLASSES, body))
+    as_python(tmp_path, CLASSES, body)
 
 
 def test_raising_a_class_with_a_base_outside_the_tree_is_unknown(tmp_path):
