@@ -312,6 +312,41 @@ def test_an_optional_nested_past_the_hop_limit_takes_anything(tmp_path):
         assert kind.accepts("'x'") is takes_text, depth
 
 
+@pytest.mark.parametrize(
+    ("opening", "closing"),
+    [("Union[None, ", "]"), ("Annotated[", ", 'doc']"), ("(None | ", ")")],
+)
+def test_every_nesting_of_a_type_is_a_hop(tmp_path, opening, closing):
+    """``Union``, ``Annotated`` and ``|`` each count a hop, as ``Optional`` does
+    (``hops + 1`` -> ``hops ** 1`` or ``hops >> 1`` never reached the limit)."""
+    reader = ConfigReader(SourceTree(tmp_path))
+    for depth, takes_text in ((MAX_HOPS, False), (MAX_HOPS + 1, True)):
+        annotation = opening * depth + "int" + closing * depth
+        kind = reader.field_type("vllm/config/x.py", ast.parse(annotation, mode="eval").body)
+        assert kind.accepts("3")
+        assert kind.accepts("'x'") is takes_text, (annotation, depth)
+
+
+def test_a_chain_of_type_aliases_is_a_hop_each(tmp_path):
+    """``A0 = A1``, ``A1 = A2`` ... ``An = int``: each alias read is a hop; a chain
+    longer than MAX_HOPS takes any text (``hops + 1`` -> ``hops - 1`` never ended one
+    that loops: ``B = C``, ``C = B``)."""
+    reader = ConfigReader(SourceTree(tmp_path))
+    config = tmp_path / "vllm" / "config"
+    config.mkdir(parents=True)
+    for depth, takes_text in ((MAX_HOPS - 1, False), (MAX_HOPS + 1, True)):
+        lines = [f"A{i} = A{i + 1}" for i in range(depth)] + [f"A{depth} = int"]
+        (config / f"d{depth}.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        reader = ConfigReader(SourceTree(tmp_path))
+        kind = reader.field_type(f"vllm/config/d{depth}.py", ast.parse("A0", mode="eval").body)
+        assert kind.accepts("3")
+        assert kind.accepts("'x'") is takes_text, depth
+    (config / "loop.py").write_text("B = C\nC = B\n", encoding="utf-8")
+    reader = ConfigReader(SourceTree(tmp_path))
+    kind = reader.field_type("vllm/config/loop.py", ast.parse("B", mode="eval").body)
+    assert kind.any
+
+
 def test_a_rules_class_replaces_only_the_classless_entry_of_its_own_name():
     """A name the registry holds with no class (a placeholder, or a plugin's
     ``register_backend(NAME, "")``) gives way to the class a rule names for it by path;
