@@ -25,6 +25,9 @@ Mutants argued equivalent (no input tells them from the product):
   write is never looked up again); looking up again a member that read nothing and
   wrote no class finds it in ``cls.attrs`` with no step, read or write, and binds the
   same function to the same class (a call unpacks the binding): only the work repeats.
+- capability_points._pair ``len(node.elts) == 2`` -> ``<= 2``: a tuple of fewer items
+  gives ``_ints`` fewer ints (one at most per item), so ``len(ints) == 2`` fails and
+  the empty set is returned as before.
 """
 
 from __future__ import annotations
