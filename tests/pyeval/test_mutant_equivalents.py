@@ -43,6 +43,10 @@ never outlives the code it was made for.
 - question.Question ``_read: int = 0`` -> ``= 1``: a Question is made only by
   ``QuestionMixin.question``, whose ``finally`` sets ``_read`` before ``closed``,
   and ``read`` returns ``_read`` only once closed, so the default is never read.
+- interp.Interpreter ``self.class_writes = 0`` -> any other start: the count is only
+  ever raised by one and compared with an earlier reading of itself (calls, the
+  runtime's method memo) or keyed beside the function (callmemo), so where it
+  starts changes no comparison and no key's equality.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from sphinxext_attn.pyeval import (
     builtins,
     calls,
     exceptions,
+    interp,
     intsets,
     ops,
     question,
@@ -84,6 +89,7 @@ ARGUED = [
     (question, "return self._read if self.closed else"),
     (question, "q._read, q.closed = self.capability_read, True"),
     (question, "q = Question(self, self.capability)"),
+    (interp, "self.class_writes = 0"),
 ]
 
 
