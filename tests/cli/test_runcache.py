@@ -27,6 +27,8 @@ Mutants argued equivalent (no input tells them from the product):
   rather than a behaviour; telling them apart takes a cache holding 2049 copies.
 - select ``args.format == "json"`` -> ``<=``: argparse accepts only ``text`` and
   ``json`` (``choices``), and ``"text" <= "json"`` is false as ``==`` is.
+- main ``args.profile == "vllm-page"`` -> ``>=`` (the template's markers): argparse
+  accepts only ``runtime`` and ``vllm-page``, and ``"runtime" >= "vllm-page"`` is false.
 - main.write_diff ``same = realpath(old) == realpath(new)`` -> ``>``: ``same`` only
   picks the cache the old tree is read with when plugins are given; a diff compares
   CUDA page analyses, which the plugins (ascend, gaudi: their platforms' sections)
