@@ -180,6 +180,6 @@ def regex_call(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
         return MISSING
     try:
         found = getattr(re, function)(args[0], args[1])
-    except re.error as exc:
-        raise Raised("error", str(exc)) from None
+    except re.error as exc:  # named as this Python names it (3.13: PatternError)
+        raise Raised(type(exc).__name__, str(exc), bases=("Exception",)) from None
     return None if found is None else MatchResult(found)

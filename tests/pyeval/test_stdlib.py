@@ -159,6 +159,9 @@ REGEX = "import re\n"
         "return re.match('a', 'a').group(5)",
         "return re.match('a', 'a').span(1, 2)",
         "return re.match('(', 'a')",
+        # named as this Python names it (3.13: PatternError), caught as an Exception
+        "try:\n    return re.match('(', 'a')\nexcept Exception:\n    return 1",
+        "try:\n    return re.match('(', 'a')\nexcept ValueError:\n    return 1",
     ],
 )
 def test_regex_calls_answer_as_python(tmp_path, body):
