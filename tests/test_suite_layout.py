@@ -33,3 +33,10 @@ def test_the_check_sees_an_import(tmp_path):
     module = tmp_path / "test_x.py"
     module.write_text("import os\nfrom test_other import thing\n", encoding="utf-8")
     assert "test_other" in _imported_modules(module)
+
+
+def test_test_modules_have_distinct_names():
+    """pytest imports test modules by their base name (no packages under tests/):
+    two folders holding ``test_x.py`` stop collection with an import mismatch."""
+    names = sorted(m.name for m in TESTS.rglob("test_*.py"))
+    assert sorted({n for n in names if names.count(n) > 1}) == []
