@@ -60,6 +60,8 @@ def _target_names(target: ast.expr) -> list[str]:
 _OPAQUE = (ast.For, ast.AsyncFor, ast.While, ast.Match, ast.Delete)
 #: Nested scopes: names bound inside them are not this scope's.
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+#: Comprehensions: their targets bind in a scope of their own (a ``:=`` binds outside).
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def opaque_names(node: ast.AST) -> list[str]:
@@ -73,6 +75,9 @@ def opaque_names(node: ast.AST) -> list[str]:
             if not isinstance(sub, ast.Lambda):
                 found.append(sub.name)
             continue
+        if isinstance(sub, _COMPREHENSIONS):
+            found += _walrus_names_in(sub)  # its targets are its own scope's
+            continue
         if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
             found.append(sub.id)
         elif isinstance(sub, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and sub.name:
@@ -83,10 +88,6 @@ def opaque_names(node: ast.AST) -> list[str]:
             found += [a.asname or a.name.split(".")[0] for a in sub.names if a.name != "*"]
         todo.extend(ast.iter_child_nodes(sub))
     return found
-
-
-#: Comprehensions: their targets bind in a scope of their own (a ``:=`` binds outside).
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:

@@ -16,6 +16,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from sphinxext_attn.pyeval.bindings import opaque_names
 from sphinxext_attn.pyeval.scope import Frame, SkippedBinding
 from sphinxext_attn.pyeval.stmtmemo import (
     BY_CAPABILITY,
@@ -84,36 +85,8 @@ def run_checks(
                 if out_of_steps(exc) or isinstance(stmt, ast.Return):
                     raise
                 skipped.add(exc, frame)
-                for name in _assigned_names(stmt):
+                for name in opaque_names(stmt):
                     frame.locals[name] = SkippedBinding(exc)
-
-
-#: nodes whose names are bound in a scope of their own, not the checks' frame
-_OWN_SCOPES = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.Lambda,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-    ast.GeneratorExp,
-)
-
-
-def _assigned_names(stmt: ast.stmt) -> list[str]:
-    """The names a skipped statement may have bound in the frame (its targets,
-    those of the statements inside it, a ``:=``): their values are unknown now,
-    and reading one must not give a stale value or a second reason."""
-    names: list[str] = []
-    todo: list[ast.AST] = [stmt]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.append(node.id)
-        elif node is stmt or not isinstance(node, _OWN_SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
-    return names
 
 
 def _units(memo: StatementMemo, body: list[ast.stmt], frame: Frame) -> list[ast.stmt | _Block]:
