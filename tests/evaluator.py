@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from known import known
-from treebuilder import runtime_backend
+from treebuilder import runtime_backend, write_files
 
 from sphinxext_attn.knowledge.machine import Machine
-from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown, World
 from sphinxext_attn.pyeval.values import NODE
 from sphinxext_attn.source.tree import SourceTree
 
@@ -33,6 +33,20 @@ def load(root: Path, body: str, header: str = HEADER, **kw: Any) -> tuple[Interp
     runtime_backend(root, body, header=header, **kw)
     it = Interpreter(SourceTree(root), Machine())
     return it, it.module_attr(it.module(MODULE), "MyBackend", NODE)
+
+
+def tiny_package(root: Path, files: dict[str, str], world: World | None = None) -> Interpreter:
+    """An interpreter over a bare ``vllm`` package holding only ``files`` (path under
+    ``root`` -> source): for questions no backend class is needed for."""
+    write_files(root, {"vllm/__init__.py": "", **files})
+    return Interpreter(SourceTree(root), world)
+
+
+def call_in(it: Interpreter, module: str, name: str, *args: Any, path: str = "") -> Any:
+    """Call ``module.name(*args)`` as code outside the tree does (a synthetic node)."""
+    found = it.module(module)
+    assert found is not None, module
+    return it.call(found.lookup(name, it, NODE), list(args), {}, NODE, path)
 
 
 def cm(name: str, *lines: str, args: str = "") -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NoReturn, TypeVar
 
 from sphinxext_attn.model.environment import Environment
+from sphinxext_attn.render.markdown import TEMPLATE_ERRORS
 from sphinxext_attn.source.locate import default_root
 from sphinxext_attn.vocab.paths import (
     BACKENDS_DIR,
@@ -129,7 +130,7 @@ def check_source_links(template: str | None) -> None:
         return
     try:
         template.format(path="vllm/x.py", line=1, version="0.0.0")
-    except (KeyError, IndexError, ValueError) as exc:
+    except TEMPLATE_ERRORS as exc:
         raise BadInput(
             f"--source-links {template}: not a template ({exc!r}); use the fields "
             "{path}, {line} and {version}"

@@ -42,7 +42,12 @@ from sphinxext_attn.model.key import AnalysisKey
 from sphinxext_attn.model.plugin import Plugins
 from sphinxext_attn.model.records import Analysis, Diagnostic
 from sphinxext_attn.render import markers
-from sphinxext_attn.render.markdown import fill_markers, header_from_template, render_markdown
+from sphinxext_attn.render.markdown import (
+    TEMPLATE_ERRORS,
+    fill_markers,
+    header_from_template,
+    render_markdown,
+)
 from sphinxext_attn.vocab.paths import PAGE_FILE, RELEVANT_PATTERNS
 
 DEFAULT_OUTPUT = PAGE_FILE
@@ -345,7 +350,7 @@ def page_content(
     header = header_from_template(template) if template is not None else None
     try:
         return render_markdown(analysis, header, args.source_links)
-    except (KeyError, IndexError, ValueError) as exc:
+    except TEMPLATE_ERRORS as exc:
         print(f"sphinxext-attn: bad --source-links template: {exc!r}", file=sys.stderr)
         return None
 

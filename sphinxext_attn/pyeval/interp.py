@@ -22,6 +22,7 @@ from typing import Any
 from sphinxext_attn.pyeval import (
     calls,
     comprehensions,
+    dunders,
     formatting,
     loading,
     members,
@@ -93,9 +94,9 @@ class Interpreter(QuestionMixin):
     getattr = objects.get_attr
     setattr = objects.set_attr
     set_item = objects.set_item
-    object_truth = objects.object_truth
-    enum_text = objects.enum_text
-    compare = objects.compare
+    object_truth = dunders.object_truth
+    enum_text = dunders.enum_text
+    compare = dunders.compare
     subscript = objects.subscript
     iterate = objects.iterate
     make_set = objects.make_set
@@ -243,12 +244,16 @@ class Interpreter(QuestionMixin):
 
     def _compare(self, node: ast.Compare, scope: Scope) -> Value:
         left = self.eval(node.left, scope)
+        result: Value = True
         for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = self.eval(comparator, scope)
-            if not self.compare(op, left, right, node, scope.module.path):
-                return False
+            result = self.compare(op, left, right, node, scope.module.path)
+            if result is False or (
+                result is not True and not self.truth(result, node, scope.module.path)
+            ):
+                return result  # as ``and`` does: the first false answer, else the last
             left = right
-        return True
+        return result
 
     def _ifexp(self, node: ast.IfExp, scope: Scope) -> Value:
         test = self.truth(self.eval(node.test, scope), node.test, scope.module.path)

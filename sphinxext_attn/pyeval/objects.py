@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from sphinxext_attn.pyeval import abstract, abstract_str, ops, plain
-from sphinxext_attn.pyeval.fields import check_record_eq, frozen_field
+from sphinxext_attn.pyeval import abstract_str, ops, plain
+from sphinxext_attn.pyeval.fields import frozen_field
 from sphinxext_attn.pyeval.members import member_names as member_names  # the package's name
 from sphinxext_attn.pyeval.members import outside_base, unmodelled
 from sphinxext_attn.pyeval.scope import MISSING, ModuleScope
@@ -71,7 +71,7 @@ def get_attr(interp: Interpreter, obj: Value, name: str, node: ast.AST, path: st
                     getattr(node, "lineno", 0),
                 )
             raise Raised("AttributeError", name)
-        return _bind(interp, value, obj, obj.cls)
+        return bind_member(interp, value, obj, obj.cls)
     if isinstance(obj, SuperProxy):
         target_cls = (
             obj.target if isinstance(obj.target, PyClass) else getattr(obj.target, "cls", None)
@@ -81,7 +81,7 @@ def get_attr(interp: Interpreter, obj: Value, name: str, node: ast.AST, path: st
         value, _ = interp.class_attr(target_cls, name, after=obj.start)
         if value is MISSING:
             raise Unknown(f"super().{name} is outside the tree", path, getattr(node, "lineno", 0))
-        return _bind(interp, value, obj.target, target_cls)
+        return bind_member(interp, value, obj.target, target_cls)
     if isinstance(obj, External):
         return interp.world.external_attr(interp, obj, name)
     if isinstance(obj, Caught):
@@ -119,7 +119,7 @@ def _class_getattr(interp: Interpreter, cls: PyClass, name: str, node: ast.AST) 
             return cls.module.dotted
         unmodelled(interp, cls, name, node)
         raise Raised("AttributeError", f"type object {cls.name!r} has no attribute {name!r}")
-    return _bind(interp, value, cls, cls)
+    return bind_member(interp, value, cls, cls)
 
 
 def _instance_getattr(interp: Interpreter, inst: Instance, name: str, node: ast.AST) -> Value:
@@ -143,10 +143,10 @@ def _instance_getattr(interp: Interpreter, inst: Instance, name: str, node: ast.
         raise Raised("AttributeError", f"{inst.cls.name!r} object has no attribute {name!r}")
     if isinstance(value, PyFunction) and value.kind == "property":
         return interp.invoke(value, [inst], {}, node)
-    return _bind(interp, value, inst, inst.cls)
+    return bind_member(interp, value, inst, inst.cls)
 
 
-def _bind(interp: Interpreter, value: Value, target: Value, cls: PyClass) -> Value:
+def bind_member(interp: Interpreter, value: Value, target: Value, cls: PyClass) -> Value:
     if isinstance(value, PyFunction):
         if value.kind == "classmethod":
             return Bound(value, cls)
@@ -198,102 +198,6 @@ def set_item(
         container[key] = value
     except (TypeError, IndexError, ValueError) as exc:
         raise Raised(type(exc).__name__, str(exc)) from None
-
-
-def object_truth(interp: Interpreter, value: Value, node: ast.AST, path: str) -> bool:
-    if isinstance(value, abstract.AbstractInt):
-        return value.truth((path, getattr(node, "lineno", 0)))
-    if type(value) is abstract_str.AbstractStr:
-        return abstract_str.truth(value)
-    if isinstance(value, Instance):
-        if value.items is not None:
-            return bool(value.items)
-        for dunder in ("__bool__", "__len__"):
-            method, _ = interp.class_attr(value.cls, dunder)
-            if method is not MISSING:
-                return bool(
-                    interp.call(_bind(interp, method, value, value.cls), [], {}, node, path)
-                )
-        return True
-    if isinstance(value, EnumMember):
-        if interp.defines(value.cls, "__bool__"):
-            raise Unknown(
-                f"{value.cls.name}.__bool__ not evaluated", path, getattr(node, "lineno", 0)
-            )
-        return interp.truth(value.value, node, path) if value.plain else True
-    if isinstance(value, Bound | Builtin | SuperProxy | Foreign | Caught | LazyGen):
-        return True
-    if isinstance(value, External):
-        return interp.world.external_truth(value, node, path)
-    raise Unknown(
-        f"truth of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
-    )
-
-
-def enum_text(
-    interp: Interpreter, member: EnumMember, conversion: int, spec: str, node: ast.AST, path: str
-) -> str:
-    """``str()``, ``repr()`` or an f-string field of an enum member; unknown where
-    the enum defines its own, and for a format spec (its meaning changed between
-    Python versions)."""
-    where = (path, getattr(node, "lineno", 0))
-    dunder = "__repr__" if conversion in (ord("r"), ord("a")) else "__str__"
-    own = interp.defines(member.cls, dunder, "__format__")
-    if own is not None:
-        raise Unknown(f"{member.cls.name}.{own} not evaluated", *where)
-    if spec:
-        raise Unknown("format spec of an enum member not evaluated", *where)
-    if dunder == "__str__":
-        return plain.enum_str(member)
-    if type(member.value) not in ops.SCALARS:
-        raise Unknown(f"repr of {member.cls.name}.{member.name} not evaluated", *where)
-    return f"<{member.cls.name}.{member.name}: {member.value!r}>"
-
-
-def compare(
-    interp: Interpreter, op: ast.cmpop, left: Value, right: Value, node: ast.AST, path: str
-) -> bool:
-    where = (path, getattr(node, "lineno", 0))
-    if abstract_str.is_abstract(left) or abstract_str.is_abstract(right):
-        return abstract_str.compare(op, left, right, where, interp.budget)
-    if isinstance(left, External) or isinstance(right, External):
-        answered = interp.world.compare(interp, op, left, right)
-        if answered is not None:
-            return answered
-    if isinstance(op, ast.Is):
-        return _same(left, right)
-    if isinstance(op, ast.IsNot):
-        return not _same(left, right)
-    if isinstance(op, ast.In):
-        return ops.contains(right, left, where, interp.budget)
-    if isinstance(op, ast.NotIn):
-        return not ops.contains(right, left, where, interp.budget)
-    dunder = {
-        ast.Eq: "__eq__",
-        ast.NotEq: "__ne__",
-        ast.Lt: "__lt__",
-        ast.LtE: "__le__",
-        ast.Gt: "__gt__",
-        ast.GtE: "__ge__",
-    }[type(op)]
-    for obj, other, name in ((left, right, dunder), (right, left, _REFLECT[dunder])):
-        if isinstance(obj, Instance) and not (obj.by_fields and name == "__eq__"):
-            # (a dataclass's generated __eq__ is nearer than a base's own)
-            method, _ = interp.class_attr(obj.cls, name)
-            if method is not MISSING:
-                result = interp.call(_bind(interp, method, obj, obj.cls), [other], {}, node, path)
-                if not (
-                    isinstance(result, External) and result.qualname == "builtins.NotImplemented"
-                ):
-                    return interp.truth(result, node, path)
-    if isinstance(op, ast.Eq):
-        if any(isinstance(v, Instance) and v.own_eq for v in (left, right)):
-            return _same(left, right)  # its __eq__ returned NotImplemented: identity
-        check_record_eq(left, right, where)
-        return ops.equal(left, right, interp.budget, where)
-    if isinstance(op, ast.NotEq):  # object.__ne__ inverts __eq__, user-defined or not
-        return not compare(interp, ast.Eq(), left, right, node, path)
-    return ops.order(op, left, right, where, interp.budget)
 
 
 def subscript(interp: Interpreter, value: Value, index: Value, node: ast.AST, path: str) -> Value:
@@ -375,25 +279,3 @@ def hashable(interp: Interpreter, value: Value, node: ast.AST, path: str) -> Val
     except Unknown as exc:  # an abstract value (see .abstract): its place is here
         raise Unknown(exc.reason, path, getattr(node, "lineno", 0)) from None
     return value
-
-
-_REFLECT = {
-    "__eq__": "__eq__",
-    "__ne__": "__ne__",
-    "__lt__": "__gt__",
-    "__le__": "__ge__",
-    "__gt__": "__lt__",
-    "__ge__": "__le__",
-}
-
-
-def _same(left: Value, right: Value) -> bool:
-    if left is right:
-        return True
-    if isinstance(left, EnumMember) and isinstance(right, EnumMember):
-        return left.cls is right.cls and left.name == right.name
-    if isinstance(left, External) and isinstance(right, External):
-        return left.qualname == right.qualname
-    if isinstance(left, bool | type(None)) or isinstance(right, bool | type(None)):
-        return left is right
-    return False

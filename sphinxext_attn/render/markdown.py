@@ -68,10 +68,16 @@ def _literal_list(text: str) -> str:
     return ", ".join(f"`{item.strip()}`" for item in text.split(","))
 
 
+#: What ``str.format`` raises for a template it cannot fill: an unknown field or
+#: index, a bad spec or conversion, an index or attribute of a field
+#: (``{line[0]}``, ``{path.x}``).
+TEMPLATE_ERRORS = (KeyError, IndexError, ValueError, TypeError, AttributeError)
+
+
 def fill_source_url(template: str, location: Location, version: str | None) -> str:
     """A source-link template (``{path}``, ``{line}``, ``{version}``) filled for one cell.
 
-    Raises KeyError/IndexError/ValueError for a template with other fields.
+    Raises one of :data:`TEMPLATE_ERRORS` for a template with other fields.
     """
     return template.format(path=location.path, line=location.line, version=version or "")
 

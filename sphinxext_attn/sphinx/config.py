@@ -27,6 +27,7 @@ from sphinxext_attn.model.environment import (
     environment_from,
     known_platforms,
 )
+from sphinxext_attn.render.markdown import TEMPLATE_ERRORS
 from sphinxext_attn.source.fetch import RELEASE_ROOT, VERSION
 from sphinxext_attn.sphinx.build_state import start_build, state_of
 from sphinxext_attn.sphinx.cache import FilePlace
@@ -79,7 +80,7 @@ def _check_source_url(value: object) -> str | None:
         return accepts
     try:
         value.format(path="p", line=1, version="v")
-    except (KeyError, IndexError, ValueError, AttributeError) as err:
+    except TEMPLATE_ERRORS as err:
         return f"{accepts} (cannot fill it: {err!r})"
     return None
 

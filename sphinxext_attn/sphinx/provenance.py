@@ -18,7 +18,7 @@ from sphinx.util import logging
 
 from sphinxext_attn.model.records import BackendFeatures, Location
 from sphinxext_attn.render.decorate import ASSUMED_MARK, NOTED_MARK, Decorations
-from sphinxext_attn.render.markdown import fill_source_url
+from sphinxext_attn.render.markdown import TEMPLATE_ERRORS, fill_source_url
 from sphinxext_attn.sphinx.build_state import state_of
 from sphinxext_attn.sphinx.xref import domain_of
 
@@ -59,7 +59,7 @@ def source_url(
     and no link."""
     try:
         return fill_source_url(template, location, version)
-    except (KeyError, IndexError, ValueError) as err:
+    except TEMPLATE_ERRORS as err:
         bad = state_of(env).bad_templates
         if template not in bad:
             bad.add(template)

@@ -149,11 +149,14 @@ def test_output_read_only_file(tmp_path, capsys, monkeypatch):
     assert "not writable" in line
 
 
-def test_page_command_bad_template_and_links_fail_before_analysis(tmp_path, capsys):
+@pytest.mark.parametrize("links", ["{bogus}", "{line[0]}", "{path.x}"])
+def test_page_command_bad_template_and_links_fail_before_analysis(tmp_path, capsys, links):
+    """An unknown field, or an index or attribute of a known one (``str.format``'s
+    TypeError and AttributeError), is one line and exit 2, not a traceback."""
     line = one_line(capsys, run(["--root", str(MINI_TREE), "--template", str(tmp_path / "t")]))
     assert "--template" in line and "cannot read" in line
-    line = one_line(capsys, run(["--root", str(MINI_TREE), "--source-links", "{bogus}"]))
-    assert "--source-links {bogus}" in line and "{path}" in line
+    line = one_line(capsys, run(["--root", str(MINI_TREE), "--source-links", links]))
+    assert f"--source-links {links}" in line and "{path}" in line
 
 
 def test_page_command_bad_flags(tmp_path, capsys):

@@ -8,8 +8,13 @@ the newest are kept) is pinned below with the limit set to 1 and 2.
 Mutants argued equivalent (no input tells them from the product):
 - decisions ``len(known) > MAX_KEPT_DECISIONS`` -> ``!=``: below the limit the cut
   ``[-limit:]`` keeps every decision, so cutting there changes nothing.
-- checks.check_source_links ``line=1`` -> ``line=2``: the trial format of a link
-  template; no ``str.format`` spec accepts one positive int and refuses another.
+- checks.check_source_links ``line=1`` -> ``line=2`` or ``line=0``: the trial format
+  of a link template; no ``str.format`` field, index, attribute or spec accepts one
+  of these ints and refuses another (``c`` takes every int below 0x110000).
+- select ``environment.platform == "rocm"`` -> ``<=`` (``cpu`` and ``cuda`` sort
+  first): the capability derived from an arch then is computed off ROCm too, but
+  ``echo`` reads it only under ``platform == "rocm"``, and the derivation is guarded
+  (an unknown or a raise gives None), so output and exit code are the same.
 - runcache ``O_CREAT | O_EXCL`` -> ``O_CREAT ^ O_EXCL``: two distinct bits, so ``|``
   and ``^`` give the same flags.
 - runcache ``os.urandom(4)`` -> ``os.urandom(5)``: only the length of the random part

@@ -83,6 +83,7 @@ from __future__ import annotations
 import ast
 
 import pytest
+from evaluator import call_in, tiny_package
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Unknown
@@ -159,9 +160,7 @@ def test_a_global_rebound_at_import_is_found_in_a_module_parsed_whole(tmp_path):
     """A module the page reader already parsed whole has no pieces to look for the
     word ``global`` in: the rebinding is still found."""
     source = "_x = None\n\n\ndef init():\n    global _x\n    _x = 5\n\n\ninit()\n"
-    (tmp_path / "vllm").mkdir()
-    (tmp_path / "vllm" / "__init__.py").write_text("")
-    (tmp_path / "vllm" / "mod.py").write_text(source)
+    tiny_package(tmp_path, {"vllm/mod.py": source})
     for whole in (False, True):
         tree = SourceTree(tmp_path)
         if whole:
@@ -353,11 +352,7 @@ def test_the_names_a_member_binds_are_read_from_its_first_line():
 def test_a_name_is_taken_from_the_first_module_that_defines_it(tmp_path):
     """A home not in the tree, or one without the name, is passed over for the next;
     None when no home defines it."""
-    (tmp_path / "vllm").mkdir()
-    (tmp_path / "vllm" / "__init__.py").write_text("")
-    (tmp_path / "vllm" / "old.py").write_text("OTHER = 1\n")
-    (tmp_path / "vllm" / "new.py").write_text("HELPER = 2\n")
-    it = Interpreter(SourceTree(tmp_path))
+    it = tiny_package(tmp_path, {"vllm/old.py": "OTHER = 1\n", "vllm/new.py": "HELPER = 2\n"})
     homes = ["vllm.gone", "vllm.old", "vllm.new"]
     assert it.first_defined(homes, "HELPER") == 2
     assert it.first_defined(homes[:2], "HELPER") is None
@@ -366,32 +361,23 @@ def test_a_name_is_taken_from_the_first_module_that_defines_it(tmp_path):
 def test_only_import_module_imports_a_module_given_by_name(tmp_path):
     """Another call outside the tree given a module's name (``alib.load``, whose
     name sorts before ``importlib.import_module``) is unknown, not the module."""
-    (tmp_path / "vllm").mkdir()
-    (tmp_path / "vllm" / "__init__.py").write_text("")
-    (tmp_path / "vllm" / "other.py").write_text("X = 1\n")
-    (tmp_path / "vllm" / "code.py").write_text(
+    code = (
         "import importlib\nfrom alib import load\n\n"
         "def imported():\n    return importlib.import_module('vllm.other').X\n\n"
         "def loaded():\n    return load('vllm.other').X\n"
     )
-    it = Interpreter(SourceTree(tmp_path))
-    module = it.module("vllm.code")
-    assert module is not None
-    assert it.call(module.lookup("imported", it, NODE), [], {}, NODE, "") == 1
+    it = tiny_package(tmp_path, {"vllm/other.py": "X = 1\n", "vllm/code.py": code})
+    assert call_in(it, "vllm.code", "imported") == 1
     with pytest.raises(Unknown, match="alib.load"):
-        it.call(module.lookup("loaded", it, NODE), [], {}, NODE, "")
+        call_in(it, "vllm.code", "loaded")
 
 
 def test_class_decorators_reading_each_other_are_unknown_not_a_traceback(tmp_path):
     """``A``'s decorator reads a member of ``B`` and ``B``'s one of ``A`` (classes
     are read lazily): a member neither defines is looked for without end, and the
     look-up is unknown for ``A``'s decorator, outside any question too."""
-    (tmp_path / "vllm").mkdir()
-    (tmp_path / "vllm" / "__init__.py").write_text("")
-    (tmp_path / "vllm" / "code.py").write_text(
-        "@B.d\nclass A:\n    pass\n\n@A.d\nclass B:\n    pass\n"
-    )
-    it = Interpreter(SourceTree(tmp_path))
+    source = "@B.d\nclass A:\n    pass\n\n@A.d\nclass B:\n    pass\n"
+    it = tiny_package(tmp_path, {"vllm/code.py": source})
     module = it.module("vllm.code")
     assert module is not None
     cls = module.lookup("A", it, NODE)

@@ -8,12 +8,11 @@ import ast
 from pathlib import Path
 
 import pytest
-from evaluator import load
+from evaluator import call_in, load, tiny_package
 
 from sphinxext_attn.pyeval import Interpreter, Unknown, World
 from sphinxext_attn.pyeval.abstract import AbstractInt, Explorer
 from sphinxext_attn.pyeval.values import NODE, External, Value
-from sphinxext_attn.source.tree import SourceTree
 
 
 def test_an_unknown_key_of_a_call_from_outside_the_tree_names_the_file_only(
@@ -68,16 +67,11 @@ def test_the_world_answers_comparisons_with_an_outside_name_on_either_side(
     """objects.compare asks the world when either side is from outside the tree,
     and never about two values of the tree (``isinstance(left, External)`` negated
     skipped ``VERSION >= 2`` and asked about ``1 > 2``)."""
-    (tmp_path / "vllm").mkdir()
-    (tmp_path / "vllm" / "__init__.py").write_text("")
-    (tmp_path / "vllm" / "code.py").write_text(CODE)
     world = _Versioned()
-    interp = Interpreter(SourceTree(tmp_path), world)
-    module = interp.module("vllm.code")
-    assert module is not None
+    interp = tiny_package(tmp_path, {"vllm/code.py": CODE}, world)
 
     def call(name: str) -> Value:
-        return interp.call(module.lookup(name, interp, NODE), [], {}, NODE, "")
+        return call_in(interp, "vllm.code", name)
 
     version = External("somelib.VERSION")
     assert call("new_enough") is True

@@ -1,7 +1,8 @@
 """Edges of the evaluator a sampled mutation run (seed 58) found unpinned: which
-imports ask the world about a module the build writes, where the unknown of an
-exception class with its own ``__init__`` is placed when called from outside the
-tree, and the integer sets being values (hashable, immutable)."""
+imports ask the world about a module the build writes, where an unknown is
+placed when a class is called from outside the tree (an exception class with its
+own ``__init__``, a dataclass without one), and the integer sets being values
+(hashable, immutable)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from evaluator import call_in, tiny_package
 
 from sphinxext_attn.pyeval import Interpreter, Unknown, World
 from sphinxext_attn.pyeval.intsets import IntSet, run
-from sphinxext_attn.pyeval.values import NODE, Value
-from sphinxext_attn.source.tree import SourceTree
 
 IMPORTS = """\
 from vllm._C import ops
@@ -49,19 +49,10 @@ def test_only_the_packages_own_missing_module_is_a_built_one(tmp_path: Path) -> 
     """``from vllm._C import ops`` (the package's own, written by its build) asks the
     world; ``from zzz.native ...`` and ``from aaa.native ...`` are other packages,
     whatever their names sort as (``==`` -> ``>=`` asked about ``zzz.native``)."""
-    (tmp_path / "vllm").mkdir()
-    (tmp_path / "vllm" / "__init__.py").write_text("")
-    (tmp_path / "vllm" / "code.py").write_text(IMPORTS)
     world = _Recording()
-    interp = Interpreter(SourceTree(tmp_path), world)
-    module = interp.module("vllm.code")
-    assert module is not None
-
-    def call(name: str) -> Value:
-        return interp.call(module.lookup(name, interp, NODE), [], {}, NODE, "")
-
+    interp = tiny_package(tmp_path, {"vllm/code.py": IMPORTS}, world)
     for name in ("own", "later", "earlier"):
-        call(name)
+        call_in(interp, "vllm.code", name)
     assert world.built == ["vllm._C"]
 
 
@@ -70,17 +61,21 @@ def test_an_exception_class_with_its_own_init_called_from_outside_has_no_line(
 ) -> None:
     """Created from a synthetic node (no line of the tree), the unknown names the
     file only (``lineno`` 0 -> 1 placed it on line 1)."""
-    (tmp_path / "vllm").mkdir()
-    (tmp_path / "vllm" / "__init__.py").write_text("")
-    (tmp_path / "vllm" / "err.py").write_text(
-        "class Err(ValueError):\n    def __init__(self):\n        self.a = 1\n"
-    )
-    interp = Interpreter(SourceTree(tmp_path))
-    module = interp.module("vllm.err")
-    assert module is not None
-    err = module.lookup("Err", interp, NODE)
+    source = "class Err(ValueError):\n    def __init__(self):\n        self.a = 1\n"
+    interp = tiny_package(tmp_path, {"vllm/err.py": source})
     with pytest.raises(Unknown) as caught:
-        interp.call(err, [], {}, NODE, "vllm/x.py")
+        call_in(interp, "vllm.err", "Err", path="vllm/x.py")
+    assert (caught.value.path, caught.value.line) == ("vllm/x.py", 0)
+
+
+def test_a_dataclass_without_init_called_from_outside_has_no_line(tmp_path: Path) -> None:
+    """``@dataclass(init=False)`` is not evaluated when called; from a synthetic node
+    the unknown names the file only (instances ``lineno`` 0 -> -1 placed it on line
+    -1)."""
+    source = "from dataclasses import dataclass\n\n\n@dataclass(init=False)\nclass N:\n    a: int"
+    interp = tiny_package(tmp_path, {"vllm/rec.py": source})
+    with pytest.raises(Unknown, match=r"N\(init=False\) not evaluated") as caught:
+        call_in(interp, "vllm.rec", "N", path="vllm/x.py")
     assert (caught.value.path, caught.value.line) == ("vllm/x.py", 0)
 
 

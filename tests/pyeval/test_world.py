@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from evaluator import call_in, tiny_package
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Unknown, World
-from sphinxext_attn.pyeval.values import NODE, External
-from sphinxext_attn.source.tree import SourceTree
+from sphinxext_attn.pyeval.values import External
 
 CODE = """\
 import math
@@ -43,19 +43,15 @@ def answered():
 
 
 def _interp(tmp_path: Path, world: World | None = None) -> Interpreter:
-    (tmp_path / "vllm" / "platforms").mkdir(parents=True)
-    (tmp_path / "vllm" / "__init__.py").write_text("")
-    (tmp_path / "vllm" / "platforms" / "__init__.py").write_text("current_platform = None\n")
-    (tmp_path / "vllm" / "code.py").write_text(
-        CODE + "\nfrom somelib import helper as helper_of_the_library\n"
-    )
-    return Interpreter(SourceTree(tmp_path), world)
+    files = {
+        "vllm/platforms/__init__.py": "current_platform = None\n",
+        "vllm/code.py": CODE + "\nfrom somelib import helper as helper_of_the_library\n",
+    }
+    return tiny_package(tmp_path, files, world)
 
 
 def _call(interp: Interpreter, name: str) -> object:
-    module = interp.module("vllm.code")
-    assert module is not None
-    return interp.call(module.lookup(name, interp, NODE), [], {}, NODE, "")
+    return call_in(interp, "vllm.code", name)
 
 
 def test_without_a_world_the_interpreter_knows_plain_python(tmp_path: Path) -> None:

@@ -21,6 +21,8 @@ BAD = [
     ("attention_backends_source_url", "5", "{path}, {line} and {version}"),
     ("attention_backends_source_url", "'https://x/{file}#L{line}'", "{path}, {line}"),
     ("attention_backends_source_url", "'https://x/{0}'", "{path}, {line}"),
+    ("attention_backends_source_url", "'https://x/{line[0]}'", "{path}, {line}"),
+    ("attention_backends_source_url", "'https://x/{path.x}'", "{path}, {line}"),
     ("attention_backends_trees", "'x'", "a dict mapping names (str) to tree paths"),
     ("attention_backends_trees", "{'old': 3}", "a dict mapping names (str) to tree paths"),
     ("attention_backends_trees", "{1: 'x'}", "a dict mapping names (str) to tree paths"),

@@ -175,10 +175,13 @@ def test_bad_config_template_is_a_config_error(make_app, srcdir):
     assert "ERROR" in text and has_type(text, "attention_backends.config")
 
 
-def test_bad_directive_template_warns_once(make_app, srcdir):
+@pytest.mark.parametrize("field", ["{file}", "{line[0]}", "{path.x}"])
+def test_bad_directive_template_warns_once(make_app, srcdir, field):
+    """An unknown field, or an index or attribute of a known one (a TypeError and an
+    AttributeError from ``str.format``), is one warning and no link."""
     (srcdir / "tables.rst").write_text(
-        "Tables\n======\n\n.. attention-backends-standard::\n   :source-url: https://x/{file}\n\n"
-        ".. attention-backends-mla-decode::\n   :source-url: https://x/{file}\n"
+        f"Tables\n======\n\n.. attention-backends-standard::\n   :source-url: https://x/{field}\n\n"
+        f".. attention-backends-mla-decode::\n   :source-url: https://x/{field}\n"
     )
     app = build(make_app, srcdir)
     text = warnings(app)
