@@ -10,15 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from treebuilder import (
-    BACKEND_INTERFACE,
-    DEFAULT_ENTRIES,
-    REGISTRY,
-    RUNTIME_BACKEND_SOURCE,
-    dedent,
-    registry_source,
-    runtime_tree,
-)
+from runtime_trees import BACKEND_INTERFACE, RUNTIME_BACKEND_SOURCE, runtime_tree
+from treebuilder import DEFAULT_ENTRIES, REGISTRY, dedent, registry_source
 
 MODULE = "vllm/v1/attention/backends/checked.py"
 HELPERS = "vllm/v1/attention/ops/kernels.py"

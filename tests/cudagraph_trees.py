@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from treebuilder import DEFAULT_ENTRIES, REGISTRY, dedent, registry_source, runtime_tree
+from runtime_trees import runtime_tree
+from treebuilder import DEFAULT_ENTRIES, REGISTRY, dedent, registry_source
 
 BUILDER = "vllm/v1/attention/builder.py"
 MODULE = "vllm/v1/attention/backends/graphs.py"

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from known import known
-from treebuilder import runtime_backend, write_files
+from runtime_trees import runtime_backend
+from treebuilder import write_files
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown, World

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from treebuilder import runtime_tree
+from runtime_trees import runtime_tree
 
 from sphinxext_attn.analysis import units
 from sphinxext_attn.analysis.units import runtime_analysis

@@ -75,7 +75,7 @@ def test_installed_layout_is_detected(tmp_path):
 
 @pytest.mark.parametrize("profile", ["runtime", "vllm-page"])
 def test_site_packages_gives_the_source_trees_answers(tmp_path, profile):
-    from treebuilder import runtime_tree
+    from runtime_trees import runtime_tree
 
     src = runtime_tree(tmp_path / "src")
     site = site_packages(tmp_path / "site-packages", src)

@@ -8,15 +8,8 @@ from pathlib import Path
 
 import pytest
 import vllm_trees
-from treebuilder import (
-    BACKEND_INTERFACE,
-    BACKENDS,
-    DEFAULT_FILES,
-    FA_UTILS,
-    REGISTRY,
-    RUNTIME_FILES,
-    runtime_tree,
-)
+from runtime_trees import BACKEND_INTERFACE, RUNTIME_FILES, runtime_tree
+from treebuilder import BACKENDS, DEFAULT_FILES, FA_UTILS, REGISTRY
 
 from sphinxext_attn.analysis.pipeline import analyze
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from treebuilder import DEMO_TREE, runtime_backend
+from runtime_trees import runtime_backend
+from treebuilder import DEMO_TREE
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.cli import decisions

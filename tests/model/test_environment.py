@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from treebuilder import dedent, runtime_backend
+from runtime_trees import runtime_backend
+from treebuilder import dedent
 
 from sphinxext_attn.analysis import analyze
 from sphinxext_attn.cli.main import main

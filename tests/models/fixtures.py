@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from treebuilder import dedent, runtime_tree
+from runtime_trees import runtime_tree
+from treebuilder import dedent
 
 MODELS = "vllm/model_executor/models"
 CONVERTOR = "vllm/transformers_utils/model_arch_config_convertor.py"

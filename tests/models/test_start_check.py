@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from treebuilder import runtime_backend
+from runtime_trees import runtime_backend
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.selection import Config

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
+from runtime_trees import BACKEND_INTERFACE, runtime_backend
 from treebuilder import (
-    BACKEND_INTERFACE,
     BACKENDS,
     DEFAULT_ENTRIES,
     FA_UTILS,
@@ -18,7 +18,6 @@ from treebuilder import (
     one_backend,
     registry_source,
     row,
-    runtime_backend,
 )
 
 from sphinxext_attn.analysis.pipeline import analyze as analyze_any

@@ -10,7 +10,7 @@ from typing import Any
 
 import head_size_items
 import pytest
-from treebuilder import runtime_backend
+from runtime_trees import runtime_backend
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown

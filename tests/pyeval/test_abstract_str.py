@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from treebuilder import runtime_backend
+from runtime_trees import runtime_backend
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator import HEADER, MODULE, cm
-from treebuilder import runtime_backend
+from runtime_trees import runtime_backend
 
 from sphinxext_attn.knowledge.machine import Machine, machine_of
 from sphinxext_attn.model.environment import Environment

@@ -208,7 +208,7 @@ def test_a_global_rebound_from_a_machine_fact_keeps_the_fact(tmp_path: Path) -> 
     """``global _g; _g = probe()``: whoever reads ``_g`` later read the probe too
     (members.rebind_global notes the facts the rebinding call read)."""
     from evaluator import HEADER, MODULE, cm
-    from treebuilder import runtime_backend
+    from runtime_trees import runtime_backend
 
     from sphinxext_attn.knowledge.machine import Machine
     from sphinxext_attn.model.environment import Environment

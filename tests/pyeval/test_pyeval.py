@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 from evaluator import FILE, HEADER, MODULE, NODE, ask, cm, load
-from treebuilder import BACKENDS, dedent, runtime_backend
+from runtime_trees import runtime_backend
+from treebuilder import BACKENDS, dedent
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown

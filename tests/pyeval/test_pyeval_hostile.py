@@ -23,10 +23,8 @@ import pytest
 from containment import CAN_CONTAIN, contain, progress
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from treebuilder import (
-    backend_source,
-    runtime_backend,
-)
+from runtime_trees import runtime_backend
+from treebuilder import backend_source
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.knowledge.machine import Machine

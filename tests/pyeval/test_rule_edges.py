@@ -51,7 +51,7 @@ def test_enum_members_are_equal_by_class_and_name(tmp_path):
 
 
 def test_amdsmi_answers_as_a_machine_with_one_gpu_of_the_arch(tmp_path):
-    from treebuilder import runtime_backend
+    from runtime_trees import runtime_backend
 
     from sphinxext_attn.knowledge.machine import Machine
     from sphinxext_attn.model.environment import Environment

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from treebuilder import runtime_backend
+from runtime_trees import runtime_backend
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter

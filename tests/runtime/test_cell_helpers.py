@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 from evaluator import load
-from treebuilder import rows, runtime_backend
+from runtime_trees import runtime_backend
+from treebuilder import rows
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.runtime.block_sizes import NOT_SIZES, block_facts, restrict_to_supported

@@ -10,7 +10,8 @@ import ast
 
 import pytest
 from cudagraph_trees import BUILDER, BUILDER_SOURCE
-from treebuilder import DEFAULT_ENTRIES, REGISTRY, dedent, registry_source, runtime_tree
+from runtime_trees import runtime_tree
+from treebuilder import DEFAULT_ENTRIES, REGISTRY, dedent, registry_source
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.records import BackendFeatures

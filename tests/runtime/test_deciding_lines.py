@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from treebuilder import dedent, rows, runtime_backend
+from runtime_trees import runtime_backend
+from treebuilder import dedent, rows
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.model.records import Location

@@ -4,7 +4,7 @@ hover, and the runtime legend explains the notation (the vllm-page one stays the
 from __future__ import annotations
 
 from attn_sphinx_util import build, sphinx_project
-from treebuilder import runtime_backend
+from runtime_trees import runtime_backend
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.render.markdown import render_markdown

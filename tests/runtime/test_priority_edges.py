@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from treebuilder import CUDA, dedent, runtime_tree
+from runtime_trees import runtime_tree
+from treebuilder import CUDA, dedent
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Unknown

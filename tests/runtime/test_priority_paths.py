@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 import vllm_trees
-from treebuilder import CUDA, dedent, runtime_tree
+from runtime_trees import runtime_tree
+from treebuilder import CUDA, dedent
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.knowledge.machine import Machine

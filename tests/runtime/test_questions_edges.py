@@ -16,13 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from treebuilder import (
+from runtime_trees import (
     BACKEND_INTERFACE,
     PLATFORM_INTERFACE,
     RUNTIME_BACKEND_SOURCE,
-    dedent,
     runtime_backend,
 )
+from treebuilder import dedent
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Raised, Unknown

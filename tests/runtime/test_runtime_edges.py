@@ -38,7 +38,8 @@ from pathlib import Path
 import pytest
 from accepts_trees import COMBINATION_SIGNATURE, one_checked_tree
 from evaluator import HEADER, ask, cm, load
-from treebuilder import CUDA, dedent, rows, runtime_backend, runtime_tree
+from runtime_trees import runtime_backend, runtime_tree
+from treebuilder import CUDA, dedent, rows
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.knowledge.machine import Machine

@@ -15,18 +15,15 @@ from typing import Any
 import pytest
 import vllm_trees
 from known import assert_exactly
+from runtime_trees import BACKEND_INTERFACE, RUNTIME_FILES, runtime_backend, runtime_tree
 from treebuilder import (
-    BACKEND_INTERFACE,
     BACKENDS,
     DEFAULT_ENTRIES,
     REGISTRY,
-    RUNTIME_FILES,
     backend_source,
     dedent,
     registry_source,
     rows,
-    runtime_backend,
-    runtime_tree,
 )
 
 from sphinxext_attn.analysis.pipeline import analyze

@@ -161,7 +161,7 @@ def test_a_capability_asked_of_device_capability_is_a_pair_or_numbers():
 def test_kv_cache_dtypes_are_read_from_the_next_module_when_one_cannot_be_evaluated(
     tmp_path,
 ):
-    from treebuilder import runtime_tree
+    from runtime_trees import runtime_tree
 
     from sphinxext_attn.pyeval import Interpreter
     from sphinxext_attn.runtime.questions import kv_cache_dtypes

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from treebuilder import CUDA, dedent, rows, runtime_backend, runtime_tree
+from runtime_trees import runtime_backend, runtime_tree
+from treebuilder import CUDA, dedent, rows
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.knowledge.machine import Machine

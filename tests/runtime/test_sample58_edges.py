@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 from accepts_trees import one_checked_tree
-from treebuilder import CUDA, dedent, rows, runtime_backend, runtime_tree
+from runtime_trees import runtime_backend, runtime_tree
+from treebuilder import CUDA, dedent, rows
 
 from sphinxext_attn.analysis.pipeline import analyze
 from sphinxext_attn.knowledge.machine import Machine

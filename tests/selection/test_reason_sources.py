@@ -13,7 +13,8 @@ import json
 
 import pytest
 import vllm_trees
-from treebuilder import dedent, runtime_backend
+from runtime_trees import runtime_backend
+from treebuilder import dedent
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.records import Location

@@ -31,7 +31,8 @@ import shutil
 from typing import NamedTuple
 
 import pytest
-from treebuilder import DEMO_TREE, runtime_tree
+from runtime_trees import runtime_tree
+from treebuilder import DEMO_TREE
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.environment import environment_from

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from attn_sphinx_util import build, page_tables, warnings
-from treebuilder import BACKEND_INTERFACE, backend_source, dedent, one_backend
+from runtime_trees import BACKEND_INTERFACE
+from treebuilder import backend_source, dedent, one_backend
 
 from sphinxext_attn.vocab.paths import GENERATORS
 
