@@ -63,15 +63,17 @@ def object_truth(interp: Interpreter, value: Value, node: ast.AST, path: str) ->
 def _own_truth(dunder: str, result: Value, node: ast.AST, path: str) -> bool:
     """What CPython makes of a class's own ``__bool__`` or ``__len__`` result: a bool,
     or a length that is a non-negative int; anything else raises."""
+    if isinstance(result, abstract.AbstractInt):  # (a bool is no AbstractInt)
+        if dunder == "__bool__":
+            raise Raised("TypeError", "__bool__ should return bool, returned int")
+        return result.truth((path, getattr(node, "lineno", 0)))
+    kind = result.cls.name if isinstance(result, Instance) else type(result).__name__
     if dunder == "__bool__":
         if type(result) is not bool:
-            kind = type(result).__name__ if type(result) in ops.SCALARS else "object"
             raise Raised("TypeError", f"__bool__ should return bool, returned {kind}")
         return result
-    if isinstance(result, abstract.AbstractInt):
-        return result.truth((path, getattr(node, "lineno", 0)))
     if not isinstance(result, int):
-        raise Raised("TypeError", "__len__ result cannot be interpreted as an integer")
+        raise Raised("TypeError", f"'{kind}' object cannot be interpreted as an integer")
     if result < 0:
         raise Raised("ValueError", "__len__() should return >= 0")
     return result != 0
