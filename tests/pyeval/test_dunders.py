@@ -12,6 +12,7 @@ import pytest
 from evaluator import call_in, tiny_package
 
 from sphinxext_attn.pyeval import Raised, Unknown
+from sphinxext_attn.pyeval.abstract import AbstractInt, Explorer
 from sphinxext_attn.pyeval.builtins import _ARITY
 
 SOURCE = """\
@@ -197,3 +198,20 @@ def _run_python(source: str) -> tuple[str, Any]:
         return "value", namespace["call"]()
     except Exception as exc:
         return "raises", f"{type(exc).__name__}: {exc}"
+
+
+def test_a_bool_method_returning_a_head_size_raises(tmp_path: Path) -> None:
+    """A head size is an int whatever its value: from ``__bool__`` it is CPython's
+    TypeError, not a question about its value."""
+    source = (
+        "class Flag:\n    def __init__(self, n):\n        self.n = n\n\n"
+        "    def __bool__(self):\n        return self.n\n\n\n"
+        "def flag(n):\n    return not Flag(n)\n"
+    )
+    interp = tiny_package(tmp_path, {"vllm/code.py": source})
+    with pytest.raises(Raised) as raised:
+        call_in(interp, "vllm.code", "flag", AbstractInt(Explorer([])))
+    assert (raised.value.kind, raised.value.message) == (
+        "TypeError",
+        "__bool__ should return bool, returned int",
+    )
