@@ -10,6 +10,7 @@ Nothing here is vLLM code.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from treebuilder import (
     BACKENDS,
@@ -22,6 +23,7 @@ from treebuilder import (
     build_tree,
     dedent,
     registry_source,
+    rows,
 )
 
 BACKEND_INTERFACE = "vllm/v1/attention/backend.py"
@@ -244,3 +246,14 @@ def runtime_backend(
         **(extra or {}),
     }
     return runtime_tree(root, files)
+
+
+#: The module :func:`runtime_backend` writes its backend class to by default.
+FILE = "vllm/v1/attention/backends/my_attn.py"
+
+
+def only(analysis: Any, name: str) -> Any:
+    """The single row of backend ``name`` (asserts there is one, showing the diagnostics)."""
+    found = rows(analysis, name)
+    assert len(found) == 1, (name, found, analysis.diagnostics)
+    return found[0]
