@@ -88,7 +88,7 @@ def test_deps_marks_what_uses_sphinx(tmp_path):
     assert not uses("from sphinxext_attn.pyeval import Interpreter\nimport treebuilder\n")
     assert not uses("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sphinx\n")
     assert dependency_use.uses_dependencies(TESTS / "sphinx" / "test_sphinx_build.py")
-    assert not dependency_use.uses_dependencies(TESTS / "pyeval" / "test_pyeval.py")
+    assert not dependency_use.uses_dependencies(TESTS / "pyeval" / "test_pyeval_expressions.py")
 
 
 @pytest.mark.parametrize("module", sorted((TESTS / "sphinx").glob("test_*.py")), ids=str)
