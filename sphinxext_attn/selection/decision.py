@@ -85,7 +85,7 @@ class Selector:
                     self._config_cls = found
                     break
             else:
-                raise Unknown("no AttentionSelectorConfig in the tree", SELECTOR_MODULES[0])
+                raise Unknown(f"no AttentionSelectorConfig in {' or '.join(SELECTOR_MODULES)}")
         return self._config_cls
 
     def _attn_type(self, name: str) -> Any:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from itertools import product
+from itertools import pairwise, product
 from typing import Any
 
 from sphinxext_attn.knowledge.devices import platform_class
@@ -99,14 +99,15 @@ def _with(base: Environment, arch: str = "", env: dict[str, str] | None = None) 
 def layers(tree: SourceTree, platform_path: str) -> list[dict[str, Any]]:
     """The layer shapes tried: MLA (and sparse MLA), a KV connector, an
     encoder-decoder model, and each KV cache dtype the platform's module
-    compares ``kv_cache_dtype`` with."""
+    compares ``kv_cache_dtype`` with (in a chain too: ``"a" < kv_cache_dtype < "b"``)."""
     text = tree.text(platform_path) or ""
     compared = sorted(
         {
             value
             for node in ast.walk(ast.parse(text))
-            if isinstance(node, ast.Compare) and len(node.comparators) == 1
-            for value in _kv_constants(node.left, node.comparators[0])
+            if isinstance(node, ast.Compare)
+            for left, right in pairwise([node.left, *node.comparators])
+            for value in _kv_constants(left, right)
         }
     )
     out = []
@@ -282,8 +283,8 @@ def _titled(runs: list[Run]) -> list[tuple[tuple[str, ...], str]]:
         conditions = _merge(
             [{n: frozenset({p[i]}) for i, n in enumerate(names)} for p in sorted(mine)]
         )
-        for _ in range(3):  # widening can make conditions mergeable again
-            conditions = _merge(_widened(conditions, mine, names))
+        # one round: a second changes nothing (test_one_widening_round_reaches_the_fixed_point)
+        conditions = _merge(_widened(conditions, mine, names))
         out.append((backends, "" if len(points) == 1 else _factored(conditions, dims)))
     return out
 

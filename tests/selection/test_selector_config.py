@@ -21,7 +21,10 @@ CLASS_LINE = "class AttentionSelectorConfig(NamedTuple):"
 @pytest.mark.parametrize(
     ("replacement", "reason"),
     [
-        ("class OtherConfig(NamedTuple):", "no AttentionSelectorConfig in the tree"),
+        (
+            "class OtherConfig(NamedTuple):",
+            "no AttentionSelectorConfig in vllm.v1.attention.selector or vllm.attention.selector",
+        ),
         (
             "AttentionSelectorConfig = 3\n\n\nclass OtherConfig(NamedTuple):",
             "AttentionSelectorConfig is not a class",
