@@ -2,9 +2,10 @@
 failing with the mutant it was written for.
 
 Mutants argued equivalent (no input tells it from the product):
-- platform_lists._titled ``range(3)`` -> ``range(4)`` widening rounds: a round is a
-  function of the conditions alone and the first round already reaches its fixed
-  point (test_one_widening_round_reaches_the_fixed_point), so later rounds change nothing.
+- platform_lists._titled ``range(3)`` -> ``range(4)`` (and, in sample 59, ``range(2)``)
+  widening rounds: a round is a function of the conditions alone and the first round
+  already reaches its fixed point (test_one_widening_round_reaches_the_fixed_point),
+  so later rounds change nothing. The code now widens once.
 - platform_rules ``zip(literal.keys, literal.values, strict=True)`` -> ``strict=False``:
   an ``ast.Dict`` always has as many keys as values (a ``**x`` entry's key is None).
 - platform_lists._words ``chosen[0]`` -> ``chosen[-1]`` for a flag: a flag has two values
