@@ -47,6 +47,13 @@ never outlives the code it was made for.
   ever raised by one and compared with an earlier reading of itself (calls, the
   runtime's method memo) or keyed beside the function (callmemo), so where it
   starts changes no comparison and no key's equality.
+- instances.instantiate ``args[0]`` -> ``args[-1]`` in an enum's value lookup: the
+  line above raises unless ``len(args) == 1``.
+- lazyclass.class_of_chunk ``found.group(1) == name`` -> ``>=``: a piece is asked
+  only for a name it binds, and ``lazy_class`` reads the piece's own header (a class
+  statement or None), so the mutant at most reads lazily the same class ``name``
+  (when a decorator's string holds a line ``class x`` that sorts after it) which
+  the product parses whole: the same class either way.
 """
 
 from __future__ import annotations
@@ -61,8 +68,10 @@ from sphinxext_attn.pyeval import (
     builtins,
     calls,
     exceptions,
+    instances,
     interp,
     intsets,
+    lazyclass,
     ops,
     question,
     stdlib,
@@ -90,6 +99,10 @@ ARGUED = [
     (question, "q._read, q.closed = self.capability_read, True"),
     (question, "q = Question(self, self.capability)"),
     (interp, "self.class_writes = 0"),
+    (instances, "if kwargs or len(args) != 1:"),
+    (instances, "if ops.equal(member.value, args[0], interp.budget, where):"),
+    (lazyclass, "found.group(1) == name and lazy_class(chunk, fallback)"),
+    (lazyclass, "if len(module.body) != 1 or not isinstance(module.body[0], ast.ClassDef):"),
 ]
 
 
