@@ -20,6 +20,9 @@ Mutants argued equivalent (no input tells them from the product):
 - runcache ``os.urandom(4)`` -> ``os.urandom(5)``: only the length of the random part
   of a private temporary name (created with ``O_EXCL``, renamed over the entry at once),
   which nothing reads back.
+- runcache._text_file ``hexdigest()[:32]`` -> ``[:33]``: the name of a kept copy of
+  a file, made and looked up by this one function only (a longer prefix of the same
+  digest names the same entries apart just as well); nothing else reads the name.
 - runcache.prune_texts ``and (self.directory / "texts").is_dir()`` dropped: ``_prune``
   globs the folder, and ``Path.glob`` of a missing folder or of a file yields nothing,
   so there is nothing to prune either way.
