@@ -296,6 +296,22 @@ def test_an_entry_of_a_user_whose_id_is_large_is_theirs(tmp_path, monkeypatch):
     assert cache.load("x", tree, {}) is None  # someone else's
 
 
+def test_a_kept_copy_of_a_user_whose_id_is_large_is_theirs(tmp_path, monkeypatch):
+    """The same for the kept copies of files (``!=`` -> ``is not`` refused a large
+    id's own copies)."""
+    cache = RunCache(tmp_path / "cache")
+    stamp = (1, 2, 3)
+    cache.keep_text(tmp_path, "vllm/x.py", stamp, b"kept")
+    copy = cache._text_file(tmp_path, "vllm/x.py", stamp)
+    assert copy is not None and copy.exists()
+    if os.getuid() == 0:  # as root (CI): give the copy to a user with a large id
+        os.chown(copy, 100_000, -1)
+        monkeypatch.setattr(os, "getuid", lambda: int("100000"))
+    assert cache.kept_text(tmp_path, "vllm/x.py", stamp) == b"kept"
+    monkeypatch.setattr(os, "getuid", lambda: int("100001"))
+    assert cache.kept_text(tmp_path, "vllm/x.py", stamp) is None  # someone else's
+
+
 def test_kept_decisions_are_cut_to_the_newest_past_the_limit(tmp_path, monkeypatch):
     from sphinxext_attn.cli import decisions
 
