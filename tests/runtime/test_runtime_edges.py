@@ -28,6 +28,14 @@ Mutants argued equivalent (no input tells them from the product):
 - capability_points._pair ``len(node.elts) == 2`` -> ``<= 2``: a tuple of fewer items
   gives ``_ints`` fewer ints (one at most per item), so ``len(ints) == 2`` fails and
   the empty set is returned as before.
+- deciding_lines._class_data ``t.id == name`` -> ``t.id is name`` (sample 59): both
+  are identifiers of trees ``ast.parse`` gave in this process (``name`` an
+  ``Attribute.attr``, ``t.id`` a ``Name.id``; no tree is unpickled or built by
+  hand), and the parser interns every identifier, NFKC-normalised ones too, so
+  equal strings are the same object.
+- full_check.FullCheck.resolve ``method.func.owner is root`` -> ``==`` (sample 59):
+  ``owner`` is a ``PyClass`` or None and ``root`` a ``PyClass``, a dataclass with
+  ``eq=False`` (no subclass defines ``__eq__``), so ``==`` is identity.
 """
 
 from __future__ import annotations
