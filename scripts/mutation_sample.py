@@ -15,10 +15,13 @@ that subsystem (``pytest -x``). It prints the score (killed / run) and the diff 
 every mutant that survived; not in CI.
 
 The clone follows the committed HEAD on every run (a rerun after a commit tests the
-new code). ``--confirm`` then runs each survivor against the whole default suite
+new code). ``WORKDIR/shared`` links to the checkout's ``../shared``, so the clone's
+real-tree tests run as in CI (without it they skip: 41 of the runtime command's).
+``--confirm`` then runs each survivor against the whole default suite
 (the tox version matrix's selection, ``pytest -x``) in the clone as it stands, for
 the score of the suite rather than of the subsystem's tests; it reads the results
-a run left and mutates nothing else.
+a run left and mutates nothing else. ``--recheck`` runs each survivor against its
+subsystem's own command again (after a change to what the clone's tests find).
 
 Mutants that cannot change behaviour are left out before sampling and
 counted apart: those inside an annotation (``from __future__ import annotations``
@@ -134,9 +137,9 @@ def report(db: Path) -> tuple[int, int]:
 WHOLE_SUITE = "-m 'not (browser or slow or pdf or tools)' tests"
 
 
-def confirm(db: Path, repo: Path, python: Path) -> tuple[int, int]:
-    """Each survivor of ``db`` applied to the clone and run against the whole
-    default suite, then taken back; (killed, survivors)."""
+def confirm(db: Path, repo: Path, python: Path, tests: str = WHOLE_SUITE) -> tuple[int, int]:
+    """Each survivor of ``db`` applied to the clone and run against ``tests`` (by
+    default the whole default suite), then taken back; (killed, survivors)."""
     con = sqlite3.connect(db)
     rows = con.execute("select worker_outcome, test_outcome, diff from work_results").fetchall()
     survivors = [diff for worker, test, diff in rows if worker == "NORMAL" and test == "SURVIVED"]
@@ -145,14 +148,24 @@ def confirm(db: Path, repo: Path, python: Path) -> tuple[int, int]:
         patch = diff if diff.endswith("\n") else diff + "\n"  # (stored without the last)
         subprocess.run(["git", "apply", "-p1", "-"], input=patch, text=True, cwd=repo, check=True)
         try:
-            command = f"{PYTEST.replace('python', str(python), 1)} {WHOLE_SUITE}"
+            command = f"{PYTEST.replace('python', str(python), 1)} {tests}"
             outcome = subprocess.run(command, shell=True, cwd=repo, capture_output=True)
         finally:
             subprocess.run(["git", "checkout", "-q", "--", "."], cwd=repo, check=True)
         caught = outcome.returncode != 0
         killed += caught
-        print(f"{'killed' if caught else 'SURVIVED'} by the whole suite:\n{diff}")
+        print(f"{'killed' if caught else 'SURVIVED'} by {tests}:\n{diff}")
     return killed, len(survivors)
+
+
+def link_shared(work: Path) -> None:
+    """``WORKDIR/shared`` -> the checkout's ``../shared`` (the release trees' fetch,
+    the truth files, the goldens and the scorers): the clone's tests then find them
+    as the checkout's and CI's do, instead of skipping every real-tree test."""
+    shared, link = REPO.parent / "shared", work / "shared"
+    if shared.is_dir() and not link.exists():
+        work.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(shared, target_is_directory=True)
 
 
 def main() -> int:
@@ -163,15 +176,20 @@ def main() -> int:
         parser.add_argument(f"--{name}", type=int, default=defaults.get(name, 0))
     parser.add_argument("--seed", type=int, default=26)
     parser.add_argument("--confirm", action="store_true", help="survivors vs the whole suite")
+    parser.add_argument(
+        "--recheck", action="store_true", help="survivors vs their package's command again"
+    )
     args = parser.parse_args()
     work = args.workdir.resolve()
     repo, venv = work / "repo", work / "venv"
-    if args.confirm:
-        for name in SUITES:
+    link_shared(work)
+    if args.confirm or args.recheck:
+        for name, (_, tests) in SUITES.items():
             db = work / f"{name}.sqlite"
             if db.exists():
-                killed, alive = confirm(db, repo, venv / "bin" / "python")
-                print(f"{name}: {killed}/{alive} survivors killed by the whole suite")
+                suite = tests if args.recheck else WHOLE_SUITE
+                killed, alive = confirm(db, repo, venv / "bin" / "python", suite)
+                print(f"{name}: {killed}/{alive} survivors killed by {suite}")
         return 0
     if not repo.exists():
         run("git", "clone", "-q", str(REPO), str(repo))
