@@ -36,6 +36,12 @@ Mutants argued equivalent (no input tells them from the product):
 - full_check.FullCheck.resolve ``method.func.owner is root`` -> ``==`` (sample 59):
   ``owner`` is a ``PyClass`` or None and ``root`` a ``PyClass``, a dataclass with
   ``eq=False`` (no subclass defines ``__eq__``), so ``==`` is identity.
+- priority_titles._category ``name == CATEGORY`` -> ``name is CATEGORY`` (sample 59):
+  ``name`` is a key of a run's ``reads``, which only ``Name.id``s of the priority
+  function's body fill (``Frame.lookup`` of a ``Name``, the statement and check memos'
+  plans), from trees ``ast.parse`` gave in this process (the build state holding
+  trees pickles empty); the parser interns identifiers and CPython the
+  identifier-like literal ``"use_mla"``, so equal strings are the same object.
 """
 
 from __future__ import annotations
