@@ -146,7 +146,16 @@ def confirm(db: Path, repo: Path, python: Path, tests: str = WHOLE_SUITE) -> tup
     killed = 0
     for diff in survivors:
         patch = diff if diff.endswith("\n") else diff + "\n"  # (stored without the last)
-        subprocess.run(["git", "apply", "-p1", "-"], input=patch, text=True, cwd=repo, check=True)
+        # (a diff of a module's last lines may claim an empty line past its end:
+        # then it applies with one line of context)
+        for context in ([], ["-C1"]):
+            applied = subprocess.run(
+                ["git", "apply", "-p1", *context, "-"], input=patch, text=True, cwd=repo
+            )
+            if applied.returncode == 0:
+                break
+        else:
+            raise SystemExit(f"cannot apply:\n{diff}")
         try:
             command = f"{PYTEST.replace('python', str(python), 1)} {tests}"
             outcome = subprocess.run(command, shell=True, cwd=repo, capture_output=True)
