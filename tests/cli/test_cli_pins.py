@@ -1,0 +1,49 @@
+"""Edges of the command line a sampled mutation run (seed 59) found unpinned: the
+files a forked child's answers read count for the kept decisions, and a markdown
+page with source links links each cell to its deciding line.
+
+Mutants argued equivalent (no input tells them from the product; more are listed in
+test_runcache.py):
+- runcache ``MAX_ENTRY_BYTES`` 64 MiB -> 63 MiB: a capacity (the largest entry
+  kept), a choice rather than a behaviour; telling them apart takes an entry
+  between the two sizes, over 63 MiB of pickled decisions.
+"""
+
+from __future__ import annotations
+
+import re
+
+from treebuilder import DEMO_TREE
+
+from sphinxext_attn.cli.decisions import Answers, _key
+from sphinxext_attn.cli.main import main
+from sphinxext_attn.cli.runcache import RunCache
+from sphinxext_attn.model.selection import Config
+
+
+def test_a_child_reports_every_file_its_answers_read(tmp_path):
+    """A forked child answers part of ``--cases``; the files its answers read are
+    sent back with them, so an edit to one is noticed by the next run (``tree is
+    not None`` -> ``is None`` sent none)."""
+    answers = Answers(DEMO_TREE, RunCache(tmp_path / "cache"))
+    config = Config(head_size=128)
+    key = _key(config, answers.environment)
+    decisions, paths = answers._answer([key], {key: (config, answers.environment)})
+    assert decisions == [answers.known[key]]
+    assert answers.tree is not None
+    assert paths == [*answers.tree.files, *answers.tree.directories]
+    assert "vllm/platforms/cuda.py" in paths
+
+
+def test_a_markdown_page_with_source_links_links_deciding_lines(tmp_path):
+    """``--source-links`` alone (no ``--diff``, markdown) asks for each cell's
+    deciding line (``or`` -> ``and`` asked only with both)."""
+    page = tmp_path / "page.md"
+    argv = ["--root", str(DEMO_TREE), "--no-cache", "-o", str(page)]
+    assert main([*argv, "--source-links", "https://x/{path}#L{line}"]) == 0
+    text = page.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| [`CPU_ATTN`]"))
+    cells = row.split(" | ")
+    assert cells[5] == "[64, 80, 128](https://x/vllm/v1/attention/backends/cpu_attn.py#L28)"
+    links = re.findall(r"\]\(https://x/([^)#]+)#L(\d+)\)", row)
+    assert len(links) == 9  # the name and every feature cell but the empty Version
