@@ -66,7 +66,7 @@ def _order(r: Run) -> tuple[int, bool, int, int, tuple[int, ...]]:
     """Runs in order of their first member, then their end (an endless run last),
     period and residues: a total order, where comparing the fields themselves would
     compare an end with None, and residue sets by inclusion."""
-    return (r.lo, r.hi is None, r.hi or 0, r.mod, tuple(sorted(r.residues)))
+    return (r.lo, r.hi is None, 0 if r.hi is None else r.hi, r.mod, tuple(sorted(r.residues)))
 
 
 def _period(mod: int, residues: frozenset[int]) -> tuple[int, frozenset[int]]:
