@@ -157,8 +157,32 @@ ARITY = {
 }  # fmt: skip
 
 
+#: The ones of them CPython lets take a keyword (``start=``, ``key=``, ``reverse=``).
+KEYWORDS = {"enumerate", "sum", "sorted"}
+
+
 def test_every_checked_builtin_has_an_arity_case() -> None:
-    assert sorted(_ARITY) == sorted(ARITY)
+    assert sorted(_ARITY) == sorted(ARITY) and set(ARITY) >= KEYWORDS
+
+
+@pytest.mark.parametrize("builtin", sorted(ARITY))
+def test_a_keyword_is_refused_where_cpython_refuses_it(tmp_path: Path, builtin: str) -> None:
+    """``issubclass(C, C, x=1)`` is CPython's TypeError (a keyword flag turned on
+    passed the keyword on); ``sorted(..., key=...)`` and the like are no arity error."""
+    call = f"{builtin}({', '.join(ARGUMENTS[: ARITY[builtin]])}, x=1)"
+    source = f"class C:\n    x = 1\n\n\ndef call():\n    return {call}\n"
+    kind, message = _run_python(source)
+    assert kind == "raises" and message.startswith("TypeError: ")
+    interp = tiny_package(tmp_path, {"vllm/code.py": source})
+    try:
+        call_in(interp, "vllm.code", "call")
+    except Raised as exc:
+        refused = exc.message == f"{builtin}() takes no keyword arguments"
+        assert refused is (builtin not in KEYWORDS), exc.message
+    except Unknown:
+        assert builtin in KEYWORDS  # not evaluated is no answer; the arity check passed
+    else:
+        raise AssertionError(f"{call} answered; CPython raises")
 
 
 def _arity_source(builtin: str, count: int) -> str:
