@@ -93,3 +93,22 @@ def test_no_file_outside_the_named_folders_is_read(tmp_path, monkeypatch):
     assert tree.root_of(MLA_FILE) == plugin.resolve()
     assert tree.is_outside(MLA_FILE) and tree.text(MLA_FILE) is None
     assert not tree.exists("vllm_gaudi/../../outside/secret.py")
+
+
+def test_select_warns_of_a_plugin_class_path_outside_both_trees(tmp_path, capsys):
+    """``select`` prints the warnings about the plugin's files it met answering,
+    naming the file that gave the path (a negated plugin check dropped them; the
+    file was dropped when the rule's method was taken for an unbound one), and none
+    when the damaged class is not met."""
+    plugin = gaudi_plugin(tmp_path / "plugin")
+    _damage(plugin, "outside", tmp_path)
+    argv = ["select", "--root", str(DEMO_TREE), "--plugin", str(plugin), "--platform", "hpu"]
+    assert main([*argv, "--no-cache", "--mla"]) == 0
+    captured = capsys.readouterr()
+    assert "selected: HPUMLA\n" in captured.out
+    assert captured.err.splitlines() == [
+        "warning: vllm_gaudi/platform.py: HPUMLA: class path 'habana.attn.HPUMLA' "
+        "is outside the vllm package and its plugins"
+    ]
+    assert main([*argv, "--no-cache"]) == 0  # the MLA class is not met: no warning
+    assert capsys.readouterr().err == ""
