@@ -22,7 +22,7 @@ from evaluator import call_in, tiny_package
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Interpreter, Unknown
-from sphinxext_attn.pyeval.values import NODE, Budget
+from sphinxext_attn.pyeval.values import NODE, Budget, External
 from sphinxext_attn.source.tree import SourceTree
 
 SOURCE = """\
@@ -89,3 +89,16 @@ def test_a_default_whose_class_has_eq_but_no_hash_is_a_mutable_default(tmp_path:
     with pytest.raises(Unknown, match=r"R\.e: a mutable default \(ValueError\)"):
         call_in(interp, "vllm.unhashable", "make")
     assert call_in(interp, "vllm.hashable", "make") is True
+
+
+def test_an_import_alias_is_found_by_a_name_made_at_run_time(tmp_path: Path) -> None:
+    """``getattr(a, "my" + "os")`` asks module ``a`` for ``myos`` with a string made
+    while evaluating (not the parser's interned one): ``import os as myos`` still
+    binds it (``alias.asname == name`` -> ``is`` did not)."""
+    files = {
+        "vllm/a.py": "import os as myos\n",
+        "vllm/b.py": "from vllm import a\n\n\ndef f():\n    return getattr(a, 'my' + 'os')\n",
+    }
+    interp = tiny_package(tmp_path, files)
+    found = call_in(interp, "vllm.b", "f")
+    assert isinstance(found, External) and found.qualname == "os"
