@@ -54,6 +54,11 @@ never outlives the code it was made for.
   statement or None), so the mutant at most reads lazily the same class ``name``
   (when a decorator's string holds a line ``class x`` that sorts after it) which
   the product parses whole: the same class either way.
+- calls.call ``interp.class_writes == writes`` -> ``is`` where an answer is kept
+  (sample 60): past 256 class writes the two counts are equal ints but not one object,
+  so the mutant keeps no answer; the call memo only saves work (a kept answer is
+  handed out fresh, and only for a call that wrote no class or shared value), so the
+  next call is evaluated again to the same answer.
 """
 
 from __future__ import annotations
@@ -102,6 +107,8 @@ ARGUED = [
     (instances, "if kwargs or len(args) != 1:"),
     (instances, "if ops.equal(member.value, args[0], interp.budget, where):"),
     (lazyclass, "found.group(1) == name and lazy_class(chunk, fallback)"),
+    (calls, "if (interp.class_writes == writes or func.cached) and not isinstance(value, LazyGen):"),
+    (calls, "kept = _fresh(interp, value)"),
     (lazyclass, "if len(module.body) != 1 or not isinstance(module.body[0], ast.ClassDef):"),
 ]
 

@@ -138,3 +138,20 @@ def test_a_settled_part_of_a_nested_condition_leaves_no_brackets(tmp_path):
         (("use_mla and use_sparse",), "FLASH_ATTN"),
         (("use_mla",), "TRITON_MLA"),
     ]
+
+
+def test_a_fact_assumed_true_is_tried_false():
+    """An assumption read as ``true`` has ``false`` for its alternative (``== "true"``
+    -> ``> "true"`` tried ``true`` again, and found no change)."""
+    from sphinxext_attn.model.environment import Environment
+    from sphinxext_attn.selection.alternatives import alternatives
+
+    def decide(environment: Environment) -> dict:
+        chosen = "B" if environment.assume.get("installed.pkg") == "false" else "A"
+        return {"selected": chosen, "priorities": [], "rejected": {}}
+
+    decision = {"selected": "A", "assumptions": ["installed.pkg=true"]}
+    found = alternatives(decision, Environment(), decide)
+    assert found == [
+        {"env": {}, "assume": {"installed.pkg": "false"}, "option": {}, "selected": "B"}
+    ]
