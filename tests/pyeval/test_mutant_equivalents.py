@@ -107,7 +107,7 @@ ARGUED = [
     (instances, "if kwargs or len(args) != 1:"),
     (instances, "if ops.equal(member.value, args[0], interp.budget, where):"),
     (lazyclass, "found.group(1) == name and lazy_class(chunk, fallback)"),
-    (calls, "if (interp.class_writes == writes or func.cached) and not isinstance(value, LazyGen):"),
+    (calls, "if (interp.class_writes == writes or func.cached) and not isinstance(value"),
     (calls, "kept = _fresh(interp, value)"),
     (lazyclass, "if len(module.body) != 1 or not isinstance(module.body[0], ast.ClassDef):"),
 ]
