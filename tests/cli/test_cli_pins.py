@@ -7,6 +7,13 @@ test_runcache.py):
 - runcache ``MAX_ENTRY_BYTES`` 64 MiB -> 63 MiB: a capacity (the largest entry
   kept), a choice rather than a behaviour; telling them apart takes an entry
   between the two sizes, over 63 MiB of pickled decisions.
+- main ``args.format == "json"`` -> ``<=`` where the deciding lines are asked for
+  (sample 60): the page's ``--format`` choices are ``markdown`` and ``json``, and
+  ``"markdown" <= "json"`` is false, as ``==`` is.
+- decisions.decide_all ``zip(keys, pairs, strict=True)`` -> ``strict=False``: ``keys``
+  is made from ``pairs`` one for one on the line before, so the lengths match.
+- decisions ``MAX_KEPT_DECISIONS`` 100_000 -> 99_999 (sample 60; 100_001 is argued in
+  test_runcache.py): a capacity, pinned there with the limit set to 1 and 2.
 """
 
 from __future__ import annotations
