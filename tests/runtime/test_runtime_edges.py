@@ -20,7 +20,8 @@ Mutants argued equivalent (no input tells them from the product):
   on unpickled ones), and CPython interns the identifier-like literal, so the two agree.
 - questions.Asker ``read_mask`` default ``0`` -> ``1``: bit 1 is ``CAPABILITY``, and
   ``assumed`` only passes the mask to ``facts_of``, which tests the fact bits ``2 << i``.
-- questions.Asker.method ``interp.class_writes == key[1]`` -> ``>``: the mutant never
+- questions.Asker.method ``interp.class_writes == key[1]`` -> ``>`` or ``!=`` (alike,
+  as the count only grows): the mutant never
   hits its cache (``class_writes`` only grows, so an entry kept under the count before a
   write is never looked up again); looking up again a member that read nothing and
   wrote no class finds it in ``cls.attrs`` with no step, read or write, and binds the
@@ -42,6 +43,21 @@ Mutants argued equivalent (no input tells them from the product):
   plans), from trees ``ast.parse`` gave in this process (the build state holding
   trees pickles empty); the parser interns identifiers and CPython the
   identifier-like literal ``"use_mla"``, so equal strings are the same object.
+- questions.Asker.ask ``not self.last_read & CAPABILITY`` -> ``// CAPABILITY`` (and
+  ``*``, ``**``, ``<<``: ``CAPABILITY`` is 1, so each tests "read anything"): they
+  differ only after an unknown whose path read a fact but not the GPU; the mutant
+  asks again per GPU, and a path that never read the GPU meets the same unknown on
+  the first GPU, returned as before (as head_sizes above; only the work repeats).
+- questions.Asker.has ``not read & CAPABILITY`` (the ``break``) -> ``not read *
+  CAPABILITY`` (``**``, ``<<``): likewise after a look-up that raised having read a
+  fact but not the GPU; it raises alike on every GPU and ``why`` keeps the first.
+- questions.Asker._ask_strings ``stop[0]`` -> ``stop[-1]``: ``explore_strings`` checks
+  ``stopped()`` before each round and a round calls ``alone`` once at most, so
+  ``stop`` holds one answer when it is not empty; and ``alone``'s ``return False``
+  after ``stop.append`` -> ``True``: with ``stop`` not empty the accepted indexes
+  are dropped and ``stop[0]`` returned.
+- questions.Asker.ask_each ``type(v) is str`` -> ``==``: the values' types are
+  classes of metaclass ``type``, whose ``==`` is identity.
 """
 
 from __future__ import annotations

@@ -1,0 +1,60 @@
+"""vLLM's full check (runtime/full_check.py) left out where a configuration cannot
+be built from the class's own answers: a flag column the check reads is unknown,
+or the class supports no GPU. The cells then stay as the methods say."""
+
+from __future__ import annotations
+
+from accepts_trees import COMBINATION_SIGNATURE, one_checked_tree
+from treebuilder import rows
+
+from sphinxext_attn.analysis.pipeline import analyze
+
+HEAD = """
+from vllm.v1.attention.backend import AttentionBackend
+
+
+class EdgeBackend(AttentionBackend):
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [128, 256]
+"""
+
+REFUSES_256 = (
+    COMBINATION_SIGNATURE
+    + """\
+        if head_size == 256:
+            return "head size 256 needs the large kernel"
+        return None
+"""
+)
+
+
+def _row(tmp_path, body: str):
+    module = "vllm/v1/attention/backends/edge.py"
+    root = one_checked_tree(tmp_path, "EDGE_ATTN", module, "EdgeBackend", HEAD + body)
+    return rows(analyze(root), "EDGE_ATTN")[0]
+
+
+def test_an_unknown_flag_column_leaves_the_check_unasked(tmp_path):
+    """``has_sink`` may be set only where the Sink column says so; that column
+    unknown, no configuration is built: 256 stays, without a note (building one
+    with the flag unset refused 256)."""
+    sink = "\n    @classmethod\n    def supports_sink(cls):\n        return cls.no_such_member\n"
+    row = _row(tmp_path, sink + REFUSES_256)
+    assert "AttributeError" in row.unknown["Sink"]
+    assert row.supports["head_sizes"] == [128, 256]
+    assert row.accepts == row.supports
+    assert "Head Sizes" not in row.notes
+
+
+def test_a_class_supporting_no_gpu_leaves_the_check_unasked(tmp_path):
+    """No GPU in the Compute Cap. cell: no configuration to ask, the other cells as
+    the methods say."""
+    no_gpu = (
+        "\n    @classmethod\n    def supports_compute_capability(cls, capability):\n"
+        "        return False\n"
+    )
+    row = _row(tmp_path, no_gpu + REFUSES_256)
+    assert row.supports["compute_capabilities"] == []
+    assert row.accepts == row.supports
+    assert "Head Sizes" not in row.notes

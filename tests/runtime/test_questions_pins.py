@@ -1,0 +1,62 @@
+"""Pins on the questions asked of a backend class (runtime/questions.py) that the
+edge tests left loose: a block size item that is a tree instance but not a
+``MultipleOf`` (no ``base`` field), an impl class that is not implemented or
+raises, a method with a default parameter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from runtime_trees import runtime_backend
+
+from sphinxext_attn.knowledge.machine import Machine
+from sphinxext_attn.pyeval import Instance, Interpreter, PyClass
+from sphinxext_attn.pyeval.values import NODE
+from sphinxext_attn.runtime.questions import Asker, block_size_labels
+from sphinxext_attn.source.tree import SourceTree
+
+
+def _asker(root: Path, body: str = "pass\n") -> Asker:
+    runtime_backend(root, body)
+    it = Interpreter(SourceTree(root), Machine())
+    cls = it.module_attr(it.module("vllm.v1.attention.backends.my_attn"), "MyBackend", NODE)
+    assert isinstance(cls, PyClass)
+    return Asker(it, cls)
+
+
+def test_a_block_size_instance_without_a_base_is_no_list_of_sizes(tmp_path):
+    """Only an instance holding exactly ``base`` is a ``MultipleOf``: one with no
+    field, or with another beside it, makes the list no list of sizes."""
+    cls = _asker(tmp_path).cls
+    assert block_size_labels([Instance(cls, {"base": 16}), 32]) == ["%16", "32"]
+    assert block_size_labels([Instance(cls, {})]) is None
+    assert block_size_labels([Instance(cls, {"base": 16, "step": 2})]) is None
+
+
+@pytest.mark.parametrize(
+    ("raises", "value", "raised"),
+    [
+        ("NotImplementedError", False, ""),
+        ("ValueError('no impl')", None, "ValueError: no impl"),
+        ("AttributeError('gone')", None, "AttributeError: gone"),
+    ],
+)
+def test_an_impl_class_not_implemented_has_no_capability(tmp_path, raises, value, raised):
+    """``get_impl_cls`` raising ``NotImplementedError`` (the interface's): no impl
+    class, so no capability (False, not True); any other exception is the answer's
+    raise, with its message (not taken for "not implemented"). The kind of the
+    builtin is a string built at run time, so it is compared by value, not identity."""
+    body = f"@staticmethod\ndef get_impl_cls():\n    raise {raises}\n"
+    answer = _asker(tmp_path, body).ask_impl_flag("supports_dcp")
+    assert (answer.value, answer.raised, answer.unknown) == (value, raised, None)
+
+
+def test_a_method_with_a_default_parameter_takes_one_argument(tmp_path):
+    """``supports_head_size(cls, head_size, strict=True)`` binds the one argument
+    vLLM passes (one parameter required, not more): each size is asked."""
+    body = "@classmethod\ndef supports_head_size(cls, head_size, strict=True):\n"
+    body += "    return head_size == 64 or not strict\n"
+    answer = _asker(tmp_path, body).ask_each("supports_head_size", [64, 80], ["64", "80"])
+    assert (answer.value, answer.unknown) == (["64"], None)
