@@ -1,7 +1,8 @@
 """Pins on the questions asked of a backend class (runtime/questions.py) that the
 edge tests left loose: a block size item that is a tree instance but not a
 ``MultipleOf`` (no ``base`` field), an impl class that is not implemented or
-raises, a method with a default parameter.
+raises, a method with a default parameter or a required keyword-only one, a
+member too deeply nested to look up.
 """
 
 from __future__ import annotations
@@ -60,3 +61,38 @@ def test_a_method_with_a_default_parameter_takes_one_argument(tmp_path):
     body += "    return head_size == 64 or not strict\n"
     answer = _asker(tmp_path, body).ask_each("supports_head_size", [64, 80], ["64", "80"])
     assert (answer.value, answer.unknown) == (["64"], None)
+
+
+def test_a_method_with_two_required_parameters_does_not_take_one(tmp_path):
+    """vLLM passes one argument; a second parameter without a default is not bound:
+    unknown, saying so (not the call's own TypeError)."""
+    body = "@classmethod\ndef supports_head_size(cls, head_size, extra):\n    return True\n"
+    answer = _asker(tmp_path, body).ask_each("supports_head_size", [64], ["64"])
+    assert answer.value is None and not answer.raised
+    assert str(answer.unknown).startswith(
+        "supports_head_size() does not take the 1 argument(s) vLLM passes"
+    )
+
+
+def test_a_method_with_a_required_keyword_only_parameter_does_not_take_one(tmp_path):
+    """``supports_head_size(cls, head_size, *, strict)``: vLLM passes no ``strict``,
+    so the method does not take the call (unknown, saying so)."""
+    body = "@classmethod\ndef supports_head_size(cls, head_size, *, strict):\n"
+    body += "    return True\n"
+    answer = _asker(tmp_path, body).ask_each("supports_head_size", [64], ["64"])
+    assert answer.value is None and not answer.raised
+    assert str(answer.unknown).startswith(
+        "supports_head_size() does not take the 1 argument(s) vLLM passes"
+    )
+
+
+def test_a_member_too_deeply_nested_to_look_up_is_a_limit_at_the_class_s_file(tmp_path):
+    """The member is looked up in a question of its own, placed at the class's file
+    with no line: the limit is said there (``(path, 0)`` -> ``(path, 1)`` said line 1)."""
+    deep = "-" * 1000 + "1"
+    asker = _asker(tmp_path, f"supports_head_size = None if {deep} else None\n")
+    missing = asker.has("supports_head_size")
+    assert missing is not None and missing.value is None and not missing.raised
+    assert str(missing.unknown) == (
+        "expression nested too deeply (vllm/v1/attention/backends/my_attn.py)"
+    )

@@ -58,6 +58,17 @@ Mutants argued equivalent (no input tells them from the product):
   are dropped and ``stop[0]`` returned.
 - questions.Asker.ask_each ``type(v) is str`` -> ``==``: the values' types are
   classes of metaclass ``type``, whose ``==`` is identity.
+- questions.Asker.has ``guarded((self.cls.path, 0))`` -> ``(path, 1)``: it wraps only
+  ``self.method``, whose look-up runs inside ``interp.question`` at the same
+  ``(path, 0)``, which turns a ``RecursionError`` into the limit first (pinned in
+  test_questions_pins.py); the rest of ``method`` is dict work that recurses nowhere.
+- priority_titles._describe ``len(others) == 1`` -> ``<= 1``: ``_words`` describes a
+  parameter only when fewer values are allowed than tried, so ``others`` is never
+  empty.
+- cell_text._chains ``ordered[-1] + step + 1`` -> ``* step + 1``: with the largest
+  size o >= 2 and a step s >= 2, o*s >= o+s, so the mutant only walks further past
+  the largest size (no size of ``given``; the run was flushed at o+s); with o < 2
+  neither range holds a multiple of s that ``given`` has.
 """
 
 from __future__ import annotations
