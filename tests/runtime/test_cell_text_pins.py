@@ -11,6 +11,7 @@ from sphinxext_attn.runtime.cell_text import (
     per_gpu_labels,
     size_rule,
 )
+from sphinxext_attn.vocab.names import CAPABILITIES
 
 
 def test_a_family_is_named_only_when_each_of_its_gpus_is_accepted():
@@ -30,3 +31,10 @@ def test_a_size_only_some_gpus_take_names_them():
     """64 on every GPU asked reads as it is; 128 only on Hopper names the family."""
     by_gpu = {(9, 0): ["64", "128"], (10, 0): ["64"]}
     assert per_gpu_labels(by_gpu, ["64", "128"]) == ["64", "128 (9.x)"]
+    # the first GPU of a family alone is that GPU, not the family
+    assert per_gpu_labels({(8, 0): ["64"], (9, 0): []}, ["64"]) == ["64 (8.0)"]
+
+
+def test_every_gpu_from_one_on_reads_as_at_least_it():
+    assert capability_text([c for c in CAPABILITIES if c >= (8, 0)]) == "≥8.0"
+    assert capability_text([(8, 6), (8, 9)], [(8, 0), (8, 6), (8, 9)]) == "≥8.6"

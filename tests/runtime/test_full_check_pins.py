@@ -1,6 +1,7 @@
 """vLLM's full check (runtime/full_check.py) left out where a configuration cannot
 be built from the class's own answers: a flag column the check reads is unknown,
-or the class supports no GPU. The cells then stay as the methods say."""
+or the class supports no GPU. The cells then stay as the methods say. And where
+a refusal built of two parts of equal length is said to be written."""
 
 from __future__ import annotations
 
@@ -58,3 +59,42 @@ def test_a_class_supporting_no_gpu_leaves_the_check_unasked(tmp_path):
     assert row.supports["compute_capabilities"] == []
     assert row.accepts == row.supports
     assert "Head Sizes" not in row.notes
+
+
+PARTS = (
+    """
+from vllm.v1.attention.backend import AttentionBackend
+
+
+def _what():
+    return "head size"
+
+
+def _why():
+    return "too large"
+
+
+class PartsBackend(AttentionBackend):
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [128, 256]
+"""
+    + COMBINATION_SIGNATURE
+    + """\
+        if head_size == 256:
+            return f"{_what()} {_why()}"
+        return None
+"""
+)
+
+
+def test_a_reason_of_two_equal_literal_parts_is_placed_at_the_first(tmp_path):
+    """ "head size" and "too large" are literals of the same length, both in the
+    reason (the f-string that joins them is not a literal): the first is named."""
+    module = "vllm/v1/attention/backends/parts.py"
+    root = one_checked_tree(tmp_path, "PARTS_ATTN", module, "PartsBackend", PARTS)
+    row = rows(analyze(root), "PARTS_ATTN")[0]
+    assert row.accepts["head_sizes"] == [128]
+    assert row.notes["Head Sizes"].endswith(
+        'answers "head size too large" (vllm/v1/attention/backends/parts.py:5)'
+    )

@@ -18,7 +18,8 @@ Mutants argued equivalent (no input tells them from the product):
   parameter name of the tree's ``supports_combination`` as ``ast.parse`` gives it (the
   parser interns every identifier; the check runs on trees parsed in-process, never
   on unpickled ones), and CPython interns the identifier-like literal, so the two agree.
-- questions.Asker ``read_mask`` default ``0`` -> ``1``: bit 1 is ``CAPABILITY``, and
+- questions.Asker ``read_mask`` default ``0`` -> ``1`` (and ``assumed``'s reset
+  ``0`` -> ``1``): bit 1 is ``CAPABILITY``, and
   ``assumed`` only passes the mask to ``facts_of``, which tests the fact bits ``2 << i``.
 - questions.Asker.method ``interp.class_writes == key[1]`` -> ``>`` or ``!=`` (alike,
   as the count only grows): the mutant never
@@ -69,6 +70,9 @@ Mutants argued equivalent (no input tells them from the product):
   size o >= 2 and a step s >= 2, o*s >= o+s, so the mutant only walks further past
   the largest size (no size of ``given``; the run was flushed at o+s); with o < 2
   neither range holds a multiple of s that ``given`` has.
+- questions.Asker.ask_each ``zip(values, labels, strict=True)`` -> ``strict=False``:
+  each caller (runtime/profile.py) builds both lists from one sequence (``DTYPES``,
+  the attention types' pairs, the KV dtypes twice), so the lengths match.
 """
 
 from __future__ import annotations
