@@ -1,11 +1,13 @@
 """vLLM's full check (runtime/full_check.py) left out where a configuration cannot
 be built from the class's own answers: a flag column the check reads is unknown,
 or the class supports no GPU. The cells then stay as the methods say. And where
-a refusal built of two parts of equal length is said to be written."""
+a refusal built of two parts of equal length is said to be written, and that a
+check taking the attention type is asked for the decoder alone."""
 
 from __future__ import annotations
 
-from accepts_trees import COMBINATION_SIGNATURE, one_checked_tree
+from accepts_trees import COMBINATION_SIGNATURE, checked_interface, one_checked_tree
+from runtime_trees import BACKEND_INTERFACE
 from treebuilder import rows
 
 from sphinxext_attn.analysis.pipeline import analyze
@@ -98,3 +100,44 @@ def test_a_reason_of_two_equal_literal_parts_is_placed_at_the_first(tmp_path):
     assert row.notes["Head Sizes"].endswith(
         'answers "head size too large" (vllm/v1/attention/backends/parts.py:5)'
     )
+
+
+KINDS = """
+from vllm.v1.attention.backend import AttentionBackend, AttentionType
+
+
+class KindBackend(AttentionBackend):
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [128, 256]
+
+    @classmethod
+    def supports_attn_type(cls, attn_type):
+        return True
+
+    @classmethod
+    def supports_combination(
+        cls, head_size, dtype, kv_cache_dtype, block_size, use_mla, has_sink,
+        use_sparse, use_mm_prefix, device_capability, attn_type,
+    ):
+        if head_size == 256 and attn_type == AttentionType.DECODER:
+            return "256 only for encoders"
+        return None
+"""
+
+
+def test_a_check_taking_the_attention_type_is_asked_for_the_decoder_alone(tmp_path):
+    """The class takes every attention type, but the tables are the decoder's: 256,
+    refused for the decoder, is left out though an encoder would pass it."""
+    module = "vllm/v1/attention/backends/kinds.py"
+    root = one_checked_tree(tmp_path, "KIND_ATTN", module, "KindBackend", KINDS)
+    interface = checked_interface().replace(
+        "use_mm_prefix, device_capability,\n    ):\n        return None",
+        "use_mm_prefix, device_capability, attn_type=None,\n    ):\n        return None",
+    )
+    assert "attn_type=None" in interface
+    (root / BACKEND_INTERFACE).write_text(interface, encoding="utf-8")
+    row = rows(analyze(root), "KIND_ATTN")[0]
+    assert row.supports["head_sizes"] == [128, 256]
+    assert row.accepts["head_sizes"] == [128]
+    assert 'answers "256 only for encoders"' in row.notes["Head Sizes"]
