@@ -2,7 +2,8 @@
 edge tests left loose: a block size item that is a tree instance but not a
 ``MultipleOf`` (no ``base`` field), an impl class that is not implemented or
 raises, a method with a default parameter or a required keyword-only one, a
-member too deeply nested to look up.
+member too deeply nested to look up, a member the class body defines for no GPU
+of the grid.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from sphinxext_attn.runtime.questions import Asker, block_size_labels
 from sphinxext_attn.source.tree import SourceTree
 
 
-def _asker(root: Path, body: str = "pass\n") -> Asker:
-    runtime_backend(root, body)
+def _asker(root: Path, body: str = "pass\n", header: str = "") -> Asker:
+    runtime_backend(root, body, header=header)
     it = Interpreter(SourceTree(root), Machine())
     cls = it.module_attr(it.module("vllm.v1.attention.backends.my_attn"), "MyBackend", NODE)
     assert isinstance(cls, PyClass)
@@ -96,3 +97,17 @@ def test_a_member_too_deeply_nested_to_look_up_is_a_limit_at_the_class_s_file(tm
     assert str(missing.unknown) == (
         "expression nested too deeply (vllm/v1/attention/backends/my_attn.py)"
     )
+
+
+def test_a_member_defined_for_no_gpu_of_the_grid_is_missing(tmp_path):
+    """The class body reads the GPU to define the member (unknown with no GPU named),
+    and defines it on none of the grid's: every GPU is asked, and the class does not
+    have it, as the look-up raised (leaving after the first try said it had)."""
+    body = (
+        "if current_platform.get_device_capability().major == 99:\n"
+        "    @classmethod\n    def supports_fancy(cls):\n        return True\n"
+    )
+    header = "from vllm.platforms import current_platform\n"
+    missing = _asker(tmp_path, body, header).has("supports_fancy")
+    assert missing is not None and missing.unknown is None
+    assert missing.raised.startswith("AttributeError")
