@@ -73,6 +73,11 @@ Mutants argued equivalent (no input tells them from the product):
 - questions.Asker.ask_each ``zip(values, labels, strict=True)`` -> ``strict=False``:
   each caller (runtime/profile.py) builds both lists from one sequence (``DTYPES``,
   the attention types' pairs, the KV dtypes twice), so the lengths match.
+- questions.Asker ``last_read`` default ``0`` -> ``1`` or ``-1``: only ``ask`` reads it,
+  after ``call`` raised ``Unknown``, and ``call`` sets it in its ``finally`` once the
+  question is open; nothing before that (a tuple of the class's path and line) raises.
+- cell_text.capability_text ``chosen == set(points)`` -> ``>=``: ``points`` is
+  ``told`` joined with ``caps``, so ``chosen`` is always a subset of it.
 """
 
 from __future__ import annotations
