@@ -1,11 +1,29 @@
 """The words of the priority lists' titles (runtime/priority_titles.py) where the
 tests through whole trees left them loose: a GPU group's title, and how one
-parameter's allowed values read."""
+parameter's allowed values read; and a priority function whose look-up raises.
+
+Mutants argued equivalent (no input tells them from the product):
+- priority_titles._merge ``next(iter(a), None)`` -> ``None``: taken only when no
+  parameter differs, so ``a[key] | b[key]`` is ``a[key]`` and ``joined`` stays
+  ``dict(a)`` either way.
+- priority_titles._lists_of ``len(grouped) == 1`` -> ``<= 1``: with no group the loop
+  that reads it runs no time.
+"""
 
 from __future__ import annotations
 
+from runtime_trees import runtime_tree
+from treebuilder import CUDA
+
+from sphinxext_attn.knowledge.machine import Machine
+from sphinxext_attn.pyeval import Interpreter
 from sphinxext_attn.runtime.priority_paths import Choice
-from sphinxext_attn.runtime.priority_titles import _arch_title, _describe
+from sphinxext_attn.runtime.priority_titles import (
+    _arch_title,
+    _describe,
+    safe_evaluated_priorities,
+)
+from sphinxext_attn.source.tree import SourceTree
 from sphinxext_attn.vocab.names import CAPABILITIES
 
 GRID = list(CAPABILITIES)
@@ -52,3 +70,12 @@ def test_numbers_but_one_read_as_not_that_one():
     ]
     assert _describe("head_size", frozenset({0, 2}), sizes) == "head size not 64"
     assert _describe("head_size", frozenset({0, 1}), sizes) == "head size ≤ 64"
+
+
+def test_a_priority_function_whose_look_up_raises_is_unknown_with_the_exception(tmp_path):
+    """The platform module names the function by an assignment that raises: no
+    lists, and why, as ``kind: message``."""
+    runtime_tree(tmp_path, {CUDA: '_get_backend_priorities = int("x")\n'})
+    lists, why = safe_evaluated_priorities(Interpreter(SourceTree(tmp_path), Machine()))
+    assert lists == []
+    assert str(why) == "ValueError: invalid literal for int() with base 10: 'x'"
