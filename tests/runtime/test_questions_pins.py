@@ -111,3 +111,14 @@ def test_a_member_defined_for_no_gpu_of_the_grid_is_missing(tmp_path):
     missing = _asker(tmp_path, body, header).has("supports_fancy")
     assert missing is not None and missing.unknown is None
     assert missing.raised.startswith("AttributeError")
+
+
+def test_a_static_method_with_two_required_parameters_does_not_take_one(tmp_path):
+    """A static method binds no class: both its parameters count, so the one
+    argument vLLM passes is not enough (unknown, saying so)."""
+    body = "@staticmethod\ndef supports_head_size(head_size, extra):\n    return True\n"
+    answer = _asker(tmp_path, body).ask_each("supports_head_size", [64], ["64"])
+    assert answer.value is None and not answer.raised
+    assert str(answer.unknown).startswith(
+        "supports_head_size() does not take the 1 argument(s) vLLM passes"
+    )
