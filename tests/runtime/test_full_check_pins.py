@@ -6,6 +6,7 @@ check taking the attention type is asked for the decoder alone."""
 
 from __future__ import annotations
 
+import pytest
 from accepts_trees import COMBINATION_SIGNATURE, checked_interface, one_checked_tree
 from runtime_trees import BACKEND_INTERFACE
 from treebuilder import rows
@@ -38,15 +39,57 @@ def _row(tmp_path, body: str):
     return rows(analyze(root), "EDGE_ATTN")[0]
 
 
-def test_an_unknown_flag_column_leaves_the_check_unasked(tmp_path):
-    """``has_sink`` may be set only where the Sink column says so; that column
-    unknown, no configuration is built: 256 stays, without a note (building one
-    with the flag unset refused 256)."""
-    sink = "\n    @classmethod\n    def supports_sink(cls):\n        return cls.no_such_member\n"
-    row = _row(tmp_path, sink + REFUSES_256)
-    assert "AttributeError" in row.unknown["Sink"]
+@pytest.mark.parametrize(
+    ("body", "column"),
+    [
+        ("def supports_sink(cls):\n        return cls.no_such_member\n", "Sink"),
+        (
+            "def get_supported_kernel_block_sizes(cls):\n        return cls.no_such_member\n",
+            "Block Sizes",
+        ),
+    ],
+    ids=["flag", "block-sizes"],
+)
+def test_an_unknown_column_leaves_the_check_unasked(tmp_path, body, column):
+    """``has_sink`` may be set only where the Sink column says so, and the block sizes
+    tried are the column's: either unknown, no configuration is built, so 256 stays,
+    without a note (building one anyway refused 256, or failed)."""
+    row = _row(tmp_path, "\n    @classmethod\n    " + body + REFUSES_256)
+    assert "AttributeError" in row.unknown[column]
     assert row.supports["head_sizes"] == [128, 256]
     assert row.accepts == row.supports
+    assert "Head Sizes" not in row.notes
+
+
+def test_a_class_supporting_no_dtype_leaves_the_check_unasked(tmp_path):
+    no_dtype = "\n    @classmethod\n    def supports_dtype(cls, dtype):\n        return False\n"
+    row = _row(tmp_path, no_dtype + REFUSES_256)
+    assert row.dtypes == ()
+    assert row.accepts == row.supports
+    assert "Head Sizes" not in row.notes
+
+
+SINKS = (
+    """
+    @classmethod
+    def supports_sink(cls):
+        return True
+"""
+    + COMBINATION_SIGNATURE
+    + """\
+        if head_size == 256 and not has_sink:
+            return "head size 256 needs sinks"
+        return None
+"""
+)
+
+
+def test_a_flag_the_class_allows_is_tried_both_ways(tmp_path):
+    """The class supports sinks, so ``has_sink`` is tried set as well as unset: 256,
+    refused without sinks, passes with them and is kept."""
+    row = _row(tmp_path, SINKS)
+    assert row.supports_sink is True
+    assert row.accepts["head_sizes"] == [128, 256]
     assert "Head Sizes" not in row.notes
 
 
