@@ -1,11 +1,12 @@
 """The text of evaluated cells (runtime/cell_text.py) where the edge tests left it
 loose: compute capabilities that are neither every GPU from one on nor whole
 families, a list of head sizes whose first item is a rule, sizes that only some
-GPUs take."""
+GPUs take, a chain of multiples of an odd step that ends the set."""
 
 from __future__ import annotations
 
 from sphinxext_attn.runtime.cell_text import (
+    _chains,
     capability_text,
     head_size_text,
     per_gpu_labels,
@@ -38,3 +39,8 @@ def test_a_size_only_some_gpus_take_names_them():
 def test_every_gpu_from_one_on_reads_as_at_least_it():
     assert capability_text([c for c in CAPABILITIES if c >= (8, 0)]) == "≥8.0"
     assert capability_text([(8, 6), (8, 9)], [(8, 0), (8, 6), (8, 9)]) == "≥8.6"
+
+
+def test_a_chain_ending_at_the_largest_size_is_kept_for_an_odd_step():
+    """3, 6, 9, 12: the walk goes one step past 12 (to 15) to close the run."""
+    assert _chains({3, 6, 9, 12}) == [({"min": None, "max": 12, "multiple_of": 3}, {3, 6, 9, 12})]

@@ -50,7 +50,7 @@ Mutants argued equivalent (no input tells them from the product):
   asks again per GPU, and a path that never read the GPU meets the same unknown on
   the first GPU, returned as before (as head_sizes above; only the work repeats).
 - questions.Asker.has ``not read & CAPABILITY`` (the ``break``) -> ``not read *
-  CAPABILITY`` (``**``, ``<<``): likewise after a look-up that raised having read a
+  CAPABILITY`` (``**``, ``<<``, ``//``): likewise after a look-up that raised having read a
   fact but not the GPU; it raises alike on every GPU and ``why`` keeps the first.
 - questions.Asker._ask_strings ``stop[0]`` -> ``stop[-1]``: ``explore_strings`` checks
   ``stopped()`` before each round and a round calls ``alone`` once at most, so
@@ -59,7 +59,7 @@ Mutants argued equivalent (no input tells them from the product):
   are dropped and ``stop[0]`` returned.
 - questions.Asker.ask_each ``type(v) is str`` -> ``==``: the values' types are
   classes of metaclass ``type``, whose ``==`` is identity.
-- questions.Asker.has ``guarded((self.cls.path, 0))`` -> ``(path, 1)``: it wraps only
+- questions.Asker.has ``guarded((self.cls.path, 0))`` -> ``(path, 1)`` or ``-1``: it wraps only
   ``self.method``, whose look-up runs inside ``interp.question`` at the same
   ``(path, 0)``, which turns a ``RecursionError`` into the limit first (pinned in
   test_questions_pins.py); the rest of ``method`` is dict work that recurses nowhere.
