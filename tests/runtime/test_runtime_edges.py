@@ -50,7 +50,7 @@ Mutants argued equivalent (no input tells them from the product):
   asks again per GPU, and a path that never read the GPU meets the same unknown on
   the first GPU, returned as before (as head_sizes above; only the work repeats).
 - questions.Asker.has ``not read & CAPABILITY`` (the ``break``) -> ``not read *
-  CAPABILITY`` (``**``, ``<<``, ``//``): likewise after a look-up that raised having read a
+  CAPABILITY`` (``**``, ``<<``, ``//``, ``/``): likewise after a look-up that raised having read a
   fact but not the GPU; it raises alike on every GPU and ``why`` keeps the first.
 - questions.Asker._ask_strings ``stop[0]`` -> ``stop[-1]``: ``explore_strings`` checks
   ``stopped()`` before each round and a round calls ``alone`` once at most, so
@@ -77,7 +77,17 @@ Mutants argued equivalent (no input tells them from the product):
   after ``call`` raised ``Unknown``, and ``call`` sets it in its ``finally`` once the
   question is open; nothing before that (a tuple of the class's path and line) raises.
 - cell_text.capability_text ``chosen == set(points)`` -> ``>=``: ``points`` is
-  ``told`` joined with ``caps``, so ``chosen`` is always a subset of it.
+  ``told`` joined with ``caps``, so ``chosen`` is always a subset of it; and
+  ``chosen == {c for c in points if c >= first}`` -> ``>=``: ``first`` is the least
+  of ``chosen``, so ``chosen`` is a subset of that set too.
+- cell_text.head_size_text ``len(items) == 1`` -> ``<= 1``: an empty list returned
+  ``("None",)`` above.
+- questions.Asker ``read_mask`` ``init=False`` -> ``True``: no caller passes it, so
+  the default stands.
+- questions.Asker.ask_each ``if values and all(...)`` -> ``if not values and ...``:
+  the strings then go through the loop of single questions, whose answer
+  ``_ask_strings`` gives by design with fewer runs (its contract: the same answer,
+  the same facts read, in the same order); an empty list is ``[]`` either way.
 """
 
 from __future__ import annotations
