@@ -44,3 +44,7 @@ def test_every_gpu_from_one_on_reads_as_at_least_it():
 def test_a_chain_ending_at_the_largest_size_is_kept_for_an_odd_step():
     """3, 6, 9, 12: the walk goes one step past 12 (to 15) to close the run."""
     assert _chains({3, 6, 9, 12}) == [({"min": None, "max": 12, "multiple_of": 3}, {3, 6, 9, 12})]
+
+
+def test_a_chain_may_step_by_two():
+    assert _chains({2, 4, 6}) == [({"min": None, "max": 6, "multiple_of": 2}, {2, 4, 6})]

@@ -21,8 +21,9 @@ Mutants argued equivalent (no input tells them from the product):
 - questions.Asker ``read_mask`` default ``0`` -> ``1`` (and ``assumed``'s reset
   ``0`` -> ``1``): bit 1 is ``CAPABILITY``, and
   ``assumed`` only passes the mask to ``facts_of``, which tests the fact bits ``2 << i``.
-- questions.Asker.method ``interp.class_writes == key[1]`` -> ``>`` or ``!=`` (alike,
-  as the count only grows): the mutant never
+- questions.Asker.method ``interp.class_writes == key[1]`` -> ``>``, ``!=``, ``<`` or
+  ``>=`` (the count only grows: an entry is kept under a stale count, or never): the
+  mutant never
   hits its cache (``class_writes`` only grows, so an entry kept under the count before a
   write is never looked up again); looking up again a member that read nothing and
   wrote no class finds it in ``cls.attrs`` with no step, read or write, and binds the
