@@ -3,7 +3,7 @@ edge tests left loose: a block size item that is a tree instance but not a
 ``MultipleOf`` (no ``base`` field), an impl class that is not implemented or
 raises, a method with a default parameter or a required keyword-only one, a
 member too deeply nested to look up, a member the class body defines for no GPU
-of the grid.
+of the grid, a first KV dtype module without the literal.
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from runtime_trees import runtime_backend
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.pyeval import Instance, Interpreter, PyClass
 from sphinxext_attn.pyeval.values import NODE
-from sphinxext_attn.runtime.questions import Asker, block_size_labels
+from sphinxext_attn.runtime.questions import Asker, block_size_labels, kv_cache_dtypes
 from sphinxext_attn.source.tree import SourceTree
 
 
-def _asker(root: Path, body: str = "pass\n", header: str = "") -> Asker:
-    runtime_backend(root, body, header=header)
+def _asker(
+    root: Path, body: str = "pass\n", header: str = "", files: dict[str, str] | None = None
+) -> Asker:
+    runtime_backend(root, body, header=header, extra=dict(files or {}))
     it = Interpreter(SourceTree(root), Machine())
     cls = it.module_attr(it.module("vllm.v1.attention.backends.my_attn"), "MyBackend", NODE)
     assert isinstance(cls, PyClass)
@@ -122,3 +124,11 @@ def test_a_static_method_with_two_required_parameters_does_not_take_one(tmp_path
     assert str(answer.unknown).startswith(
         "supports_head_size() does not take the 1 argument(s) vLLM passes"
     )
+
+
+def test_a_first_cache_dtype_module_without_the_literal_is_passed_for_the_next(tmp_path):
+    """``vllm.config.cache`` defines no ``CacheDType``: ``vllm.config``'s is read, not
+    the fallback."""
+    literal = 'from typing import Literal\nCacheDType = Literal["auto", "fp8"]\n'
+    files = {"vllm/config/cache.py": "BLOCK = 16\n", "vllm/config/__init__.py": literal}
+    assert kv_cache_dtypes(_asker(tmp_path, files=files).interp) == ("auto", "fp8")

@@ -21,6 +21,9 @@ Mutants argued equivalent (no input tells them from the product):
 - questions.Asker ``read_mask`` default ``0`` -> ``1`` (and ``assumed``'s reset
   ``0`` -> ``1``): bit 1 is ``CAPABILITY``, and
   ``assumed`` only passes the mask to ``facts_of``, which tests the fact bits ``2 << i``.
+- questions.Asker.method ``interp.class_writes == key[1]`` -> ``is``: ``key[1]`` is
+  the very object read from ``interp.class_writes``; with no write since, the
+  attribute still holds it, and after one the counts differ.
 - questions.Asker.method ``interp.class_writes == key[1]`` -> ``>``, ``!=``, ``<`` or
   ``>=`` (the count only grows: an entry is kept under a stale count, or never): the
   mutant never
