@@ -21,9 +21,9 @@ Mutants argued equivalent (no input tells them from the product):
 - questions.Asker ``read_mask`` default ``0`` -> ``1`` (and ``assumed``'s reset
   ``0`` -> ``1``): bit 1 is ``CAPABILITY``, and
   ``assumed`` only passes the mask to ``facts_of``, which tests the fact bits ``2 << i``.
-- questions.Asker.method ``interp.class_writes == key[1]`` -> ``is``: ``key[1]`` is
-  the very object read from ``interp.class_writes``; with no write since, the
-  attribute still holds it, and after one the counts differ.
+- questions.Asker.method ``interp.class_writes == key[1]`` -> ``is`` (``is not``, as
+  ``!=`` below): ``key[1]`` is the very object read from ``interp.class_writes``;
+  with no write since, the attribute still holds it, and after one they differ.
 - questions.Asker.method ``interp.class_writes == key[1]`` -> ``>``, ``!=``, ``<`` or
   ``>=`` (the count only grows: an entry is kept under a stale count, or never): the
   mutant never
@@ -85,7 +85,8 @@ Mutants argued equivalent (no input tells them from the product):
   ``chosen == {c for c in points if c >= first}`` -> ``>=``: ``first`` is the least
   of ``chosen``, so ``chosen`` is a subset of that set too.
 - cell_text.head_size_text ``len(items) == 1`` -> ``<= 1``: an empty list returned
-  ``("None",)`` above.
+  ``("None",)`` above; ``len(sizes) == len(items)`` -> ``>=``: ``sizes`` is drawn
+  from ``items``, never longer.
 - questions.Asker ``read_mask`` ``init=False`` -> ``True``: no caller passes it, so
   the default stands.
 - questions.Asker.ask_each ``if values and all(...)`` -> ``if not values and ...``:
