@@ -34,6 +34,8 @@ def test_a_size_only_some_gpus_take_names_them():
     assert per_gpu_labels(by_gpu, ["64", "128"]) == ["64", "128 (9.x)"]
     # the first GPU of a family alone is that GPU, not the family
     assert per_gpu_labels({(8, 0): ["64"], (9, 0): []}, ["64"]) == ["64 (8.0)"]
+    by_major = {(8, 0): ["64"], (9, 0): ["64"], (10, 0): []}
+    assert per_gpu_labels(by_major, ["64"]) == ["64 (8.0, 9.x)"]
 
 
 def test_every_gpu_from_one_on_reads_as_at_least_it():

@@ -3,7 +3,8 @@ edge tests left loose: a block size item that is a tree instance but not a
 ``MultipleOf`` (no ``base`` field), an impl class that is not implemented or
 raises, a method with a default parameter or a required keyword-only one, a
 member too deeply nested to look up, a member the class body defines for no GPU
-of the grid, a first KV dtype module without the literal.
+of the grid, a first KV dtype module without the literal, a string asked alone whose answer
+is by GPU, a builtin as the method.
 """
 
 from __future__ import annotations
@@ -132,3 +133,23 @@ def test_a_first_cache_dtype_module_without_the_literal_is_passed_for_the_next(t
     literal = 'from typing import Literal\nCacheDType = Literal["auto", "fp8"]\n'
     files = {"vllm/config/cache.py": "BLOCK = 16\n", "vllm/config/__init__.py": literal}
     assert kv_cache_dtypes(_asker(tmp_path, files=files).interp) == ("auto", "fp8")
+
+
+def test_a_string_asked_alone_that_depends_on_the_gpu_marks_the_answer_by_gpu(tmp_path):
+    """ "fp8" reads the GPU (unknown with none named), so it is asked alone over the
+    grid and accepted on Blackwell: the answer is marked as by GPU."""
+    body = "@classmethod\ndef supports_kv_cache_dtype(cls, kv):\n"
+    body += "    return kv == 'fp8' and current_platform.is_device_capability_family(100)\n"
+    header = "from vllm.platforms import current_platform\n"
+    asker = _asker(tmp_path, body, header)
+    answer = asker.ask_each("supports_kv_cache_dtype", ["auto", "fp8"], ["auto", "fp8"])
+    assert (answer.value, answer.by_capability, answer.unknown) == (["fp8"], True, None)
+
+
+def test_a_builtin_as_the_method_is_called_with_the_argument(tmp_path):
+    """``supports_head_size = bool``: not a function of the tree, so it is taken to
+    accept the argument, and called: 0 is refused, 64 accepted."""
+    answer = _asker(tmp_path, "supports_head_size = bool\n").ask_each(
+        "supports_head_size", [64, 0], ["64", "0"]
+    )
+    assert (answer.value, answer.unknown) == (["64"], None)
