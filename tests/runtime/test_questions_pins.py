@@ -4,7 +4,8 @@ edge tests left loose: a block size item that is a tree instance but not a
 raises, a method with a default parameter or a required keyword-only one, a
 member too deeply nested to look up, a member the class body defines for no GPU
 of the grid, a first KV dtype module without the literal, a string asked alone whose answer
-is by GPU, a builtin as the method.
+is by GPU, a builtin as the method, the facts an answer rests on once they are
+said.
 """
 
 from __future__ import annotations
@@ -153,3 +154,18 @@ def test_a_builtin_as_the_method_is_called_with_the_argument(tmp_path):
         "supports_head_size", [64, 0], ["64", "0"]
     )
     assert (answer.value, answer.unknown) == (["64"], None)
+
+
+def test_the_facts_said_are_those_read_since_they_were_last_said(tmp_path):
+    """The first answer read an environment variable, the second nothing: the
+    second rests on no fact (the first's is not said again)."""
+    body = (
+        "@classmethod\ndef supports_sink(cls):\n"
+        "    return os.getenv('VLLM_SINKS') is not None\n"
+        "@classmethod\ndef supports_mm_prefix(cls):\n    return True\n"
+    )
+    asker = _asker(tmp_path, body, "import os\n")
+    assert asker.ask("supports_sink").value is False
+    assert asker.assumed() == ["VLLM_SINKS=unset"]
+    assert asker.ask("supports_mm_prefix").value is True
+    assert asker.assumed() == []

@@ -85,8 +85,8 @@ Mutants argued equivalent (no input tells them from the product):
   ``chosen == {c for c in points if c >= first}`` -> ``>=``: ``first`` is the least
   of ``chosen``, so ``chosen`` is a subset of that set too.
 - cell_text.head_size_text ``len(items) == 1`` -> ``<= 1``: an empty list returned
-  ``("None",)`` above; ``len(sizes) == len(items)`` -> ``>=``: ``sizes`` is drawn
-  from ``items``, never longer.
+  ``("None",)`` above, and with one item ``items[0]`` -> ``items[-1]`` is the same;
+  ``len(sizes) == len(items)`` -> ``>=``: ``sizes`` is drawn from ``items``.
 - questions.Asker ``read_mask`` ``init=False`` -> ``True``: no caller passes it, so
   the default stands.
 - questions.Asker.ask_each ``if values and all(...)`` -> ``if not values and ...``:
