@@ -5,7 +5,7 @@ raises, a method with a default parameter or a required keyword-only one, a
 member too deeply nested to look up, a member the class body defines for no GPU
 of the grid, a first KV dtype module without the literal, a string asked alone whose answer
 is by GPU, a builtin as the method, the facts an answer rests on once they are
-said.
+said, a flag answered with a value that is not a bool.
 """
 
 from __future__ import annotations
@@ -169,3 +169,10 @@ def test_the_facts_said_are_those_read_since_they_were_last_said(tmp_path):
     assert asker.assumed() == ["VLLM_SINKS=unset"]
     assert asker.ask("supports_mm_prefix").value is True
     assert asker.assumed() == []
+
+
+def test_a_flag_answered_with_a_truthy_value_is_true(tmp_path):
+    """``supports_sink`` returning ``"yes"``: the flag is its truth, True."""
+    body = "@classmethod\ndef supports_sink(cls):\n    return 'yes'\n"
+    answer = _asker(tmp_path, body).ask_flag("supports_sink")
+    assert (answer.value, answer.unknown, answer.raised) == (True, None, "")
