@@ -26,6 +26,7 @@ from sphinxext_attn.pyeval.values import (
     External,
     Instance,
     PyClass,
+    Raised,
     Unknown,
     Value,
 )
@@ -120,8 +121,9 @@ def class_mro(cls: PyClass, interp: Interpreter) -> list[Value]:
             head = seq[0]
             if not any(head in s[1:] for s in seqs if s):
                 break
-        else:
-            head = next(s[0] for s in seqs if s)  # inconsistent: take the first
+        else:  # CPython refuses to make the class: so does every question about it
+            cls.mro_cache = None
+            raise Raised("TypeError", plain.no_mro(bases))
         result.append(head)
         seqs = [s[1:] if s and s[0] == head else s for s in seqs]
     cls.mro_cache = result

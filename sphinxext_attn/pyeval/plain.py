@@ -4,7 +4,9 @@ tuple its tuple (comparisons, ``str()``, methods of ``str``).
 
 from __future__ import annotations
 
-from sphinxext_attn.pyeval.values import EnumMember, External, Instance, Unknown, Value
+import sys
+
+from sphinxext_attn.pyeval.values import EnumMember, External, Instance, PyClass, Unknown, Value
 
 
 def plain_enum_class(mro: list[Value]) -> bool:
@@ -45,3 +47,13 @@ def plain_value(value: Value) -> Value:
 
 
 __all__ = ["check_not_auto", "enum_is_plain", "enum_str", "plain_enum_class", "plain_value"]
+
+
+def no_mro(bases: list[Value]) -> str:
+    """CPython's words (on two lines before 3.13) for bases no order can follow."""
+    names = ", ".join(
+        b.name if isinstance(b, PyClass) else getattr(b, "qualname", "?").rsplit(".")[-1]
+        for b in bases
+    )
+    wrap = " " if sys.version_info >= (3, 13) else "\n"
+    return f"Cannot create a consistent method resolution{wrap}order (MRO) for bases {names}"

@@ -21,7 +21,7 @@ import pytest
 from evaluator import call_in, tiny_package
 
 from sphinxext_attn.knowledge.machine import Machine
-from sphinxext_attn.pyeval import Interpreter, Unknown
+from sphinxext_attn.pyeval import Interpreter, Raised, Unknown
 from sphinxext_attn.pyeval.values import NODE, Budget, External
 from sphinxext_attn.source.tree import SourceTree
 
@@ -102,3 +102,36 @@ def test_an_import_alias_is_found_by_a_name_made_at_run_time(tmp_path: Path) -> 
     interp = tiny_package(tmp_path, files)
     found = call_in(interp, "vllm.b", "f")
     assert isinstance(found, External) and found.qualname == "os"
+
+
+MRO = """\
+import abc
+
+
+class A(abc.ABC):
+    x = 1
+
+
+class M(A):
+    pass
+
+
+class B(A, M):
+    pass
+
+
+def read():
+    return B.x
+"""
+
+
+def test_bases_no_order_can_follow_raise_as_in_cpython(tmp_path: Path) -> None:
+    """``class B(A, M)`` with ``M`` a subclass of ``A``: CPython refuses to make the
+    class (TypeError, in its own words); every question about it raises the same
+    (an order was made up before, taking the first base, and ``B.x`` answered 1)."""
+    with pytest.raises(TypeError) as cpython:
+        exec(compile(MRO, "<mro>", "exec", dont_inherit=True), {})
+    interp = tiny_package(tmp_path, {"vllm/mro.py": MRO})
+    with pytest.raises(Raised) as ours:
+        call_in(interp, "vllm.mro", "read")
+    assert (ours.value.kind, ours.value.message) == ("TypeError", str(cpython.value))

@@ -123,3 +123,34 @@ def test_a_backend_the_registry_lacks_is_searched_in_the_selection_files(tmp_pat
         "vllm/v1/attention/backend.py",
         "vllm/platforms/cuda.py",
     ]
+
+
+def test_a_reason_of_a_class_without_a_resolution_order_is_found_in_its_file(tmp_path):
+    """``class MyBackend(AttentionBackend, Mixin)`` with ``Mixin`` a subclass of
+    ``AttentionBackend`` has no consistent resolution order (CPython's TypeError):
+    the class's own file is still searched (a raise from the order escaped when
+    only an unknown was caught)."""
+    source = dedent(
+        """
+        from vllm.v1.attention.backend import AttentionBackend
+
+
+        class Mixin(AttentionBackend):
+            pass
+
+
+        class MyBackend(AttentionBackend, Mixin):
+            @classmethod
+            def reasons(cls):
+                return ["this kernel needs a very particular device"]
+        """
+    )
+    module = "vllm/v1/attention/backends/my_attn.py"
+    root = runtime_backend(tmp_path, "", extra={module: source})
+    locator = ReasonLocator(Interpreter(SourceTree(root), Machine()))
+    found = locator.locate("MY_ATTN", "this kernel needs a very particular device")
+    assert found == Location(
+        module,
+        source.splitlines().index('        return ["this kernel needs a very particular device"]')
+        + 1,
+    )
