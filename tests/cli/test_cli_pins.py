@@ -11,7 +11,9 @@ test_runcache.py):
   (sample 60): the page's ``--format`` choices are ``markdown`` and ``json``, and
   ``"markdown" <= "json"`` is false, as ``==`` is.
 - decisions.decide_all ``zip(keys, pairs, strict=True)`` -> ``strict=False``: ``keys``
-  is made from ``pairs`` one for one on the line before, so the lengths match.
+  is made from ``pairs`` one for one on the line before, so the lengths match; and
+  ``zip(theirs, decisions, strict=True)`` -> ``strict=False``: the child's
+  ``decisions`` are made from ``theirs`` one for one (``_answer``).
 - decisions ``MAX_KEPT_DECISIONS`` 100_000 -> 99_999 (sample 60; 100_001 is argued in
   test_runcache.py): a capacity, pinned there with the limit set to 1 and 2.
 """
