@@ -21,6 +21,7 @@ test_runcache.py):
 from __future__ import annotations
 
 import re
+import shutil
 
 from treebuilder import DEMO_TREE
 
@@ -56,3 +57,24 @@ def test_a_markdown_page_with_source_links_links_deciding_lines(tmp_path):
     assert cells[5] == "[64, 80, 128](https://x/vllm/v1/attention/backends/cpu_attn.py#L28)"
     links = re.findall(r"\]\(https://x/([^)#]+)#L(\d+)\)", row)
     assert len(links) == 9  # the name and every feature cell but the empty Version
+
+
+def test_a_kept_copy_that_cannot_be_decoded_is_read_again(tmp_path):
+    """The kept copies of files are decoded on an edit run; one that no longer
+    decodes (changed in the cache folder to declare ``coding: hex``, no text encoding: a
+    LookupError) counts as not kept, and the page is the same (a LookupError let
+    through escaped as a traceback)."""
+    tree = tmp_path / "tree"
+    shutil.copytree(DEMO_TREE, tree)
+    out, cache = tmp_path / "page.md", tmp_path / "cache"
+    argv = ["--root", str(tree), "--cache-dir", str(cache), "-o", str(out)]
+    assert main(argv) == 0
+    first = out.read_text(encoding="utf-8")
+    copies = [p for p in (cache / "texts").rglob("*") if p.is_file()]
+    assert copies
+    for copy in copies:
+        copy.write_bytes(b"# -*- coding: hex -*-\n" + copy.read_bytes())
+    backend = tree / "vllm/v1/attention/backends/flash_attn.py"
+    backend.write_text(backend.read_text(encoding="utf-8") + "\n# edited\n", "utf-8")
+    assert main(argv) == 0
+    assert out.read_text(encoding="utf-8") == first

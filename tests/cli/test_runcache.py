@@ -26,8 +26,8 @@ Mutants argued equivalent (no input tells them from the product):
 - runcache.prune_texts ``and (self.directory / "texts").is_dir()`` dropped: ``_prune``
   globs the folder, and ``Path.glob`` of a missing folder or of a file yields nothing,
   so there is nothing to prune either way.
-- decisions._key ``k != "selected_backend" or v`` -> ``k == ... or v`` (every falsy
-  field left out of the key): each field has one falsy value the input checks let
+- decisions._key ``k != "selected_backend" or v`` -> ``k == ... or v``, and (sample
+  60) -> ``k >= ... or v`` (every falsy field, or those named after it, left out): each field has one falsy value the input checks let
   through (None for an optional number or name, False for a flag; no empty dtype, no
   0 heads or block size), so no two valid configurations get the same key, and the
   key is only compared with keys the same code wrote (the code is in the entry's name).
@@ -37,7 +37,8 @@ Mutants argued equivalent (no input tells them from the product):
   ``json`` (``choices``), and ``"text" <= "json"`` is false as ``==`` is.
 - main ``args.profile == "vllm-page"`` -> ``>=`` (the template's markers): argparse
   accepts only ``runtime`` and ``vllm-page``, and ``"runtime" >= "vllm-page"`` is false.
-- main.write_diff ``same = realpath(old) == realpath(new)`` -> ``>``: ``same`` only
+- main.write_diff ``same = realpath(old) == realpath(new)`` -> ``>`` (and, sample 60,
+  ``is``): ``same`` only
   picks the cache the old tree is read with when plugins are given; a diff compares
   CUDA page analyses, which the plugins (ascend, gaudi: their platforms' sections)
   leave unchanged, and with plugins nothing is cached: the diffs of the demo tree

@@ -12,6 +12,9 @@ Mutants argued equivalent (no input tells them from the product):
 - rule_requests ``if TYPE_CHECKING:`` -> ``if not TYPE_CHECKING:``: the block only
   imports ``Decision`` from ``model.selection``, which imports nothing of the
   selection, so importing it at run time changes nothing but the time.
+- option_fields._check_one ``found is True`` -> ``found == True`` (sample 60):
+  ``field_annotation`` returns True, False, None or a (path, annotation) tuple, and
+  no tuple equals True.
 - platform_lists ``MAX_RUNS`` 64 -> 65: a capacity (runs of one machine's
   exploration before it gives up), a choice rather than a behaviour; the rule it
   feeds is pinned in test_platforms.py.
