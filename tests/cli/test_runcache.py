@@ -27,11 +27,11 @@ Mutants argued equivalent (no input tells them from the product):
   globs the folder, and ``Path.glob`` of a missing folder or of a file yields nothing,
   so there is nothing to prune either way.
 - decisions._key ``k != "selected_backend" or v`` -> ``k == ... or v``, and (sample
-  60) -> ``k >= ... or v`` (every falsy field, or those named after it, left out):
-  each field has one falsy value the input checks let through (None for an optional
-  number or name, False for a flag; no empty dtype, no 0 heads or block size), so no
-  two valid configurations get the same key, and the key is only compared with keys
-  the same code wrote (the code is in the entry's name).
+  60) -> ``k >= ... or v`` (falsy fields named before it left out, a falsy
+  ``selected_backend`` kept): each field has one falsy value the input checks let
+  through (None for an optional number or name, False for a flag; no empty dtype, no 0
+  heads or block size), so no two valid configurations get the same key, and the key
+  is only compared with keys the same code wrote (the code is in the entry's name).
 - runcache ``MAX_TEXTS`` 2048 -> 2049: a capacity (copies of files kept), a choice
   rather than a behaviour; telling them apart takes a cache holding 2049 copies.
 - select ``args.format == "json"`` -> ``<=``: argparse accepts only ``text`` and
