@@ -89,6 +89,7 @@ def test_a_function_that_cannot_be_evaluated_keeps_the_literal_lists(tmp_path: P
     assert result.priorities and not any(p.arch_title for p in result.priorities)
     notes = [d for d in result.diagnostics if "priority lists not evaluated" in d.message]
     assert len(notes) == 1 and notes[0].location.path == CUDA
+    assert notes[0].release  # how the release is written, not a hostile body
 
 
 @pytest.mark.realtree
@@ -160,3 +161,25 @@ def test_a_single_integer_between_two_constants_has_its_list(tmp_path: Path) -> 
     )
     found = {p.backends: p.conditions for p in lists(runtime_tree(tmp_path, {CUDA: source}))}
     assert found == {("FLASHINFER",): "heads 9", ("FLASH_ATTN",): "heads not 9"}
+
+
+def test_a_default_group_comes_before_a_named_group_with_an_earlier_gpu(tmp_path: Path) -> None:
+    """10.x with 12.x, two families, is a "default" group whose first GPU (10.0)
+    comes after Hopper's (9.0): the default groups still lead, then sm90, sm110."""
+    source = dedent(PRIORITIES).replace(
+        "    return [E.FLASH_ATTN, E.TRITON_ATTN]",
+        "    if device_capability.major == 11:\n"
+        "        return [E.FLASHINFER]\n"
+        "    if device_capability.major in (10, 12):\n"
+        "        return [E.TRITON_ATTN]\n"
+        "    return [E.FLASH_ATTN, E.TRITON_ATTN]",
+    )
+    found = lists(runtime_tree(tmp_path, {CUDA: source}))
+    standard = [(p.arch, p.backends) for p in found if p.category == "standard"]
+    assert standard == [
+        ("default", ("FLASH_ATTN", "TRITON_ATTN")),
+        ("default", ("TRITON_ATTN",)),
+        ("sm90", ("FLASH_ATTN", "TRITON_ATTN")),
+        ("sm90", ("TRITON_ATTN", "FLASH_ATTN")),
+        ("sm110", ("FLASHINFER",)),
+    ]

@@ -151,3 +151,15 @@ def test_a_backend_built_by_a_call_gets_a_row(tmp_path):
     # at most a note that the class is built at run time, never a warning
     assert not [d for d in analysis.diagnostics if "MixedBackend" in d.message and not d.release]
     assert "MIXED" not in {r.name for r in analyze(tmp_path, profile="vllm-page").backends}
+
+
+def test_every_known_attention_type_and_one_more_is_all(tmp_path):
+    """A release whose ``AttentionType`` has a member the tables do not name yet:
+    a backend accepting every type still reads "All", not each name."""
+    iface = RUNTIME_FILES[BACKEND_INTERFACE].replace(
+        '    ENCODER_DECODER = "encoder_decoder"\n',
+        '    ENCODER_DECODER = "encoder_decoder"\n    CROSS_NEW = "cross_new"\n',
+    )
+    body = "@classmethod\ndef supports_attn_type(cls, attn_type):\n    return True\n"
+    runtime_backend(tmp_path, body, extra={BACKEND_INTERFACE: iface})
+    assert only(analyze(tmp_path), "MY_ATTN").attn_types == "All"
