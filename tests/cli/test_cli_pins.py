@@ -14,6 +14,13 @@ test_runcache.py):
   is made from ``pairs`` one for one on the line before, so the lengths match; and
   ``zip(theirs, decisions, strict=True)`` -> ``strict=False``: the child's
   ``decisions`` are made from ``theirs`` one for one (``_answer``).
+- runcache ``O_WRONLY | O_CREAT | O_EXCL`` -> ``O_WRONLY + O_CREAT | O_EXCL``: three
+  distinct bits, so ``+`` and ``|`` give the same flags (as ``^`` in test_runcache.py).
+- main.write_diff ``same or not cache.plugins`` -> ``same or cache.plugins``: the old
+  tree is then read with the run's plugins where it was read without them, and
+  without plugins through a new cache of the same folder where it was read through
+  the run's: a diff compares CUDA page analyses, which plugins leave unchanged, and
+  the two caches are one folder (as for ``same`` in test_runcache.py).
 - decisions ``MAX_KEPT_DECISIONS`` 100_000 -> 99_999 (sample 60; 100_001 is argued in
   test_runcache.py): a capacity, pinned there with the limit set to 1 and 2.
 """

@@ -158,3 +158,22 @@ def test_a_fact_assumed_true_is_tried_false():
     assert found == [
         {"env": {}, "assume": {"installed.pkg": "false"}, "option": {}, "selected": "B"}
     ]
+
+
+def test_a_bare_name_other_than_the_request_stays_a_condition(tmp_path):
+    """``if mla:`` (a name bound from the config, sorting before ``selected_backend``)
+    is a condition of the rule; only ``if selected_backend:`` is settled, false, with
+    no backend asked (``==`` -> ``<=`` settled every such name)."""
+    rule = (
+        "        mla = attn_selector_config.use_mla\n"
+        "        if mla:\n"
+        "            return AttentionBackendEnum.TRITON_MLA.get_path()\n"
+        "        if selected_backend:\n"
+        "            return AttentionBackendEnum.FLASH_ATTN.get_path()\n"
+    )
+    tree = _edited(tmp_path, XPU, {MLA_RULE: rule})
+    out = evaluate_selection(tree, environment_from(platform="xpu", arch=""))
+    assert [(r.conditions, r.outcome) for r in out.rules][1:3] == [
+        (("(use_mla)",), "TRITON_MLA"),
+        (("dtype == torch.float32",), "TRITON_ATTN"),
+    ]
