@@ -93,6 +93,10 @@ Mutants argued equivalent (no input tells them from the product):
   the strings then go through the loop of single questions, whose answer
   ``_ask_strings`` gives by design with fewer runs (its contract: the same answer,
   the same facts read, in the same order); an empty list is ``[]`` either way.
+- questions.Asker.capabilities ``found[0]`` -> ``found[-1]`` (sample 60): ``answered``
+  holds ``None`` or the 1-tuple ``(value,)``, so both index the same item.
+- declared.builder_cudagraph ``c.path.split("/", 1)[0]`` -> ``split("/", 2)[0]`` (sample 60): the
+  first piece is the text before the first ``/`` whatever the split count (1 or more).
 """
 
 from __future__ import annotations

@@ -163,3 +163,16 @@ def test_every_known_attention_type_and_one_more_is_all(tmp_path):
     body = "@classmethod\ndef supports_attn_type(cls, attn_type):\n    return True\n"
     runtime_backend(tmp_path, body, extra={BACKEND_INTERFACE: iface})
     assert only(analyze(tmp_path), "MY_ATTN").attn_types == "All"
+
+
+def test_a_flag_after_one_the_release_does_not_have_is_still_asked(tmp_path):
+    """supports_non_causal missing from the interface skips that one question only:
+    DCP, asked after it, is still the class's answer."""
+    iface = RUNTIME_FILES[BACKEND_INTERFACE].replace(
+        "    @classmethod\n    def supports_non_causal(cls):\n        return False\n", ""
+    )
+    body = "@classmethod\ndef supports_dcp(cls):\n    return True\n"
+    runtime_backend(tmp_path, body, extra={BACKEND_INTERFACE: iface})
+    row = only(analyze(tmp_path), "MY_ATTN")
+    assert row.supports_dcp is True
+    assert "DCP" not in row.unknown
