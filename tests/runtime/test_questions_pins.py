@@ -176,3 +176,16 @@ def test_a_flag_answered_with_a_truthy_value_is_true(tmp_path):
     body = "@classmethod\ndef supports_sink(cls):\n    return 'yes'\n"
     answer = _asker(tmp_path, body).ask_flag("supports_sink")
     assert (answer.value, answer.unknown, answer.raised) == (True, None, "")
+
+
+def test_sizes_no_gpu_decides_are_one_answer_for_every_gpu(tmp_path):
+    body = "@classmethod\ndef supports_head_size(cls, head_size):\n    return head_size == 64\n"
+    answer = _asker(tmp_path, body).ask_each("supports_head_size", [64, 80], ["64", "80"])
+    assert (answer.value, answer.by_capability) == (["64"], False)
+
+
+def test_a_flag_with_no_answer_keeps_no_value(tmp_path):
+    """An unknown flag (the method does not take the call) is not taken for False."""
+    body = "@classmethod\ndef is_flag(cls, extra):\n    return True\n"
+    answer = _asker(tmp_path, body).ask_flag("is_flag")
+    assert answer.value is None and answer.unknown is not None

@@ -49,7 +49,7 @@ Mutants argued equivalent (no input tells them from the product):
   trees pickles empty); the parser interns identifiers and CPython the
   identifier-like literal ``"use_mla"``, so equal strings are the same object.
 - questions.Asker.ask ``not self.last_read & CAPABILITY`` -> ``// CAPABILITY`` (and
-  ``*``, ``**``, ``<<``: ``CAPABILITY`` is 1, so each tests "read anything"): they
+  ``*``, ``**``, ``<<``, ``/``: ``CAPABILITY`` is 1, so each tests "read anything"): they
   differ only after an unknown whose path read a fact but not the GPU; the mutant
   asks again per GPU, and a path that never read the GPU meets the same unknown on
   the first GPU, returned as before (as head_sizes above; only the work repeats).
@@ -87,8 +87,11 @@ Mutants argued equivalent (no input tells them from the product):
 - cell_text.head_size_text ``len(items) == 1`` -> ``<= 1``: an empty list returned
   ``("None",)`` above, and with one item ``items[0]`` -> ``items[-1]`` is the same;
   ``len(sizes) == len(items)`` -> ``>=``: ``sizes`` is drawn from ``items``.
-- questions.Asker ``read_mask`` ``init=False`` -> ``True``: no caller passes it, so
-  the default stands.
+- questions.Asker ``read_mask`` (and ``last_read``) ``init=False`` -> ``True``: no
+  caller passes it, so the default stands.
+- questions.sorted_block_labels key ``not x.startswith("%")`` -> ``x.startswith``: a
+  size a kept ``%N`` divides is dropped, and so is a ``%M`` a smaller kept step divides,
+  so no two kept labels share a number and the second key never decides.
 - questions.Asker.ask_each ``if values and all(...)`` -> ``if not values and ...``:
   the strings then go through the loop of single questions, whose answer
   ``_ask_strings`` gives by design with fewer runs (its contract: the same answer,
@@ -97,6 +100,9 @@ Mutants argued equivalent (no input tells them from the product):
   holds ``None`` or the 1-tuple ``(value,)``, so both index the same item.
 - declared.builder_cudagraph ``c.path.split("/", 1)[0]`` -> ``split("/", 2)[0]`` (sample 60): the
   first piece is the text before the first ``/`` whatever the split count (1 or more).
+- cell_text._families ``c[0] == major`` -> ``c[0] is major``: both are ints of
+  capability tuples, and ``family`` is empty unless ``major`` is a grid major (at most
+  12), an int CPython caches, so equal values are the same object.
 """
 
 from __future__ import annotations

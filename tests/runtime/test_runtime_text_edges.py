@@ -175,3 +175,29 @@ def test_kv_cache_dtypes_are_read_from_the_next_module_when_one_cannot_be_evalua
     }
     root = runtime_tree(tmp_path, files)
     assert kv_cache_dtypes(Interpreter(SourceTree(root))) == ("auto", "fp8", "fp8_e5m2")
+
+
+def test_a_method_with_two_required_parameters_takes_no_fewer(tmp_path):
+    """``m(cls, a, b, c=1)``: two required after the bound class, three at most."""
+    from evaluator import cm, load
+
+    from sphinxext_attn.pyeval.values import NODE
+    from sphinxext_attn.runtime.questions import takes
+
+    it, cls = load(tmp_path, cm("m", "return a", args="a, b, c=1"))
+    method = it.getattr(cls, "m", NODE, "")
+    assert [takes(method, n) for n in range(5)] == [False, False, True, True, False]
+
+
+def test_a_keyword_only_parameter_binds_only_with_a_default(tmp_path):
+    """``m(cls, a, *, k=1)`` takes one argument; ``m(cls, a, *, k)`` none."""
+    from evaluator import cm, load
+
+    from sphinxext_attn.pyeval.values import NODE
+    from sphinxext_attn.runtime.questions import takes
+
+    it, cls = load(
+        tmp_path, cm("m", "return a", args="a, *, k=1") + cm("r", "return a", args="a, *, k")
+    )
+    assert takes(it.getattr(cls, "m", NODE, ""), 1)
+    assert not takes(it.getattr(cls, "r", NODE, ""), 1)
