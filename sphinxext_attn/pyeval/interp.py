@@ -248,9 +248,7 @@ class Interpreter(QuestionMixin):
         for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = self.eval(comparator, scope)
             result = self.compare(op, left, right, node, scope.module.path)
-            if result is False or (
-                result is not True and not self.truth(result, node, scope.module.path)
-            ):
+            if not self.truth(result, node, scope.module.path):
                 return result  # as ``and`` does: the first false answer, else the last
             left = right
         return result
