@@ -93,3 +93,13 @@ def test_a_literal_pair_with_minor_zero_is_a_capability():
     assert found("(13, 0)") == {(13, 0)}
     assert found("(13, 9)") == {(13, 9)}
     assert found("(13, 10)") == set()
+
+
+def test_the_later_gpus_of_a_family_are_named_not_the_family():
+    """8.6 and 8.9 but not 8.0: two of a family are each named (``picked ==
+    family`` -> ``>=`` compared the lists in order, and ``(8, 6)`` sorts after
+    ``(8, 0)``: "8.x")."""
+    from sphinxext_attn.runtime.cell_text import per_gpu_labels
+
+    by_gpu = {(8, 0): [], (8, 6): ["64"], (8, 9): ["64"]}
+    assert per_gpu_labels(by_gpu, ["64"]) == ["64 (8.6, 8.9)"]
