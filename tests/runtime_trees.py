@@ -16,13 +16,11 @@ from treebuilder import (
     BACKENDS,
     CUDA,
     CUDA_SOURCE,
-    DEFAULT_ENTRIES,
-    REGISTRY,
     TRITON_MLA_BODY,
+    backend_files,
     backend_source,
     build_tree,
     dedent,
-    registry_source,
     rows,
 )
 
@@ -224,28 +222,9 @@ def runtime_tree(root: Path, files: dict[str, str | bytes | None] | None = None)
     return build_tree(root, {**RUNTIME_FILES, **(files or {})})
 
 
-def runtime_backend(
-    root: Path,
-    body: str,
-    *,
-    name: str = "MY_ATTN",
-    class_name: str = "MyBackend",
-    module: str = "vllm.v1.attention.backends.my_attn",
-    header: str = "",
-    extra: dict[str, str | bytes | None] | None = None,
-) -> Path:
-    """:func:`runtime_tree` plus one registered backend whose class body is ``body``
-    (``header``: extra module-level source before the class)."""
-    entries = dict(DEFAULT_ENTRIES, **{name: f"{module}.{class_name}"})
-    source = backend_source(class_name, body).replace(
-        "\n\n\nclass ", "\n" + dedent(header) + "\n\nclass ", 1
-    )
-    files: dict[str, str | bytes | None] = {
-        REGISTRY: registry_source(entries),
-        module.replace(".", "/") + ".py": source,
-        **(extra or {}),
-    }
-    return runtime_tree(root, files)
+def runtime_backend(root: Path, body: str, **kwargs: Any) -> Path:
+    """:func:`runtime_tree` plus one registered backend (:func:`backend_files`)."""
+    return runtime_tree(root, backend_files(body, **kwargs))
 
 
 #: The module :func:`runtime_backend` writes its backend class to by default.

@@ -274,24 +274,32 @@ def build_tree(
     return root
 
 
-def one_backend(
-    root: Path,
+def backend_files(
     body: str,
     *,
     name: str = "MY_ATTN",
     module: str = "vllm.v1.attention.backends.my_attn",
     class_name: str = "MyBackend",
     bases: str = "AttentionBackend",
+    header: str = "",
     extra: dict[str, str | bytes | None] | None = None,
-) -> Path:
-    """The default tree plus one registered backend ``name`` with the given class body."""
+) -> dict[str, str | bytes | None]:
+    """The registry with one more backend ``name``, and its module: one class whose
+    body is ``body`` (``header``: module-level source before the class)."""
     entries = dict(DEFAULT_ENTRIES, **{name: f"{module}.{class_name}"})
-    files: dict[str, str | bytes | None] = {
+    source = backend_source(class_name, body, bases)
+    if header:
+        source = source.replace("\n\n\nclass ", "\n" + dedent(header) + "\n\nclass ", 1)
+    return {
         REGISTRY: registry_source(entries),
-        module.replace(".", "/") + ".py": backend_source(class_name, body, bases),
+        module.replace(".", "/") + ".py": source,
+        **(extra or {}),
     }
-    files.update(extra or {})
-    return build_tree(root, files)
+
+
+def one_backend(root: Path, body: str, **kwargs: Any) -> Path:
+    """The default tree plus one registered backend (:func:`backend_files`)."""
+    return build_tree(root, backend_files(body, **kwargs))
 
 
 def rows(analysis: Analysis, name: str) -> list[BackendFeatures]:
