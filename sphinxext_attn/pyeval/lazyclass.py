@@ -34,6 +34,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: a column past any statement's: "after line N" when no column is given
+END_OF_LINE = 1 << 30
+
+
+def position(node: ast.stmt) -> tuple[int, int]:
+    """Where a statement starts: statements on one line (``;``) run in this order."""
+    return node.lineno, node.col_offset
 
 
 class LazyBody(list):  # type: ignore[type-arg]
@@ -121,25 +128,27 @@ class LazyBody(list):  # type: ignore[type-arg]
             self._whole()
             return list(list.__iter__(self))
 
-    def run_after(self, line: int, text: str) -> list[ast.stmt]:
-        """Parsed members that run with the class body after ``line`` and whose
-        source holds ``text`` (functions are skipped unparsed: they run later)."""
+    def run_after(self, line: int, text: str, col: int | None = None) -> list[ast.stmt]:
+        """Parsed members that run with the class body after ``line`` (after column
+        ``col`` of it, when given: ``items = []; items.append(1)``) and whose source
+        holds ``text`` (functions are skipped unparsed: they run later)."""
+        after = (line, END_OF_LINE if col is None else col)
         if self.loaded:
             nodes = list(list.__iter__(self))
-            return [n for n in nodes if n.lineno > line and not isinstance(n, _DEFS)]
+            return [n for n in nodes if position(n) > after and not isinstance(n, _DEFS)]
         try:
             return [
                 node
                 for i, member in enumerate(self.members)
-                if (member.line > line or member.merged)  # merged: may run on past it
+                if (member.line >= line or member.merged)  # merged: may run on past it
                 and text in member.text
                 and not member.text.lstrip().startswith(("def ", "async def ", "@"))
                 for node in self._member(i)
-                if node.lineno > line
+                if position(node) > after
             ]
         except ChunkError:
             self._whole()
-            return self.run_after(line, text)
+            return self.run_after(line, text, col)
 
     def statements(self, name: str) -> list[ast.stmt]:
         """In source order, the statements that may bind or annotate ``name``."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from sphinxext_attn.pyeval import ops, plain
 from sphinxext_attn.pyeval.attrsets import set_after_class, value_set
 from sphinxext_attn.pyeval.bindings import index_bindings, live_binding
-from sphinxext_attn.pyeval.lazyclass import LazyBody, statements_for
+from sphinxext_attn.pyeval.lazyclass import LazyBody, position, statements_for
 from sphinxext_attn.pyeval.mutations import changed_in_class_body
 from sphinxext_attn.pyeval.scope import MISSING, cached, remember
 from sphinxext_attn.pyeval.values import (
@@ -245,10 +245,10 @@ def _class_value(
         container or (isinstance(value, Instance) and value.items is None)
     ):
         body = cls.node.body
-        if isinstance(body, LazyBody):
-            later = body.run_after(stmt.lineno, name)
+        if isinstance(body, LazyBody):  # ``items = []; items.append(1)``: after it, too
+            later = body.run_after(stmt.lineno, name, stmt.col_offset)
         else:
-            later = [s for s in body if s.lineno > stmt.lineno]
+            later = [s for s in body if position(s) > position(stmt)]
         line = changed_in_class_body(later, name, container)
         if line:
             raise Unknown(f"{cls.name}.{name} is changed in the class body", cls.path, line)

@@ -1,0 +1,43 @@
+"""Evaluator edges a sampled mutation run (seed 61) found unpinned, each test
+failing with the mutant it was written for."""
+
+from __future__ import annotations
+
+import pytest
+from evaluator import call_in, tiny_package
+
+from sphinxext_attn.pyeval import Unknown
+from sphinxext_attn.pyeval.lazyclass import LazyBody
+from sphinxext_attn.pyeval.values import NODE
+
+ONE_LINE = "class C:\n    {}\n\n\ndef f():\n    return C.items\n"
+#: methods enough to make the class read member by member (``lazyclass.LAZY_CHARS``)
+PADDING = "".join(f"    def f{i}(self):\n        return {i}\n\n" for i in range(200))
+
+
+@pytest.mark.parametrize("how", ["small", "member-by-member", "whole-body"])
+def test_a_change_after_a_semicolon_is_a_change_of_the_class_body(tmp_path, how):
+    """``items = [1]; items.append(2)`` makes ``C.items`` ``[1, 2]`` in CPython; the
+    evaluator does not run class-body changes, so it says so, as it does when the
+    change is on the next line. It read only the statements on later lines, and
+    answered ``[1]`` (``s.lineno > stmt.lineno`` -> ``>=`` took the binding's own
+    line, which is how a sampled mutant showed the gap)."""
+    source = ONE_LINE.format("items = [1]; items.append(2)")
+    if how != "small":
+        source = source.replace("\n\n\ndef f", "\n\n" + PADDING + "\ndef f")
+    it = tiny_package(tmp_path, {"vllm/m.py": source})
+    body = it.module("vllm.m").lookup("C", it, NODE).node.body
+    assert isinstance(body, LazyBody) == (how != "small")
+    if how == "whole-body":
+        assert len(body) == 202  # parsed whole, as a reader that lists it leaves it
+    with pytest.raises(Unknown, match=r"C\.items is changed in the class body") as caught:
+        call_in(it, "vllm.m", "f")
+    assert caught.value.line == 2
+
+
+@pytest.mark.parametrize(
+    "body", ["x = 0; items = [1]", "items = [1]; x = items.count(1)", "items = [1]; y = []"]
+)
+def test_a_statement_before_the_binding_or_not_changing_it_is_no_change(tmp_path, body):
+    it = tiny_package(tmp_path, {"vllm/m.py": ONE_LINE.format(body)})
+    assert call_in(it, "vllm.m", "f") == [1]
