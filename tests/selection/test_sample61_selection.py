@@ -55,3 +55,44 @@ def test_a_selector_config_built_from_the_gpu_is_built_for_each_gpu(tmp_path):
     plain = Selector(Interpreter(SourceTree(DEMO_TREE), Machine()))
     shared = [plain.build_config(Config(capability=c)) for c in ("9.0", "10.0")]
     assert shared[0] is shared[1]
+
+
+ROCM = "vllm/platforms/rocm.py"
+#: the demo's ROCm priorities, made to read the MLA layer's head size
+HEAD_SIZE_RULE = {
+    "def _get_backend_priorities(use_mla: bool, use_kv_connector: bool = False) -> list:\n"
+    "    if use_mla:\n": (
+        "def _get_backend_priorities(use_mla, use_kv_connector=False, head_size=0):\n"
+        "    if use_mla and head_size != 576:\n"
+        "        return [AttentionBackendEnum.TRITON_ATTN]\n"
+        "    if use_mla:\n"
+    ),
+    "attn_selector_config.use_mla, attn_selector_config.use_kv_connector\n": (
+        "attn_selector_config.use_mla,\n"
+        "            attn_selector_config.use_kv_connector,\n"
+        "            attn_selector_config.head_size,\n"
+    ),
+}
+
+
+def test_the_mla_layer_shape_has_deepseeks_head_size(tmp_path):
+    """The lists of a platform are asked for MLA layers with head size 576 (512 of
+    latent KV and 64 of rope, as DeepSeek's layers have), so a platform that tells
+    MLA head sizes apart lists what those models get (``576`` -> ``575`` listed the
+    fallback)."""
+    from sphinxext_attn.model.environment import environment_from
+    from sphinxext_attn.selection.platform_lists import platform_priorities
+
+    root = tmp_path / "tree"
+    shutil.copytree(DEMO_TREE, root)
+    path = root / ROCM
+    text = path.read_text(encoding="utf-8")
+    for old, new in HEAD_SIZE_RULE.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+    base = environment_from(
+        {"VLLM_ROCM_USE_AITER": "1"}, None, {"installed.aiter": "1"}, "rocm", "gfx942"
+    )
+    lists = [p.backends for p in platform_priorities(SourceTree(root), base)]
+    assert ("TRITON_MLA",) in lists
