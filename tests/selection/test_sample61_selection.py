@@ -96,3 +96,25 @@ def test_the_mla_layer_shape_has_deepseeks_head_size(tmp_path):
     )
     lists = [p.backends for p in platform_priorities(SourceTree(root), base)]
     assert ("TRITON_MLA",) in lists
+
+
+def test_a_reason_is_found_in_the_pieces_of_a_file_not_parsed_whole(tmp_path):
+    """An f-string's reason is found by parsing the top-level pieces holding the
+    reason's word: no file is parsed whole that the evaluation did not (``if whole
+    is None`` -> ``if not whole is None`` parsed the whole file instead)."""
+    from runtime_trees import runtime_backend
+    from treebuilder import dedent
+
+    from sphinxext_attn.model.records import Location
+    from sphinxext_attn.selection.reason_sources import ReasonLocator
+
+    helpers = "vllm/v1/attention/my_helpers.py"
+    source = 'def message(what):\n    return f"MyBackend needs {what} device"\n'
+    padding = "".join(f"\n\ndef other{i}():\n    return {i}\n" for i in range(50))
+    root = runtime_backend(tmp_path, "pass\n", extra={helpers: dedent(source) + padding})
+    tree = SourceTree(root)
+    tree.text(helpers)  # the evaluation read it (and parsed none of it)
+    locator = ReasonLocator(Interpreter(tree, Machine()))
+    found = locator.locate("MY_ATTN", "MyBackend needs a Hopper device")
+    assert found == Location(helpers, 2)
+    assert tree.parsed(helpers) is None
