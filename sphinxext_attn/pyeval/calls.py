@@ -32,6 +32,7 @@ from sphinxext_attn.pyeval.values import (
     SuperProxy,
     Unknown,
     Value,
+    line_of,
     out_of_steps,
 )
 
@@ -72,7 +73,7 @@ def _super(interp: Interpreter, scope: Scope, node: ast.AST) -> SuperProxy:
     while isinstance(frame, Frame) and frame.comprehension:
         frame = frame.parent
     if not isinstance(frame, Frame) or frame.func is None or frame.func.owner is None:
-        raise Unknown("super() outside a method", scope.module.path, getattr(node, "lineno", 0))
+        raise Unknown("super() outside a method", scope.module.path, line_of(node))
     return SuperProxy(frame.func.owner, frame.first)
 
 
@@ -84,7 +85,7 @@ def call(
     node: ast.AST,
     path: str,
 ) -> Value:
-    line = getattr(node, "lineno", 0)
+    line = line_of(node)
     if isinstance(func, Bound):  # (a classmethod's is bound to its class: objects._bind)
         return invoke(interp, func.func, [func.target, *args], kwargs, node)
     if isinstance(func, PyFunction):

@@ -25,6 +25,7 @@ from sphinxext_attn.pyeval.values import (
     SuperProxy,
     Unknown,
     Value,
+    line_of,
 )
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 def object_truth(interp: Interpreter, value: Value, node: ast.AST, path: str) -> bool:
     if isinstance(value, abstract.AbstractInt):
-        return value.truth((path, getattr(node, "lineno", 0)))
+        return value.truth((path, line_of(node)))
     if type(value) is abstract_str.AbstractStr:
         return abstract_str.truth(value)
     if isinstance(value, Instance):
@@ -47,17 +48,13 @@ def object_truth(interp: Interpreter, value: Value, node: ast.AST, path: str) ->
         return True
     if isinstance(value, EnumMember):
         if interp.defines(value.cls, "__bool__"):
-            raise Unknown(
-                f"{value.cls.name}.__bool__ not evaluated", path, getattr(node, "lineno", 0)
-            )
+            raise Unknown(f"{value.cls.name}.__bool__ not evaluated", path, line_of(node))
         return interp.truth(value.value, node, path) if value.plain else True
     if isinstance(value, Bound | Builtin | SuperProxy | Foreign | Caught | LazyGen):
         return True
     if isinstance(value, External):
         return interp.world.external_truth(value, node, path)
-    raise Unknown(
-        f"truth of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
-    )
+    raise Unknown(f"truth of {type(value).__name__} not evaluated", path, line_of(node))
 
 
 def _own_truth(dunder: str, result: Value, node: ast.AST, path: str) -> bool:
@@ -66,7 +63,7 @@ def _own_truth(dunder: str, result: Value, node: ast.AST, path: str) -> bool:
     if isinstance(result, abstract.AbstractInt):  # (a bool is no AbstractInt)
         if dunder == "__bool__":
             raise Raised("TypeError", "__bool__ should return bool, returned int")
-        return result.truth((path, getattr(node, "lineno", 0)))
+        return result.truth((path, line_of(node)))
     kind = result.cls.name if isinstance(result, Instance) else type(result).__name__
     if dunder == "__bool__":
         if type(result) is not bool:
@@ -85,7 +82,7 @@ def enum_text(
     """``str()``, ``repr()`` or an f-string field of an enum member; unknown where
     the enum defines its own, and for a format spec (its meaning changed between
     Python versions)."""
-    where = (path, getattr(node, "lineno", 0))
+    where = (path, line_of(node))
     dunder = "__repr__" if conversion in (ord("r"), ord("a")) else "__str__"
     own = interp.defines(member.cls, dunder, "__format__")
     if own is not None:
@@ -103,7 +100,7 @@ def compare(
     interp: Interpreter, op: ast.cmpop, left: Value, right: Value, node: ast.AST, path: str
 ) -> Value:
     """``left op right``: a bool, or whatever a class's own rich comparison returned."""
-    where = (path, getattr(node, "lineno", 0))
+    where = (path, line_of(node))
     if abstract_str.is_abstract(left) or abstract_str.is_abstract(right):
         return abstract_str.compare(op, left, right, where, interp.budget)
     if isinstance(left, External) or isinstance(right, External):

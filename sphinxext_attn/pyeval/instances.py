@@ -28,6 +28,7 @@ from sphinxext_attn.pyeval.values import (
     Raised,
     Unknown,
     Value,
+    line_of,
 )
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def instantiate(
     path: str,
 ) -> Value:
     if interp.is_enum(cls):
-        where = (path, getattr(node, "lineno", 0))
+        where = (path, line_of(node))
         if kwargs or len(args) != 1:  # the functional API (``E("F", "A B")``) or no value
             if not args and not kwargs:
                 raise Raised("TypeError", "EnumType.__call__() missing argument 'value'")
@@ -66,7 +67,7 @@ def instantiate(
         ):
             return _exception(interp, cls, node, path)
         return _construct(interp, cls, args, kwargs, node, path)
-    where = (path, getattr(node, "lineno", 0))
+    where = (path, line_of(node))
     named_tuple = interp.is_namedtuple(cls)
     if not (named_tuple or decorator_flag(owner, "init", True)):
         raise Unknown(f"{owner.name}(init=False) not evaluated", *where)
@@ -165,7 +166,7 @@ def _exception(interp: Interpreter, cls: PyClass, node: ast.AST, path: str) -> V
     attributes are read as an instance's; what the exception itself holds (``args``)
     is unknown (see objects._instance_getattr), and so is an ``__init__`` of the tree."""
     if interp.defines(cls, "__init__", "__new__") is not None:
-        line = getattr(node, "lineno", 0)
+        line = line_of(node)
         raise Unknown(f"creating a {cls.name} exception with its own __init__", path, line)
     return Instance(cls)
 
@@ -180,7 +181,7 @@ def _construct(
 ) -> Value:
     """A plain class of the tree: an instance, then its ``__init__`` if it has one.
     Classes deriving from something outside the tree (``torch.nn.Module``) are unknown."""
-    line = getattr(node, "lineno", 0)
+    line = line_of(node)
     if outside_base(interp, cls):
         raise Unknown(f"creating a {cls.name} instance not evaluated", path, line)
     inst = record_instance(interp, cls)  # a dataclass keeping its __init__ compares fields

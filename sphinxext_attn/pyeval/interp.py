@@ -46,6 +46,7 @@ from sphinxext_attn.pyeval.values import (
     PyFunction,
     Unknown,
     Value,
+    line_of,
 )
 from sphinxext_attn.pyeval.world import World
 from sphinxext_attn.source.tree import SourceTree
@@ -198,7 +199,7 @@ class Interpreter(QuestionMixin):
         return handler(node, scope)
 
     def where(self, node: ast.AST, scope: Scope) -> tuple[str, int]:
-        return scope.module.path, getattr(node, "lineno", 0)
+        return scope.module.path, line_of(node)
 
     def truth(self, value: Value, node: ast.AST, path: str) -> bool:
         if isinstance(value, int | float | str | bytes | list | tuple | dict | set | frozenset):

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.scope import MISSING, ModuleScope, Scope
-from sphinxext_attn.pyeval.values import NODE, External, Unbound, Unknown, Value
+from sphinxext_attn.pyeval.values import NODE, External, Unbound, Unknown, Value, line_of
 from sphinxext_attn.source.classes import absolute_module
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def builtin(interp: Interpreter, name: str, scope: ModuleScope, node: ast.AST) -
         return scope.dotted
     value = interp.builtins_value(name)
     if value is MISSING:
-        raise Unknown(f"name {name} is not defined", scope.path, getattr(node, "lineno", 0))
+        raise Unknown(f"name {name} is not defined", scope.path, line_of(node))
     return value
 
 

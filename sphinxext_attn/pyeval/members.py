@@ -29,6 +29,7 @@ from sphinxext_attn.pyeval.values import (
     Raised,
     Unknown,
     Value,
+    line_of,
 )
 
 if TYPE_CHECKING:
@@ -355,7 +356,7 @@ def unmodelled(interp: Interpreter, cls: PyClass, name: str, node: ast.AST) -> N
     define: dunders (``__mro__``, ``__dict__``) and a named tuple's ``_`` API."""
     dunder = name.startswith("__") and name.endswith("__")
     if dunder or (name.startswith("_") and is_namedtuple(interp, cls)):
-        line = getattr(node, "lineno", 0) or cls.node.lineno
+        line = line_of(node) or cls.node.lineno
         raise Unknown(f"{cls.name}.{name} (Python's own) not evaluated", cls.path, line)
     for klass in class_mro(cls, interp):
         if isinstance(klass, PyClass):

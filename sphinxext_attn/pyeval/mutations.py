@@ -16,6 +16,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval.bindings import NESTED_SCOPES
+from sphinxext_attn.pyeval.values import line_of
 from sphinxext_attn.source.chunks import ChunkError
 
 if TYPE_CHECKING:
@@ -237,7 +238,7 @@ def _import_time_call(stmt: ast.stmt, mutators: set[str]) -> int:
             if sub is not node and isinstance(sub, NESTED_SCOPES):
                 continue
             if isinstance(sub, ast.Name) and sub.id in mutators:
-                return getattr(sub, "lineno", 0) or 1
+                return line_of(sub) or 1
             todo.extend(ast.iter_child_nodes(sub))
     return 0
 

@@ -27,6 +27,7 @@ from sphinxext_attn.pyeval.values import (
     SuperProxy,
     Unknown,
     Value,
+    line_of,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def get_attr(interp: Interpreter, obj: Value, name: str, node: ast.AST, path: st
         return _instance_getattr(interp, obj, name, node)
     if isinstance(obj, EnumMember):
         if name == "value":
-            plain.check_not_auto(obj.value, (path, getattr(node, "lineno", 0)))
+            plain.check_not_auto(obj.value, (path, line_of(node)))
             return obj.value
         if name == "name":
             return obj.name
@@ -68,7 +69,7 @@ def get_attr(interp: Interpreter, obj: Value, name: str, node: ast.AST, path: st
                 raise Unknown(
                     f"{obj.cls.name} members set up by {dunder} not evaluated",
                     path,
-                    getattr(node, "lineno", 0),
+                    line_of(node),
                 )
             raise Raised("AttributeError", name)
         return bind_member(interp, value, obj, obj.cls)
@@ -77,10 +78,10 @@ def get_attr(interp: Interpreter, obj: Value, name: str, node: ast.AST, path: st
             obj.target if isinstance(obj.target, PyClass) else getattr(obj.target, "cls", None)
         )
         if not isinstance(target_cls, PyClass):
-            raise Unknown("super() on an unknown object", path, getattr(node, "lineno", 0))
+            raise Unknown("super() on an unknown object", path, line_of(node))
         value, _ = interp.class_attr(target_cls, name, after=obj.start)
         if value is MISSING:
-            raise Unknown(f"super().{name} is outside the tree", path, getattr(node, "lineno", 0))
+            raise Unknown(f"super().{name} is outside the tree", path, line_of(node))
         return bind_member(interp, value, obj.target, target_cls)
     if isinstance(obj, External):
         return interp.world.external_attr(interp, obj, name)
@@ -88,7 +89,7 @@ def get_attr(interp: Interpreter, obj: Value, name: str, node: ast.AST, path: st
         raise Unknown(
             f"attribute {name} of a caught {obj.kind} not evaluated",
             path,
-            getattr(node, "lineno", 0),
+            line_of(node),
         )
     if isinstance(obj, Foreign):
         found = interp.world.foreign_attr(interp, obj, name, path)
@@ -106,7 +107,7 @@ def get_attr(interp: Interpreter, obj: Value, name: str, node: ast.AST, path: st
     raise Unknown(
         f"attribute {name} of {type(obj).__name__} not evaluated",
         path,
-        getattr(node, "lineno", 0),
+        line_of(node),
     )
 
 
@@ -132,13 +133,13 @@ def _instance_getattr(interp: Interpreter, inst: Instance, name: str, node: ast.
         unmodelled(interp, inst.cls, name, node)
         outside = outside_base(interp, inst.cls, name)
         if outside:  # a named tuple's ``count``, an exception's ``args``
-            line = getattr(node, "lineno", 0)
+            line = line_of(node)
             raise Unknown(f"{inst.cls.name}.{name} may come from {outside}", inst.cls.path, line)
         if interp.defines(inst.cls, "__getattr__"):
             raise Unknown(
                 f"{inst.cls.name}.__getattr__ not evaluated",
                 inst.cls.path,
-                getattr(node, "lineno", 0),
+                line_of(node),
             )
         raise Raised("AttributeError", f"{inst.cls.name!r} object has no attribute {name!r}")
     if isinstance(value, PyFunction) and value.kind == "property":
@@ -175,7 +176,7 @@ def set_attr(
         obj.fields[name] = value
         interp.mutated(obj, [value])
     else:
-        raise Unknown(f"setting {name} not evaluated", path, getattr(node, "lineno", 0))
+        raise Unknown(f"setting {name} not evaluated", path, line_of(node))
 
 
 def set_item(
@@ -187,13 +188,11 @@ def set_item(
         container[hashable(interp, key, node, path)] = value
         return
     if not isinstance(container, list):
-        raise Unknown("item assignment not evaluated", path, getattr(node, "lineno", 0))
+        raise Unknown("item assignment not evaluated", path, line_of(node))
     if isinstance(key, slice):
         value = iterate(interp, value, node, path)
         if len(container) + len(value) > ops.MAX_ITEMS:
-            raise LimitExceeded(
-                "sequence too long to evaluate", path, getattr(node, "lineno", 0), kind="size"
-            )
+            raise LimitExceeded("sequence too long to evaluate", path, line_of(node), kind="size")
     try:
         container[key] = value
     except (TypeError, IndexError, ValueError) as exc:
@@ -214,7 +213,7 @@ def subscript(interp: Interpreter, value: Value, index: Value, node: ast.AST, pa
     if isinstance(index, EnumMember) and index.plain and isinstance(index.value, int):
         index = index.value  # an IntEnum member indexes as its int
     if isinstance(value, list | tuple | str | dict | range):
-        where = (path, getattr(node, "lineno", 0))
+        where = (path, line_of(node))
         try:
             if isinstance(value, dict):
                 hashable(interp, index, node, path)  # an unhashable key: TypeError
@@ -227,9 +226,7 @@ def subscript(interp: Interpreter, value: Value, index: Value, node: ast.AST, pa
             return ops.paid(got, interp.budget, where) if isinstance(index, slice) else got
         except (IndexError, TypeError, ValueError) as exc:
             raise Raised(type(exc).__name__, str(exc)) from None
-    raise Unknown(
-        f"subscript of {type(value).__name__} not evaluated", path, getattr(node, "lineno", 0)
-    )
+    raise Unknown(f"subscript of {type(value).__name__} not evaluated", path, line_of(node))
 
 
 def iterate(interp: Interpreter, value: Value, node: ast.AST, path: str) -> list[Value]:
@@ -240,10 +237,8 @@ def iterate(interp: Interpreter, value: Value, node: ast.AST, path: str) -> list
         return list(value.items)
     if isinstance(value, list | tuple | str | range | set | frozenset | dict):
         if len(value) > ops.MAX_ITEMS:
-            raise LimitExceeded(
-                "sequence too long to evaluate", path, getattr(node, "lineno", 0), kind="size"
-            )
-        ops.charge(interp.budget, 8 * len(value), (path, getattr(node, "lineno", 0)))
+            raise LimitExceeded("sequence too long to evaluate", path, line_of(node), kind="size")
+        ops.charge(interp.budget, 8 * len(value), (path, line_of(node)))
         return list(value)
     if isinstance(value, PyClass) and interp.is_enum(value):
         names = member_names(value, enum=True)
@@ -253,12 +248,12 @@ def iterate(interp: Interpreter, value: Value, node: ast.AST, path: str) -> list
     raise Unknown(
         f"iteration over {type(value).__name__} not evaluated",
         path,
-        getattr(node, "lineno", 0),
+        line_of(node),
     )
 
 
 def make_set(interp: Interpreter, items: list[Value], node: ast.AST, path: str) -> Value:
-    where = (path, getattr(node, "lineno", 0))
+    where = (path, line_of(node))
     ops.weigh(items, interp.budget, where)
     ops.charge(interp.budget, 32 * len(items), where)
     try:
@@ -271,11 +266,11 @@ def make_set(interp: Interpreter, items: list[Value], node: ast.AST, path: str) 
 
 def hashable(interp: Interpreter, value: Value, node: ast.AST, path: str) -> Value:
     """``value`` as a dict key: its hash (a native walk) charged first."""
-    ops.weigh(value, interp.budget, (path, getattr(node, "lineno", 0)))
+    ops.weigh(value, interp.budget, (path, line_of(node)))
     try:
         hash(value)
     except TypeError:
         raise Raised("TypeError", "unhashable type") from None
     except Unknown as exc:  # an abstract value (see .abstract): its place is here
-        raise Unknown(exc.reason, path, getattr(node, "lineno", 0)) from None
+        raise Unknown(exc.reason, path, line_of(node)) from None
     return value

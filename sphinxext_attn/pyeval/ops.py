@@ -28,6 +28,7 @@ from sphinxext_attn.pyeval.values import (
     Raised,
     Unknown,
     Value,
+    line_of,
 )
 
 T = TypeVar("T")
@@ -61,7 +62,7 @@ BINOPS: dict[type[ast.operator], Callable[[Value, Value], Value]] = {
 
 def node_where(node: ast.AST, path: str) -> tuple[str, int]:
     """``(path, line)`` of a node for a reason (a synthetic node has line 0)."""
-    return path, getattr(node, "lineno", 0)
+    return path, line_of(node)
 
 
 def _size(value: Value) -> int:

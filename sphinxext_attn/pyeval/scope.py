@@ -32,6 +32,7 @@ from sphinxext_attn.pyeval.values import (
     Unbound,
     Unknown,
     Value,
+    line_of,
 )
 from sphinxext_attn.source.chunks import Chunk, ChunkError, chunk_names
 from sphinxext_attn.source.recording import ReadLog
@@ -267,7 +268,7 @@ def forget(store: dict[str, Value], name: str, interp: Interpreter) -> None:
 
 
 def _line(node: ast.AST) -> int:
-    return getattr(node, "lineno", 0)
+    return line_of(node)
 
 
 @dataclass(eq=False)

@@ -34,6 +34,12 @@ CAPABILITY = 1
 NODE = ast.Pass()
 
 
+def line_of(node: ast.AST | None) -> int:
+    """The line an answer is charged to: the node's, 0 for a node with none (a
+    question put from outside the tree, :data:`NODE`)."""
+    return getattr(node, "lineno", 0)
+
+
 class Return(NamedTuple):
     """A ``return`` the evaluator executed (kept while a question records them)."""
 
@@ -378,7 +384,7 @@ class Budget:
 
     def fail(self, node: ast.AST, path: str) -> NoReturn:
         """Out of steps at ``node`` (callers that charge the step inline)."""
-        raise LimitExceeded("step budget exhausted", path, getattr(node, "lineno", 0))
+        raise LimitExceeded("step budget exhausted", path, line_of(node))
 
     def spend(self, steps: int, where: tuple[str, int]) -> None:
         """Charge work proportional to a size, before the work is done."""

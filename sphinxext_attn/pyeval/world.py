@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING
 
 from sphinxext_attn.pyeval import stdlib
 from sphinxext_attn.pyeval.scope import MISSING, Scope
-from sphinxext_attn.pyeval.values import External, Foreign, PyFunction, Raised, Unknown, Value
+from sphinxext_attn.pyeval.values import (
+    External,
+    Foreign,
+    PyFunction,
+    Raised,
+    Unknown,
+    Value,
+    line_of,
+)
 
 if TYPE_CHECKING:
     from sphinxext_attn.pyeval.interp import Interpreter
@@ -61,9 +69,7 @@ class World:
         return External(qualname)
 
     def external_truth(self, value: External, node: ast.AST, path: str) -> bool:
-        raise Unknown(
-            f"truth of {value.qualname} (outside the tree)", path, getattr(node, "lineno", 0)
-        )
+        raise Unknown(f"truth of {value.qualname} (outside the tree)", path, line_of(node))
 
     def external_subscript(self, interp: Interpreter, value: External, index: Value) -> Value:
         """``value[index]`` of a name outside the tree (``Literal[...]`` keeps its items)."""
