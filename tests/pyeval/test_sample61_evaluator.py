@@ -41,3 +41,26 @@ def test_a_change_after_a_semicolon_is_a_change_of_the_class_body(tmp_path, how)
 def test_a_statement_before_the_binding_or_not_changing_it_is_no_change(tmp_path, body):
     it = tiny_package(tmp_path, {"vllm/m.py": ONE_LINE.format(body)})
     assert call_in(it, "vllm.m", "f") == [1]
+
+
+@pytest.mark.parametrize("op", ["Eq", "NotEq", "Lt", "LtE", "Gt", "GtE"])
+def test_a_remainder_compared_with_each_order_keeps_the_sizes_python_keeps(op):
+    """``head_size % 8 OP c`` for every ``c`` from -1 to 8, and the floats 2.5 and 3.0,
+    as a set of sizes, against CPython's operator (``<=`` -> ``is`` kept only the
+    remainder equal to ``c``; ``!=`` -> ``is not`` took 3 for other than 3.0)."""
+    import ast
+    import operator
+
+    from sphinxext_attn.pyeval.abstract import binop, compare, explore
+
+    python = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt}
+    python |= {"LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge}
+    for bound in [*range(-1, 9), 2.5, 3.0]:
+
+        def predicate(x, bound=bound):
+            remainder = binop(ast.Mod(), x, 8, ("", 0))
+            return compare(getattr(ast, op)(), remainder, bound, ("", 0))
+
+        found = explore(predicate, ("", 0))
+        want = {h for h in range(1, 257) if python[op](h % 8, bound)}
+        assert {h for h in range(1, 257) if h in found} == want, bound
