@@ -248,6 +248,20 @@ DEFAULT_FILES: dict[str, str] = {
 }
 
 
+def edited_demo(parent: Path, rel: str, edits: dict[str, str]) -> Path:
+    """A copy of the demo tree under ``parent`` with each text of ``rel`` (found
+    exactly once) replaced, in order."""
+    root = parent / "tree"
+    shutil.copytree(DEMO_TREE, root)
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    for old, new in edits.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+    return root
+
+
 def write_files(root: Path, files: dict[str, str | bytes | None]) -> None:
     for rel, content in files.items():
         path = root / rel

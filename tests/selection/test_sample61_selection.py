@@ -3,10 +3,7 @@ test failing with the mutant it was written for."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
-from treebuilder import DEMO_TREE
+from treebuilder import DEMO_TREE, edited_demo
 
 from sphinxext_attn.knowledge.machine import Machine
 from sphinxext_attn.model.selection import Config
@@ -28,23 +25,13 @@ GPU_CONFIG = {
 }
 
 
-def _gpu_config_tree(tmp_path: Path) -> SourceTree:
-    root = tmp_path / "tree"
-    shutil.copytree(DEMO_TREE, root)
-    path = root / SELECTOR
-    text = path.read_text(encoding="utf-8")
-    for old, new in GPU_CONFIG.items():
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    path.write_text(text, encoding="utf-8")
-    return SourceTree(root)
-
-
 def test_a_selector_config_built_from_the_gpu_is_built_for_each_gpu(tmp_path):
     """A config whose making reads the GPU is made again for another GPU; one that
     reads nothing is shared (``if not question.read`` -> ``if not not ...`` shared
     the one made on 9.0 with 10.0, whose ``use_dcp`` is then wrong)."""
-    selector = Selector(Interpreter(_gpu_config_tree(tmp_path), Machine()))
+    selector = Selector(
+        Interpreter(SourceTree(edited_demo(tmp_path, SELECTOR, GPU_CONFIG)), Machine())
+    )
     made = {}
     for capability in ("9.0", "10.0"):
         config = Config(capability=capability)
@@ -83,14 +70,7 @@ def test_the_mla_layer_shape_has_deepseeks_head_size(tmp_path):
     from sphinxext_attn.model.environment import environment_from
     from sphinxext_attn.selection.platform_lists import platform_priorities
 
-    root = tmp_path / "tree"
-    shutil.copytree(DEMO_TREE, root)
-    path = root / ROCM
-    text = path.read_text(encoding="utf-8")
-    for old, new in HEAD_SIZE_RULE.items():
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    path.write_text(text, encoding="utf-8")
+    root = edited_demo(tmp_path, ROCM, HEAD_SIZE_RULE)
     base = environment_from(
         {"VLLM_ROCM_USE_AITER": "1"}, None, {"installed.aiter": "1"}, "rocm", "gfx942"
     )

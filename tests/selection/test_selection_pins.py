@@ -22,10 +22,9 @@ Mutants argued equivalent (no input tells them from the product):
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from treebuilder import DEMO_TREE
+from treebuilder import DEMO_TREE, edited_demo
 
 from sphinxext_attn.knowledge.devices import platform_class
 from sphinxext_attn.knowledge.machine import Machine
@@ -45,15 +44,7 @@ MLA_RULE = """        if attn_selector_config.use_mla:
 
 def _edited(tmp_path: Path, rel: str, edits: dict[str, str]) -> SourceTree:
     """The demo tree with each text of ``rel`` (found once) replaced."""
-    root = tmp_path / "tree"
-    shutil.copytree(DEMO_TREE, root)
-    path = root / rel
-    text = path.read_text(encoding="utf-8")
-    for old, new in edits.items():
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    path.write_text(text, encoding="utf-8")
-    return SourceTree(root)
+    return SourceTree(edited_demo(tmp_path, rel, edits))
 
 
 def test_a_fact_both_values_of_which_pick_the_same_class_is_still_a_pick(tmp_path):
