@@ -1,5 +1,16 @@
 """Evaluator edges a sampled mutation run (seed 61) found unpinned, each test
-failing with the mutant it was written for."""
+failing with the mutant it was written for.
+
+Mutant argued equivalent (no input tells it from the product):
+- values.EnumMember.__eq__ ``self.cls is not other.cls`` -> ``self.cls != other.cls``:
+  ``cls`` is a ``PyClass``, a dataclass with ``eq=False`` that no class derives from,
+  so ``!=`` is object identity's.
+
+Mutant whose code a rewrite removed: dunders._own_truth ``getattr(node, "lineno", 0)``
+-> ``-1`` (the line a ``__len__``'s abstract answer is charged to from outside the
+tree). Every such expression is now ``values.line_of(node)``; the same mutant of its
+default is killed by the evaluator's tests.
+"""
 
 from __future__ import annotations
 
