@@ -131,6 +131,17 @@ def test_output_to_a_folder_or_unwritable(tmp_path, capsys, command):
     assert str(target) in line and "not a folder" in line
 
 
+@pytest.mark.parametrize("command", [[], ["select"]], ids=["page", "select"])
+def test_output_in_folders_not_made_yet_is_written(tmp_path, capsys, command):
+    """``-o new/sub/page.md`` under a folder that may be written: its nearest folder
+    that exists is checked and the rest are made (cli sample 61: ``parent !=
+    parent.parent`` -> ``is`` stopped at ``new/sub`` and called it no folder)."""
+    target = tmp_path / "new" / "sub" / "page.md"
+    assert run([*command, "--root", str(MINI_TREE), "-o", str(target)]) == 0
+    assert target.read_text(encoding="utf-8")
+    assert "not a folder" not in capsys.readouterr().err
+
+
 def test_output_read_only_file(tmp_path, capsys, monkeypatch):
     """A file its mode makes read-only. Root may write any file, so ``os.access``
     answers from the mode bits as for another user: the check runs as root too (CI)."""
