@@ -23,6 +23,10 @@ test_runcache.py):
   the two caches are one folder (as for ``same`` in test_runcache.py).
 - decisions ``MAX_KEPT_DECISIONS`` 100_000 -> 99_999 (sample 60; 100_001 is argued in
   test_runcache.py): a capacity, pinned there with the limit set to 1 and 2.
+- checks.check_output ``parent != parent.parent`` -> ``parent > parent.parent``
+  (sample 61): a path's parent has the path's parts less the last, and paths compare
+  by their parts as lists, so a path is greater than its parent exactly when it is
+  not its own parent (the root, or ``.``), which is when ``!=`` holds.
 """
 
 from __future__ import annotations
@@ -85,3 +89,15 @@ def test_a_kept_copy_that_cannot_be_decoded_is_read_again(tmp_path):
     backend.write_text(backend.read_text(encoding="utf-8") + "\n# edited\n", "utf-8")
     assert main(argv) == 0
     assert out.read_text(encoding="utf-8") == first
+
+
+def test_a_folder_link_in_the_package_is_not_followed_for_its_stamp(tmp_path):
+    """The code stamp lists the package's ``.py`` files without following a folder
+    link: one back up (a developer's checkout) would loop (sample 61:
+    ``follow_symlinks=False`` -> ``True`` recursed until the system refused)."""
+    from sphinxext_attn.cli.runcache import _sources
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "pkg" / "loop").symlink_to(tmp_path / "pkg", target_is_directory=True)
+    assert [rel for rel, _ in _sources(str(tmp_path), "")] == ["pkg/mod.py"]

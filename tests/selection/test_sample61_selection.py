@@ -1,5 +1,10 @@
 """Edges of the selection a sampled mutation run (seed 61) found unpinned, each
-test failing with the mutant it was written for."""
+test failing with the mutant it was written for.
+
+Mutant argued equivalent (no input tells it from the product):
+- plugin_checks ``rel.split("/", 1)[0]`` -> ``split("/", 2)[0]``: the first piece is
+  the text before the first ``/`` whatever the split count (1 or more).
+"""
 
 from __future__ import annotations
 
