@@ -174,10 +174,15 @@ def _walk(
 ) -> bool:
     """Rules of ``body`` under ``conditions``; True when every path through it ends."""
     for index, stmt in enumerate(body):
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            target = stmt.targets[0]
-            if isinstance(target, ast.Name):
-                names[target.id] = _text(stmt.value, names)
+        if isinstance(stmt, ast.Assign):
+            text = _text(stmt.value, names)
+            for target in stmt.targets:  # ``a = b = value``: each name holds it
+                if isinstance(target, ast.Name):
+                    names[target.id] = text
+                else:  # unpacked: the names no longer hold what they held
+                    for node in ast.walk(target):
+                        if isinstance(node, ast.Name):
+                            names.pop(node.id, None)
             continue
         if isinstance(stmt, ast.If):
             test = _requested(stmt.test, reading.settle)

@@ -103,3 +103,37 @@ def test_a_reason_is_found_in_the_pieces_of_a_file_not_parsed_whole(tmp_path):
     found = locator.locate("MY_ATTN", "MyBackend needs a Hopper device")
     assert found == Location(helpers, 2)
     assert tree.parsed(helpers) is None
+
+
+XPU = "vllm/platforms/xpu.py"
+MLA_RULE = """        if attn_selector_config.use_mla:
+            return AttentionBackendEnum.TRITON_MLA.get_path()"""
+
+
+def test_a_rule_reads_a_name_bound_in_a_chain_or_unpacked(tmp_path):
+    """``mla = wanted = attn_selector_config.use_mla`` binds both names, so a rule on
+    ``wanted`` reads ``(use_mla)``, as after ``wanted = ...`` (only one-target
+    assignments were read: sample 61's ``len(stmt.targets) == 1`` -> ``>= 1`` showed
+    it); a name unpacked afterwards no longer holds what it held, so a rule on it
+    reads the name itself."""
+    from sphinxext_attn.model.environment import environment_from
+    from sphinxext_attn.selection.platforms import evaluate_selection
+
+    chained = (
+        "        mla = wanted = attn_selector_config.use_mla\n"
+        "        if wanted:\n"
+        "            return AttentionBackendEnum.TRITON_MLA.get_path()"
+    )
+    unpacked = (
+        "        wanted = attn_selector_config.use_mla\n"
+        "        wanted, other = (attn_selector_config.use_sparse, 1)\n"
+        "        if wanted:\n"
+        "            return AttentionBackendEnum.TRITON_MLA.get_path()"
+    )
+    xpu = environment_from(platform="xpu", arch="")
+    found = {}
+    for name, rule in (("chained", chained), ("unpacked", unpacked)):
+        tree = SourceTree(edited_demo(tmp_path / name, XPU, {MLA_RULE: rule}))
+        rules = evaluate_selection(tree, xpu).rules
+        found[name] = [r.conditions for r in rules if r.outcome == "TRITON_MLA"]
+    assert found == {"chained": [("(use_mla)",)], "unpacked": [("wanted",)]}
