@@ -27,6 +27,9 @@ test_runcache.py):
   (sample 61): a path's parent has the path's parts less the last, and paths compare
   by their parts as lists, so a path is greater than its parent exactly when it is
   not its own parent (the root, or ``.``), which is when ``!=`` holds.
+- main ``args.format == "markdown"`` -> ``>=`` where a page's markers are checked
+  (sample 61): the page's ``--format`` choices are ``markdown`` and ``json``, and
+  ``"json" >= "markdown"`` is false, as ``==`` is.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from __future__ import annotations
 import re
 import shutil
 
+import pytest
+import vllm_trees
 from treebuilder import DEMO_TREE
 
 from sphinxext_attn.cli.decisions import Answers, _key
@@ -101,3 +106,33 @@ def test_a_folder_link_in_the_package_is_not_followed_for_its_stamp(tmp_path):
     (tmp_path / "pkg" / "mod.py").write_text("x = 1\n", encoding="utf-8")
     (tmp_path / "pkg" / "loop").symlink_to(tmp_path / "pkg", target_is_directory=True)
     assert [rel for rel, _ in _sources(str(tmp_path), "")] == ["pkg/mod.py"]
+
+
+def test_kept_results_are_the_users_alone(tmp_path):
+    """The kept results hold what a tree's code answers: files only the user may read
+    or write, in folders only the user may enter (sample 61: the file mode ``0o600``
+    -> ``385``, 0o601, let others execute it)."""
+    import stat
+
+    cache = tmp_path / "cache"
+    args = ["--root", str(DEMO_TREE), "--cache-dir", str(cache), "-o", str(tmp_path / "p.md")]
+    assert main(args) == 0
+    files = [p for p in cache.rglob("*") if p.is_file()]
+    assert files
+    assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o600}
+    folders = [p for p in cache.rglob("*") if p.is_dir()]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in folders} == {0o700}
+
+
+@pytest.mark.realtree
+def test_the_kernel_call_passing_a_flashattention_version_is_named(capsys):
+    """0.34.0's FLASH_ATTN_MLA decode passes ``fa_version=3``: ``select`` names that
+    call (sample 61: ``if selected is None`` -> ``is not None`` named none)."""
+    tree = vllm_trees.tree("0.34.0")
+    args = ["select", "--root", str(tree), "--capability", "9.0", "--mla", "--head-size"]
+    assert main([*args, "576", "--backend", "FLASH_ATTN_MLA", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "FlashAttention: FA3 (FLASH_ATTN_MLA's decode kernel call passes fa_version=3, "
+        "vllm/v1/attention/backends/mla/flashattn_mla.py:"
+    ) in out

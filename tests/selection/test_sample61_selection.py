@@ -4,6 +4,10 @@ test failing with the mutant it was written for.
 Mutant argued equivalent (no input tells it from the product):
 - plugin_checks ``rel.split("/", 1)[0]`` -> ``split("/", 2)[0]``: the first piece is
   the text before the first ``/`` whatever the split count (1 or more).
+- platform_lists.platform_priorities ``category == "mla"`` -> ``category is "mla"``:
+  ``category`` runs over the literal tuple ``("standard", "mla")`` of the same
+  function, and CPython interns identifier-like string constants, so the equal
+  strings are one object.
 """
 
 from __future__ import annotations
