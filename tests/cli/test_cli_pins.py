@@ -27,6 +27,9 @@ test_runcache.py):
   (sample 61): a path's parent has the path's parts less the last, and paths compare
   by their parts as lists, so a path is greater than its parent exactly when it is
   not its own parent (the root, or ``.``), which is when ``!=`` holds.
+- runcache ``MAX_ENTRY_BYTES`` ``64 * 1024 * 1024`` -> ``64 << 1024 * 1024`` (sample
+  61): a capacity, as the 63 MiB mutant above (here past any size: telling them
+  apart takes an entry over 64 MiB).
 - main ``args.format == "markdown"`` -> ``>=`` where a page's markers are checked
   (sample 61): the page's ``--format`` choices are ``markdown`` and ``json``, and
   ``"json" >= "markdown"`` is false, as ``==`` is.

@@ -141,3 +141,22 @@ def test_a_rule_reads_a_name_bound_in_a_chain_or_unpacked(tmp_path):
         rules = evaluate_selection(tree, xpu).rules
         found[name] = [r.conditions for r in rules if r.outcome == "TRITON_MLA"]
     assert found == {"chained": [("(use_mla)",)], "unpacked": [("wanted",)]}
+
+
+def test_a_variable_set_to_a_late_word_is_tried_unset():
+    """A variable read set, to any value, has "unset" for its alternative, one read
+    unset has ``1`` (``value == "unset"`` -> ``>=`` took ``xformers``, which sorts
+    after ``unset``, for unset)."""
+    from sphinxext_attn.model.environment import Environment
+    from sphinxext_attn.selection.alternatives import alternatives
+
+    def decide(environment: Environment) -> dict:
+        chosen = {"xformers": "A", "1": "C"}.get(environment.env.get("MY_VAR", ""), "B")
+        return {"selected": chosen, "priorities": [], "rejected": {}}
+
+    for value, env, selected in (("xformers", "unset", "B"), ("unset", "1", "C")):
+        decision = {"selected": "A", "assumptions": [f"MY_VAR={value}"]}
+        found = alternatives(decision, Environment(), decide)
+        assert found == [
+            {"env": {"MY_VAR": env}, "assume": {}, "option": {}, "selected": selected}
+        ]
