@@ -63,17 +63,23 @@ def test_literals_and_fstrings_are_found_at_their_line(tmp_path):
 
 @pytest.mark.realtree
 def test_reasons_of_vllms_own_cases_are_located():
+    """Every reason of the first 200 cases (2,013 of them) is found where vLLM
+    states it: the reasons not located are an exact list, empty."""
     tree = vllm_trees.tree("0.33.0")
     path = vllm_trees.shared_dir() / "vllm" / "select" / "select-0.33.0.json"
     cases = json.loads(path.read_text(encoding="utf-8"))[:200]
     selector = Selector(Interpreter(SourceTree(tree), Machine()))
-    located = total = 0
+    total = 0
+    not_located = set()
     for case in cases:
         decision = selector.explain(selector.decide(Config.from_case(case)))
         for name, reasons in decision.rejected.items():
             total += len(reasons)
-            located += sum(1 for where in decision.sources[name] if where)
-    assert total > 1000 and located / total >= 0.999, (located, total)
+            for reason, where in zip(reasons, decision.sources[name], strict=True):
+                if not where:
+                    not_located.add((name, reason))
+    assert total > 1000
+    assert sorted(not_located) == []
 
 
 ESCAPED = r"""
