@@ -128,11 +128,11 @@ class LazyBody(list):  # type: ignore[type-arg]
             self._whole()
             return list(list.__iter__(self))
 
-    def run_after(self, line: int, text: str, col: int | None = None) -> list[ast.stmt]:
+    def run_after(self, line: int, text: str, col: int = END_OF_LINE) -> list[ast.stmt]:
         """Parsed members that run with the class body after ``line`` (after column
         ``col`` of it, when given: ``items = []; items.append(1)``) and whose source
         holds ``text`` (functions are skipped unparsed: they run later)."""
-        after = (line, END_OF_LINE if col is None else col)
+        after = (line, col)
         if self.loaded:
             nodes = list(list.__iter__(self))
             return [n for n in nodes if position(n) > after and not isinstance(n, _DEFS)]

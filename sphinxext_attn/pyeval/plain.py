@@ -46,9 +46,6 @@ def plain_value(value: Value) -> Value:
     return value
 
 
-__all__ = ["check_not_auto", "enum_is_plain", "enum_str", "plain_enum_class", "plain_value"]
-
-
 def no_mro(bases: list[Value]) -> str:
     """CPython's words (on two lines before 3.13) for bases no order can follow."""
     names = ", ".join(
@@ -57,3 +54,13 @@ def no_mro(bases: list[Value]) -> str:
     )
     wrap = " " if sys.version_info >= (3, 13) else "\n"
     return f"Cannot create a consistent method resolution{wrap}order (MRO) for bases {names}"
+
+
+__all__ = [
+    "check_not_auto",
+    "enum_is_plain",
+    "enum_str",
+    "no_mro",
+    "plain_enum_class",
+    "plain_value",
+]

@@ -111,6 +111,15 @@ def test_every_list_vllm_returns_is_shown(version: str) -> None:
         assert sm120[0].backends == ("TRITON_MLA", "FLASHINFER_MLA_SPARSE_SM120")
 
 
+def _standard_lists(tmp_path: Path, branches: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The standard lists (arch, backends) of the test priorities with ``branches``
+    (source lines) before their last ``return``."""
+    last = "    return [E.FLASH_ATTN, E.TRITON_ATTN]"
+    source = dedent(PRIORITIES).replace(last, branches + last)
+    found = lists(runtime_tree(tmp_path, {CUDA: source}))
+    return [(p.arch, p.backends) for p in found if p.category == "standard"]
+
+
 def test_the_default_lists_come_first_then_each_group_by_its_first_gpu(tmp_path: Path) -> None:
     """Groups of GPUs that interleave (7.x with 12.x, 8.x with 10.x) are ordered by
     their first GPU, the largest (default) first.
@@ -118,16 +127,13 @@ def test_the_default_lists_come_first_then_each_group_by_its_first_gpu(tmp_path:
     Equivalent mutants: dropping the first-GPU part of the sort key (or making it a
     constant) changes nothing, since ``_arches`` already yields the groups in grid
     order, by first GPU, and the sort is stable."""
-    source = dedent(PRIORITIES).replace(
-        "    return [E.FLASH_ATTN, E.TRITON_ATTN]",
+    standard = _standard_lists(
+        tmp_path,
         "    if device_capability.major in (7, 12):\n"
         "        return [E.FLASHINFER]\n"
         "    if device_capability.major in (8, 10):\n"
-        "        return [E.TRITON_ATTN]\n"
-        "    return [E.FLASH_ATTN, E.TRITON_ATTN]",
+        "        return [E.TRITON_ATTN]\n",
     )
-    found = lists(runtime_tree(tmp_path, {CUDA: source}))
-    standard = [(p.arch, p.backends) for p in found if p.category == "standard"]
     assert standard == [
         ("default", ("FLASHINFER",)),
         ("default", ("TRITON_ATTN",)),
@@ -166,16 +172,13 @@ def test_a_single_integer_between_two_constants_has_its_list(tmp_path: Path) -> 
 def test_a_default_group_comes_before_a_named_group_with_an_earlier_gpu(tmp_path: Path) -> None:
     """10.x with 12.x, two families, is a "default" group whose first GPU (10.0)
     comes after Hopper's (9.0): the default groups still lead, then sm90, sm110."""
-    source = dedent(PRIORITIES).replace(
-        "    return [E.FLASH_ATTN, E.TRITON_ATTN]",
+    standard = _standard_lists(
+        tmp_path,
         "    if device_capability.major == 11:\n"
         "        return [E.FLASHINFER]\n"
         "    if device_capability.major in (10, 12):\n"
-        "        return [E.TRITON_ATTN]\n"
-        "    return [E.FLASH_ATTN, E.TRITON_ATTN]",
+        "        return [E.TRITON_ATTN]\n",
     )
-    found = lists(runtime_tree(tmp_path, {CUDA: source}))
-    standard = [(p.arch, p.backends) for p in found if p.category == "standard"]
     assert standard == [
         ("default", ("FLASH_ATTN", "TRITON_ATTN")),
         ("default", ("TRITON_ATTN",)),

@@ -68,23 +68,24 @@ def test_a_method_with_a_default_parameter_takes_one_argument(tmp_path):
     assert (answer.value, answer.unknown) == (["64"], None)
 
 
-def test_a_method_with_two_required_parameters_does_not_take_one(tmp_path):
-    """vLLM passes one argument; a second parameter without a default is not bound:
-    unknown, saying so (not the call's own TypeError)."""
-    body = "@classmethod\ndef supports_head_size(cls, head_size, extra):\n    return True\n"
-    answer = _asker(tmp_path, body).ask_each("supports_head_size", [64], ["64"])
-    assert answer.value is None and not answer.raised
-    assert str(answer.unknown).startswith(
-        "supports_head_size() does not take the 1 argument(s) vLLM passes"
+@pytest.mark.parametrize(
+    "signature",
+    [
+        # a second parameter without a default is not bound (not the call's own TypeError)
+        "@classmethod\ndef supports_head_size(cls, head_size, extra):\n",
+        # vLLM passes no ``strict``: a required keyword-only parameter is not bound
+        "@classmethod\ndef supports_head_size(cls, head_size, *, strict):\n",
+        # a static method binds no class: both its parameters count
+        "@staticmethod\ndef supports_head_size(head_size, extra):\n",
+    ],
+    ids=["two-required", "keyword-only", "static"],
+)
+def test_a_method_that_needs_more_than_one_argument_does_not_take_one(tmp_path, signature):
+    """vLLM passes one argument: a method that needs more does not take the call
+    (unknown, saying so)."""
+    answer = _asker(tmp_path, signature + "    return True\n").ask_each(
+        "supports_head_size", [64], ["64"]
     )
-
-
-def test_a_method_with_a_required_keyword_only_parameter_does_not_take_one(tmp_path):
-    """``supports_head_size(cls, head_size, *, strict)``: vLLM passes no ``strict``,
-    so the method does not take the call (unknown, saying so)."""
-    body = "@classmethod\ndef supports_head_size(cls, head_size, *, strict):\n"
-    body += "    return True\n"
-    answer = _asker(tmp_path, body).ask_each("supports_head_size", [64], ["64"])
     assert answer.value is None and not answer.raised
     assert str(answer.unknown).startswith(
         "supports_head_size() does not take the 1 argument(s) vLLM passes"
@@ -115,17 +116,6 @@ def test_a_member_defined_for_no_gpu_of_the_grid_is_missing(tmp_path):
     missing = _asker(tmp_path, body, header).has("supports_fancy")
     assert missing is not None and missing.unknown is None
     assert missing.raised.startswith("AttributeError")
-
-
-def test_a_static_method_with_two_required_parameters_does_not_take_one(tmp_path):
-    """A static method binds no class: both its parameters count, so the one
-    argument vLLM passes is not enough (unknown, saying so)."""
-    body = "@staticmethod\ndef supports_head_size(head_size, extra):\n    return True\n"
-    answer = _asker(tmp_path, body).ask_each("supports_head_size", [64], ["64"])
-    assert answer.value is None and not answer.raised
-    assert str(answer.unknown).startswith(
-        "supports_head_size() does not take the 1 argument(s) vLLM passes"
-    )
 
 
 def test_a_first_cache_dtype_module_without_the_literal_is_passed_for_the_next(tmp_path):
